@@ -1,0 +1,190 @@
+//! One diagnostic type for every kind of bad input.
+//!
+//! Everything a user can get wrong (a YAML file, a SQL program, a schema, a
+//! command-line value) ends up as a [`Diag`]: a one-paragraph message, the
+//! file with a labelled span when we know where the problem is, and a hint.
+//! `main` renders it with miette and exits with code 2.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use miette::{Diagnostic, NamedSource, SourceSpan};
+
+/// A user-facing error with optional source location and hint.
+#[derive(Debug, thiserror::Error, Diagnostic)]
+#[error("{message}")]
+pub struct Diag {
+    pub message: String,
+    #[help]
+    pub help: Option<String>,
+    #[source_code]
+    pub src: Option<NamedSource<Arc<str>>>,
+    #[label("{label}")]
+    pub span: Option<SourceSpan>,
+    pub label: String,
+    /// `file:line:column` of the span, kept so plain-text consumers (tests,
+    /// JSON, CI logs) get the location without rendering the snippet.
+    pub location: Option<String>,
+}
+
+pub type Result<T> = std::result::Result<T, Box<Diag>>;
+
+impl Diag {
+    pub fn new(message: impl Into<String>) -> Box<Diag> {
+        Box::new(Diag {
+            message: message.into(),
+            help: None,
+            src: None,
+            span: None,
+            label: String::new(),
+            location: None,
+        })
+    }
+
+    pub fn help(mut self: Box<Self>, help: impl Into<String>) -> Box<Diag> {
+        self.help = Some(help.into());
+        self
+    }
+
+    /// Attach a source file and the byte range the error is about. The
+    /// message is prefixed with `file:line:col` so the location survives
+    /// any renderer.
+    pub fn at(
+        mut self: Box<Self>,
+        file: &SourceFile,
+        offset: usize,
+        len: usize,
+        label: impl Into<String>,
+    ) -> Box<Diag> {
+        let offset = offset.min(file.text.len());
+        let len = len.min(file.text.len() - offset);
+        let (line, col) = file.line_col(offset);
+        let loc = format!("{}:{}:{}", file.name, line, col);
+        self.message = format!("{loc}: {}", self.message);
+        self.location = Some(loc);
+        self.src = Some(NamedSource::new(file.name.clone(), file.text.clone()));
+        self.span = Some((offset, len).into());
+        self.label = label.into();
+        self
+    }
+
+    /// Like [`Diag::at`] but from a 1-based line and column.
+    pub fn at_line_col(
+        self: Box<Self>,
+        file: &SourceFile,
+        line: usize,
+        col: usize,
+        label: impl Into<String>,
+    ) -> Box<Diag> {
+        let offset = file.offset_of(line, col);
+        let len = file.text[offset..]
+            .find(|c: char| c.is_whitespace())
+            .unwrap_or(file.text.len() - offset)
+            .max(1);
+        self.at(file, offset, len, label)
+    }
+}
+
+/// A named text loaded from disk (or given in memory), used for spans.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    pub name: String,
+    pub text: Arc<str>,
+}
+
+impl SourceFile {
+    pub fn new(name: impl Into<String>, text: impl Into<Arc<str>>) -> SourceFile {
+        SourceFile {
+            name: name.into(),
+            text: text.into(),
+        }
+    }
+
+    pub fn read(path: &Path) -> Result<SourceFile> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => Ok(SourceFile::new(path.display().to_string(), text)),
+            Err(e) => Err(Diag::new(format!("cannot read {}: {e}", path.display()))
+                .help("check that the path exists and is a readable UTF-8 text file")),
+        }
+    }
+
+    /// 1-based line and column (in characters) of a byte offset.
+    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+        let offset = offset.min(self.text.len());
+        let before = &self.text[..offset];
+        let line = before.matches('\n').count() + 1;
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        let col = before[line_start..].chars().count() + 1;
+        (line, col)
+    }
+
+    /// Byte offset of a 1-based line and column; clamps to the text.
+    pub fn offset_of(&self, line: usize, col: usize) -> usize {
+        let mut offset = 0;
+        for (i, l) in self.text.split_inclusive('\n').enumerate() {
+            if i + 1 == line {
+                let within: usize = l
+                    .chars()
+                    .take(col.saturating_sub(1))
+                    .map(char::len_utf8)
+                    .sum();
+                return offset + within;
+            }
+            offset += l.len();
+        }
+        self.text.len()
+    }
+}
+
+/// "Did you mean" for a misspelt name: the closest candidate by edit
+/// distance, if it is close enough to be a plausible typo.
+pub fn did_you_mean<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<String> {
+    let lower = name.to_lowercase();
+    candidates
+        .into_iter()
+        .map(|c| (edit_distance(&lower, &c.to_lowercase()), c))
+        .filter(|(d, c)| *d <= (c.len().max(name.len()) / 3).max(1))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| format!("did you mean `{c}`?"))
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_col_round_trips() {
+        let f = SourceFile::new("x", "ab\ncdé\nf");
+        assert_eq!(f.line_col(0), (1, 1));
+        assert_eq!(f.line_col(3), (2, 1));
+        let off = f.offset_of(2, 3);
+        assert_eq!(&f.text[off..off + 2], "é");
+        assert_eq!(f.line_col(off), (2, 3));
+    }
+
+    #[test]
+    fn suggests_close_names_only() {
+        assert_eq!(
+            did_you_mean("Custmer", ["Customer", "District"]).as_deref(),
+            Some("did you mean `Customer`?")
+        );
+        assert_eq!(did_you_mean("zzz", ["Customer"]), None);
+    }
+}

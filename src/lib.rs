@@ -1,0 +1,10 @@
+//! isolint: robustness of SQL transaction programs against multiversion
+//! READ COMMITTED, after Vandevoort, Koch, Ketsman and Neven, "Detecting
+//! Robustness against MVRC for Transaction Programs with Predicate Reads"
+//! (EDBT 2023). See ARCHITECTURE.md for the pipeline.
+
+pub mod btp;
+pub mod error;
+pub mod schema;
+pub mod summary_graph;
+pub mod unfold;

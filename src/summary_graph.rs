@@ -1,0 +1,308 @@
+//! The summary graph SuG(P) of a set of LTPs: Algorithm 1 with Tables 1a
+//! and 1b (Section 6.2).
+//!
+//! An edge is the quintuple (P_i, q_i, c, q_j, P_j) over statement
+//! occurrences of unfolded programs; P_i = P_j and q_i = q_j are included,
+//! and a statement pair admitting both a counterflow and a non-counterflow
+//! dependency gives two edges. These are the counting rules that reproduce
+//! Table 2. This module builds the graph; it does not look for cycles.
+
+use std::collections::HashMap;
+
+use crate::btp::{ConstraintKind, StmtType, Workload};
+use crate::schema::{meets, AttrSet};
+use crate::unfold::{unfold_workload, Ltp};
+
+/// Attribute or tuple granularity of dependencies (Section 7.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Granularity {
+    Attribute,
+    Tuple,
+}
+
+/// The analysis settings: the paper's four ('attr dep', 'tpl dep', each
+/// with or without '+ FK'), plus isolint's same-tuple constraints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Settings {
+    pub granularity: Granularity,
+    /// Use foreign-key constraints `q_j = f(q_i)` in CDEPCONDS.
+    pub foreign_keys: bool,
+    /// Use same-tuple constraints `q_k = id(q_i)` (not in the paper).
+    pub same_tuple: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            granularity: Granularity::Attribute,
+            foreign_keys: true,
+            same_tuple: true,
+        }
+    }
+}
+
+impl Settings {
+    /// The paper's four settings in the row order of Figures 6 and 7.
+    pub fn paper_rows(same_tuple: bool) -> [Settings; 4] {
+        let s = |granularity, foreign_keys| Settings {
+            granularity,
+            foreign_keys,
+            same_tuple,
+        };
+        [
+            s(Granularity::Tuple, false),
+            s(Granularity::Attribute, false),
+            s(Granularity::Tuple, true),
+            s(Granularity::Attribute, true),
+        ]
+    }
+
+    /// The paper's row label, e.g. `attr dep + FK`.
+    pub fn label(&self) -> String {
+        let g = match self.granularity {
+            Granularity::Attribute => "attr dep",
+            Granularity::Tuple => "tpl dep",
+        };
+        let fk = if self.foreign_keys { " + FK" } else { "" };
+        format!("{g}{fk}")
+    }
+}
+
+/// One entry of Tables 1a/1b: `Some(b)` is a fixed answer, `None` is the
+/// table's ⊥ (decided by NCDEPCONDS / CDEPCONDS).
+type Cell = Option<bool>;
+const T: Cell = Some(true);
+const F: Cell = Some(false);
+const U: Cell = None;
+
+/// Table 1a, NCDEPTABLE[q_i][q_j]. Rows and columns in the paper's order:
+/// ins, key sel, pred sel, key upd, pred upd, key del, pred del.
+#[rustfmt::skip]
+pub const NCDEPTABLE: [[Cell; 7]; 7] = [
+    /* ins      */ [F, U, T, U, T, U, T],
+    /* key sel  */ [F, F, F, U, U, U, U],
+    /* pred sel */ [T, F, F, U, U, T, T],
+    /* key upd  */ [F, U, U, U, U, U, U],
+    /* pred upd */ [T, U, U, U, U, T, T],
+    /* key del  */ [F, F, T, F, T, F, T],
+    /* pred del */ [T, F, T, U, T, T, T],
+];
+
+/// Table 1b, CDEPTABLE[q_i][q_j], same order.
+#[rustfmt::skip]
+pub const CDEPTABLE: [[Cell; 7]; 7] = [
+    /* ins      */ [F, F, F, F, F, F, F],
+    /* key sel  */ [F, F, F, U, U, U, U],
+    /* pred sel */ [T, F, F, U, U, T, T],
+    /* key upd  */ [F, F, F, F, F, F, F],
+    /* pred upd */ [T, F, F, U, U, T, T],
+    /* key del  */ [F, F, F, F, F, F, F],
+    /* pred del */ [T, F, F, U, U, T, T],
+];
+
+/// A statement occurrence as Algorithm 1 sees it: its sets after the
+/// granularity setting, and which constraints protect it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Effective {
+    ty: StmtType,
+    pread: Option<AttrSet>,
+    read: Option<AttrSet>,
+    write: Option<AttrSet>,
+    /// Foreign keys f with a constraint q_k = f(q_i), q_k earlier in the
+    /// LTP and of type key upd, key del or ins (CDEPCONDS).
+    protected_by: Vec<usize>,
+    /// q_i has a same-tuple constraint q_k = id(q_i) with such a q_k.
+    same_tuple: bool,
+}
+
+/// NCDEPCONDS(q_i, q_j) of Algorithm 1.
+fn ncdep_conds(a: &Effective, b: &Effective) -> bool {
+    meets(&a.write, &b.write)
+        || meets(&a.write, &b.read)
+        || meets(&a.write, &b.pread)
+        || meets(&a.read, &b.write)
+        || meets(&a.pread, &b.write)
+}
+
+/// CDEPCONDS(q_i, q_j) of Algorithm 1, with the FK rule, plus the
+/// same-tuple rule (docs/same-tuple.md): a read of a tuple this
+/// transaction already wrote cannot be the source of a counterflow
+/// rw-antidependency.
+fn cdep_conds(a: &Effective, b: &Effective) -> bool {
+    if meets(&a.pread, &b.write) {
+        return true;
+    }
+    if meets(&a.read, &b.write) {
+        if a.same_tuple {
+            return false;
+        }
+        // Both programs wrote f(t) before touching t: they are ordered by
+        // the write on the parent tuple.
+        if a.protected_by.iter().any(|f| b.protected_by.contains(f)) {
+            return false;
+        }
+        return true;
+    }
+    false
+}
+
+fn decide(
+    table: &[[Cell; 7]; 7],
+    a: &Effective,
+    b: &Effective,
+    conds: fn(&Effective, &Effective) -> bool,
+) -> bool {
+    match table[a.ty.index()][b.ty.index()] {
+        Some(v) => v,
+        None => conds(a, b),
+    }
+}
+
+/// `(non-counterflow edge?, counterflow edge?)` for q_i → q_j.
+fn edge_kinds(a: &Effective, b: &Effective) -> (bool, bool) {
+    (
+        decide(&NCDEPTABLE, a, b, ncdep_conds),
+        decide(&CDEPTABLE, a, b, cdep_conds),
+    )
+}
+
+/// An edge (P_i, q_i, c, q_j, P_j): nodes are indices into
+/// [`SummaryGraph::nodes`], statements are positions in those LTPs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Edge {
+    pub from: u32,
+    pub to: u32,
+    pub from_pos: u16,
+    pub to_pos: u16,
+    pub counterflow: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct Node {
+    pub ltp: Ltp,
+    pub name: String,
+    /// type(q) per position, for Algorithm 2.
+    pub types: Vec<StmtType>,
+}
+
+#[derive(Debug, Clone)]
+pub struct SummaryGraph {
+    pub settings: Settings,
+    pub nodes: Vec<Node>,
+    pub edges: Vec<Edge>,
+    /// Node indices of each application-level program.
+    pub program_nodes: Vec<Vec<usize>>,
+}
+
+impl SummaryGraph {
+    pub fn counterflow_edges(&self) -> usize {
+        self.edges.iter().filter(|e| e.counterflow).count()
+    }
+}
+
+/// Unfold≤2 the workload and build its summary graph (Algorithm 1).
+pub fn build(w: &Workload, settings: Settings) -> SummaryGraph {
+    build_from_ltps(w, unfold_workload(w), settings)
+}
+
+pub fn build_from_ltps(w: &Workload, ltps: Vec<Ltp>, settings: Settings) -> SummaryGraph {
+    let mut program_nodes = vec![vec![]; w.programs.len()];
+    for (i, l) in ltps.iter().enumerate() {
+        program_nodes[l.program].push(i);
+    }
+    let nodes: Vec<Node> = ltps
+        .into_iter()
+        .map(|ltp| {
+            let n = program_nodes[ltp.program].len();
+            let types = (0..ltp.occurrences.len())
+                .map(|pos| ltp.statement(w, pos).ty)
+                .collect();
+            Node {
+                name: ltp.name(w, n),
+                types,
+                ltp,
+            }
+        })
+        .collect();
+
+    // Group occurrences by relation and by class (identical Effective), so
+    // Algorithm 1's conditions run once per class pair.
+    let mut classes: HashMap<Effective, u32> = HashMap::new();
+    let mut class_list: Vec<Effective> = vec![];
+    let mut by_rel: Vec<Vec<(u32, u16, u32)>> = vec![vec![]; w.schema.relations.len()];
+    for (ni, node) in nodes.iter().enumerate() {
+        for pos in 0..node.ltp.occurrences.len() {
+            let eff = effective(w, &node.ltp, pos, settings);
+            let rel = node.ltp.statement(w, pos).rel;
+            let next = class_list.len() as u32;
+            let class = *classes.entry(eff.clone()).or_insert_with(|| {
+                class_list.push(eff);
+                next
+            });
+            by_rel[rel].push((ni as u32, pos as u16, class));
+        }
+    }
+    let mut edges = vec![];
+    let mut pair_cache: HashMap<(u32, u32), (bool, bool)> = HashMap::new();
+    for occs in &by_rel {
+        for &(ni, pi, ci) in occs {
+            for &(nj, pj, cj) in occs {
+                let (nc, cf) = *pair_cache.entry((ci, cj)).or_insert_with(|| {
+                    edge_kinds(&class_list[ci as usize], &class_list[cj as usize])
+                });
+                let edge = |counterflow| Edge {
+                    from: ni,
+                    to: nj,
+                    from_pos: pi,
+                    to_pos: pj,
+                    counterflow,
+                };
+                if nc {
+                    edges.push(edge(false));
+                }
+                if cf {
+                    edges.push(edge(true));
+                }
+            }
+        }
+    }
+    SummaryGraph {
+        settings,
+        nodes,
+        edges,
+        program_nodes,
+    }
+}
+
+fn effective(w: &Workload, ltp: &Ltp, pos: usize, settings: Settings) -> Effective {
+    let s = ltp.statement(w, pos);
+    let arity = w.schema.rel(s.rel).arity();
+    // 'tpl dep': every defined set, ∅ included, becomes all attributes.
+    let widen = |set: &Option<AttrSet>| match settings.granularity {
+        Granularity::Attribute => set.clone(),
+        Granularity::Tuple => set.as_ref().map(|_| AttrSet::full(arity)),
+    };
+    let mut protected_by = vec![];
+    let mut same_tuple = false;
+    for l in ltp.links.iter().filter(|l| l.child == pos) {
+        let parent_ty = ltp.statement(w, l.parent).ty;
+        if l.parent >= pos || !parent_ty.is_key_write() {
+            continue;
+        }
+        match l.kind {
+            ConstraintKind::ForeignKey(f) if settings.foreign_keys => protected_by.push(f),
+            ConstraintKind::SameTuple if settings.same_tuple => same_tuple = true,
+            _ => {}
+        }
+    }
+    protected_by.sort_unstable();
+    protected_by.dedup();
+    Effective {
+        ty: s.ty,
+        pread: widen(&s.pread),
+        read: widen(&s.read),
+        write: widen(&s.write),
+        protected_by,
+        same_tuple,
+    }
+}
