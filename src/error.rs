@@ -85,6 +85,21 @@ impl Diag {
     }
 }
 
+/// Something the front-end could not model precisely and over-approximated
+/// (soundly), or a note about how it modelled a statement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Warning {
+    pub file: String,
+    pub line: usize,
+    pub message: String,
+}
+
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}: warning: {}", self.file, self.line, self.message)
+    }
+}
+
 /// A named text loaded from disk (or given in memory), used for spans.
 #[derive(Debug, Clone)]
 pub struct SourceFile {

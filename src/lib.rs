@@ -5,6 +5,7 @@
 
 pub mod btp;
 pub mod error;
+pub mod load;
 pub mod schema;
 pub mod summary_graph;
 pub mod unfold;

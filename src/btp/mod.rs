@@ -107,6 +107,9 @@ pub struct Statement {
     /// The SQL this statement models, for display only.
     pub sql: Option<String>,
     pub origin: Option<Origin>,
+    /// A key-based read that takes the row lock (`SELECT … FOR UPDATE`,
+    /// `FOR NO KEY UPDATE`, `FOR SHARE`). Used by `check` fix suggestions.
+    pub locking: bool,
 }
 
 /// Control structure of a BTP: `P ← loop(P) | (P | P) | (P | ε) | P;P | q`.

@@ -88,6 +88,8 @@ struct RawStatement {
     sql: Option<String>,
     #[serde(default)]
     origin: Option<String>,
+    #[serde(default)]
+    lock: bool,
 }
 
 /// An error found while converting: where, and optionally the exact token.
@@ -287,6 +289,7 @@ fn convert_program(
             write,
             sql: s.sql.clone(),
             origin,
+            locking: s.lock,
         });
     }
     let lookup = |id: &str, site: Site| -> std::result::Result<usize, Problem> {
@@ -707,6 +710,9 @@ pub fn to_yaml(w: &Workload) -> String {
                         list(names.iter().map(String::as_str))
                     ));
                 }
+            }
+            if s.locking {
+                fields.push("lock: true".to_string());
             }
             if let Some(sql) = &s.sql {
                 fields.push(format!(
