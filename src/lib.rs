@@ -6,6 +6,8 @@
 pub mod btp;
 pub mod error;
 pub mod load;
+pub mod robustness;
 pub mod schema;
+pub mod subsets;
 pub mod summary_graph;
 pub mod unfold;

@@ -55,3 +55,93 @@ fn table2_tpcc() {
     assert_eq!(counts("tpcc-paper", setting(Tpl, true)), (13, 704, 157));
     assert_eq!(counts("tpcc-paper", setting(Tpl, false)), (13, 734, 187));
 }
+
+use isolint::robustness::Method;
+use isolint::subsets::maximal_robust_subsets;
+
+/// Maximal robust subsets as "{A, B}" strings of abbreviations, sorted.
+fn subsets(name: &str, s: Settings, method: Method) -> Vec<String> {
+    let w = load(name);
+    let g = build(&w, s);
+    let mut out: Vec<String> = maximal_robust_subsets(&g, method, false)
+        .into_iter()
+        .map(|set| {
+            let mut names: Vec<&str> = set.iter().map(|&p| w.programs[p].short()).collect();
+            names.sort();
+            format!("{{{}}}", names.join(", "))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn expect(list: &[&str]) -> Vec<String> {
+    let mut v: Vec<String> = list.iter().map(|s| s.to_string()).collect();
+    v.sort();
+    v
+}
+
+/// Rows of Figures 6 and 7: tpl dep, attr dep, tpl dep + FK, attr dep + FK.
+const ROWS: [(Granularity, bool); 4] = [(Tpl, false), (Attr, false), (Tpl, true), (Attr, true)];
+
+#[test]
+fn figure6_type2_subsets() {
+    for (g, fk) in ROWS {
+        let s = setting(g, fk);
+        assert_eq!(
+            subsets("smallbank", s, Method::TypeII),
+            expect(&["{Am, DC, TS}", "{Bal, DC}", "{Bal, TS}"]),
+            "SmallBank {}",
+            s.label()
+        );
+        let tpcc: &[&str] = if g == Attr && fk {
+            &["{OS, Pay, SL}", "{NO, Pay}"]
+        } else {
+            &["{OS, SL}", "{NO}"]
+        };
+        assert_eq!(
+            subsets("tpcc-paper", s, Method::TypeII),
+            expect(tpcc),
+            "TPC-C {}",
+            s.label()
+        );
+        let auction: &[&str] = if fk { &["{FB, PB}"] } else { &["{FB}"] };
+        assert_eq!(
+            subsets("auction", s, Method::TypeII),
+            expect(auction),
+            "Auction {}",
+            s.label()
+        );
+    }
+}
+
+#[test]
+fn figure7_type1_subsets() {
+    for (g, fk) in ROWS {
+        let s = setting(g, fk);
+        assert_eq!(
+            subsets("smallbank", s, Method::TypeI),
+            expect(&["{Am, DC, TS}", "{Bal}"]),
+            "SmallBank {}",
+            s.label()
+        );
+        let tpcc: &[&str] = if g == Attr && fk {
+            &["{NO, Pay}", "{Pay, SL}", "{OS, SL}"]
+        } else {
+            &["{OS, SL}", "{NO}"]
+        };
+        assert_eq!(
+            subsets("tpcc-paper", s, Method::TypeI),
+            expect(tpcc),
+            "TPC-C {}",
+            s.label()
+        );
+        let auction: &[&str] = if fk { &["{PB}", "{FB}"] } else { &["{FB}"] };
+        assert_eq!(
+            subsets("auction", s, Method::TypeI),
+            expect(auction),
+            "Auction {}",
+            s.label()
+        );
+    }
+}

@@ -1,0 +1,374 @@
+//! Robustness tests on a summary graph: the type-II cycle test of
+//! Algorithm 2 (Theorem 6.4) and the type-I test of Alomari and Fekete.
+//!
+//! Algorithm 2 looks for edges (P1,q1,nc,q2,P2), (P3,q3,c,q4,P4),
+//! (P4,q4',cf,q5,P5) with P3 reachable from P2 and P1 from P5
+//! (reflexively), where c is counterflow, q4' <_{P4} q4, or q3 starts with
+//! a read. Those reachabilities close the walk P1→P2⇝P3→P4→P5⇝P1, so all
+//! five programs lie in one strongly connected component, and conversely
+//! any such edges inside one SCC satisfy them. So the test runs per SCC in
+//! O(E): an SCC has a type-II cycle iff it contains a non-counterflow edge
+//! and some node v with an incoming edge e3 and an outgoing counterflow
+//! edge e4 (both inside the SCC) meeting the condition. For a node, the
+//! condition holds for some pair iff some e3 is counterflow or starts with
+//! a read, or min over e4 of pos(q4') < max over e3 of pos(q4).
+//! `tests/algorithm2.rs` checks this against a literal transcription.
+//!
+//! This module decides and explains; it does not build graphs.
+
+use std::collections::VecDeque;
+
+use fixedbitset::FixedBitSet;
+use petgraph::csr::Csr;
+
+use crate::summary_graph::{Edge, SummaryGraph};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Method {
+    /// Absence of type-II cycles (Algorithm 2, this paper).
+    TypeII,
+    /// Absence of type-I cycles: cycles with a counterflow edge ([3]).
+    TypeI,
+}
+
+impl Method {
+    pub fn label(self) -> &'static str {
+        match self {
+            Method::TypeII => "type-II (Algorithm 2)",
+            Method::TypeI => "type-I (Alomari & Fekete)",
+        }
+    }
+}
+
+/// Why the distinguished adjacent pair of a witness makes it dangerous.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reason {
+    /// Two adjacent counterflow edges (Theorem 6.4, first condition).
+    AdjacentCounterflow,
+    /// Ordered-counterflow pair: the counterflow edge leaves P4 from a
+    /// statement before the one the incoming edge enters.
+    OutgoingBeforeIncoming,
+    /// Ordered-counterflow pair: the incoming edge starts at a key sel,
+    /// pred sel, pred upd or pred del (an R- or PR-operation).
+    IncomingFromRead,
+    /// Type-I method: the cycle contains a counterflow edge.
+    Counterflow,
+}
+
+impl Reason {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Reason::AdjacentCounterflow => "two adjacent counterflow edges",
+            Reason::OutgoingBeforeIncoming => {
+                "ordered-counterflow pair: the counterflow edge leaves from a statement that precedes the one the incoming edge enters"
+            }
+            Reason::IncomingFromRead => {
+                "ordered-counterflow pair: the incoming edge comes from a read (key sel, pred sel, pred upd or pred del)"
+            }
+            Reason::Counterflow => "cycle with a counterflow edge",
+        }
+    }
+}
+
+/// A dangerous closed walk in the summary graph.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Witness {
+    /// Closed walk: `edges[i].to == edges[i+1].from`, and the last edge
+    /// returns to `edges[0].from`. For type II, `edges[0]` and `edges[1]`
+    /// are the adjacent pair (e3, e4); for type I, `edges[0]` is the
+    /// counterflow edge.
+    pub edges: Vec<Edge>,
+    pub reason: Reason,
+}
+
+/// Which nodes take part; `None` = all. Subset search passes a mask.
+pub type Mask<'a> = Option<&'a FixedBitSet>;
+
+fn included(mask: Mask, n: u32) -> bool {
+    mask.is_none_or(|m| m.contains(n as usize))
+}
+
+/// Component id per node (`u32::MAX` for excluded nodes).
+fn components(g: &SummaryGraph, mask: Mask) -> Vec<u32> {
+    let n = g.nodes.len();
+    // Bucket edges by source (O(E)), then dedup targets per row: petgraph's
+    // CSR wants sorted edges, and a global sort of 9M edges is the slow way.
+    let mut rows: Vec<Vec<u32>> = vec![vec![]; n];
+    for e in &g.edges {
+        if included(mask, e.from) && included(mask, e.to) {
+            rows[e.from as usize].push(e.to);
+        }
+    }
+    let mut pairs: Vec<(u32, u32)> = vec![];
+    for (u, row) in rows.iter_mut().enumerate() {
+        row.sort_unstable();
+        row.dedup();
+        pairs.extend(row.iter().map(|&v| (u as u32, v)));
+    }
+    drop(rows);
+    let mut comp = vec![u32::MAX; n];
+    let csr: Csr<(), (), petgraph::Directed, u32> = match Csr::from_sorted_edges(&pairs) {
+        Ok(c) => c,
+        // Rows are emitted in order and sorted, so this cannot happen.
+        Err(_) => return comp,
+    };
+    for (ci, scc) in petgraph::algo::tarjan_scc(&csr).into_iter().enumerate() {
+        for v in scc {
+            comp[v as usize] = ci as u32;
+        }
+    }
+    for (v, c) in comp.iter_mut().enumerate() {
+        if !included(mask, v as u32) {
+            *c = u32::MAX;
+        }
+    }
+    comp
+}
+
+/// The dangerous adjacent pair found in one SCC: edge indices and reason.
+#[derive(Debug, Clone, Copy)]
+struct Found {
+    comp: u32,
+    first: usize,
+    second: usize,
+    reason: Reason,
+}
+
+/// Per SCC, the first dangerous pair (type II) or counterflow edge (type I).
+fn find(
+    g: &SummaryGraph,
+    mask: Mask,
+    method: Method,
+    stop_at_first: bool,
+) -> (Vec<u32>, Vec<Found>) {
+    let comp = components(g, mask);
+    let inside = |e: &Edge| {
+        let c = comp[e.from as usize];
+        c != u32::MAX && c == comp[e.to as usize]
+    };
+    let mut found: Vec<Found> = vec![];
+    let mut done = FixedBitSet::with_capacity(g.nodes.len());
+    if method == Method::TypeI {
+        for (i, e) in g.edges.iter().enumerate() {
+            if e.counterflow && inside(e) && !done.put(comp[e.from as usize] as usize) {
+                found.push(Found {
+                    comp: comp[e.from as usize],
+                    first: i,
+                    second: i,
+                    reason: Reason::Counterflow,
+                });
+                if stop_at_first {
+                    break;
+                }
+            }
+        }
+        return (comp, found);
+    }
+    let n = g.nodes.len();
+    let mut has_nc = FixedBitSet::with_capacity(n);
+    // Per node v: an incoming edge that is counterflow or from a read;
+    // the incoming edge entering the latest statement; the outgoing
+    // counterflow edge leaving the earliest statement.
+    let mut strong_in: Vec<Option<usize>> = vec![None; n];
+    let mut latest_in: Vec<Option<usize>> = vec![None; n];
+    let mut earliest_cf_out: Vec<Option<usize>> = vec![None; n];
+    for (i, e) in g.edges.iter().enumerate() {
+        if !inside(e) {
+            continue;
+        }
+        let (u, v) = (e.from as usize, e.to as usize);
+        if !e.counterflow {
+            has_nc.insert(comp[u] as usize);
+        }
+        if strong_in[v].is_none()
+            && (e.counterflow || g.nodes[u].types[e.from_pos as usize].starts_with_read())
+        {
+            strong_in[v] = Some(i);
+        }
+        if latest_in[v].is_none_or(|j| g.edges[j].to_pos < e.to_pos) {
+            latest_in[v] = Some(i);
+        }
+        if e.counterflow && earliest_cf_out[u].is_none_or(|j| g.edges[j].from_pos > e.from_pos) {
+            earliest_cf_out[u] = Some(i);
+        }
+    }
+    for v in 0..n {
+        let c = comp[v];
+        if c == u32::MAX || !has_nc.contains(c as usize) || done.contains(c as usize) {
+            continue;
+        }
+        let Some(out) = earliest_cf_out[v] else {
+            continue;
+        };
+        let pair = if let Some(inc) = strong_in[v] {
+            let reason = if g.edges[inc].counterflow {
+                Reason::AdjacentCounterflow
+            } else {
+                Reason::IncomingFromRead
+            };
+            Some((inc, reason))
+        } else {
+            latest_in[v]
+                .filter(|&inc| g.edges[out].from_pos < g.edges[inc].to_pos)
+                .map(|inc| (inc, Reason::OutgoingBeforeIncoming))
+        };
+        if let Some((inc, reason)) = pair {
+            done.insert(c as usize);
+            found.push(Found {
+                comp: c,
+                first: inc,
+                second: out,
+                reason,
+            });
+            if stop_at_first {
+                break;
+            }
+        }
+    }
+    (comp, found)
+}
+
+/// True when the summary graph (restricted to `mask`) has no type-II
+/// (or, with [`Method::TypeI`], no type-I) cycle: the programs are robust
+/// against MVRC (Proposition 6.5).
+pub fn is_robust(g: &SummaryGraph, mask: Mask, method: Method) -> bool {
+    find(g, mask, method, true).1.is_empty()
+}
+
+/// One witness per strongly connected component that has one.
+pub fn witnesses(g: &SummaryGraph, mask: Mask, method: Method) -> Vec<Witness> {
+    let (comp, found) = find(g, mask, method, false);
+    found.iter().map(|f| build_witness(g, &comp, f)).collect()
+}
+
+/// Shortest path of edges from `a` to `b` inside component `c`
+/// (empty when a == b), preferring non-counterflow edges.
+fn path(g: &SummaryGraph, comp: &[u32], c: u32, out: &[Vec<usize>], a: u32, b: u32) -> Vec<usize> {
+    if a == b {
+        return vec![];
+    }
+    let mut prev: Vec<Option<usize>> = vec![None; g.nodes.len()];
+    let mut seen = FixedBitSet::with_capacity(g.nodes.len());
+    seen.insert(a as usize);
+    let mut queue = VecDeque::from([a]);
+    while let Some(u) = queue.pop_front() {
+        for &i in &out[u as usize] {
+            let v = g.edges[i].to;
+            if comp[v as usize] != c || seen.put(v as usize) {
+                continue;
+            }
+            prev[v as usize] = Some(i);
+            if v == b {
+                let mut walk = vec![];
+                let mut at = b;
+                while at != a {
+                    let Some(i) = prev[at as usize] else { break };
+                    walk.push(i);
+                    at = g.edges[i].from;
+                }
+                walk.reverse();
+                return walk;
+            }
+            queue.push_back(v);
+        }
+    }
+    vec![]
+}
+
+fn build_witness(g: &SummaryGraph, comp: &[u32], f: &Found) -> Witness {
+    let c = f.comp;
+    // Out-edges inside the component, non-counterflow first.
+    let mut out: Vec<Vec<usize>> = vec![vec![]; g.nodes.len()];
+    for (i, e) in g.edges.iter().enumerate() {
+        if comp[e.from as usize] == c && comp[e.to as usize] == c {
+            out[e.from as usize].push(i);
+        }
+    }
+    for row in &mut out {
+        row.sort_by_key(|&i| g.edges[i].counterflow);
+    }
+    let (e1, e2) = (g.edges[f.first], g.edges[f.second]);
+    let mut walk = if f.reason == Reason::Counterflow {
+        vec![f.first]
+    } else {
+        vec![f.first, f.second]
+    };
+    let start = e1.from;
+    let end = if f.reason == Reason::Counterflow {
+        e1.to
+    } else {
+        e2.to
+    };
+    let back = path(g, comp, c, &out, end, start);
+    let has_nc = |w: &[usize]| w.iter().any(|&i| !g.edges[i].counterflow);
+    if f.reason == Reason::Counterflow || has_nc(&walk) || has_nc(&back) {
+        walk.extend(back);
+    } else {
+        // Route the way back through a non-counterflow edge of the SCC.
+        let nc = (0..g.edges.len()).find(|&i| {
+            !g.edges[i].counterflow
+                && comp[g.edges[i].from as usize] == c
+                && comp[g.edges[i].to as usize] == c
+        });
+        match nc {
+            Some(i) => {
+                walk.extend(path(g, comp, c, &out, end, g.edges[i].from));
+                walk.push(i);
+                walk.extend(path(g, comp, c, &out, g.edges[i].to, start));
+            }
+            None => walk.extend(back),
+        }
+    }
+    Witness {
+        edges: walk.into_iter().map(|i| g.edges[i]).collect(),
+        reason: f.reason,
+    }
+}
+
+/// Checks that `w` really is a cycle of the required type in `g`: every
+/// edge exists, the walk is closed, and the distinguished pair qualifies.
+pub fn check_witness(g: &SummaryGraph, w: &Witness, method: Method) -> Result<(), String> {
+    if w.edges.is_empty() {
+        return Err("empty witness".into());
+    }
+    for (i, e) in w.edges.iter().enumerate() {
+        if !g.edges.contains(e) {
+            return Err(format!("edge {i} is not in the summary graph"));
+        }
+        let next = &w.edges[(i + 1) % w.edges.len()];
+        if e.to != next.from {
+            return Err(format!(
+                "edge {i} ends at node {} but edge {} starts at {}",
+                e.to,
+                i + 1,
+                next.from
+            ));
+        }
+    }
+    match method {
+        Method::TypeI => {
+            if !w.edges.iter().any(|e| e.counterflow) {
+                return Err("no counterflow edge".into());
+            }
+        }
+        Method::TypeII => {
+            if !w.edges.iter().any(|e| !e.counterflow) {
+                return Err("no non-counterflow edge".into());
+            }
+            let (e3, e4) = (&w.edges[0], &w.edges[1 % w.edges.len()]);
+            if !e4.counterflow {
+                return Err("second edge of the pair is not counterflow".into());
+            }
+            let ok = e3.counterflow
+                || e4.from_pos < e3.to_pos
+                || g.nodes[e3.from as usize].types[e3.from_pos as usize].starts_with_read();
+            if !ok {
+                return Err(
+                    "the adjacent pair is neither adjacent-counterflow nor ordered-counterflow"
+                        .into(),
+                );
+            }
+        }
+    }
+    Ok(())
+}

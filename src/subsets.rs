@@ -1,0 +1,174 @@
+//! Maximal robust subsets of application-level programs (Section 7.2).
+//!
+//! A subset takes all unfoldings of its programs, and its summary graph is
+//! the induced subgraph, so robustness is hereditary: every subset of a
+//! robust set is robust. The maximal robust sets are then found with
+//! "dualize and advance" (Gunopulos et al.): keep the maximal sets found so
+//! far; any robust set not yet covered contains a minimal transversal of
+//! their complements; test those transversals — a robust one is grown
+//! greedily into a new maximal set, and when all are non-robust the list
+//! is complete (each such transversal is a minimal non-robust set). The
+//! number of robustness tests is about (#maximal + #minimal non-robust) ×
+//! #programs, never 2^n when the answer is small.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use fixedbitset::FixedBitSet;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::robustness::{is_robust, Method};
+use crate::summary_graph::SummaryGraph;
+
+/// Robustness oracle over program sets, with a cache and progress display.
+struct Oracle<'g> {
+    g: &'g SummaryGraph,
+    method: Method,
+    cache: HashMap<FixedBitSet, bool>,
+    started: Instant,
+    progress: Option<ProgressBar>,
+    show_progress: bool,
+}
+
+impl Oracle<'_> {
+    fn robust(&mut self, programs: &FixedBitSet) -> bool {
+        if let Some(&r) = self.cache.get(programs) {
+            return r;
+        }
+        let mut mask = FixedBitSet::with_capacity(self.g.nodes.len());
+        for p in programs.ones() {
+            for &n in &self.g.program_nodes[p] {
+                mask.insert(n);
+            }
+        }
+        let r = is_robust(self.g, Some(&mask), self.method);
+        self.cache.insert(programs.clone(), r);
+        self.tick();
+        r
+    }
+
+    /// A spinner on stderr once the search has run for a while (indicatif
+    /// draws nothing when stderr is not a terminal).
+    fn tick(&mut self) {
+        if !self.show_progress {
+            return;
+        }
+        if self.progress.is_none() && self.started.elapsed() > Duration::from_millis(500) {
+            let pb = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+            if let Ok(style) = ProgressStyle::with_template("{spinner} {elapsed} {msg}") {
+                pb.set_style(style);
+            }
+            pb.enable_steady_tick(Duration::from_millis(120));
+            self.progress = Some(pb);
+        }
+        if let Some(pb) = &self.progress {
+            pb.set_message(format!(
+                "maximal robust subsets: {} sets tested",
+                self.cache.len()
+            ));
+        }
+    }
+}
+
+/// Maximal robust subsets as sorted lists of program indices, the list
+/// sorted. `show_progress` allows a spinner on a terminal.
+pub fn maximal_robust_subsets(
+    g: &SummaryGraph,
+    method: Method,
+    show_progress: bool,
+) -> Vec<Vec<usize>> {
+    let n = g.program_nodes.len();
+    let mut oracle = Oracle {
+        g,
+        method,
+        cache: HashMap::new(),
+        started: Instant::now(),
+        progress: None,
+        show_progress,
+    };
+    let mut all = FixedBitSet::with_capacity(n);
+    all.insert_range(..);
+    let mut maximal: Vec<FixedBitSet> = vec![];
+    if oracle.robust(&all) {
+        maximal.push(all.clone());
+    } else {
+        // Minimal transversals of {all \ M : M ∈ maximal}; {∅} initially.
+        let mut transversals: Vec<FixedBitSet> = vec![FixedBitSet::with_capacity(n)];
+        loop {
+            transversals.sort_by_key(|t| t.count_ones(..));
+            let next = transversals.iter().find(|t| oracle.robust(t)).cloned();
+            let Some(seed) = next else { break };
+            let m = grow(&mut oracle, seed, n);
+            let mut complement = all.clone();
+            complement.difference_with(&m);
+            transversals = add_edge(transversals, &complement);
+            maximal.push(m);
+        }
+    }
+    if let Some(pb) = oracle.progress.take() {
+        pb.finish_and_clear();
+    }
+    let mut out: Vec<Vec<usize>> = maximal.iter().map(|m| m.ones().collect()).collect();
+    out.sort();
+    out
+}
+
+/// Greedily add programs while the set stays robust: a maximal robust set.
+fn grow(oracle: &mut Oracle, mut set: FixedBitSet, n: usize) -> FixedBitSet {
+    for p in 0..n {
+        if !set.contains(p) {
+            set.insert(p);
+            if !oracle.robust(&set) {
+                set.set(p, false);
+            }
+        }
+    }
+    set
+}
+
+/// Berge's incremental step: minimal transversals of H ∪ {edge} from the
+/// minimal transversals of H.
+fn add_edge(transversals: Vec<FixedBitSet>, edge: &FixedBitSet) -> Vec<FixedBitSet> {
+    let mut next: Vec<FixedBitSet> = vec![];
+    for t in transversals {
+        if !t.is_disjoint(edge) {
+            next.push(t);
+        } else {
+            for e in edge.ones() {
+                let mut u = t.clone();
+                u.insert(e);
+                next.push(u);
+            }
+        }
+    }
+    next.sort_by_key(|t| t.count_ones(..));
+    next.dedup();
+    let mut minimal: Vec<FixedBitSet> = vec![];
+    for t in next {
+        if !minimal.iter().any(|m| m.is_subset(&t)) {
+            minimal.push(t);
+        }
+    }
+    minimal
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(n: usize, xs: &[usize]) -> FixedBitSet {
+        let mut s = FixedBitSet::with_capacity(n);
+        xs.iter().for_each(|&x| s.insert(x));
+        s
+    }
+
+    #[test]
+    fn berge_step_keeps_only_minimal_transversals() {
+        // Tr({{0,1}}) = {{0},{1}}; adding {1,2} gives {{1},{0,2}}.
+        let t = add_edge(vec![set(3, &[])], &set(3, &[0, 1]));
+        let t = add_edge(t, &set(3, &[1, 2]));
+        let mut got: Vec<Vec<usize>> = t.iter().map(|s| s.ones().collect()).collect();
+        got.sort();
+        assert_eq!(got, vec![vec![0, 2], vec![1]]);
+    }
+}
