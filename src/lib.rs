@@ -5,6 +5,7 @@
 
 pub mod btp;
 pub mod error;
+pub mod generate;
 pub mod load;
 pub mod robustness;
 pub mod schema;

@@ -145,3 +145,37 @@ fn figure7_type1_subsets() {
         );
     }
 }
+
+use isolint::generate::auction;
+
+/// Table 2 and Section 7.3: Auction(n) has 3n nodes, 8n + 9n² edges, n of
+/// them counterflow, and is robust for every n.
+#[test]
+fn auction_n_counts_and_robust() {
+    for n in (1..=10).chain([100]) {
+        let w = auction(n);
+        let g = build(&w, setting(Attr, true));
+        assert_eq!(
+            (g.nodes.len(), g.edges.len(), g.counterflow_edges()),
+            (3 * n, 8 * n + 9 * n * n, n),
+            "Auction({n})"
+        );
+        assert!(
+            isolint::robustness::is_robust(&g, None, Method::TypeII),
+            "Auction({n}) robust"
+        );
+    }
+}
+
+#[test]
+fn generated_auction_1_round_trips_and_matches_bundled_counts() {
+    let text = isolint::btp::yaml::to_yaml(&auction(1));
+    let file = SourceFile::new("auction1.yaml", text.as_str());
+    let w = yaml::parse(&file).expect("generated YAML parses");
+    assert_eq!(w, auction(1));
+    let g = build(&w, setting(Attr, false));
+    assert_eq!(
+        (g.nodes.len(), g.edges.len(), g.counterflow_edges()),
+        (3, 19, 3)
+    );
+}
