@@ -3,10 +3,13 @@
 //! Robustness against MVRC for Transaction Programs with Predicate Reads"
 //! (EDBT 2023). See ARCHITECTURE.md for the pipeline.
 
+pub mod analysis;
 pub mod btp;
+pub mod cli;
 pub mod error;
 pub mod generate;
 pub mod load;
+pub mod report;
 pub mod robustness;
 pub mod schema;
 pub mod subsets;

@@ -1,1 +1,6 @@
-fn main() {}
+use clap::Parser;
+
+fn main() {
+    let cli = isolint::cli::Cli::parse();
+    std::process::exit(isolint::cli::run(cli));
+}

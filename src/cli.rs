@@ -1,0 +1,344 @@
+//! Command-line interface: argument types (clap derive) and the commands,
+//! each a thin composition of library calls. Exit codes follow ripgrep's
+//! spirit: 0 success, 1 "not robust" (only `check`), 2 bad input.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::analysis::analyze;
+use crate::btp::yaml;
+use crate::error::{Diag, Result};
+use crate::load::{load, Loaded};
+use crate::report;
+use crate::robustness::Method;
+use crate::subsets::maximal_robust_subsets;
+use crate::summary_graph::{build, Granularity, Settings};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "isolint",
+    version,
+    about = "Can these SQL transactions run under READ COMMITTED and stay serializable?",
+    long_about = "isolint decides whether a set of transaction programs is robust against multiversion \
+READ COMMITTED (MVRC): every schedule allowed under MVRC is serializable. It implements Vandevoort, \
+Koch, Ketsman and Neven, EDBT 2023: BTPs, Unfold≤2, the summary graph (Algorithm 1) and the type-II \
+cycle test (Algorithm 2).\n\nA WORKLOAD is a BTP YAML file (docs/btp-format.md) or a directory of .sql programs."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Decide robustness against MVRC; print the verdict, a witness per dangerous component, and optionally the maximal robust subsets.
+    Analyze {
+        workload: PathBuf,
+        #[command(flatten)]
+        settings: SettingsArgs,
+        #[arg(long, value_enum, default_value_t = MethodArg::Type2)]
+        method: MethodArg,
+        /// Also compute the maximal robust subsets of programs.
+        #[arg(long)]
+        subsets: bool,
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
+    /// Maximal robust subsets as in the paper's Figures 6 (type-II) and 7 (type-I).
+    Subsets {
+        workload: PathBuf,
+        #[command(flatten)]
+        settings: SettingsArgs,
+        /// One row per setting of the paper: tpl dep, attr dep, tpl dep + FK, attr dep + FK.
+        #[arg(long)]
+        all_settings: bool,
+        #[arg(long, value_enum, default_value_t = MethodChoice::Type2)]
+        method: MethodChoice,
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
+    /// The summary graph (counterflow edges dashed, as in Figure 4).
+    Graph {
+        workload: PathBuf,
+        #[command(flatten)]
+        settings: SettingsArgs,
+        #[arg(long, value_enum, default_value_t = GraphFormat::Dot)]
+        format: GraphFormat,
+    },
+    /// The BTP of each program (Figure 2), with constraints; `--format yaml` emits BTP YAML.
+    Btp {
+        workload: PathBuf,
+        /// Schema DDL for a SQL directory (overrides its isolint.yaml).
+        #[arg(long, value_name = "FILE")]
+        schema: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t = BtpFormat::Text)]
+        format: BtpFormat,
+    },
+    /// Generate a synthetic workload as BTP YAML.
+    Generate {
+        #[command(subcommand)]
+        what: Generate,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Generate {
+    /// Auction(n) of Section 7.3: 2n programs, 3n unfolded programs.
+    Auction {
+        /// Number of items n (≥ 1).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+        n: u32,
+        /// Write to FILE instead of standard output.
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct SettingsArgs {
+    /// Dependencies on individual attributes or on whole tuples (Section 7.2).
+    #[arg(long, value_enum, default_value_t = GranularityArg::Attribute)]
+    pub granularity: GranularityArg,
+    /// Ignore foreign-key constraints (the paper's settings without '+ FK').
+    #[arg(long)]
+    pub no_fk: bool,
+    /// Ignore same-tuple constraints (isolint's extension): the paper's exact semantics.
+    #[arg(long)]
+    pub no_same_tuple: bool,
+    /// Schema DDL for a SQL directory (overrides its isolint.yaml).
+    #[arg(long, value_name = "FILE")]
+    pub schema: Option<PathBuf>,
+}
+
+impl SettingsArgs {
+    pub fn settings(&self) -> Settings {
+        Settings {
+            granularity: match self.granularity {
+                GranularityArg::Attribute => Granularity::Attribute,
+                GranularityArg::Tuple => Granularity::Tuple,
+            },
+            foreign_keys: !self.no_fk,
+            same_tuple: !self.no_same_tuple,
+        }
+    }
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GranularityArg {
+    #[value(alias = "attr")]
+    Attribute,
+    #[value(alias = "tpl")]
+    Tuple,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MethodArg {
+    #[value(name = "type2")]
+    Type2,
+    #[value(name = "type1")]
+    Type1,
+}
+
+impl MethodArg {
+    pub fn method(self) -> Method {
+        match self {
+            MethodArg::Type2 => Method::TypeII,
+            MethodArg::Type1 => Method::TypeI,
+        }
+    }
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MethodChoice {
+    #[value(name = "type2")]
+    Type2,
+    #[value(name = "type1")]
+    Type1,
+    Both,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GraphFormat {
+    Dot,
+    Json,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BtpFormat {
+    Text,
+    Yaml,
+}
+
+/// Run a parsed command line; returns the process exit code.
+pub fn run(cli: Cli) -> i32 {
+    match execute(cli) {
+        Ok(code) => code,
+        Err(diag) => {
+            eprintln!("{:?}", miette::Report::new(*diag));
+            2
+        }
+    }
+}
+
+fn print_warnings(loaded: &Loaded, format_is_text: bool) {
+    if format_is_text {
+        for w in &loaded.warnings {
+            eprintln!("{w}");
+        }
+    }
+}
+
+fn emit(text: &str) -> Result<i32> {
+    let mut out = std::io::stdout().lock();
+    // A closed pipe (`isolint … | head`) is not an error worth a message.
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+    Ok(0)
+}
+
+fn json_text(v: &serde_json::Value) -> String {
+    let mut s = serde_json::to_string_pretty(v).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+fn execute(cli: Cli) -> Result<i32> {
+    match cli.command {
+        Command::Analyze {
+            workload,
+            settings,
+            method,
+            subsets,
+            format,
+        } => {
+            let loaded = load(&workload, settings.schema.as_deref())?;
+            print_warnings(&loaded, format == Format::Text);
+            let progress = std::io::stderr().is_terminal();
+            let a = analyze(
+                &loaded.workload,
+                settings.settings(),
+                method.method(),
+                subsets,
+                progress,
+            );
+            match format {
+                Format::Text => emit(&report::analysis_text(&loaded.workload, &a)),
+                Format::Json => emit(&json_text(&report::analysis_json(
+                    &loaded.workload,
+                    &a,
+                    &loaded.warnings,
+                ))),
+            }
+        }
+        Command::Subsets {
+            workload,
+            settings,
+            all_settings,
+            method,
+            format,
+        } => {
+            let loaded = load(&workload, settings.schema.as_deref())?;
+            print_warnings(&loaded, format == Format::Text);
+            let w = &loaded.workload;
+            let methods: Vec<Method> = match method {
+                MethodChoice::Type2 => vec![Method::TypeII],
+                MethodChoice::Type1 => vec![Method::TypeI],
+                MethodChoice::Both => vec![Method::TypeII, Method::TypeI],
+            };
+            let rows: Vec<Settings> = if all_settings {
+                Settings::paper_rows(!settings.no_same_tuple).to_vec()
+            } else {
+                vec![settings.settings()]
+            };
+            let progress = std::io::stderr().is_terminal();
+            let table: Vec<(Settings, Vec<Vec<Vec<usize>>>)> = rows
+                .iter()
+                .map(|&s| {
+                    let g = build(w, s);
+                    (
+                        s,
+                        methods
+                            .iter()
+                            .map(|&m| maximal_robust_subsets(&g, m, progress))
+                            .collect(),
+                    )
+                })
+                .collect();
+            match format {
+                Format::Text => {
+                    let rows: Vec<(String, Vec<Vec<Vec<usize>>>)> =
+                        table.into_iter().map(|(s, r)| (s.label(), r)).collect();
+                    emit(&report::subsets_table(w, &rows, &methods))
+                }
+                Format::Json => {
+                    let rows: Vec<serde_json::Value> = table
+                        .iter()
+                        .map(|(s, per)| {
+                            let mut row =
+                                serde_json::json!({"settings": report::settings_json(*s)});
+                            for (m, subsets) in methods.iter().zip(per) {
+                                row[report::method_key(*m)] =
+                                    serde_json::json!(report::subset_names(w, subsets, false));
+                            }
+                            row
+                        })
+                        .collect();
+                    emit(&json_text(
+                        &serde_json::json!({"workload": w.name, "rows": rows}),
+                    ))
+                }
+            }
+        }
+        Command::Graph {
+            workload,
+            settings,
+            format,
+        } => {
+            let loaded = load(&workload, settings.schema.as_deref())?;
+            print_warnings(&loaded, false);
+            let g = build(&loaded.workload, settings.settings());
+            match format {
+                GraphFormat::Dot => emit(&report::graph_dot(&loaded.workload, &g)),
+                GraphFormat::Json => emit(&json_text(&report::graph_json(&loaded.workload, &g))),
+            }
+        }
+        Command::Btp {
+            workload,
+            schema,
+            format,
+        } => {
+            let loaded = load(&workload, schema.as_deref())?;
+            match format {
+                BtpFormat::Text => {
+                    print_warnings(&loaded, true);
+                    emit(&report::btp_text(&loaded.workload))
+                }
+                BtpFormat::Yaml => emit(&yaml::to_yaml(&loaded.workload)),
+            }
+        }
+        Command::Generate {
+            what: Generate::Auction { n, output },
+        } => {
+            let text = yaml::to_yaml(&crate::generate::auction(n as usize));
+            match output {
+                Some(path) => write_file(&path, &text).map(|_| 0),
+                None => emit(&text),
+            }
+        }
+    }
+}
+
+pub fn write_file(path: &Path, text: &str) -> Result<()> {
+    std::fs::write(path, text).map_err(|e| {
+        Diag::new(format!("cannot write {}: {e}", path.display()))
+            .help("check that the directory exists and is writable")
+    })
+}
