@@ -1,1 +1,29 @@
-fn main() {}
+//! Auction(n) (Section 7.3): summary-graph construction (Algorithm 1 over
+//! Unfold≤2) and the type-II test (Algorithm 2, per SCC) measured
+//! separately. Run with `cargo bench --bench auction`.
+
+use isolint::generate::auction;
+use isolint::robustness::{is_robust, Method};
+use isolint::summary_graph::{build, Settings};
+
+fn main() {
+    divan::main();
+}
+
+#[divan::bench(args = [10, 100, 1000], sample_count = 5, sample_size = 1)]
+fn summary_graph(bencher: divan::Bencher, n: usize) {
+    let w = auction(n);
+    bencher.bench_local(|| build(&w, Settings::default()).edges.len());
+}
+
+#[divan::bench(args = [10, 100, 1000], sample_count = 5, sample_size = 1)]
+fn type2_test(bencher: divan::Bencher, n: usize) {
+    let g = build(&auction(n), Settings::default());
+    bencher.bench_local(|| is_robust(&g, None, Method::TypeII));
+}
+
+#[divan::bench(args = [10, 100], sample_count = 5, sample_size = 1)]
+fn maximal_subsets(bencher: divan::Bencher, n: usize) {
+    let g = build(&auction(n), Settings::default());
+    bencher.bench_local(|| isolint::subsets::maximal_robust_subsets(&g, Method::TypeII, false).len());
+}
