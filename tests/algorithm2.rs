@@ -21,13 +21,10 @@ fn reachability(g: &SummaryGraph) -> Vec<Vec<bool>> {
         r[e.from as usize][e.to as usize] = true;
     }
     for k in 0..n {
-        for i in 0..n {
-            if r[i][k] {
-                for j in 0..n {
-                    if r[k][j] {
-                        r[i][j] = true;
-                    }
-                }
+        let via = r[k].clone();
+        for row in r.iter_mut().filter(|row| row[k]) {
+            for (cell, &b) in row.iter_mut().zip(&via) {
+                *cell |= b;
             }
         }
     }
