@@ -9,6 +9,7 @@ pub mod cli;
 pub mod error;
 pub mod generate;
 pub mod load;
+pub mod promote;
 pub mod report;
 pub mod robustness;
 pub mod schema;

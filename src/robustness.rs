@@ -88,8 +88,8 @@ fn included(mask: Mask, n: u32) -> bool {
     mask.is_none_or(|m| m.contains(n as usize))
 }
 
-/// Component id per node (`u32::MAX` for excluded nodes).
-fn components(g: &SummaryGraph, mask: Mask) -> Vec<u32> {
+/// Strongly connected component id per node (`u32::MAX` for excluded).
+pub fn components(g: &SummaryGraph, mask: Mask) -> Vec<u32> {
     let n = g.nodes.len();
     // Bucket edges by source (O(E)), then dedup targets per row: petgraph's
     // CSR wants sorted edges, and a global sort of 9M edges is the slow way.

@@ -113,6 +113,8 @@ struct Effective {
     protected_by: Vec<usize>,
     /// q_i has a same-tuple constraint q_k = id(q_i) with such a q_k.
     same_tuple: bool,
+    /// q_i takes row locks on what it reads (`FOR UPDATE`/`FOR SHARE`).
+    locking: bool,
 }
 
 /// NCDEPCONDS(q_i, q_j) of Algorithm 1.
@@ -133,7 +135,10 @@ fn cdep_conds(a: &Effective, b: &Effective) -> bool {
         return true;
     }
     if meets(&a.read, &b.write) {
-        if a.same_tuple {
+        // A read under a row lock, or of a tuple this transaction already
+        // wrote, is ordered against every writer of the tuple by the
+        // writer's lock (docs/locking-reads.md, docs/same-tuple.md).
+        if a.same_tuple || a.locking {
             return false;
         }
         // Both programs wrote f(t) before touching t: they are ordered by
@@ -304,5 +309,6 @@ fn effective(w: &Workload, ltp: &Ltp, pos: usize, settings: Settings) -> Effecti
         write: widen(&s.write),
         protected_by,
         same_tuple,
+        locking: s.locking,
     }
 }

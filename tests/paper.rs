@@ -179,3 +179,31 @@ fn generated_auction_1_round_trips_and_matches_bundled_counts() {
         (3, 19, 3)
     );
 }
+
+use isolint::promote::{promoted, suggest, Budget, Suggestion};
+
+/// SmallBank's fix: WriteCheck's lost update needs its Checking read
+/// locked (q15), its Savings read q14 then still precedes a write-read
+/// entry (type-II with Amalgamate/TransactSavings), and Balance's Savings
+/// read q7 precedes its Checking read (the Balance/Amalgamate anomaly).
+/// No two promotions suffice, so the smallest set is {q7, q14, q15}.
+#[test]
+fn smallbank_fix_is_three_locking_reads_and_verified() {
+    let w = load("smallbank");
+    let s = Settings::default();
+    let Suggestion::Promote(set) = suggest(&w, s, Method::TypeII, Budget::default()) else {
+        panic!("SmallBank has a fix");
+    };
+    let mut ids: Vec<String> = set
+        .iter()
+        .map(|&(p, q)| format!("{}.{}", w.programs[p].name, w.programs[p].statements[q].id))
+        .collect();
+    ids.sort();
+    assert_eq!(ids, ["Balance.q7", "WriteCheck.q14", "WriteCheck.q15"]);
+    let fixed = promoted(&w, &set);
+    assert!(isolint::robustness::is_robust(
+        &build(&fixed, s),
+        None,
+        Method::TypeII
+    ));
+}
