@@ -46,6 +46,27 @@ pub enum Command {
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
     },
+    /// Pre-deploy check for CI: exit 0 if robust, 1 if not, 2 on bad input; explains each dangerous cycle and suggests a verified fix.
+    Check {
+        workload: PathBuf,
+        #[command(flatten)]
+        settings: SettingsArgs,
+        #[arg(long, value_enum, default_value_t = MethodArg::Type2)]
+        method: MethodArg,
+        #[arg(long, value_enum, default_value_t = CheckFormat::Text)]
+        format: CheckFormat,
+    },
+    /// Write a Markdown report (verdict, Table 2 statistics, Figures 6/7 table, witnesses, fix, graph as SVG).
+    Report {
+        workload: PathBuf,
+        #[command(flatten)]
+        settings: SettingsArgs,
+        #[arg(long, value_enum, default_value_t = MethodArg::Type2)]
+        method: MethodArg,
+        /// Markdown file to write; the graph goes next to it.
+        #[arg(short, long, value_name = "FILE")]
+        output: PathBuf,
+    },
     /// Maximal robust subsets as in the paper's Figures 6 (type-II) and 7 (type-I).
     Subsets {
         workload: PathBuf,
@@ -166,6 +187,14 @@ pub enum Format {
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckFormat {
+    Text,
+    Json,
+    Sarif,
+    Github,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GraphFormat {
     Dot,
     Json,
@@ -237,6 +266,50 @@ fn execute(cli: Cli) -> Result<i32> {
                     &loaded.warnings,
                 ))),
             }
+        }
+        Command::Check {
+            workload,
+            settings,
+            method,
+            format,
+        } => {
+            let loaded = load(&workload, settings.schema.as_deref())?;
+            print_warnings(&loaded, format == CheckFormat::Text);
+            let w = &loaded.workload;
+            let r = crate::check::check(
+                w,
+                settings.settings(),
+                method.method(),
+                std::io::stderr().is_terminal(),
+            );
+            let path = workload.display().to_string();
+            let text = match format {
+                CheckFormat::Text => report::check::text(w, &r),
+                CheckFormat::Json => json_text(&report::check::json(w, &r, &loaded.warnings)),
+                CheckFormat::Sarif => json_text(&report::check::sarif(w, &r, &path)),
+                CheckFormat::Github => report::check::github(w, &r, &path),
+            };
+            emit(&text)?;
+            Ok(if r.analysis.robust { 0 } else { 1 })
+        }
+        Command::Report {
+            workload,
+            settings,
+            method,
+            output,
+        } => {
+            let loaded = load(&workload, settings.schema.as_deref())?;
+            print_warnings(&loaded, true);
+            let w = &loaded.workload;
+            let r = crate::check::check(
+                w,
+                settings.settings(),
+                method.method(),
+                std::io::stderr().is_terminal(),
+            );
+            let graph = report::markdown::write(w, &r, &output)?;
+            eprintln!("wrote {} and {graph}", output.display());
+            Ok(0)
         }
         Command::Subsets {
             workload,

@@ -5,6 +5,7 @@
 
 pub mod analysis;
 pub mod btp;
+pub mod check;
 pub mod cli;
 pub mod error;
 pub mod generate;

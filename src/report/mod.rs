@@ -497,3 +497,6 @@ pub fn graph_json(w: &Workload, g: &SummaryGraph) -> Value {
         "counts": {"nodes": g.nodes.len(), "edges": g.edges.len(), "counterflow_edges": g.counterflow_edges()},
     })
 }
+
+pub mod check;
+pub mod markdown;

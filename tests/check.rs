@@ -1,0 +1,210 @@
+//! `isolint check` and `isolint report`: exit codes, witnesses in source
+//! terms, SARIF validated against the 2.1.0 schema, GitHub annotations,
+//! the verified SmallBank fix, and the Markdown report with its graph.
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn isolint() -> Command {
+    let mut c = Command::cargo_bin("isolint").expect("binary built");
+    c.current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("NO_COLOR", "1");
+    c
+}
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = isolint().args(args).output().expect("runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn exit_codes_robust_not_robust_broken() {
+    assert_eq!(run(&["check", "workloads/auction.yaml"]).0, 0);
+    assert_eq!(run(&["check", "workloads/smallbank.yaml"]).0, 1);
+    assert_eq!(run(&["check", "workloads/tpcc-paper.yaml"]).0, 1);
+    assert_eq!(run(&["check", "workloads/auction.yaml", "--no-fk"]).0, 1);
+    assert_eq!(run(&["check", "no/such.yaml"]).0, 2);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bad = dir.path().join("bad.yaml");
+    std::fs::write(&bad, "name: [").expect("write");
+    assert_eq!(run(&["check", bad.to_str().expect("utf8")]).0, 2);
+}
+
+#[test]
+fn smallbank_text_names_the_pair_and_the_verified_fix() {
+    let (code, out, _) = run(&["check", "workloads/smallbank.yaml"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("NOT ROBUST"), "{out}");
+    assert!(out.contains("--rw, counterflow-->"), "{out}");
+    assert!(
+        out.contains("type-II because edges 1 and 2 meet in"),
+        "{out}"
+    );
+    assert!(out.contains("suggested fix (verified"), "{out}");
+    for line in [
+        "Balance q7: add FOR UPDATE",
+        "WriteCheck q14: add FOR UPDATE",
+        "WriteCheck q15: add FOR UPDATE",
+    ] {
+        assert!(out.contains(line), "{line}\n{out}");
+    }
+}
+
+#[test]
+fn smallbank_promoted_workload_is_robust() {
+    // Apply the suggestion to the YAML (lock: true) and check again.
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/workloads/smallbank.yaml"
+    ))
+    .expect("read");
+    let mut out = String::new();
+    for line in text.lines() {
+        let locked = ["id: q7,", "id: q14,", "id: q15,"]
+            .iter()
+            .any(|k| line.contains(k));
+        if locked {
+            out.push_str(&line.replacen("type: key sel,", "type: key sel, lock: true,", 1));
+        } else {
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    assert_eq!(out.matches("lock: true").count(), 3);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("smallbank-fixed.yaml");
+    std::fs::write(&path, out).expect("write");
+    let (code, stdout, stderr) = run(&["check", path.to_str().expect("utf8")]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+}
+
+#[test]
+fn tpcc_has_no_promotion_fix_and_lists_subsets() {
+    let (_, out, _) = run(&["check", "workloads/tpcc-paper.yaml", "--format", "json"]);
+    let v: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["robust"], false);
+    assert_eq!(v["suggestion"]["verified"], false);
+    let subsets: Vec<Vec<String>> =
+        serde_json::from_value(v["maximal_robust_subsets"].clone()).expect("subsets");
+    assert_eq!(
+        subsets,
+        vec![
+            vec!["NewOrder", "Payment"],
+            vec!["OrderStatus", "Payment", "StockLevel"]
+        ]
+    );
+    assert!(!v["witnesses"].as_array().expect("witnesses").is_empty());
+}
+
+#[test]
+fn json_check_contract() {
+    let (_, out, _) = run(&["check", "workloads/smallbank.yaml", "--format", "json"]);
+    let v: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["robust"], false);
+    assert_eq!(v["suggestion"]["verified"], true);
+    let edits = v["suggestion"]["edits"].as_array().expect("edits");
+    assert_eq!(edits.len(), 3);
+    assert!(edits.iter().all(|e| e["edit"] == "add FOR UPDATE"));
+    let w = &v["witnesses"][0];
+    assert_eq!(w["edges"][1]["counterflow"], true);
+}
+
+fn sarif_validator() -> jsonschema::Validator {
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/sarif-schema-2.1.0.json"
+        ))
+        .expect("schema"),
+    )
+    .expect("schema JSON");
+    jsonschema::validator_for(&schema).expect("valid schema")
+}
+
+#[test]
+fn sarif_validates_against_2_1_0_schema() {
+    let validator = sarif_validator();
+    for (workload, results) in [
+        ("workloads/smallbank.yaml", 1 + 3),
+        ("workloads/tpcc-paper.yaml", 1),
+        ("workloads/auction.yaml", 0),
+    ] {
+        let (_, out, _) = run(&["check", workload, "--format", "sarif"]);
+        let v: Value = serde_json::from_str(&out).expect("json");
+        let errors: Vec<String> = validator
+            .iter_errors(&v)
+            .map(|e| format!("{e} at {}", e.instance_path()))
+            .collect();
+        assert!(errors.is_empty(), "{workload}: {errors:?}");
+        assert_eq!(
+            v["runs"][0]["results"].as_array().map(Vec::len),
+            Some(results),
+            "{workload}"
+        );
+    }
+    // A document the schema must reject, so the validation is not vacuous.
+    let broken = serde_json::json!({"version": "2.1.0", "runs": [{"tool": {}}]});
+    assert!(!validator.is_valid(&broken));
+}
+
+#[test]
+fn github_annotations() {
+    let (code, out, _) = run(&["check", "workloads/smallbank.yaml", "--format", "github"]);
+    assert_eq!(code, 1);
+    let errors: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("::error file="))
+        .collect();
+    assert_eq!(errors.len(), 1, "{out}");
+    assert!(
+        errors[0].contains("title=isolint%3A not robust against READ COMMITTED::"),
+        "{out}"
+    );
+    assert_eq!(
+        out.lines()
+            .filter(|l| l.starts_with("::notice file="))
+            .count(),
+        3
+    );
+}
+
+#[test]
+fn markdown_report_with_svg() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("report.md");
+    let (code, _, err) = run(&[
+        "report",
+        "workloads/smallbank.yaml",
+        "-o",
+        path.to_str().expect("utf8"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let md = std::fs::read_to_string(&path).expect("report written");
+    assert!(md.contains("**Verdict: not robust**"), "{md}");
+    assert!(
+        md.contains("| 3 | 2 | 5 | 5 | 56 (12) |"),
+        "Table 2 row\n{md}"
+    );
+    assert!(
+        md.contains("| attr dep + FK | {Am, DC, TS}, {Bal, DC}, {Bal, TS} | {Am, DC, TS}, {Bal} |"),
+        "{md}"
+    );
+    assert!(md.contains("add `FOR UPDATE`"), "{md}");
+    let has_dot = std::process::Command::new("dot").arg("-V").output().is_ok();
+    let graph = if has_dot {
+        "report-graph.svg"
+    } else {
+        "report-graph.dot"
+    };
+    assert!(md.contains(&format!("![summary graph]({graph})")), "{md}");
+    let g = std::fs::read_to_string(dir.path().join(graph)).expect("graph written");
+    if has_dot {
+        assert!(g.contains("<svg"), "SVG rendered");
+    } else {
+        assert!(g.contains("digraph"));
+    }
+}
