@@ -3,13 +3,13 @@
 //! spirit: 0 success, 1 "not robust" (only `check`), 2 bad input.
 
 use std::io::{IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::analysis::analyze;
 use crate::btp::yaml;
-use crate::error::{Diag, Result};
+use crate::error::{write_text, Result};
 use crate::load::{load, Loaded};
 use crate::report;
 use crate::robustness::Method;
@@ -402,16 +402,9 @@ fn execute(cli: Cli) -> Result<i32> {
         } => {
             let text = yaml::to_yaml(&crate::generate::auction(n as usize));
             match output {
-                Some(path) => write_file(&path, &text).map(|_| 0),
+                Some(path) => write_text(&path, &text).map(|_| 0),
                 None => emit(&text),
             }
         }
     }
-}
-
-pub fn write_file(path: &Path, text: &str) -> Result<()> {
-    std::fs::write(path, text).map_err(|e| {
-        Diag::new(format!("cannot write {}: {e}", path.display()))
-            .help("check that the directory exists and is writable")
-    })
 }

@@ -151,6 +151,14 @@ impl SourceFile {
     }
 }
 
+/// Write a text file, with an error that says which file and why.
+pub fn write_text(path: &Path, text: &str) -> Result<()> {
+    std::fs::write(path, text).map_err(|e| {
+        Diag::new(format!("cannot write {}: {e}", path.display()))
+            .help("check that the directory exists and is writable")
+    })
+}
+
 /// "Did you mean" for a misspelt name: the closest candidate by edit
 /// distance, if it is close enough to be a plausible typo.
 pub fn did_you_mean<'a>(

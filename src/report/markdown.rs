@@ -6,11 +6,11 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use super::check::{edge_line, edits};
+use super::check::{edge_line, edit_location, edits};
 use super::{graph_dot, steps, subsets_inline};
 use crate::btp::Workload;
 use crate::check::CheckResult;
-use crate::error::{Diag, Result};
+use crate::error::{write_text, Result};
 use crate::promote::Suggestion;
 use crate::robustness::Method;
 use crate::subsets::maximal_robust_subsets;
@@ -46,7 +46,7 @@ pub fn write(w: &Workload, r: &CheckResult, out: &Path) -> Result<String> {
         Some(svg) => (format!("{stem}-graph.svg"), svg),
         None => (format!("{stem}-graph.dot"), dot),
     };
-    write_file(&dir.join(&graph_name), &graph_text)?;
+    write_text(&dir.join(&graph_name), &graph_text)?;
 
     let mut m = format!("# isolint report: {}\n\n", w.name);
     if let Some(d) = &w.description {
@@ -113,14 +113,7 @@ pub fn write(w: &Workload, r: &CheckResult, out: &Path) -> Result<String> {
             Some(Suggestion::Promote(set)) => {
                 m.push_str("Promoting these key-based reads to `SELECT … FOR UPDATE` makes the workload robust (re-verified by a fresh analysis of the promoted workload):\n\n");
                 for e in edits(w, set) {
-                    let loc = match (e["file"].as_str(), e["line"].as_u64()) {
-                        (Some(f), Some(l)) => format!("{f}:{l}"),
-                        _ => format!(
-                            "{} {}",
-                            e["program"].as_str().unwrap_or(""),
-                            e["statement"].as_str().unwrap_or("")
-                        ),
-                    };
+                    let loc = edit_location(&e);
                     m.push_str(&format!(
                         "- `{loc}`: add `FOR UPDATE` to `{}`\n",
                         e["sql"].as_str().unwrap_or("")
@@ -142,13 +135,6 @@ pub fn write(w: &Workload, r: &CheckResult, out: &Path) -> Result<String> {
     m.push_str(&format!(
         "## Summary graph\n\nDashed red edges are counterflow (Figure 4).\n\n![summary graph]({graph_name})\n"
     ));
-    write_file(out, &m)?;
+    write_text(out, &m)?;
     Ok(graph_name)
-}
-
-fn write_file(path: &Path, text: &str) -> Result<()> {
-    std::fs::write(path, text).map_err(|e| {
-        Diag::new(format!("cannot write {}: {e}", path.display()))
-            .help("check that the directory exists and is writable")
-    })
 }
