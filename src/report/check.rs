@@ -81,15 +81,20 @@ pub fn edits(w: &Workload, set: &[(usize, usize)]) -> Vec<Value> {
         .collect()
 }
 
-fn edit_line(e: &Value) -> String {
-    let loc = match (e["file"].as_str(), e["line"].as_u64()) {
+/// `file:line` of an edit, or `Program statement` without a source file.
+pub fn edit_location(e: &Value) -> String {
+    match (e["file"].as_str(), e["line"].as_u64()) {
         (Some(f), Some(l)) => format!("{f}:{l}"),
         _ => format!(
             "{} {}",
             e["program"].as_str().unwrap_or(""),
             e["statement"].as_str().unwrap_or("")
         ),
-    };
+    }
+}
+
+fn edit_line(e: &Value) -> String {
+    let loc = edit_location(e);
     let sql = e["sql"]
         .as_str()
         .map(|s| format!("   ({s})"))
