@@ -25,6 +25,9 @@ fn type2_test(bencher: divan::Bencher, n: usize) {
 #[divan::bench(args = [10, 100], sample_count = 5, sample_size = 1)]
 fn maximal_subsets(bencher: divan::Bencher, n: usize) {
     let g = build(&auction(n), Settings::default());
-    bencher
-        .bench_local(|| isolint::subsets::maximal_robust_subsets(&g, Method::TypeII, false).len());
+    bencher.bench_local(|| {
+        isolint::subsets::maximal_robust_subsets(&g, Method::TypeII, false)
+            .sets
+            .len()
+    });
 }

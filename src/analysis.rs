@@ -3,7 +3,7 @@
 
 use crate::btp::Workload;
 use crate::robustness::{is_robust, witnesses, Method, Witness};
-use crate::subsets::maximal_robust_subsets;
+use crate::subsets::{maximal_robust_subsets, Subsets};
 use crate::summary_graph::{build, Settings, SummaryGraph};
 
 pub struct Analysis {
@@ -14,7 +14,7 @@ pub struct Analysis {
     /// One per strongly connected component that has a dangerous cycle.
     pub witnesses: Vec<Witness>,
     /// Sorted program-index lists, when asked for.
-    pub subsets: Option<Vec<Vec<usize>>>,
+    pub subsets: Option<Subsets>,
 }
 
 pub fn analyze(

@@ -6,7 +6,7 @@ use crate::analysis::{analyze, Analysis};
 use crate::btp::Workload;
 use crate::promote::{suggest, Budget, Suggestion};
 use crate::robustness::Method;
-use crate::subsets::maximal_robust_subsets;
+use crate::subsets::{maximal_robust_subsets, Subsets};
 use crate::summary_graph::Settings;
 
 pub struct CheckResult {
@@ -14,7 +14,7 @@ pub struct CheckResult {
     /// `None` when robust.
     pub suggestion: Option<Suggestion>,
     /// Maximal robust subsets, when no promotion makes the whole robust.
-    pub subsets: Option<Vec<Vec<usize>>>,
+    pub subsets: Option<Subsets>,
 }
 
 pub fn check(w: &Workload, settings: Settings, method: Method, progress: bool) -> CheckResult {

@@ -332,7 +332,7 @@ fn execute(cli: Cli) -> Result<i32> {
                 vec![settings.settings()]
             };
             let progress = std::io::stderr().is_terminal();
-            let table: Vec<(Settings, Vec<Vec<Vec<usize>>>)> = rows
+            let table: Vec<(Settings, Vec<crate::subsets::Subsets>)> = rows
                 .iter()
                 .map(|&s| {
                     let g = build(w, s);
@@ -347,7 +347,7 @@ fn execute(cli: Cli) -> Result<i32> {
                 .collect();
             match format {
                 Format::Text => {
-                    let rows: Vec<(String, Vec<Vec<Vec<usize>>>)> =
+                    let rows: Vec<(String, Vec<crate::subsets::Subsets>)> =
                         table.into_iter().map(|(s, r)| (s.label(), r)).collect();
                     emit(&report::subsets_table(w, &rows, &methods))
                 }
@@ -358,8 +358,9 @@ fn execute(cli: Cli) -> Result<i32> {
                             let mut row =
                                 serde_json::json!({"settings": report::settings_json(*s)});
                             for (m, subsets) in methods.iter().zip(per) {
-                                row[report::method_key(*m)] =
-                                    serde_json::json!(report::subset_names(w, subsets, false));
+                                row[report::method_key(*m)] = serde_json::json!(
+                                    report::subset_names(w, &subsets.sets, false)
+                                );
                             }
                             row
                         })

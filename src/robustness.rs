@@ -84,20 +84,15 @@ pub struct Witness {
 /// Which nodes take part; `None` = all. Subset search passes a mask.
 pub type Mask<'a> = Option<&'a FixedBitSet>;
 
-fn included(mask: Mask, n: u32) -> bool {
-    mask.is_none_or(|m| m.contains(n as usize))
-}
-
 /// Strongly connected component id per node (`u32::MAX` for excluded).
 pub fn components(g: &SummaryGraph, mask: Mask) -> Vec<u32> {
     let n = g.nodes.len();
     // Bucket edges by source (O(E)), then dedup targets per row: petgraph's
     // CSR wants sorted edges, and a global sort of 9M edges is the slow way.
     let mut rows: Vec<Vec<u32>> = vec![vec![]; n];
-    for e in &g.edges {
-        if included(mask, e.from) && included(mask, e.to) {
-            rows[e.from as usize].push(e.to);
-        }
+    for i in g.edges_within(mask) {
+        let e = &g.edges[i];
+        rows[e.from as usize].push(e.to);
     }
     let mut pairs: Vec<(u32, u32)> = vec![];
     for (u, row) in rows.iter_mut().enumerate() {
@@ -117,9 +112,11 @@ pub fn components(g: &SummaryGraph, mask: Mask) -> Vec<u32> {
             comp[v as usize] = ci as u32;
         }
     }
-    for (v, c) in comp.iter_mut().enumerate() {
-        if !included(mask, v as u32) {
-            *c = u32::MAX;
+    if let Some(m) = mask {
+        for (v, c) in comp.iter_mut().enumerate() {
+            if !m.contains(v) {
+                *c = u32::MAX;
+            }
         }
     }
     comp
@@ -149,7 +146,8 @@ fn find(
     let mut found: Vec<Found> = vec![];
     let mut done = FixedBitSet::with_capacity(g.nodes.len());
     if method == Method::TypeI {
-        for (i, e) in g.edges.iter().enumerate() {
+        for i in g.edges_within(mask) {
+            let e = &g.edges[i];
             if e.counterflow && inside(e) && !done.put(comp[e.from as usize] as usize) {
                 found.push(Found {
                     comp: comp[e.from as usize],
@@ -172,7 +170,8 @@ fn find(
     let mut strong_in: Vec<Option<usize>> = vec![None; n];
     let mut latest_in: Vec<Option<usize>> = vec![None; n];
     let mut earliest_cf_out: Vec<Option<usize>> = vec![None; n];
-    for (i, e) in g.edges.iter().enumerate() {
+    for i in g.edges_within(mask) {
+        let e = &g.edges[i];
         if !inside(e) {
             continue;
         }

@@ -70,13 +70,35 @@ impl Oracle<'_> {
     }
 }
 
-/// Maximal robust subsets as sorted lists of program indices, the list
-/// sorted. `show_progress` allows a spinner on a terminal.
-pub fn maximal_robust_subsets(
+/// The result of the search: maximal robust subsets as sorted lists of
+/// program indices, the list sorted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Subsets {
+    pub sets: Vec<Vec<usize>>,
+    /// False when the search stopped at [`MAX_SUBSETS`] (or the transversal
+    /// bound): there are more maximal robust subsets than listed. The answer
+    /// can be exponential: Auction(n) under type-I has 2^n.
+    pub complete: bool,
+}
+
+/// How many maximal robust subsets a search lists before it stops.
+pub const MAX_SUBSETS: usize = 100;
+/// Bound on the intermediate list of minimal transversals.
+const MAX_TRANSVERSALS: usize = 200_000;
+
+/// Maximal robust subsets (at most [`MAX_SUBSETS`]). `show_progress`
+/// allows a spinner on a terminal.
+pub fn maximal_robust_subsets(g: &SummaryGraph, method: Method, show_progress: bool) -> Subsets {
+    maximal_robust_subsets_up_to(g, method, show_progress, MAX_SUBSETS)
+}
+
+/// As [`maximal_robust_subsets`], stopping after `limit` sets.
+pub fn maximal_robust_subsets_up_to(
     g: &SummaryGraph,
     method: Method,
     show_progress: bool,
-) -> Vec<Vec<usize>> {
+    limit: usize,
+) -> Subsets {
     let n = g.program_nodes.len();
     let mut oracle = Oracle {
         g,
@@ -89,12 +111,17 @@ pub fn maximal_robust_subsets(
     let mut all = FixedBitSet::with_capacity(n);
     all.insert_range(..);
     let mut maximal: Vec<FixedBitSet> = vec![];
+    let mut complete = true;
     if oracle.robust(&all) {
         maximal.push(all.clone());
     } else {
         // Minimal transversals of {all \ M : M ∈ maximal}; {∅} initially.
         let mut transversals: Vec<FixedBitSet> = vec![FixedBitSet::with_capacity(n)];
         loop {
+            if maximal.len() >= limit || transversals.len() > MAX_TRANSVERSALS {
+                complete = false;
+                break;
+            }
             transversals.sort_by_key(|t| t.count_ones(..));
             let next = transversals.iter().find(|t| oracle.robust(t)).cloned();
             let Some(seed) = next else { break };
@@ -108,22 +135,34 @@ pub fn maximal_robust_subsets(
     if let Some(pb) = oracle.progress.take() {
         pb.finish_and_clear();
     }
-    let mut out: Vec<Vec<usize>> = maximal.iter().map(|m| m.ones().collect()).collect();
-    out.sort();
-    out
+    let mut sets: Vec<Vec<usize>> = maximal.iter().map(|m| m.ones().collect()).collect();
+    sets.sort();
+    Subsets { sets, complete }
 }
 
-/// Greedily add programs while the set stays robust: a maximal robust set.
+/// Grow a robust set into a maximal one. Tries whole chunks of candidates
+/// and bisects a chunk that breaks robustness, so a set that can take most
+/// programs costs O(k log n) tests for k rejected programs. A rejected
+/// program stays rejected: robustness is hereditary and the set only grows.
 fn grow(oracle: &mut Oracle, mut set: FixedBitSet, n: usize) -> FixedBitSet {
-    for p in 0..n {
-        if !set.contains(p) {
-            set.insert(p);
-            if !oracle.robust(&set) {
-                set.set(p, false);
-            }
-        }
-    }
+    let candidates: Vec<usize> = (0..n).filter(|&p| !set.contains(p)).collect();
+    add_chunk(oracle, &mut set, &candidates);
     set
+}
+
+fn add_chunk(oracle: &mut Oracle, set: &mut FixedBitSet, chunk: &[usize]) {
+    if chunk.is_empty() {
+        return;
+    }
+    let mut trial = set.clone();
+    chunk.iter().for_each(|&p| trial.insert(p));
+    if oracle.robust(&trial) {
+        *set = trial;
+    } else if chunk.len() > 1 {
+        let (a, b) = chunk.split_at(chunk.len() / 2);
+        add_chunk(oracle, set, a);
+        add_chunk(oracle, set, b);
+    }
 }
 
 /// Berge's incremental step: minimal transversals of H ∪ {edge} from the

@@ -9,6 +9,8 @@
 
 use std::collections::HashMap;
 
+use fixedbitset::FixedBitSet;
+
 use crate::btp::{ConstraintKind, StmtType, Workload};
 use crate::schema::{meets, AttrSet};
 use crate::unfold::{unfold_workload, Ltp};
@@ -194,7 +196,10 @@ pub struct Node {
 pub struct SummaryGraph {
     pub settings: Settings,
     pub nodes: Vec<Node>,
+    /// Edges grouped by source node: the out-edges of node v are
+    /// `edges[out_start[v]..out_start[v + 1]]`.
     pub edges: Vec<Edge>,
+    pub out_start: Vec<usize>,
     /// Node indices of each application-level program.
     pub program_nodes: Vec<Vec<usize>>,
 }
@@ -203,6 +208,44 @@ impl SummaryGraph {
     pub fn counterflow_edges(&self) -> usize {
         self.edges.iter().filter(|e| e.counterflow).count()
     }
+
+    pub fn out_edges(&self, v: usize) -> &[Edge] {
+        &self.edges[self.out_start[v]..self.out_start[v + 1]]
+    }
+
+    /// Indices of the edges whose two ends are both in `mask` (all edges
+    /// without a mask). Visits only the masked nodes' out-edges, so a test
+    /// on a small subset of a large graph is cheap.
+    pub fn edges_within<'a>(
+        &'a self,
+        mask: Option<&'a FixedBitSet>,
+    ) -> Box<dyn Iterator<Item = usize> + 'a> {
+        match mask {
+            None => Box::new(0..self.edges.len()),
+            Some(m) => Box::new(m.ones().flat_map(move |v| {
+                (self.out_start[v]..self.out_start[v + 1])
+                    .filter(move |&i| m.contains(self.edges[i].to as usize))
+            })),
+        }
+    }
+}
+
+/// Stable counting sort of edges by source node; returns the row starts.
+fn group_by_source(edges: Vec<Edge>, n: usize) -> (Vec<Edge>, Vec<usize>) {
+    let mut start = vec![0usize; n + 1];
+    for e in &edges {
+        start[e.from as usize + 1] += 1;
+    }
+    for v in 0..n {
+        start[v + 1] += start[v];
+    }
+    let mut next = start.clone();
+    let mut sorted = edges.clone();
+    for e in edges {
+        sorted[next[e.from as usize]] = e;
+        next[e.from as usize] += 1;
+    }
+    (sorted, start)
 }
 
 /// Unfold≤2 the workload and build its summary graph (Algorithm 1).
@@ -271,10 +314,12 @@ pub fn build_from_ltps(w: &Workload, ltps: Vec<Ltp>, settings: Settings) -> Summ
             }
         }
     }
+    let (edges, out_start) = group_by_source(edges, nodes.len());
     SummaryGraph {
         settings,
         nodes,
         edges,
+        out_start,
         program_nodes,
     }
 }

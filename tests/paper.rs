@@ -63,7 +63,10 @@ use isolint::subsets::maximal_robust_subsets;
 fn subsets(name: &str, s: Settings, method: Method) -> Vec<String> {
     let w = load(name);
     let g = build(&w, s);
-    let mut out: Vec<String> = maximal_robust_subsets(&g, method, false)
+    let found = maximal_robust_subsets(&g, method, false);
+    assert!(found.complete);
+    let mut out: Vec<String> = found
+        .sets
         .into_iter()
         .map(|set| {
             let mut names: Vec<&str> = set.iter().map(|&p| w.programs[p].short()).collect();

@@ -153,5 +153,29 @@ fn thirty_programs_small_answer() {
     let subsets = maximal_robust_subsets(&g, Method::TypeII, false);
     let readers: Vec<usize> = (0..30).step_by(2).collect();
     let writers: Vec<usize> = (1..30).step_by(2).collect();
-    assert_eq!(subsets, vec![readers, writers]);
+    assert!(subsets.complete);
+    assert_eq!(subsets.sets, vec![readers, writers]);
+}
+
+/// Under type-I, Auction(n) has 2^n maximal robust subsets (FindBids_i or
+/// PlaceBid_i for every item i: only the pair of the same item forms a
+/// cycle with a counterflow edge). The search must stop, say so, and list
+/// only genuine maximal robust sets.
+#[test]
+fn exponential_answers_are_cut_off_and_flagged() {
+    let w = isolint::generate::auction(12);
+    let g = build(&w, Settings::default());
+    let found = isolint::subsets::maximal_robust_subsets_up_to(&g, Method::TypeI, false, 50);
+    assert!(!found.complete);
+    assert_eq!(found.sets.len(), 50);
+    for set in found.sets.iter().take(20) {
+        assert_eq!(set.len(), 12, "one program per item");
+        let items: std::collections::BTreeSet<usize> = set.iter().map(|p| p / 2).collect();
+        assert_eq!(items.len(), 12);
+    }
+    // Small n: all 2^n found and complete.
+    let g = build(&isolint::generate::auction(4), Settings::default());
+    let found = maximal_robust_subsets(&g, Method::TypeI, false);
+    assert!(found.complete);
+    assert_eq!(found.sets.len(), 16);
 }

@@ -175,7 +175,8 @@ pub fn json(w: &Workload, r: &CheckResult, warnings: &[Warning]) -> Value {
         },
         "witnesses": a.witnesses.iter().map(|x| witness_json(w, &a.graph, x, a.method)).collect::<Vec<_>>(),
         "suggestion": suggestion,
-        "maximal_robust_subsets": r.subsets.as_ref().map(|s| subset_names(w, s, false)),
+        "maximal_robust_subsets": r.subsets.as_ref().map(|s| subset_names(w, &s.sets, false)),
+        "maximal_robust_subsets_complete": r.subsets.as_ref().map(|s| s.complete),
         "warnings": warnings_json(warnings),
     })
 }

@@ -13,6 +13,7 @@ use crate::btp::{Body, Program, Statement, StmtType, Workload};
 use crate::error::Warning;
 use crate::robustness::{Method, Witness};
 use crate::schema::AttrSet;
+use crate::subsets::Subsets;
 use crate::summary_graph::{Edge, Granularity, Settings, SummaryGraph};
 
 pub fn new_table(header: Vec<&str>) -> Table {
@@ -304,12 +305,19 @@ pub fn subset_names(w: &Workload, subsets: &[Vec<usize>], short: bool) -> Vec<Ve
     out
 }
 
-pub fn subsets_inline(w: &Workload, subsets: &[Vec<usize>]) -> String {
-    subset_names(w, subsets, true)
+pub fn subsets_inline(w: &Workload, subsets: &Subsets) -> String {
+    let mut text = subset_names(w, &subsets.sets, true)
         .iter()
         .map(|s| format!("{{{}}}", s.join(", ")))
         .collect::<Vec<_>>()
-        .join(", ")
+        .join(", ");
+    if !subsets.complete {
+        text.push_str(&format!(
+            ", … (search stopped after {} sets; there are more)",
+            subsets.sets.len()
+        ));
+    }
+    text
 }
 
 pub fn warnings_json(ws: &[Warning]) -> Value {
@@ -336,7 +344,8 @@ pub fn analysis_json(w: &Workload, a: &Analysis, warnings: &[Warning]) -> Value 
         "warnings": warnings_json(warnings),
     });
     if let Some(s) = &a.subsets {
-        v["maximal_robust_subsets"] = json!(subset_names(w, s, false));
+        v["maximal_robust_subsets"] = json!(subset_names(w, &s.sets, false));
+        v["maximal_robust_subsets_complete"] = json!(s.complete);
     }
     v
 }
@@ -391,11 +400,7 @@ pub fn analysis_text(w: &Workload, a: &Analysis) -> String {
 }
 
 /// Figure 6/7 table: one row per setting, one column per method.
-pub fn subsets_table(
-    w: &Workload,
-    rows: &[(String, Vec<Vec<Vec<usize>>>)],
-    methods: &[Method],
-) -> String {
+pub fn subsets_table(w: &Workload, rows: &[(String, Vec<Subsets>)], methods: &[Method]) -> String {
     let mut header = vec!["setting"];
     for m in methods {
         header.push(match m {
