@@ -23,10 +23,34 @@ pub fn load(path: &Path, schema: Option<&Path>) -> Result<Loaded> {
             .help("give a BTP YAML file (e.g. workloads/auction.yaml) or a directory of .sql programs (e.g. workloads/smallbank)"));
     }
     let file = SourceFile::read(path)?;
-    Ok(Loaded {
+    let loaded = Loaded {
         workload: yaml::parse(&file)?,
         warnings: vec![],
-    })
+    };
+    check_size(&loaded.workload)?;
+    Ok(loaded)
+}
+
+/// Refuse programs whose Unfold≤2 explodes (k optional statements in a
+/// row give 2^k linear programs) with a clear message instead of
+/// exhausting memory.
+pub fn check_size(w: &Workload) -> Result<()> {
+    for p in &w.programs {
+        let n = crate::unfold::count_unfoldings(&p.body);
+        if n > crate::unfold::MAX_UNFOLDINGS {
+            let mut d = Diag::new(format!(
+                "program `{}` has {n} unfoldings (Unfold≤2, Section 6.1); isolint analyses at most {}",
+                p.name,
+                crate::unfold::MAX_UNFOLDINGS
+            ))
+            .help("split the program, or merge branches that do the same thing: each IF without ELSE doubles the number of linear programs");
+            if let Some(f) = &p.file {
+                d.message = format!("{f}: {}", d.message);
+            }
+            return Err(d);
+        }
+    }
+    Ok(())
 }
 
 fn load_sql_dir(path: &Path, _schema: Option<&Path>) -> Result<Loaded> {

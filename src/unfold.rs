@@ -172,6 +172,28 @@ fn expand(body: &Body, iteration: &[u8]) -> Vec<Vec<Occurrence>> {
     }
 }
 
+/// How many unfoldings `body` has before merging (saturating), so callers
+/// can refuse programs whose Unfold≤2 would not fit in memory.
+pub fn count_unfoldings(body: &Body) -> u64 {
+    match body {
+        Body::Stmt(_) => 1,
+        Body::Seq(v) => v
+            .iter()
+            .fold(1u64, |acc, b| acc.saturating_mul(count_unfoldings(b))),
+        Body::Branch(v) => v
+            .iter()
+            .fold(0u64, |acc, b| acc.saturating_add(count_unfoldings(b))),
+        Body::Opt(b) => count_unfoldings(b).saturating_add(1),
+        Body::Loop(b) => {
+            let k = count_unfoldings(b);
+            1u64.saturating_add(k).saturating_add(k.saturating_mul(k))
+        }
+    }
+}
+
+/// The most unfoldings of one program isolint accepts.
+pub const MAX_UNFOLDINGS: u64 = 20_000;
+
 /// For each statement, the ids of the loops enclosing it, outermost first.
 fn loop_paths(p: &Program) -> Vec<Vec<usize>> {
     fn walk(b: &Body, path: &mut Vec<usize>, next: &mut usize, out: &mut Vec<Vec<usize>>) {

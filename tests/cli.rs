@@ -338,3 +338,18 @@ fn error_statement_unused_or_duplicated() {
     let err = bad_yaml(&GOOD.replace("body: [q1, q2]", "body: [q1, q1, q2]"));
     assert!(err.contains("occurs more than"), "{err}");
 }
+
+#[test]
+fn error_too_many_unfoldings() {
+    // 15 optional statements in a row: 2^15 = 32768 linear programs.
+    let mut y = String::from("name: T\nschema:\n  relations:\n    A: { attributes: [id, x], key: [id] }\nprograms:\n  - name: P\n    statements:\n");
+    for i in 0..15 {
+        y.push_str(&format!(
+            "      - {{ id: q{i}, type: key sel, rel: A, read: [x] }}\n"
+        ));
+    }
+    let body: Vec<String> = (0..15).map(|i| format!("{{opt: q{i}}}")).collect();
+    y.push_str(&format!("    body: [{}]\n", body.join(", ")));
+    let err = bad_yaml(&y);
+    assert!(err.contains("has 32768 unfoldings"), "{err}");
+}
