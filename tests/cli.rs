@@ -353,3 +353,12 @@ fn error_too_many_unfoldings() {
     let err = bad_yaml(&y);
     assert!(err.contains("has 32768 unfoldings"), "{err}");
 }
+
+#[test]
+fn error_empty_file() {
+    let err = bad_yaml("# only a comment\n\n");
+    assert!(
+        err.contains("bad.yaml:1:1: the workload file is empty"),
+        "{err}"
+    );
+}

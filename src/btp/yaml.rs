@@ -111,6 +111,15 @@ fn problem(site: Site, token: Option<&str>, message: String, help: Option<String
 
 /// Parse and validate a BTP workload from YAML text.
 pub fn parse(file: &SourceFile) -> Result<Workload> {
+    if file
+        .text
+        .lines()
+        .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'))
+    {
+        return Err(Diag::new("the workload file is empty")
+            .help("a BTP workload needs `name:`, `schema:` and `programs:`; see docs/btp-format.md or run `isolint generate auction --n 1`")
+            .at(file, 0, 0, "empty"));
+    }
     let raw: RawWorkload = yaml_serde::from_str(&file.text).map_err(|e| {
         let msg = e.to_string();
         // yaml_serde appends " at line L column C"; the span carries that.
