@@ -14,6 +14,7 @@ pub mod promote;
 pub mod report;
 pub mod robustness;
 pub mod schema;
+pub mod sql;
 pub mod subsets;
 pub mod summary_graph;
 pub mod unfold;

@@ -1,0 +1,303 @@
+//! Schema DDL → [`Schema`]: CREATE TABLE with column- and table-level
+//! PRIMARY KEY, UNIQUE, REFERENCES and FOREIGN KEY, and ALTER TABLE … ADD
+//! [CONSTRAINT …] FOREIGN KEY. Other DDL (indexes, drops, …) is ignored.
+
+use sqlparser::ast::{
+    AlterTableOperation, ColumnOption, ForeignKeyConstraint, Ident, ObjectName, Statement,
+    TableConstraint,
+};
+use sqlparser::parser::Parser;
+
+use super::{parse_error, same_name, Snippet, DIALECT};
+use crate::error::{did_you_mean, Diag, Result, SourceFile};
+use crate::schema::{ForeignKey, Relation, Schema};
+
+/// A foreign key as written, resolved once every table is known.
+struct PendingFk {
+    name: Option<String>,
+    table: usize,
+    columns: Vec<Ident>,
+    foreign_table: ObjectName,
+    referred: Vec<Ident>,
+}
+
+fn last_ident(n: &ObjectName) -> Option<Ident> {
+    n.0.last().and_then(|p| p.as_ident()).cloned()
+}
+
+fn span_of(file: &SourceFile, snip: &Snippet, i: &Ident) -> (usize, usize) {
+    let at = snip.file_offset(i.span.start.line, i.span.start.column);
+    (at.min(file.text.len()), i.value.len().max(1))
+}
+
+pub fn parse_schema(file: &SourceFile) -> Result<Schema> {
+    let snip = Snippet {
+        text: file.text.to_string(),
+        offset: 0,
+    };
+    let stmts = Parser::new(&DIALECT)
+        .try_with_sql(&file.text)
+        .and_then(|mut p| p.parse_statements())
+        .map_err(|e| parse_error(file, &snip, &e))?;
+    let mut schema = Schema::default();
+    let mut pending: Vec<PendingFk> = vec![];
+    let col_index = |rel: &Relation, i: &Ident| rel.attributes.iter().position(|a| same_name(a, i));
+    let unknown_col = |rel: &Relation, i: &Ident| {
+        let (at, len) = span_of(file, &snip, i);
+        Diag::new(format!("table `{}` has no column `{}`", rel.name, i.value))
+            .help(
+                did_you_mean(&i.value, rel.attributes.iter().map(String::as_str))
+                    .unwrap_or_else(|| format!("its columns are: {}", rel.attributes.join(", "))),
+            )
+            .at(file, at, len, "unknown column")
+    };
+    for stmt in &stmts {
+        match stmt {
+            Statement::CreateTable(ct) => {
+                let Some(name) = last_ident(&ct.name) else {
+                    continue;
+                };
+                if schema.relations.iter().any(|r| same_name(&r.name, &name)) {
+                    let (at, len) = span_of(file, &snip, &name);
+                    return Err(
+                        Diag::new(format!("table `{}` is defined twice", name.value)).at(
+                            file,
+                            at,
+                            len,
+                            "second definition",
+                        ),
+                    );
+                }
+                let ti = schema.relations.len();
+                let mut rel = Relation {
+                    name: name.value.clone(),
+                    attributes: ct.columns.iter().map(|c| c.name.value.clone()).collect(),
+                    primary_key: vec![],
+                    unique_keys: vec![],
+                };
+                for (ci, c) in ct.columns.iter().enumerate() {
+                    for opt in &c.options {
+                        match &opt.option {
+                            ColumnOption::PrimaryKey(_) => rel.primary_key = vec![ci],
+                            ColumnOption::Unique(_) => rel.unique_keys.push(vec![ci]),
+                            ColumnOption::ForeignKey(fk) => pending.push(PendingFk {
+                                name: opt
+                                    .name
+                                    .as_ref()
+                                    .or(fk.name.as_ref())
+                                    .map(|n| n.value.clone()),
+                                table: ti,
+                                columns: vec![c.name.clone()],
+                                foreign_table: fk.foreign_table.clone(),
+                                referred: fk.referred_columns.clone(),
+                            }),
+                            _ => {}
+                        }
+                    }
+                }
+                for tc in &ct.constraints {
+                    match tc {
+                        TableConstraint::PrimaryKey(pk) => {
+                            let mut cols = vec![];
+                            for ic in &pk.columns {
+                                let id = index_column_ident(&ic.column.expr);
+                                match id.as_ref().and_then(|i| col_index(&rel, i)) {
+                                    Some(c) => cols.push(c),
+                                    None => {
+                                        return Err(match id {
+                                            Some(i) => unknown_col(&rel, &i),
+                                            None => Diag::new("PRIMARY KEY must list column names"),
+                                        })
+                                    }
+                                }
+                            }
+                            rel.primary_key = cols;
+                        }
+                        TableConstraint::Unique(u) => {
+                            let mut cols = vec![];
+                            for ic in &u.columns {
+                                if let Some(c) = index_column_ident(&ic.column.expr)
+                                    .and_then(|i| col_index(&rel, &i))
+                                {
+                                    cols.push(c);
+                                }
+                            }
+                            if cols.len() == u.columns.len() {
+                                rel.unique_keys.push(cols);
+                            }
+                        }
+                        TableConstraint::ForeignKey(fk) => pending.push(pending_fk(fk, ti)),
+                        _ => {}
+                    }
+                }
+                schema.relations.push(rel);
+            }
+            Statement::AlterTable(at) => {
+                let Some(name) = last_ident(&at.name) else {
+                    continue;
+                };
+                let Some(ti) = schema
+                    .relations
+                    .iter()
+                    .position(|r| same_name(&r.name, &name))
+                else {
+                    let (off, len) = span_of(file, &snip, &name);
+                    return Err(Diag::new(format!(
+                        "ALTER TABLE of unknown table `{}`",
+                        name.value
+                    ))
+                    .help("create the table before altering it")
+                    .at(file, off, len, "unknown table"));
+                };
+                for op in &at.operations {
+                    if let AlterTableOperation::AddConstraint {
+                        constraint: TableConstraint::ForeignKey(fk),
+                        ..
+                    } = op
+                    {
+                        pending.push(pending_fk(fk, ti));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    if schema.relations.is_empty() {
+        return Err(Diag::new("the schema defines no tables")
+            .help("the schema file must contain CREATE TABLE statements")
+            .at(file, 0, 0, "in this file"));
+    }
+    for p in pending {
+        let dom = &schema.relations[p.table];
+        let Some(target) = last_ident(&p.foreign_table) else {
+            continue;
+        };
+        let Some(range) = schema
+            .relations
+            .iter()
+            .position(|r| same_name(&r.name, &target))
+        else {
+            let (at, len) = span_of(file, &snip, &target);
+            return Err(Diag::new(format!(
+                "foreign key of `{}` references unknown table `{}`",
+                dom.name, target.value
+            ))
+            .help(
+                did_you_mean(
+                    &target.value,
+                    schema.relations.iter().map(|r| r.name.as_str()),
+                )
+                .unwrap_or_else(|| "declare the referenced table in the schema".into()),
+            )
+            .at(file, at, len, "unknown table"));
+        };
+        let rrel = &schema.relations[range];
+        let mut dcols = vec![];
+        for c in &p.columns {
+            dcols.push(col_index(dom, c).ok_or_else(|| unknown_col(dom, c))?);
+        }
+        let rcols: Vec<usize> = if p.referred.is_empty() {
+            rrel.primary_key.clone()
+        } else {
+            let mut v = vec![];
+            for c in &p.referred {
+                v.push(col_index(rrel, c).ok_or_else(|| unknown_col(rrel, c))?);
+            }
+            v
+        };
+        if rcols.len() != dcols.len() {
+            let (at, len) = span_of(file, &snip, &target);
+            return Err(Diag::new(format!(
+                "foreign key of `{}` has {} column(s) but references {} column(s) of `{}`",
+                dom.name,
+                dcols.len(),
+                rcols.len(),
+                rrel.name
+            ))
+            .help("list the referenced columns, or give the referenced table a PRIMARY KEY")
+            .at(file, at, len, "here"));
+        }
+        let base = p
+            .name
+            .unwrap_or_else(|| format!("fk_{}_{}", dom.name, rrel.name));
+        let mut name = base.clone();
+        let mut k = 2;
+        while schema.foreign_keys.iter().any(|f| f.name == name) {
+            name = format!("{base}_{k}");
+            k += 1;
+        }
+        schema.foreign_keys.push(ForeignKey {
+            name,
+            domain: p.table,
+            range,
+            columns: dcols.into_iter().zip(rcols).collect(),
+        });
+    }
+    Ok(schema)
+}
+
+fn pending_fk(fk: &ForeignKeyConstraint, table: usize) -> PendingFk {
+    PendingFk {
+        name: fk.name.as_ref().map(|n| n.value.clone()),
+        table,
+        columns: fk.columns.clone(),
+        foreign_table: fk.foreign_table.clone(),
+        referred: fk.referred_columns.clone(),
+    }
+}
+
+fn index_column_ident(e: &sqlparser::ast::Expr) -> Option<Ident> {
+    match e {
+        sqlparser::ast::Expr::Identifier(i) => Some(i.clone()),
+        sqlparser::ast::Expr::CompoundIdentifier(v) => v.last().cloned(),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn schema(text: &str) -> Result<Schema> {
+        parse_schema(&SourceFile::new("s.sql", text))
+    }
+
+    #[test]
+    fn keys_and_foreign_keys() {
+        let s = schema(
+            "CREATE TABLE Buyer (id INT PRIMARY KEY, calls INT);
+             CREATE TABLE Bids (buyerId INT REFERENCES Buyer, bid INT, PRIMARY KEY (buyerId));
+             CREATE TABLE Log (id INT, buyerId INT, bid INT, PRIMARY KEY (id), UNIQUE (buyerId, bid));
+             ALTER TABLE Log ADD CONSTRAINT f2 FOREIGN KEY (buyerId) REFERENCES Buyer (id);
+             CREATE INDEX i ON Log (bid);",
+        )
+        .expect("valid");
+        assert_eq!(s.relations[1].primary_key, vec![0]);
+        assert_eq!(s.relations[2].unique_keys, vec![vec![1, 2]]);
+        assert_eq!(s.foreign_keys.len(), 2);
+        assert_eq!(s.foreign_keys[0].name, "fk_Bids_Buyer");
+        assert_eq!((s.foreign_keys[0].domain, s.foreign_keys[0].range), (1, 0));
+        assert_eq!(s.foreign_keys[1].name, "f2");
+        assert_eq!(s.foreign_keys[1].columns, vec![(1, 0)]);
+    }
+
+    #[test]
+    fn unknown_referenced_table_and_column() {
+        let e = schema("CREATE TABLE A (id INT PRIMARY KEY, b INT REFERENCES Bx (id));\nCREATE TABLE B (id INT PRIMARY KEY);").expect_err("unknown");
+        assert!(
+            e.message.contains("s.sql:1:") && e.message.contains("unknown table `Bx`"),
+            "{}",
+            e.message
+        );
+        assert_eq!(e.help.as_deref(), Some("did you mean `B`?"));
+        let e = schema("CREATE TABLE A (id INT, PRIMARY KEY (idd));").expect_err("unknown col");
+        assert!(e.message.contains("no column `idd`"), "{}", e.message);
+    }
+
+    #[test]
+    fn syntax_error_has_position() {
+        let e = schema("CREATE TABLE A (id INT PRIMARY KEY);\nCREATE TABLE B (id INT,, x INT);")
+            .expect_err("syntax");
+        assert!(e.message.starts_with("s.sql:2:"), "{}", e.message);
+    }
+}

@@ -1,0 +1,121 @@
+//! The SQL front-end: schema DDL (`ddl`) and transaction programs with a
+//! thin procedural layer (`program`). Every SQL statement and expression is
+//! parsed by `sqlparser`; this module only splits the text around IF /
+//! LOOP / EXIT and maps parser errors to file positions. Lowering to BTPs
+//! is `crate::lower`.
+
+pub mod ddl;
+pub mod program;
+
+use sqlparser::dialect::PostgreSqlDialect;
+use sqlparser::parser::{Parser, ParserError};
+
+use crate::error::{Diag, SourceFile};
+
+pub(crate) const DIALECT: PostgreSqlDialect = PostgreSqlDialect {};
+
+/// A piece of a source file: its text and where it starts.
+#[derive(Debug, Clone)]
+pub struct Snippet {
+    pub text: String,
+    pub offset: usize,
+}
+
+impl Snippet {
+    /// File offset of a 1-based (line, column) inside this snippet, as
+    /// sqlparser reports positions relative to the text it was given.
+    pub fn file_offset(&self, line: u64, col: u64) -> usize {
+        let mut off = 0usize;
+        for (i, l) in self.text.split_inclusive('\n').enumerate() {
+            if i as u64 + 1 == line {
+                let within: usize = l
+                    .chars()
+                    .take(col.saturating_sub(1) as usize)
+                    .map(char::len_utf8)
+                    .sum();
+                return self.offset + off + within;
+            }
+            off += l.len();
+        }
+        self.offset + self.text.len()
+    }
+}
+
+/// Parse a snippet as exactly one SQL statement.
+pub fn parse_one(
+    file: &SourceFile,
+    snip: &Snippet,
+) -> Result<sqlparser::ast::Statement, Box<Diag>> {
+    let mut stmts = Parser::new(&DIALECT)
+        .try_with_sql(&snip.text)
+        .and_then(|mut p| p.parse_statements())
+        .map_err(|e| parse_error(file, snip, &e))?;
+    match stmts.len() {
+        1 => Ok(stmts.remove(0)),
+        0 => Err(Diag::new("expected an SQL statement").at(
+            file,
+            snip.offset,
+            snip.text.len().max(1),
+            "here",
+        )),
+        _ => Err(Diag::new("expected one SQL statement here, found several")
+            .help("end each statement with `;`")
+            .at(file, snip.offset, snip.text.len().max(1), "here")),
+    }
+}
+
+/// Parse a snippet as an expression (IF / WHILE / EXIT WHEN conditions).
+pub fn parse_expr(file: &SourceFile, snip: &Snippet) -> Result<sqlparser::ast::Expr, Box<Diag>> {
+    let mut p = Parser::new(&DIALECT)
+        .try_with_sql(&snip.text)
+        .map_err(|e| parse_error(file, snip, &e))?;
+    let e = p.parse_expr().map_err(|e| parse_error(file, snip, &e))?;
+    if p.peek_token().token != sqlparser::tokenizer::Token::EOF {
+        let span = p.peek_token().span;
+        let at = snip.file_offset(span.start.line, span.start.column);
+        return Err(Diag::new("unexpected text after the condition")
+            .help("a condition ends at THEN, LOOP or `;`")
+            .at(file, at, 1, "leftover input"));
+    }
+    Ok(e)
+}
+
+/// sqlparser errors carry "at Line: L, Column: C" in their text.
+pub fn parse_error(file: &SourceFile, snip: &Snippet, e: &ParserError) -> Box<Diag> {
+    let msg = e.to_string();
+    let msg = msg
+        .strip_prefix("sql parser error: ")
+        .unwrap_or(&msg)
+        .to_string();
+    let (text, at) = match msg.rsplit_once(" at Line: ") {
+        Some((text, pos)) => {
+            let mut nums = pos
+                .split(", Column: ")
+                .map(|n| n.trim().parse::<u64>().unwrap_or(1));
+            let (l, c) = (nums.next().unwrap_or(1), nums.next().unwrap_or(1));
+            (text.to_string(), snip.file_offset(l, c))
+        }
+        None => (msg.clone(), snip.offset),
+    };
+    Diag::new(format!("SQL syntax error: {text}"))
+        .help("isolint reads PostgreSQL syntax; named parameters are written :name")
+        .at(file, at, 1, "here")
+}
+
+/// Lower-case an unquoted identifier (SQL case rules), keep quoted ones.
+pub fn ident_name(i: &sqlparser::ast::Ident) -> String {
+    if i.quote_style.is_some() {
+        i.value.clone()
+    } else {
+        i.value.to_lowercase()
+    }
+}
+
+/// Case rule for matching a name from SQL against a declared name.
+pub fn same_name(declared: &str, used: &sqlparser::ast::Ident) -> bool {
+    if used.quote_style.is_some() {
+        declared == used.value
+    } else {
+        declared.eq_ignore_ascii_case(&used.value)
+    }
+}
