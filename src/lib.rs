@@ -10,6 +10,7 @@ pub mod cli;
 pub mod error;
 pub mod generate;
 pub mod load;
+pub mod lower;
 pub mod promote;
 pub mod report;
 pub mod robustness;

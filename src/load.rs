@@ -53,9 +53,6 @@ pub fn check_size(w: &Workload) -> Result<()> {
     Ok(())
 }
 
-fn load_sql_dir(path: &Path, _schema: Option<&Path>) -> Result<Loaded> {
-    Err(Diag::new(format!(
-        "{} is a directory; SQL workloads are not supported yet",
-        path.display()
-    )))
+fn load_sql_dir(path: &Path, schema: Option<&Path>) -> Result<Loaded> {
+    crate::lower::load_dir(path, schema)
 }

@@ -1,0 +1,1545 @@
+//! Lowering SQL programs to BTPs (Section 5; Figures 2 and 5), with
+//! foreign-key and same-tuple constraints inferred. Rules and soundness
+//! arguments: docs/sql-frontend.md.
+//!
+//! Values are tracked symbolically: a parameter `:p` never assigned is one
+//! symbol; `SELECT c INTO :v` / `RETURNING c INTO :v` of a key-based
+//! statement q makes `:v` the term "column c of q's tuple"; anything else
+//! (expressions, aggregates, values read by a predicate-based statement,
+//! variables after an IF or around a loop that assigns them, loop
+//! variables) is a fresh opaque symbol. Equalities in WHERE and INSERT
+//! VALUES unite a statement's columns with these terms; a constraint is
+//! inferred only when the union-find proves the columns equal. Variables
+//! assigned in a loop get fresh symbols at the loop's entry and exit, so a
+//! proof never mixes iterations (the engine links statements of the same
+//! iteration only).
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::ops::ControlFlow;
+use std::path::Path;
+
+use serde::Deserialize;
+use sqlparser::ast::{
+    AssignmentTarget, BinaryOperator, Expr, FromTable, Ident, Query, SelectItem, SetExpr, Spanned,
+    Statement as Sql, TableFactor, TableObject, TableWithJoins, UnaryOperator, Value,
+};
+
+use crate::btp::{
+    validate, Body, Constraint, ConstraintKind, Origin, Program, Statement, StmtType, Workload,
+};
+use crate::error::{did_you_mean, Diag, Result, SourceFile, Warning};
+use crate::load::{check_size, Loaded};
+use crate::schema::{AttrSet, RelId, Schema};
+use crate::sql::ddl::parse_schema;
+use crate::sql::program::{abbreviation, parse_program, Node};
+use crate::sql::{parse_one, same_name, Snippet};
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct Manifest {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(default)]
+    schema: Option<String>,
+}
+
+/// Load a directory of `.sql` programs with its schema.
+pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
+    let manifest_path = dir.join("isolint.yaml");
+    let manifest: Manifest = if manifest_path.exists() {
+        let f = SourceFile::read(&manifest_path)?;
+        yaml_serde::from_str(&f.text).map_err(|e| {
+            let d = Diag::new(format!("malformed manifest: {}", e.to_string().split(" at line ").next().unwrap_or("")))
+                .help("isolint.yaml may set `schema:` (path relative to the directory), `description:` and `name:`");
+            match e.location() {
+                Some(l) => d.at_line_col(&f, l.line(), l.column(), "here"),
+                None => d,
+            }
+        })?
+    } else {
+        Manifest::default()
+    };
+    let schema_path = match (schema_override, &manifest.schema) {
+        (Some(p), _) => p.to_path_buf(),
+        (None, Some(s)) => dir.join(s),
+        (None, None) => {
+            return Err(
+                Diag::new(format!("no schema for {}", dir.display())).help(format!(
+                    "pass --schema FILE, or add `schema: ../../schemas/NAME.sql` to {}",
+                    manifest_path.display()
+                )),
+            )
+        }
+    };
+    if !schema_path.exists() {
+        return Err(Diag::new(format!("schema file {} does not exist", schema_path.display()))
+            .help("check the `schema:` path in isolint.yaml (relative to the workload directory) or the --schema argument"));
+    }
+    let schema = parse_schema(&SourceFile::read(&schema_path)?)?;
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .map_err(|e| Diag::new(format!("cannot read directory {}: {e}", dir.display())))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "sql"))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(Diag::new(format!("{} contains no .sql programs", dir.display()))
+            .help("a workload directory holds one .sql file per transaction program (program name = file stem)"));
+    }
+    let sources: Vec<SourceFile> = files
+        .iter()
+        .map(|p| SourceFile::read(p))
+        .collect::<Result<_>>()?;
+    let name = manifest
+        .name
+        .clone()
+        .or_else(|| dir.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "workload".into());
+    let (workload, warnings) =
+        lower_programs(name, manifest.description.clone(), schema, &sources)?;
+    check_size(&workload)?;
+    Ok(Loaded { workload, warnings })
+}
+
+/// Lower already-read program files against a schema.
+pub fn lower_programs(
+    name: String,
+    description: Option<String>,
+    schema: Schema,
+    sources: &[SourceFile],
+) -> Result<(Workload, Vec<Warning>)> {
+    // Parse everything first: UNIQUE keys count only if no UPDATE assigns
+    // them, which needs the whole workload.
+    let mut trees = vec![];
+    for f in sources {
+        trees.push(parse_program(f)?);
+    }
+    let mut parsed: Vec<HashMap<usize, (Sql, Vec<String>)>> = vec![];
+    let mut assigned: HashSet<(RelId, usize)> = HashSet::new();
+    for (f, tree) in sources.iter().zip(&trees) {
+        let mut map = HashMap::new();
+        parse_all(f, tree, &mut map)?;
+        for (sql, _) in map.values() {
+            if let Sql::Update(u) = sql {
+                if let TableFactor::Table { name, .. } = &u.table.relation {
+                    if let Some(rel) = name
+                        .0
+                        .last()
+                        .and_then(|p| p.as_ident())
+                        .and_then(|i| find_rel(&schema, i))
+                    {
+                        for a in &u.assignments {
+                            for col in assignment_columns(&a.target) {
+                                if let Some(c) = schema
+                                    .rel(rel)
+                                    .attributes
+                                    .iter()
+                                    .position(|x| same_name(x, &col))
+                                {
+                                    assigned.insert((rel, c));
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        parsed.push(map);
+    }
+    let mut programs = vec![];
+    let mut warnings = vec![];
+    let mut counter = 0usize;
+    for ((f, tree), map) in sources.iter().zip(&trees).zip(&parsed) {
+        let mut l = Lowerer {
+            schema: &schema,
+            file: f,
+            parsed: map,
+            assigned: &assigned,
+            statements: vec![],
+            facts: vec![],
+            uf: UnionFind::default(),
+            env: HashMap::new(),
+            fresh: 0,
+            loops: vec![],
+            next_loop: 0,
+            counter: &mut counter,
+            warnings: &mut warnings,
+        };
+        let (body, _) = l.block(tree)?;
+        let body = body.unwrap_or(Body::Seq(vec![]));
+        let constraints = l.infer_constraints();
+        let stem = Path::new(&f.name)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        programs.push(Program {
+            name: stem,
+            abbrev: abbreviation(f),
+            statements: l.statements,
+            body,
+            constraints,
+            file: Some(f.name.clone()),
+        });
+    }
+    let w = Workload {
+        name,
+        description,
+        schema,
+        programs,
+    };
+    if let Err(inv) = validate(&w) {
+        return Err(Diag::new(format!(
+            "internal error: the lowered BTPs are invalid: {}",
+            inv.message
+        ))
+        .help("please report this with the SQL that caused it"));
+    }
+    Ok((w, warnings))
+}
+
+fn assignment_columns(t: &AssignmentTarget) -> Vec<Ident> {
+    let names = match t {
+        AssignmentTarget::ColumnName(n) => vec![n],
+        AssignmentTarget::Tuple(v) => v.iter().collect(),
+    };
+    names
+        .into_iter()
+        .filter_map(|n| n.0.last().and_then(|p| p.as_ident()).cloned())
+        .collect()
+}
+
+fn find_rel(schema: &Schema, i: &Ident) -> Option<RelId> {
+    schema.relations.iter().position(|r| same_name(&r.name, i))
+}
+
+/// Parse every SQL statement of the tree (keyed by its offset), with the
+/// INTO targets cut out of the text.
+fn parse_all(
+    f: &SourceFile,
+    nodes: &[Node],
+    out: &mut HashMap<usize, (Sql, Vec<String>)>,
+) -> Result<()> {
+    for n in nodes {
+        match n {
+            Node::Sql(s) => {
+                let (clean, into) = strip_into(&s.text);
+                let snip = Snippet {
+                    text: clean,
+                    offset: s.offset,
+                };
+                let stmt = parse_one(f, &snip)?;
+                out.insert(s.offset, (stmt, into));
+            }
+            Node::If(bs) => {
+                for (_, b) in bs {
+                    parse_all(f, b, out)?;
+                }
+            }
+            Node::Loop { body, .. } => parse_all(f, body, out)?,
+            Node::Exit { .. } | Node::Abort => {}
+        }
+    }
+    Ok(())
+}
+
+/// Blank out `INTO :a, :b` after a SELECT list or RETURNING list (sqlparser
+/// does not take variables there); positions are kept for error spans.
+fn strip_into(text: &str) -> (String, Vec<String>) {
+    let upper = text.to_uppercase();
+    let b = upper.as_bytes();
+    let mut depth = 0i32;
+    let mut i = 0;
+    let mut first_word: Option<String> = None;
+    let mut seen_returning = false;
+    let mut in_str = false;
+    while i < b.len() {
+        let c = b[i];
+        if in_str {
+            if c == b'\'' {
+                in_str = false;
+            }
+            i += 1;
+            continue;
+        }
+        match c {
+            b'\'' => in_str = true,
+            b'(' => depth += 1,
+            b')' => depth -= 1,
+            _ => {}
+        }
+        if depth == 0
+            && c.is_ascii_alphabetic()
+            && (i == 0
+                || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_' || b[i - 1] == b':'))
+        {
+            let s = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            let w = &upper[s..i];
+            if first_word.is_none() {
+                first_word = Some(w.to_string());
+            }
+            if w == "RETURNING" {
+                seen_returning = true;
+            }
+            if w == "INTO" && (seen_returning || first_word.as_deref() == Some("SELECT")) {
+                // Targets: comma-separated (:)names up to the next keyword.
+                let mut j = i;
+                let mut vars = vec![];
+                loop {
+                    while j < b.len()
+                        && (b[j] == b' ' || b[j] == b'\n' || b[j] == b'\t' || b[j] == b'\r')
+                    {
+                        j += 1;
+                    }
+                    let vs = j;
+                    if j < b.len() && b[j] == b':' {
+                        j += 1;
+                    }
+                    let ns = j;
+                    while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'_') {
+                        j += 1;
+                    }
+                    if ns == j || (vs == ns && is_keyword(&upper[ns..j])) {
+                        j = vs;
+                        break;
+                    }
+                    vars.push(text[ns..j].to_lowercase());
+                    let mut k = j;
+                    while k < b.len()
+                        && (b[k] == b' ' || b[k] == b'\n' || b[k] == b'\t' || b[k] == b'\r')
+                    {
+                        k += 1;
+                    }
+                    if k < b.len() && b[k] == b',' {
+                        j = k + 1;
+                    } else {
+                        break;
+                    }
+                }
+                if !vars.is_empty() {
+                    let mut out = text.to_string();
+                    out.replace_range(s..j, &" ".repeat(j - s));
+                    return (out, vars);
+                }
+            }
+            continue;
+        }
+        i += 1;
+    }
+    (text.to_string(), vec![])
+}
+
+fn is_keyword(w: &str) -> bool {
+    matches!(
+        w,
+        "FROM" | "WHERE" | "ORDER" | "GROUP" | "LIMIT" | "FOR" | "UNION" | "HAVING"
+    )
+}
+
+/// Symbolic values: see the module comment.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Term {
+    Param(String),
+    Lit(String),
+    Fresh(usize),
+    /// Column `attr` of the tuple statement `stmt` touches.
+    Col(usize, usize),
+}
+
+#[derive(Default)]
+struct UnionFind {
+    ids: HashMap<Term, usize>,
+    parent: Vec<usize>,
+}
+
+impl UnionFind {
+    fn id(&mut self, t: &Term) -> usize {
+        if let Some(&i) = self.ids.get(t) {
+            return i;
+        }
+        let i = self.parent.len();
+        self.parent.push(i);
+        self.ids.insert(t.clone(), i);
+        i
+    }
+    fn find(&mut self, mut i: usize) -> usize {
+        while self.parent[i] != i {
+            self.parent[i] = self.parent[self.parent[i]];
+            i = self.parent[i];
+        }
+        i
+    }
+    fn union(&mut self, a: &Term, b: &Term) {
+        let (x, y) = (self.id(a), self.id(b));
+        let (x, y) = (self.find(x), self.find(y));
+        self.parent[x] = y;
+    }
+    fn same(&mut self, a: &Term, b: &Term) -> bool {
+        let (x, y) = (self.id(a), self.id(b));
+        self.find(x) == self.find(y)
+    }
+}
+
+/// What FK and same-tuple inference needs to know about a statement.
+#[derive(Debug, Clone, Default)]
+struct Facts {
+    /// Columns the statement pins to a value (WHERE equalities, VALUES).
+    bound: BTreeSet<usize>,
+    /// Columns the statement writes through SET (they change the tuple).
+    assigns: BTreeSet<usize>,
+    /// The key (column set) that made it key-based, if any.
+    key: Option<Vec<usize>>,
+}
+
+struct Lowerer<'a> {
+    schema: &'a Schema,
+    file: &'a SourceFile,
+    parsed: &'a HashMap<usize, (Sql, Vec<String>)>,
+    assigned: &'a HashSet<(RelId, usize)>,
+    statements: Vec<Statement>,
+    facts: Vec<Facts>,
+    uf: UnionFind,
+    env: HashMap<String, Term>,
+    fresh: usize,
+    loops: Vec<usize>,
+    next_loop: usize,
+    counter: &'a mut usize,
+    warnings: &'a mut Vec<Warning>,
+}
+
+/// A table of the FROM list (or the target of UPDATE/DELETE/INSERT).
+struct TableRef {
+    rel: RelId,
+    name: String,
+    alias: Option<String>,
+}
+
+/// Columns of one table found in the parts of a statement.
+#[derive(Default, Clone)]
+struct Uses {
+    /// WHERE and ON columns (predicate columns).
+    pred: BTreeSet<usize>,
+    /// Columns read: select list, ORDER/GROUP BY, HAVING, SET and RETURNING expressions.
+    read: BTreeSet<usize>,
+    /// Equalities column = value (no column on the other side).
+    eq: Vec<(usize, Term)>,
+    /// Columns of conjuncts that are not such equalities.
+    extra: BTreeSet<usize>,
+    /// Columns in column = column conjuncts (joins).
+    join: BTreeSet<usize>,
+    all: bool,
+}
+
+impl<'a> Lowerer<'a> {
+    fn fresh(&mut self) -> Term {
+        self.fresh += 1;
+        Term::Fresh(self.fresh)
+    }
+
+    fn line_of(&self, offset: usize) -> usize {
+        self.file.line_col(offset).0
+    }
+
+    fn warn(&mut self, offset: usize, message: impl Into<String>) {
+        let line = self.line_of(offset);
+        self.warnings.push(Warning {
+            file: self.file.name.clone(),
+            line,
+            message: message.into(),
+        });
+    }
+
+    /// Lower a list of nodes. `None` body: every path aborts. The flag
+    /// says whether an EXIT may leave the enclosing loop from here.
+    fn block(&mut self, nodes: &[Node]) -> Result<(Option<Body>, bool)> {
+        let mut seq: Vec<Body> = vec![];
+        let mut i = 0;
+        while i < nodes.len() {
+            let node = &nodes[i];
+            let (b, exits) = match node {
+                Node::Sql(s) => (Some(self.statement(s, nodes.get(i + 1))?), false),
+                Node::Abort => return Ok((None, false)),
+                Node::Exit { when, at } => {
+                    if self.loops.is_empty() {
+                        return Err(Diag::new("EXIT outside a loop")
+                            .help("EXIT leaves the innermost LOOP; remove it or put it inside LOOP … END LOOP;")
+                            .at(self.file, *at, 4, "here"));
+                    }
+                    let _ = when;
+                    (Some(Body::Seq(vec![])), true)
+                }
+                Node::If(branches) => self.if_node(branches)?,
+                Node::Loop { var, body, .. } => {
+                    (Some(self.loop_node(var.as_deref(), body)?), false)
+                }
+            };
+            match b {
+                None => return Ok((None, false)),
+                Some(b) => seq.push(b),
+            }
+            i += 1;
+            if exits {
+                // The rest of this sequence may be skipped by the EXIT: an
+                // over-approximation (later iterations stay possible).
+                let (rest, rest_exits) = self.block(&nodes[i..])?;
+                if let Some(r) = rest {
+                    seq.push(Body::Opt(Box::new(r)));
+                }
+                return Ok((Some(Body::Seq(seq)), true || rest_exits));
+            }
+        }
+        Ok((Some(Body::Seq(seq)), false))
+    }
+
+    fn if_node(
+        &mut self,
+        branches: &[(Option<Snippet>, Vec<Node>)],
+    ) -> Result<(Option<Body>, bool)> {
+        let before = self.env.clone();
+        let mut alts = vec![];
+        let mut exits = false;
+        let mut assigned: HashSet<String> = HashSet::new();
+        for (_, nodes) in branches {
+            self.env = before.clone();
+            let (b, e) = self.block(nodes)?;
+            for (k, v) in &self.env {
+                if before.get(k) != Some(v) {
+                    assigned.insert(k.clone());
+                }
+            }
+            exits |= e;
+            if let Some(b) = b {
+                alts.push(b);
+            }
+        }
+        if branches.last().is_some_and(|(c, _)| c.is_some()) {
+            alts.push(Body::Seq(vec![]));
+        }
+        self.env = before;
+        for v in assigned {
+            let t = self.fresh();
+            self.env.insert(v, t);
+        }
+        Ok(match alts.len() {
+            0 => (None, false),
+            1 => (alts.pop(), exits),
+            _ => (Some(Body::Branch(alts)), exits),
+        })
+    }
+
+    fn loop_node(&mut self, var: Option<&str>, body: &[Node]) -> Result<Body> {
+        let id = self.next_loop;
+        self.next_loop += 1;
+        // Variables assigned in the body differ between iterations: fresh
+        // symbols at entry and at exit.
+        let mut assigned = HashSet::new();
+        collect_assigned(body, self.parsed, &mut assigned);
+        if let Some(v) = var {
+            assigned.insert(v.to_string());
+        }
+        for v in &assigned {
+            let t = self.fresh();
+            self.env.insert(v.clone(), t);
+        }
+        self.loops.push(id);
+        let (b, _) = self.block(body)?;
+        self.loops.pop();
+        for v in &assigned {
+            let t = self.fresh();
+            self.env.insert(v.clone(), t);
+        }
+        // A body that always aborts can only run zero times.
+        Ok(match b {
+            Some(b) => Body::Loop(Box::new(b)),
+            None => Body::Seq(vec![]),
+        })
+    }
+
+    fn var_term(&mut self, name: &str) -> Term {
+        let key = name.trim_start_matches(':').to_lowercase();
+        self.env.get(&key).cloned().unwrap_or(Term::Param(key))
+    }
+
+    fn term(&mut self, e: &Expr) -> Term {
+        match e {
+            Expr::Value(v) => match &v.value {
+                Value::Placeholder(p) => self.var_term(p),
+                Value::Number(n, _) => Term::Lit(n.clone()),
+                Value::SingleQuotedString(s) => Term::Lit(format!("'{s}'")),
+                _ => self.fresh(),
+            },
+            Expr::Nested(inner) => self.term(inner),
+            _ => self.fresh(),
+        }
+    }
+
+    fn new_statement(&mut self, ty: StmtType, rel: RelId, snip: &Snippet) -> usize {
+        *self.counter += 1;
+        let text: String = snip.text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let first = snip.text.len() - snip.text.trim_start().len();
+        self.statements.push(Statement {
+            id: format!("q{}", self.counter),
+            ty,
+            rel,
+            pread: None,
+            read: None,
+            write: None,
+            sql: Some(text),
+            origin: Some(Origin {
+                file: self.file.name.clone(),
+                line: self.line_of(snip.offset + first),
+            }),
+            locking: false,
+        });
+        self.facts.push(Facts::default());
+        self.statements.len() - 1
+    }
+
+    fn set(&self, rel: RelId, cols: &BTreeSet<usize>) -> Option<AttrSet> {
+        Some(AttrSet::from_indices(
+            self.schema.rel(rel).arity(),
+            cols.iter().copied(),
+        ))
+    }
+
+    fn all(&self, rel: RelId) -> Option<AttrSet> {
+        Some(AttrSet::full(self.schema.rel(rel).arity()))
+    }
+
+    /// Bind the statement's columns to the terms of its equalities.
+    fn bind(&mut self, q: usize, eq: &[(usize, Term)]) {
+        for (c, t) in eq {
+            self.uf.union(&Term::Col(q, *c), t);
+            self.facts[q].bound.insert(*c);
+        }
+    }
+
+    /// The key (PK, or a UNIQUE key no UPDATE assigns) pinned by `eq`.
+    fn key_of(&self, rel: RelId, eq: &[(usize, Term)]) -> Option<Vec<usize>> {
+        let r = self.schema.rel(rel);
+        let pinned: HashSet<usize> = eq.iter().map(|(c, _)| *c).collect();
+        let mut keys = vec![];
+        if !r.primary_key.is_empty() {
+            keys.push(r.primary_key.clone());
+        }
+        for u in &r.unique_keys {
+            if !u.is_empty() && u.iter().all(|c| !self.assigned.contains(&(rel, *c))) {
+                keys.push(u.clone());
+            }
+        }
+        keys.into_iter()
+            .find(|k| k.iter().all(|c| pinned.contains(c)))
+    }
+
+    fn statement(&mut self, s: &Snippet, next: Option<&Node>) -> Result<Body> {
+        let Some((sql, into)) = self.parsed.get(&s.offset) else {
+            return Err(Diag::new("internal error: statement not parsed")
+                .at(self.file, s.offset, 1, "here"));
+        };
+        let (sql, into) = (sql.clone(), into.clone());
+        let snip = s.clone();
+        match &sql {
+            Sql::Query(q) => self.select(q, &snip, &into),
+            Sql::Update(u) => {
+                if u.from.is_some() || !u.table.joins.is_empty() {
+                    return Err(self.unsupported(&snip, "UPDATE … FROM / joins in UPDATE", "split it into a SELECT and a key-based UPDATE"));
+                }
+                let t = self.table_ref(&u.table.relation, &snip)?;
+                let tables = vec![t];
+                let mut pre = vec![];
+                let mut uses = Uses::default();
+                let mut writes = BTreeSet::new();
+                for a in &u.assignments {
+                    for col in assignment_columns(&a.target) {
+                        let c = self.column(&tables, None, &col, &snip)?.1;
+                        writes.insert(c);
+                    }
+                    self.collect(&tables, &a.value, &snip, &mut pre, Clause::Read, std::slice::from_mut(&mut uses))?;
+                }
+                if let Some(r) = &u.returning {
+                    for item in r {
+                        self.collect_item(&tables, item, &snip, &mut pre, std::slice::from_mut(&mut uses))?;
+                    }
+                }
+                if let Some(w) = &u.selection {
+                    self.where_clause(&tables, w, &snip, &mut pre, std::slice::from_mut(&mut uses))?;
+                }
+                let rel = tables[0].rel;
+                let returning_cols = returning_columns(&u.returning, &tables, self.schema);
+                let body = self.write_stmt(WriteKind::Update, rel, &uses, writes, &snip, &into, &returning_cols, next)?;
+                Ok(seq(pre, body))
+            }
+            Sql::Delete(d) => {
+                let from = match &d.from {
+                    FromTable::WithFromKeyword(v) | FromTable::WithoutKeyword(v) => v,
+                };
+                if from.len() != 1 || !from[0].joins.is_empty() || d.using.is_some() {
+                    return Err(self.unsupported(&snip, "DELETE from several tables or with USING", "delete from one table per statement"));
+                }
+                let t = self.table_ref(&from[0].relation, &snip)?;
+                let tables = vec![t];
+                let mut pre = vec![];
+                let mut uses = Uses::default();
+                if let Some(w) = &d.selection {
+                    self.where_clause(&tables, w, &snip, &mut pre, std::slice::from_mut(&mut uses))?;
+                }
+                if let Some(r) = &d.returning {
+                    let mut ret = Uses::default();
+                    for item in r {
+                        self.collect_item(&tables, item, &snip, &mut pre, std::slice::from_mut(&mut ret))?;
+                    }
+                }
+                let rel = tables[0].rel;
+                let returning_cols = returning_columns(&d.returning, &tables, self.schema);
+                let body = self.write_stmt(WriteKind::Delete, rel, &uses, BTreeSet::new(), &snip, &into, &returning_cols, next)?;
+                Ok(seq(pre, body))
+            }
+            Sql::Insert(ins) => {
+                if ins.on.is_some() {
+                    return Err(self.unsupported(&snip, "INSERT … ON CONFLICT", "write it as UPDATE …; IF NOT FOUND THEN INSERT …; END IF;"));
+                }
+                let TableObject::TableName(name) = &ins.table else {
+                    return Err(self.unsupported(&snip, "INSERT into a table function", "insert into a table"));
+                };
+                let Some(ident) = name.0.last().and_then(|p| p.as_ident()).cloned() else {
+                    return Err(self.unsupported(&snip, "this INSERT target", "insert into a table"));
+                };
+                let rel = self.rel_by_ident(&ident, &snip)?;
+                let tables = vec![TableRef {
+                    rel,
+                    name: self.schema.rel(rel).name.clone(),
+                    alias: None,
+                }];
+                let mut cols = vec![];
+                for c in &ins.columns {
+                    if let Some(i) = c.0.last().and_then(|p| p.as_ident()) {
+                        cols.push(self.column(&tables, None, i, &snip)?.1);
+                    }
+                }
+                if cols.is_empty() {
+                    cols = (0..self.schema.rel(rel).arity()).collect();
+                }
+                let mut pre = vec![];
+                let mut eq = vec![];
+                match ins.source.as_deref() {
+                    Some(Query { body, .. }) if matches!(body.as_ref(), SetExpr::Values(_)) => {
+                        if let SetExpr::Values(v) = body.as_ref() {
+                            if v.rows.len() == 1 {
+                                for (c, e) in cols.iter().zip(v.rows[0].iter()) {
+                                    let mut scratch = Uses::default();
+                                    // Subqueries inside VALUES become reads.
+                                    self.collect(&tables, e, &snip, &mut pre, Clause::Read, std::slice::from_mut(&mut scratch))?;
+                                    let t = self.term(e);
+                                    eq.push((*c, t));
+                                }
+                            }
+                        }
+                    }
+                    Some(q) => {
+                        // INSERT … SELECT: the SELECT is a read before the insert.
+                        pre.push(self.select(q, &snip, &[])?);
+                    }
+                    None => {}
+                }
+                let q = self.new_statement(StmtType::Ins, rel, &snip);
+                self.statements[q].write = self.all(rel);
+                self.bind(q, &eq);
+                self.facts[q].key = self.key_of(rel, &eq);
+                let returning_cols = returning_columns(&ins.returning, &tables, self.schema);
+                self.assign_into(&into, q, true, &returning_cols, &BTreeSet::new());
+                Ok(seq(pre, Body::Stmt(q)))
+            }
+            _ => Err(Diag::new("unsupported statement: isolint models SELECT, INSERT, UPDATE and DELETE")
+                .help("DDL belongs in the schema file; SET, LOCK and other commands cannot be modelled as BTP statements")
+                .at(self.file, s.offset + (s.text.len() - s.text.trim_start().len()), 6, "here")),
+        }
+    }
+
+    fn unsupported(&self, snip: &Snippet, what: &str, help: &str) -> Box<Diag> {
+        let first = snip.text.len() - snip.text.trim_start().len();
+        Diag::new(format!("{what} is not supported"))
+            .help(help.to_string())
+            .at(self.file, snip.offset + first, 6, "here")
+    }
+
+    /// `:v` of INTO gets column c of q's tuple (key-based statements,
+    /// columns not changed by the statement) or a fresh symbol.
+    fn assign_into(
+        &mut self,
+        into: &[String],
+        q: usize,
+        key_based: bool,
+        cols: &[Option<usize>],
+        changed: &BTreeSet<usize>,
+    ) {
+        for (k, v) in into.iter().enumerate() {
+            let t = match cols.get(k).copied().flatten() {
+                Some(c) if key_based && !changed.contains(&c) => Term::Col(q, c),
+                _ => self.fresh(),
+            };
+            self.env.insert(v.clone(), t);
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn write_stmt(
+        &mut self,
+        kind: WriteKind,
+        rel: RelId,
+        uses: &Uses,
+        writes: BTreeSet<usize>,
+        snip: &Snippet,
+        into: &[String],
+        returning_cols: &[Option<usize>],
+        next: Option<&Node>,
+    ) -> Result<Body> {
+        let key = self.key_of(rel, &uses.eq);
+        let r = self.schema.rel(rel);
+        let assigns_key = writes.iter().any(|c| r.primary_key.contains(c));
+        let mut read = uses.read.clone();
+        if assigns_key && kind == WriteKind::Update {
+            // Changing the key moves the row: a read of what the SET
+            // expressions use, a delete, and an insert.
+            let name = r.name.clone();
+            self.warn(snip.offset, format!("UPDATE assigns a primary-key column of `{name}`: modelled as a read, a delete and an insert"));
+            let mut parts = vec![];
+            let sel_ty = if key.is_some() {
+                StmtType::KeySel
+            } else {
+                StmtType::PredSel
+            };
+            let s = self.new_statement(sel_ty, rel, snip);
+            read.extend(uses.extra.iter().copied());
+            self.statements[s].read = self.set(rel, &read);
+            if key.is_none() {
+                self.statements[s].pread = self.set(rel, &uses.pred);
+            }
+            self.bind(s, &uses.eq);
+            parts.push(Body::Stmt(s));
+            let del_ty = if key.is_some() {
+                StmtType::KeyDel
+            } else {
+                StmtType::PredDel
+            };
+            let d = self.new_statement(del_ty, rel, snip);
+            self.statements[d].write = self.all(rel);
+            if key.is_none() {
+                self.statements[d].pread = self.set(rel, &uses.pred);
+            }
+            self.bind(d, &uses.eq);
+            parts.push(Body::Stmt(d));
+            let i = self.new_statement(StmtType::Ins, rel, snip);
+            self.statements[i].write = self.all(rel);
+            parts.push(Body::Stmt(i));
+            for v in into {
+                let t = self.fresh();
+                self.env.insert(v.clone(), t);
+            }
+            return Ok(Body::Seq(parts));
+        }
+        match key {
+            Some(key) => {
+                let ty = if kind == WriteKind::Update {
+                    StmtType::KeyUpd
+                } else {
+                    StmtType::KeyDel
+                };
+                let q = self.new_statement(ty, rel, snip);
+                if kind == WriteKind::Update {
+                    let mut rs = read.clone();
+                    rs.extend(uses.extra.iter().copied());
+                    self.statements[q].read = self.set(rel, &rs);
+                    self.statements[q].write = self.set(rel, &writes);
+                } else {
+                    self.statements[q].write = self.all(rel);
+                }
+                self.bind(q, &uses.eq);
+                self.facts[q].key = Some(key);
+                self.facts[q].assigns = writes.clone();
+                self.assign_into(into, q, true, returning_cols, &writes);
+                if uses.extra.is_empty() || self.aborts_when_no_match(into, next) {
+                    return Ok(Body::Stmt(q));
+                }
+                // Extra conjuncts may match nothing: then the statement only
+                // read the tuple and the transaction goes on.
+                let s = self.new_statement(StmtType::KeySel, rel, snip);
+                self.statements[s].read = self.set(rel, &uses.extra);
+                self.bind(s, &uses.eq);
+                self.facts[s].key = self.facts[q].key.clone();
+                Ok(Body::Branch(vec![Body::Stmt(q), Body::Stmt(s)]))
+            }
+            None => {
+                let ty = if kind == WriteKind::Update {
+                    StmtType::PredUpd
+                } else {
+                    StmtType::PredDel
+                };
+                let q = self.new_statement(ty, rel, snip);
+                self.statements[q].pread = self.set(rel, &uses.pred);
+                if kind == WriteKind::Update {
+                    self.statements[q].read = self.set(rel, &read);
+                    self.statements[q].write = self.set(rel, &writes);
+                } else {
+                    self.statements[q].write = self.all(rel);
+                }
+                self.bind(q, &uses.eq);
+                self.facts[q].assigns = writes;
+                self.assign_into(into, q, false, returning_cols, &BTreeSet::new());
+                Ok(Body::Stmt(q))
+            }
+        }
+    }
+
+    /// The abort idioms right after a statement: `IF NOT FOUND THEN
+    /// RAISE/ROLLBACK` or `IF :v IS NULL THEN …` for a RETURNING … INTO :v.
+    fn aborts_when_no_match(&self, into: &[String], next: Option<&Node>) -> bool {
+        let Some(Node::If(branches)) = next else {
+            return false;
+        };
+        let Some((Some(cond), body)) = branches.first() else {
+            return false;
+        };
+        if !(body.len() == 1 && matches!(body[0], Node::Abort)) {
+            return false;
+        }
+        let Ok(e) = crate::sql::parse_expr(self.file, cond) else {
+            return false;
+        };
+        match e {
+            Expr::UnaryOp {
+                op: UnaryOperator::Not,
+                expr,
+            } => {
+                matches!(expr.as_ref(), Expr::Identifier(i) if i.value.eq_ignore_ascii_case("found"))
+            }
+            Expr::IsNull(inner) => match inner.as_ref() {
+                Expr::Value(v) => match &v.value {
+                    Value::Placeholder(p) => {
+                        into.contains(&p.trim_start_matches(':').to_lowercase())
+                    }
+                    _ => false,
+                },
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+
+    fn rel_by_ident(&self, ident: &Ident, snip: &Snippet) -> Result<RelId> {
+        find_rel(self.schema, ident).ok_or_else(|| {
+            let at = snip.file_offset(ident.span.start.line, ident.span.start.column);
+            Diag::new(format!("unknown table `{}`", ident.value))
+                .help(
+                    did_you_mean(
+                        &ident.value,
+                        self.schema.relations.iter().map(|r| r.name.as_str()),
+                    )
+                    .unwrap_or_else(|| {
+                        "the schema does not define it; check the schema file given to isolint"
+                            .into()
+                    }),
+                )
+                .at(self.file, at, ident.value.len(), "unknown table")
+        })
+    }
+
+    fn table_ref(&self, f: &TableFactor, snip: &Snippet) -> Result<TableRef> {
+        match f {
+            TableFactor::Table { name, alias, .. } => {
+                let Some(ident) = name.0.last().and_then(|p| p.as_ident()) else {
+                    return Err(self.unsupported(snip, "this FROM item", "name a table"));
+                };
+                let rel = self.rel_by_ident(ident, snip)?;
+                Ok(TableRef {
+                    rel,
+                    name: ident.value.clone(),
+                    alias: alias.as_ref().map(|a| a.name.value.clone()),
+                })
+            }
+            _ => Err(self.unsupported(
+                snip,
+                "a subquery, function or nested join in FROM",
+                "name tables directly in FROM",
+            )),
+        }
+    }
+
+    /// Resolve a column to (table index, attribute index).
+    fn column(
+        &self,
+        tables: &[TableRef],
+        qualifier: Option<&Ident>,
+        col: &Ident,
+        snip: &Snippet,
+    ) -> Result<(usize, usize)> {
+        let at = snip.file_offset(col.span.start.line, col.span.start.column);
+        let candidates: Vec<usize> = match qualifier {
+            Some(q) => tables
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| {
+                    t.alias.as_deref().map_or(false, |a| same_name(a, q))
+                        || (t.alias.is_none() && same_name(&t.name, q))
+                        || same_name(&self.schema.rel(t.rel).name, q)
+                })
+                .map(|(i, _)| i)
+                .collect(),
+            None => (0..tables.len()).collect(),
+        };
+        if qualifier.is_some() && candidates.is_empty() {
+            let q = qualifier.map(|q| q.value.clone()).unwrap_or_default();
+            let qat = qualifier.map_or(at, |q| {
+                snip.file_offset(q.span.start.line, q.span.start.column)
+            });
+            return Err(
+                Diag::new(format!("`{q}` is not a table or alias of this statement"))
+                    .help("qualify columns with a table name or alias from FROM")
+                    .at(self.file, qat, q.len(), "unknown qualifier"),
+            );
+        }
+        let mut found = vec![];
+        for &ti in &candidates {
+            let r = self.schema.rel(tables[ti].rel);
+            if let Some(c) = r.attributes.iter().position(|a| same_name(a, col)) {
+                found.push((ti, c));
+            }
+        }
+        match found.len() {
+            1 => Ok(found[0]),
+            0 => {
+                let names: Vec<&str> = candidates
+                    .iter()
+                    .flat_map(|&ti| {
+                        self.schema
+                            .rel(tables[ti].rel)
+                            .attributes
+                            .iter()
+                            .map(String::as_str)
+                    })
+                    .collect();
+                let tabs: Vec<&str> = candidates
+                    .iter()
+                    .map(|&ti| self.schema.rel(tables[ti].rel).name.as_str())
+                    .collect();
+                Err(Diag::new(format!(
+                    "unknown column `{}` in {}",
+                    col.value,
+                    tabs.join(", ")
+                ))
+                .help(
+                    did_you_mean(&col.value, names.iter().copied())
+                        .unwrap_or_else(|| "check the column against the schema".into()),
+                )
+                .at(self.file, at, col.value.len(), "unknown column"))
+            }
+            _ => Err(Diag::new(format!("column `{}` is ambiguous", col.value))
+                .help("qualify it with the table name or alias")
+                .at(self.file, at, col.value.len(), "ambiguous")),
+        }
+    }
+
+    /// Walk an expression: column uses go to `uses[table]` under `clause`;
+    /// subqueries are lowered into `pre` (reads before this statement).
+    fn collect(
+        &mut self,
+        tables: &[TableRef],
+        e: &Expr,
+        snip: &Snippet,
+        pre: &mut Vec<Body>,
+        clause: Clause,
+        uses: &mut [Uses],
+    ) -> Result<()> {
+        // Subqueries first; remember their spans to skip their columns.
+        let mut subs: Vec<Query> = vec![];
+        let _ = sqlparser::ast::visit_expressions(e, |x| {
+            match x {
+                Expr::Subquery(q)
+                | Expr::Exists { subquery: q, .. }
+                | Expr::InSubquery { subquery: q, .. } => subs.push((**q).clone()),
+                _ => {}
+            }
+            ControlFlow::<()>::Continue(())
+        });
+        // Keep only outermost subqueries.
+        let spans: Vec<_> = subs.iter().map(|q| q.span()).collect();
+        let inside = |s: sqlparser::tokenizer::Span, except: Option<usize>| {
+            spans
+                .iter()
+                .enumerate()
+                .any(|(i, o)| Some(i) != except && o.start <= s.start && s.end <= o.end && *o != s)
+        };
+        for (i, q) in subs.iter().enumerate() {
+            if !inside(q.span(), Some(i)) {
+                let b = self.select(q, snip, &[])?;
+                pre.push(b);
+            }
+        }
+        let mut idents: Vec<(Option<Ident>, Ident)> = vec![];
+        let _ = sqlparser::ast::visit_expressions(e, |x| {
+            match x {
+                Expr::Identifier(i) if !inside(i.span, None) => idents.push((None, i.clone())),
+                Expr::CompoundIdentifier(v)
+                    if v.len() >= 2 && !inside(v[v.len() - 1].span, None) =>
+                {
+                    idents.push((Some(v[v.len() - 2].clone()), v[v.len() - 1].clone()))
+                }
+                _ => {}
+            }
+            ControlFlow::<()>::Continue(())
+        });
+        for (q, c) in idents {
+            // FOUND and other bare words in conditions are not columns.
+            let (t, a) = self.column(tables, q.as_ref(), &c, snip)?;
+            match clause {
+                Clause::Read => uses[t].read.insert(a),
+                Clause::Pred => uses[t].pred.insert(a),
+            };
+        }
+        Ok(())
+    }
+
+    fn collect_item(
+        &mut self,
+        tables: &[TableRef],
+        item: &SelectItem,
+        snip: &Snippet,
+        pre: &mut Vec<Body>,
+        uses: &mut [Uses],
+    ) -> Result<()> {
+        match item {
+            SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
+                self.collect(tables, e, snip, pre, Clause::Read, uses)
+            }
+            SelectItem::Wildcard(_) => {
+                uses.iter_mut().for_each(|u| u.all = true);
+                Ok(())
+            }
+            SelectItem::QualifiedWildcard(kind, _) => {
+                let name = match kind {
+                    sqlparser::ast::SelectItemQualifiedWildcardKind::ObjectName(n) => {
+                        n.0.last().and_then(|p| p.as_ident()).cloned()
+                    }
+                    _ => None,
+                };
+                for (i, t) in tables.iter().enumerate() {
+                    let hit = name.as_ref().is_none_or(|n| {
+                        t.alias.as_deref().map_or(false, |a| same_name(a, n))
+                            || same_name(&t.name, n)
+                    });
+                    if hit {
+                        uses[i].all = true;
+                    }
+                }
+                Ok(())
+            }
+            _ => {
+                uses.iter_mut().for_each(|u| u.all = true);
+                Ok(())
+            }
+        }
+    }
+
+    /// WHERE (or ON): columns are predicate columns; top-level conjuncts
+    /// `col = value` are equalities, the rest extra conjuncts.
+    fn where_clause(
+        &mut self,
+        tables: &[TableRef],
+        w: &Expr,
+        snip: &Snippet,
+        pre: &mut Vec<Body>,
+        uses: &mut [Uses],
+    ) -> Result<()> {
+        self.collect(tables, w, snip, pre, Clause::Pred, uses)?;
+        let mut conj = vec![];
+        conjuncts(w, &mut conj);
+        for c in conj {
+            let mut cols = vec![Uses::default(); tables.len()];
+            let mut scratch = vec![];
+            self.collect(tables, c, snip, &mut scratch, Clause::Pred, &mut cols)?;
+            let n_cols: usize = cols.iter().map(|u| u.pred.len()).sum();
+            if let Expr::BinaryOp {
+                left,
+                op: BinaryOperator::Eq,
+                right,
+            } = c
+            {
+                let side = |e: &Expr| match e {
+                    Expr::Identifier(_) | Expr::CompoundIdentifier(_) => true,
+                    Expr::Nested(i) => matches!(
+                        i.as_ref(),
+                        Expr::Identifier(_) | Expr::CompoundIdentifier(_)
+                    ),
+                    _ => false,
+                };
+                if n_cols == 1 && (side(left) || side(right)) {
+                    let (colside, valside) = if side(left) {
+                        (left, right)
+                    } else {
+                        (right, left)
+                    };
+                    let (q, id) = match strip_nested(colside) {
+                        Expr::Identifier(i) => (None, i.clone()),
+                        Expr::CompoundIdentifier(v) if v.len() >= 2 => {
+                            (Some(v[v.len() - 2].clone()), v[v.len() - 1].clone())
+                        }
+                        _ => continue,
+                    };
+                    let (t, a) = self.column(tables, q.as_ref(), &id, snip)?;
+                    let term = self.term(valside);
+                    uses[t].eq.push((a, term));
+                    continue;
+                }
+                if n_cols == 2 && side(left) && side(right) && tables.len() > 1 {
+                    for (t, u) in cols.iter().enumerate() {
+                        uses[t].join.extend(u.pred.iter().copied());
+                    }
+                    continue;
+                }
+            }
+            for (t, u) in cols.iter().enumerate() {
+                uses[t].extra.extend(u.pred.iter().copied());
+            }
+        }
+        Ok(())
+    }
+
+    /// SELECT: one statement per table of FROM, in FROM order.
+    fn select(&mut self, q: &Query, snip: &Snippet, into: &[String]) -> Result<Body> {
+        let SetExpr::Select(sel) = q.body.as_ref() else {
+            return Err(self.unsupported(
+                snip,
+                "UNION/INTERSECT/EXCEPT or VALUES as a query",
+                "write one SELECT per statement",
+            ));
+        };
+        let mut tables = vec![];
+        let mut ons = vec![];
+        for twj in &sel.from {
+            let TableWithJoins { relation, joins } = twj;
+            tables.push(self.table_ref(relation, snip)?);
+            for j in joins {
+                tables.push(self.table_ref(&j.relation, snip)?);
+                if let Some(on) = join_on(&j.join_operator) {
+                    ons.push(on.clone());
+                }
+            }
+        }
+        if tables.is_empty() {
+            self.warn(snip.offset, "statement reads no table; nothing to model");
+            for v in into {
+                let t = self.fresh();
+                self.env.insert(v.clone(), t);
+            }
+            return Ok(Body::Seq(vec![]));
+        }
+        let mut pre = vec![];
+        let mut uses = vec![Uses::default(); tables.len()];
+        for item in &sel.projection {
+            self.collect_item(&tables, item, snip, &mut pre, &mut uses)?;
+        }
+        if let Some(ob) = &q.order_by {
+            if let sqlparser::ast::OrderByKind::Expressions(v) = &ob.kind {
+                for o in v {
+                    self.collect(&tables, &o.expr, snip, &mut pre, Clause::Read, &mut uses)?;
+                }
+            }
+        }
+        if let sqlparser::ast::GroupByExpr::Expressions(v, _) = &sel.group_by {
+            for e in v {
+                self.collect(&tables, e, snip, &mut pre, Clause::Read, &mut uses)?;
+            }
+        }
+        if let Some(h) = &sel.having {
+            self.collect(&tables, h, snip, &mut pre, Clause::Read, &mut uses)?;
+        }
+        for on in &ons {
+            self.where_clause(&tables, on, snip, &mut pre, &mut uses)?;
+        }
+        if let Some(w) = &sel.selection {
+            self.where_clause(&tables, w, snip, &mut pre, &mut uses)?;
+        }
+        let locking = !q.locks.is_empty();
+        let mut parts = pre;
+        let single = tables.len() == 1;
+        let mut first_key_based = None;
+        for (ti, t) in tables.iter().enumerate() {
+            let u = &uses[ti];
+            let rel = t.rel;
+            let key = self.key_of(rel, &u.eq);
+            let mut read: BTreeSet<usize> = if u.all {
+                (0..self.schema.rel(rel).arity()).collect()
+            } else {
+                u.read.clone()
+            };
+            read.extend(u.join.iter().copied());
+            let s = if let Some(key) = key.filter(|_| {
+                u.join
+                    .iter()
+                    .all(|c| !self.schema.rel(rel).primary_key.contains(c))
+            }) {
+                let s = self.new_statement(StmtType::KeySel, rel, snip);
+                read.extend(u.extra.iter().copied());
+                self.statements[s].read = self.set(rel, &read);
+                self.statements[s].locking = locking;
+                self.facts[s].key = Some(key);
+                if first_key_based.is_none() {
+                    first_key_based = Some(s);
+                }
+                s
+            } else {
+                let s = self.new_statement(StmtType::PredSel, rel, snip);
+                let mut pred = u.pred.clone();
+                pred.extend(u.join.iter().copied());
+                self.statements[s].pread = self.set(rel, &pred);
+                self.statements[s].read = self.set(rel, &read);
+                s
+            };
+            let eq = u.eq.clone();
+            self.bind(s, &eq);
+            parts.push(Body::Stmt(s));
+        }
+        // INTO: a plain column of a key-based single-table SELECT names that
+        // tuple's column; anything else is a fresh symbol.
+        let cols: Vec<Option<usize>> = sel
+            .projection
+            .iter()
+            .map(|item| match item {
+                SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
+                    match strip_nested(e) {
+                        Expr::Identifier(i) => self
+                            .schema
+                            .rel(tables[0].rel)
+                            .attributes
+                            .iter()
+                            .position(|a| same_name(a, i)),
+                        Expr::CompoundIdentifier(v) => v.last().and_then(|i| {
+                            self.schema
+                                .rel(tables[0].rel)
+                                .attributes
+                                .iter()
+                                .position(|a| same_name(a, i))
+                        }),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            })
+            .collect();
+        match (single, first_key_based) {
+            (true, Some(s)) => self.assign_into(into, s, true, &cols, &BTreeSet::new()),
+            _ => {
+                for v in into {
+                    let t = self.fresh();
+                    self.env.insert(v.clone(), t);
+                }
+            }
+        }
+        Ok(if parts.len() == 1 {
+            parts.remove(0)
+        } else {
+            Body::Seq(parts)
+        })
+    }
+
+    /// FK constraints q_j = f(q_i) and same-tuple constraints q_k = id(q_i)
+    /// that the union-find proves (see the module comment).
+    fn infer_constraints(&mut self) -> Vec<Constraint> {
+        let mut out = vec![];
+        let n = self.statements.len();
+        for i in 0..n {
+            for j in 0..n {
+                if i == j {
+                    continue;
+                }
+                let (qi, qj) = (&self.statements[i], &self.statements[j]);
+                let (ri, rj, ti, tj) = (qi.rel, qj.rel, qi.ty, qj.ty);
+                // q_j must pin down one tuple of range(f).
+                if !(tj.is_key_based() || tj == StmtType::Ins)
+                    || self.facts[j].key.is_none() && tj != StmtType::Ins
+                {
+                    continue;
+                }
+                for (fi, fk) in self.schema.foreign_keys.iter().enumerate() {
+                    if fk.domain != ri || fk.range != rj || fk.columns.is_empty() {
+                        continue;
+                    }
+                    // A statement that changes its FK columns (or the
+                    // parent's key) moves the reference: no constraint.
+                    if fk
+                        .columns
+                        .iter()
+                        .any(|(d, _)| self.facts[i].assigns.contains(d))
+                        || fk
+                            .columns
+                            .iter()
+                            .any(|(_, r)| self.facts[j].assigns.contains(r))
+                    {
+                        continue;
+                    }
+                    // Predicate-based q_i: only columns its WHERE pins hold
+                    // for every tuple it touches.
+                    if !ti.is_key_based()
+                        && ti != StmtType::Ins
+                        && !fk
+                            .columns
+                            .iter()
+                            .all(|(d, _)| self.facts[i].bound.contains(d))
+                    {
+                        continue;
+                    }
+                    let cols = fk.columns.clone();
+                    if cols
+                        .iter()
+                        .all(|(d, r)| self.uf.same(&Term::Col(i, *d), &Term::Col(j, *r)))
+                    {
+                        out.push(Constraint {
+                            kind: ConstraintKind::ForeignKey(fi),
+                            child: i,
+                            parent: j,
+                        });
+                    }
+                }
+                // Same tuple: q_j (earlier key-based write) and key-based q_i.
+                if ri == rj && j < i && tj.is_key_write() && ti.is_key_based() {
+                    if let (Some(kj), Some(ki)) =
+                        (self.facts[j].key.clone(), self.facts[i].key.clone())
+                    {
+                        let key_assigned = kj.iter().any(|c| self.facts[j].assigns.contains(c));
+                        if kj == ki
+                            && !key_assigned
+                            && kj
+                                .iter()
+                                .all(|c| self.uf.same(&Term::Col(i, *c), &Term::Col(j, *c)))
+                        {
+                            out.push(Constraint {
+                                kind: ConstraintKind::SameTuple,
+                                child: i,
+                                parent: j,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Clause {
+    Read,
+    Pred,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum WriteKind {
+    Update,
+    Delete,
+}
+
+fn seq(mut pre: Vec<Body>, b: Body) -> Body {
+    if pre.is_empty() {
+        b
+    } else {
+        pre.push(b);
+        Body::Seq(pre)
+    }
+}
+
+fn strip_nested(e: &Expr) -> &Expr {
+    match e {
+        Expr::Nested(i) => strip_nested(i),
+        _ => e,
+    }
+}
+
+fn conjuncts<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
+    match e {
+        Expr::BinaryOp {
+            left,
+            op: BinaryOperator::And,
+            right,
+        } => {
+            conjuncts(left, out);
+            conjuncts(right, out);
+        }
+        Expr::Nested(i) => conjuncts(i, out),
+        _ => out.push(e),
+    }
+}
+
+fn join_on(op: &sqlparser::ast::JoinOperator) -> Option<&Expr> {
+    use sqlparser::ast::{JoinConstraint, JoinOperator as J};
+    let c = match op {
+        J::Join(c)
+        | J::Inner(c)
+        | J::Left(c)
+        | J::LeftOuter(c)
+        | J::Right(c)
+        | J::RightOuter(c)
+        | J::FullOuter(c) => c,
+        _ => return None,
+    };
+    match c {
+        JoinConstraint::On(e) => Some(e),
+        _ => None,
+    }
+}
+
+/// For each RETURNING item, the column it returns (plain columns only).
+fn returning_columns(
+    r: &Option<Vec<SelectItem>>,
+    tables: &[TableRef],
+    schema: &Schema,
+) -> Vec<Option<usize>> {
+    let Some(items) = r else { return vec![] };
+    items
+        .iter()
+        .map(|item| match item {
+            SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
+                match strip_nested(e) {
+                    Expr::Identifier(i) => schema
+                        .rel(tables[0].rel)
+                        .attributes
+                        .iter()
+                        .position(|a| same_name(a, i)),
+                    _ => None,
+                }
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Variables assigned (by INTO) anywhere in `nodes`.
+fn collect_assigned(
+    nodes: &[Node],
+    parsed: &HashMap<usize, (Sql, Vec<String>)>,
+    out: &mut HashSet<String>,
+) {
+    for n in nodes {
+        match n {
+            Node::Sql(s) => {
+                if let Some((_, into)) = parsed.get(&s.offset) {
+                    out.extend(into.iter().cloned());
+                }
+            }
+            Node::If(bs) => bs
+                .iter()
+                .for_each(|(_, b)| collect_assigned(b, parsed, out)),
+            Node::Loop { var, body, .. } => {
+                if let Some(v) = var {
+                    out.insert(v.clone());
+                }
+                collect_assigned(body, parsed, out)
+            }
+            Node::Exit { .. } | Node::Abort => {}
+        }
+    }
+}
