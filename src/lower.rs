@@ -159,8 +159,10 @@ pub fn lower_programs(
             assigned: &assigned,
             statements: vec![],
             facts: vec![],
-            uf: UnionFind::default(),
             env: HashMap::new(),
+            phis: vec![],
+            path: vec![],
+            next_if: 0,
             fresh: 0,
             loops: vec![],
             next_loop: 0,
@@ -348,47 +350,18 @@ enum Term {
     Fresh(usize),
     /// Column `attr` of the tuple statement `stmt` touches.
     Col(usize, usize),
-}
-
-#[derive(Default)]
-struct UnionFind {
-    ids: HashMap<Term, usize>,
-    parent: Vec<usize>,
-}
-
-impl UnionFind {
-    fn id(&mut self, t: &Term) -> usize {
-        if let Some(&i) = self.ids.get(t) {
-            return i;
-        }
-        let i = self.parent.len();
-        self.parent.push(i);
-        self.ids.insert(t.clone(), i);
-        i
-    }
-    fn find(&mut self, mut i: usize) -> usize {
-        while self.parent[i] != i {
-            self.parent[i] = self.parent[self.parent[i]];
-            i = self.parent[i];
-        }
-        i
-    }
-    fn union(&mut self, a: &Term, b: &Term) {
-        let (x, y) = (self.id(a), self.id(b));
-        let (x, y) = (self.find(x), self.find(y));
-        self.parent[x] = y;
-    }
-    fn same(&mut self, a: &Term, b: &Term) -> bool {
-        let (x, y) = (self.id(a), self.id(b));
-        self.find(x) == self.find(y)
-    }
+    /// The value after an IF of a variable some branch assigned: index
+    /// into `Lowerer::phis`, resolved per path.
+    Phi(usize),
 }
 
 /// What FK and same-tuple inference needs to know about a statement.
 #[derive(Debug, Clone, Default)]
 struct Facts {
     /// Columns the statement pins to a value (WHERE equalities, VALUES).
-    bound: BTreeSet<usize>,
+    bound: HashMap<usize, Term>,
+    /// The IF branches the statement is in: (IF id, branch index).
+    path: Vec<(usize, usize)>,
     /// Columns the statement writes through SET (they change the tuple).
     assigns: BTreeSet<usize>,
     /// The key (column set) that made it key-based, if any.
@@ -402,8 +375,11 @@ struct Lowerer<'a> {
     assigned: &'a HashSet<(RelId, usize)>,
     statements: Vec<Statement>,
     facts: Vec<Facts>,
-    uf: UnionFind,
     env: HashMap<String, Term>,
+    /// Phi terms: (IF id, value per branch, the implicit ELSE last).
+    phis: Vec<(usize, Vec<Term>)>,
+    path: Vec<(usize, usize)>,
+    next_if: usize,
     fresh: usize,
     loops: Vec<usize>,
     next_loop: usize,
@@ -499,30 +475,52 @@ impl<'a> Lowerer<'a> {
         &mut self,
         branches: &[(Option<Snippet>, Vec<Node>)],
     ) -> Result<(Option<Body>, bool)> {
+        let id = self.next_if;
+        self.next_if += 1;
         let before = self.env.clone();
         let mut alts = vec![];
         let mut exits = false;
-        let mut assigned: HashSet<String> = HashSet::new();
-        for (_, nodes) in branches {
+        let mut ends: Vec<HashMap<String, Term>> = vec![];
+        for (bi, (_, nodes)) in branches.iter().enumerate() {
             self.env = before.clone();
+            self.path.push((id, bi));
             let (b, e) = self.block(nodes)?;
-            for (k, v) in &self.env {
-                if before.get(k) != Some(v) {
-                    assigned.insert(k.clone());
-                }
-            }
+            self.path.pop();
             exits |= e;
             if let Some(b) = b {
                 alts.push(b);
+                ends.push(self.env.clone());
+            } else {
+                // An aborting branch contributes no value.
+                ends.push(HashMap::new());
             }
         }
         if branches.last().is_some_and(|(c, _)| c.is_some()) {
             alts.push(Body::Seq(vec![]));
+            ends.push(before.clone());
         }
-        self.env = before;
-        for v in assigned {
-            let t = self.fresh();
-            self.env.insert(v, t);
+        // Variables some branch changed get a phi, resolved per path.
+        let mut names: BTreeSet<String> = BTreeSet::new();
+        for end in &ends {
+            for (k, v) in end {
+                if before.get(k) != Some(v) {
+                    names.insert(k.clone());
+                }
+            }
+        }
+        self.env = before.clone();
+        for v in names {
+            let values: Vec<Term> = ends
+                .iter()
+                .map(|end| {
+                    end.get(&v)
+                        .cloned()
+                        .or_else(|| before.get(&v).cloned())
+                        .unwrap_or(Term::Param(v.clone()))
+                })
+                .collect();
+            self.phis.push((id, values));
+            self.env.insert(v, Term::Phi(self.phis.len() - 1));
         }
         Ok(match alts.len() {
             0 => (None, false),
@@ -595,7 +593,10 @@ impl<'a> Lowerer<'a> {
             }),
             locking: false,
         });
-        self.facts.push(Facts::default());
+        self.facts.push(Facts {
+            path: self.path.clone(),
+            ..Facts::default()
+        });
         self.statements.len() - 1
     }
 
@@ -613,9 +614,51 @@ impl<'a> Lowerer<'a> {
     /// Bind the statement's columns to the terms of its equalities.
     fn bind(&mut self, q: usize, eq: &[(usize, Term)]) {
         for (c, t) in eq {
-            self.uf.union(&Term::Col(q, *c), t);
-            self.facts[q].bound.insert(*c);
+            self.facts[q].bound.entry(*c).or_insert_with(|| t.clone());
         }
+    }
+
+    /// The value a term denotes on the path `path`: columns pinned by
+    /// their statement are followed, phis of IFs on the path resolved.
+    fn resolve(&self, t: &Term, path: &[(usize, usize)], depth: usize) -> Term {
+        if depth > 64 {
+            return t.clone();
+        }
+        match t {
+            Term::Col(q, c) => match self.facts[*q].bound.get(c) {
+                Some(b) => self.resolve(b, path, depth + 1),
+                None => t.clone(),
+            },
+            Term::Phi(k) => {
+                let (if_id, values) = &self.phis[*k];
+                match path.iter().find(|(i, _)| i == if_id) {
+                    Some((_, b)) => values
+                        .get(*b)
+                        .map_or(t.clone(), |v| self.resolve(v, path, depth + 1)),
+                    None => t.clone(),
+                }
+            }
+            _ => t.clone(),
+        }
+    }
+
+    /// The branch choices of two statements together; `None` when they are
+    /// in different branches of one IF (they never run together).
+    fn joint_path(&self, i: usize, j: usize) -> Option<Vec<(usize, usize)>> {
+        let mut p = self.facts[i].path.clone();
+        for &(k, b) in &self.facts[j].path {
+            match p.iter().find(|(k2, _)| *k2 == k) {
+                Some(&(_, b2)) if b2 != b => return None,
+                Some(_) => {}
+                None => p.push((k, b)),
+            }
+        }
+        Some(p)
+    }
+
+    fn same_value(&self, a: Term, b: Term, path: &[(usize, usize)]) -> bool {
+        let (x, y) = (self.resolve(&a, path, 0), self.resolve(&b, path, 0));
+        x == y
     }
 
     /// The key (PK, or a UNIQUE key no UPDATE assigns) pinned by `eq`.
@@ -1355,16 +1398,16 @@ impl<'a> Lowerer<'a> {
                 if i == j {
                     continue;
                 }
+                let Some(path) = self.joint_path(i, j) else {
+                    continue;
+                };
                 let (qi, qj) = (&self.statements[i], &self.statements[j]);
                 let (ri, rj, ti, tj) = (qi.rel, qj.rel, qi.ty, qj.ty);
                 // q_j must pin down one tuple of range(f).
-                if !(tj.is_key_based() || tj == StmtType::Ins)
-                    || self.facts[j].key.is_none() && tj != StmtType::Ins
-                {
-                    continue;
-                }
+                let j_one_tuple =
+                    (tj.is_key_based() && self.facts[j].key.is_some()) || tj == StmtType::Ins;
                 for (fi, fk) in self.schema.foreign_keys.iter().enumerate() {
-                    if fk.domain != ri || fk.range != rj || fk.columns.is_empty() {
+                    if !j_one_tuple || fk.domain != ri || fk.range != rj || fk.columns.is_empty() {
                         continue;
                     }
                     // A statement that changes its FK columns (or the
@@ -1387,14 +1430,14 @@ impl<'a> Lowerer<'a> {
                         && !fk
                             .columns
                             .iter()
-                            .all(|(d, _)| self.facts[i].bound.contains(d))
+                            .all(|(d, _)| self.facts[i].bound.contains_key(d))
                     {
                         continue;
                     }
-                    let cols = fk.columns.clone();
-                    if cols
+                    if fk
+                        .columns
                         .iter()
-                        .all(|(d, r)| self.uf.same(&Term::Col(i, *d), &Term::Col(j, *r)))
+                        .all(|(d, r)| self.same_value(Term::Col(i, *d), Term::Col(j, *r), &path))
                     {
                         out.push(Constraint {
                             kind: ConstraintKind::ForeignKey(fi),
@@ -1405,15 +1448,13 @@ impl<'a> Lowerer<'a> {
                 }
                 // Same tuple: q_j (earlier key-based write) and key-based q_i.
                 if ri == rj && j < i && tj.is_key_write() && ti.is_key_based() {
-                    if let (Some(kj), Some(ki)) =
-                        (self.facts[j].key.clone(), self.facts[i].key.clone())
-                    {
+                    if let (Some(kj), Some(ki)) = (&self.facts[j].key, &self.facts[i].key) {
                         let key_assigned = kj.iter().any(|c| self.facts[j].assigns.contains(c));
                         if kj == ki
                             && !key_assigned
                             && kj
                                 .iter()
-                                .all(|c| self.uf.same(&Term::Col(i, *c), &Term::Col(j, *c)))
+                                .all(|c| self.same_value(Term::Col(i, *c), Term::Col(j, *c), &path))
                         {
                             out.push(Constraint {
                                 kind: ConstraintKind::SameTuple,
