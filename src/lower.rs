@@ -43,6 +43,9 @@ struct Manifest {
     description: Option<String>,
     #[serde(default)]
     schema: Option<String>,
+    /// Program order (file stems); the rest follow by file name.
+    #[serde(default)]
+    programs: Vec<String>,
 }
 
 /// Load a directory of `.sql` programs with its schema.
@@ -84,6 +87,24 @@ pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
         .filter(|p| p.extension().is_some_and(|x| x == "sql"))
         .collect();
     files.sort();
+    let stem = |p: &std::path::PathBuf| {
+        p.file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    for name in &manifest.programs {
+        if !files.iter().any(|f| &stem(f) == name) {
+            return Err(Diag::new(format!("{} lists program `{name}`, but there is no {name}.sql", manifest_path.display()))
+                .help("the `programs:` list of isolint.yaml orders the .sql files of the directory by file stem"));
+        }
+    }
+    files.sort_by_key(|f| {
+        manifest
+            .programs
+            .iter()
+            .position(|n| *n == stem(f))
+            .unwrap_or(usize::MAX)
+    });
     if files.is_empty() {
         return Err(Diag::new(format!("{} contains no .sql programs", dir.display()))
             .help("a workload directory holds one .sql file per transaction program (program name = file stem)"));
