@@ -12,6 +12,20 @@ fn load(name: &str) -> isolint::btp::Workload {
     yaml::parse(&file).unwrap_or_else(|e| panic!("{name}: {e:?}"))
 }
 
+/// The same benchmark lowered from SQL (workloads/NAME/*.sql + schema).
+fn load_sql(name: &str) -> isolint::btp::Workload {
+    let path = format!("{}/workloads/{name}", env!("CARGO_MANIFEST_DIR"));
+    isolint::load::load(std::path::Path::new(&path), None)
+        .unwrap_or_else(|e| panic!("{name}: {e:?}"))
+        .workload
+}
+
+/// Both encodings of a benchmark: every number below must hold for the
+/// paper's BTPs and for isolint's lowering of the SQL programs.
+fn both(name: &str) -> [isolint::btp::Workload; 2] {
+    [load(name), load_sql(name)]
+}
+
 fn setting(granularity: Granularity, foreign_keys: bool) -> Settings {
     Settings {
         granularity,
@@ -20,9 +34,14 @@ fn setting(granularity: Granularity, foreign_keys: bool) -> Settings {
     }
 }
 
+/// (nodes, edges, counterflow edges), asserted equal for YAML and SQL.
 fn counts(name: &str, s: Settings) -> (usize, usize, usize) {
-    let g = build(&load(name), s);
-    (g.nodes.len(), g.edges.len(), g.counterflow_edges())
+    let [a, b] = both(name).map(|w| {
+        let g = build(&w, s);
+        (g.nodes.len(), g.edges.len(), g.counterflow_edges())
+    });
+    assert_eq!(a, b, "{name} {}: BTP YAML vs SQL", s.label());
+    a
 }
 
 use Granularity::{Attribute as Attr, Tuple as Tpl};
@@ -61,8 +80,13 @@ use isolint::subsets::maximal_robust_subsets;
 
 /// Maximal robust subsets as "{A, B}" strings of abbreviations, sorted.
 fn subsets(name: &str, s: Settings, method: Method) -> Vec<String> {
-    let w = load(name);
-    let g = build(&w, s);
+    let [a, b] = both(name).map(|w| subsets_of(&w, s, method));
+    assert_eq!(a, b, "{name} {}: BTP YAML vs SQL", s.label());
+    a
+}
+
+fn subsets_of(w: &isolint::btp::Workload, s: Settings, method: Method) -> Vec<String> {
+    let g = build(w, s);
     let found = maximal_robust_subsets(&g, method, false);
     assert!(found.complete);
     let mut out: Vec<String> = found
