@@ -81,10 +81,13 @@ pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
             .help("check the `schema:` path in isolint.yaml (relative to the workload directory) or the --schema argument"));
     }
     let schema = parse_schema(&SourceFile::read(&schema_path)?)?;
+    let schema_canon = schema_path.canonicalize().ok();
     let mut files: Vec<_> = std::fs::read_dir(dir)
         .map_err(|e| Diag::new(format!("cannot read directory {}: {e}", dir.display())))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "sql"))
+        // The schema may live beside the programs.
+        .filter(|p| schema_canon.is_none() || p.canonicalize().ok() != schema_canon)
         .collect();
     files.sort();
     let stem = |p: &std::path::PathBuf| {
@@ -191,7 +194,21 @@ pub fn lower_programs(
             warnings: &mut warnings,
         };
         let (body, _) = l.block(tree)?;
-        let body = body.unwrap_or(Body::Seq(vec![]));
+        let body = match body {
+            Some(b) => b,
+            None => {
+                // Every path aborts: the program never commits anything.
+                l.truncate(0);
+                l.warnings.push(Warning {
+                    file: f.name.clone(),
+                    line: 1,
+                    message:
+                        "every path of this program ends in ROLLBACK or RAISE; it commits nothing"
+                            .into(),
+                });
+                Body::Seq(vec![])
+            }
+        };
         let constraints = l.infer_constraints();
         let stem = Path::new(&f.name)
             .file_stem()
@@ -476,17 +493,21 @@ impl<'a> Lowerer<'a> {
             };
             match b {
                 None => return Ok((None, false)),
+                // ε contributes nothing to a sequence.
+                Some(Body::Seq(v)) if v.is_empty() => {}
                 Some(b) => seq.push(b),
             }
             i += 1;
             if exits {
                 // The rest of this sequence may be skipped by the EXIT: an
                 // over-approximation (later iterations stay possible).
-                let (rest, rest_exits) = self.block(&nodes[i..])?;
-                if let Some(r) = rest {
-                    seq.push(Body::Opt(Box::new(r)));
+                let mark = self.statements.len();
+                match self.block(&nodes[i..])?.0 {
+                    Some(r) => seq.push(Body::Opt(Box::new(r))),
+                    // Going on after the EXIT always aborts: only leaving counts.
+                    None => self.truncate(mark),
                 }
-                return Ok((Some(Body::Seq(seq)), true || rest_exits));
+                return Ok((Some(Body::Seq(seq)), true));
             }
         }
         Ok((Some(Body::Seq(seq)), false))
@@ -505,7 +526,11 @@ impl<'a> Lowerer<'a> {
         for (bi, (_, nodes)) in branches.iter().enumerate() {
             self.env = before.clone();
             self.path.push((id, bi));
+            let mark = self.statements.len();
             let (b, e) = self.block(nodes)?;
+            if b.is_none() {
+                self.truncate(mark);
+            }
             self.path.pop();
             exits |= e;
             if let Some(b) = b {
@@ -565,7 +590,11 @@ impl<'a> Lowerer<'a> {
             self.env.insert(v.clone(), t);
         }
         self.loops.push(id);
+        let mark = self.statements.len();
         let (b, _) = self.block(body)?;
+        if b.is_none() {
+            self.truncate(mark);
+        }
         self.loops.pop();
         for v in &assigned {
             let t = self.fresh();
@@ -697,6 +726,22 @@ impl<'a> Lowerer<'a> {
         }
         keys.into_iter()
             .find(|k| k.iter().all(|c| pinned.contains(c)))
+    }
+
+    /// Conjuncts beyond the key equalities: other conjuncts, and
+    /// equalities on columns outside the key.
+    fn extras(uses: &Uses, key: &[usize]) -> BTreeSet<usize> {
+        let mut e = uses.extra.clone();
+        e.extend(uses.eq.iter().map(|(c, _)| *c).filter(|c| !key.contains(c)));
+        e
+    }
+
+    /// Forget statements lowered on a path that aborts.
+    fn truncate(&mut self, mark: usize) {
+        let removed = self.statements.len() - mark;
+        self.statements.truncate(mark);
+        self.facts.truncate(mark);
+        *self.counter -= removed;
     }
 
     fn statement(&mut self, s: &Snippet, next: Option<&Node>) -> Result<Body> {
@@ -907,6 +952,7 @@ impl<'a> Lowerer<'a> {
         }
         match key {
             Some(key) => {
+                let extra = Self::extras(uses, &key);
                 let ty = if kind == WriteKind::Update {
                     StmtType::KeyUpd
                 } else {
@@ -915,7 +961,7 @@ impl<'a> Lowerer<'a> {
                 let q = self.new_statement(ty, rel, snip);
                 if kind == WriteKind::Update {
                     let mut rs = read.clone();
-                    rs.extend(uses.extra.iter().copied());
+                    rs.extend(extra.iter().copied());
                     self.statements[q].read = self.set(rel, &rs);
                     self.statements[q].write = self.set(rel, &writes);
                 } else {
@@ -925,13 +971,13 @@ impl<'a> Lowerer<'a> {
                 self.facts[q].key = Some(key);
                 self.facts[q].assigns = writes.clone();
                 self.assign_into(into, q, true, returning_cols, &writes);
-                if uses.extra.is_empty() || self.aborts_when_no_match(into, next) {
+                if extra.is_empty() || self.aborts_when_no_match(into, next) {
                     return Ok(Body::Stmt(q));
                 }
                 // Extra conjuncts may match nothing: then the statement only
                 // read the tuple and the transaction goes on.
                 let s = self.new_statement(StmtType::KeySel, rel, snip);
-                self.statements[s].read = self.set(rel, &uses.extra);
+                self.statements[s].read = self.set(rel, &extra);
                 self.bind(s, &uses.eq);
                 self.facts[s].key = self.facts[q].key.clone();
                 Ok(Body::Branch(vec![Body::Stmt(q), Body::Stmt(s)]))
@@ -1046,7 +1092,7 @@ impl<'a> Lowerer<'a> {
                 .iter()
                 .enumerate()
                 .filter(|(_, t)| {
-                    t.alias.as_deref().map_or(false, |a| same_name(a, q))
+                    t.alias.as_deref().is_some_and(|a| same_name(a, q))
                         || (t.alias.is_none() && same_name(&t.name, q))
                         || same_name(&self.schema.rel(t.rel).name, q)
                 })
@@ -1191,8 +1237,7 @@ impl<'a> Lowerer<'a> {
                 };
                 for (i, t) in tables.iter().enumerate() {
                     let hit = name.as_ref().is_none_or(|n| {
-                        t.alias.as_deref().map_or(false, |a| same_name(a, n))
-                            || same_name(&t.name, n)
+                        t.alias.as_deref().is_some_and(|a| same_name(a, n)) || same_name(&t.name, n)
                     });
                     if hit {
                         uses[i].all = true;
@@ -1346,7 +1391,7 @@ impl<'a> Lowerer<'a> {
                     .all(|c| !self.schema.rel(rel).primary_key.contains(c))
             }) {
                 let s = self.new_statement(StmtType::KeySel, rel, snip);
-                read.extend(u.extra.iter().copied());
+                read.extend(Self::extras(u, &key));
                 self.statements[s].read = self.set(rel, &read);
                 self.statements[s].locking = locking;
                 self.facts[s].key = Some(key);

@@ -186,10 +186,6 @@ impl P<'_> {
             let Some(w) = (self.pos < self.toks.len())
                 .then(|| self.word(self.pos))
                 .flatten()
-                .or_else(|| {
-                    // A stray `;` (empty statement): skip it.
-                    None
-                })
             else {
                 if self.pos < self.toks.len() {
                     self.pos += 1; // empty statement
