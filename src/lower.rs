@@ -119,7 +119,10 @@ pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
     let name = manifest
         .name
         .clone()
-        .or_else(|| dir.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .or_else(|| {
+            let d = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+            d.file_name().map(|n| n.to_string_lossy().into_owned())
+        })
         .unwrap_or_else(|| "workload".into());
     let (workload, warnings) =
         lower_programs(name, manifest.description.clone(), schema, &sources)?;
@@ -264,7 +267,7 @@ fn parse_all(
     for n in nodes {
         match n {
             Node::Sql(s) => {
-                let (clean, into) = strip_into(&s.text);
+                let (clean, into) = strip_into(&normalize_locks(&s.text));
                 let snip = Snippet {
                     text: clean,
                     offset: s.offset,
@@ -371,6 +374,58 @@ fn strip_into(text: &str) -> (String, Vec<String>) {
         i += 1;
     }
     (text.to_string(), vec![])
+}
+
+/// sqlparser 0.63 knows `FOR UPDATE` and `FOR SHARE` but not PostgreSQL's
+/// `FOR NO KEY UPDATE` and `FOR KEY SHARE`; they lock the row the same way
+/// for isolint's purpose. Rewritten in place, padded to keep positions.
+fn normalize_locks(text: &str) -> String {
+    let mut out = text.to_string();
+    for (from, to) in [
+        ("FOR NO KEY UPDATE", "FOR UPDATE"),
+        ("FOR KEY SHARE", "FOR SHARE"),
+    ] {
+        loop {
+            let upper = out.to_uppercase();
+            let words: Vec<&str> = from.split(' ').collect();
+            // Match the words with any whitespace between them.
+            let Some(start) = find_words(&upper, &words) else {
+                break;
+            };
+            let (s, e) = start;
+            let replacement = format!("{to}{}", " ".repeat((e - s).saturating_sub(to.len())));
+            out.replace_range(s..e, &replacement);
+        }
+    }
+    out
+}
+
+fn find_words(upper: &str, words: &[&str]) -> Option<(usize, usize)> {
+    let mut from = 0;
+    while let Some(i) = upper[from..].find(words[0]) {
+        let s = from + i;
+        let mut at = s + words[0].len();
+        let mut ok = s == 0 || !upper.as_bytes()[s - 1].is_ascii_alphanumeric();
+        for w in &words[1..] {
+            let rest = &upper[at..];
+            let trimmed = rest.trim_start();
+            if trimmed.len() == rest.len() || !trimmed.starts_with(w) {
+                ok = false;
+                break;
+            }
+            at += rest.len() - trimmed.len() + w.len();
+        }
+        if ok
+            && !upper
+                .as_bytes()
+                .get(at)
+                .is_some_and(|c| c.is_ascii_alphanumeric())
+        {
+            return Some((s, at));
+        }
+        from = s + 1;
+    }
+    None
 }
 
 fn is_keyword(w: &str) -> bool {

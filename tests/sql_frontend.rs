@@ -225,6 +225,17 @@ fn key_update_with_extra_conjunct_is_a_branch_unless_it_aborts() {
 }
 
 #[test]
+fn locking_reads() {
+    let w = lower(
+        "SELECT x INTO :v FROM A WHERE k = :a FOR NO KEY UPDATE;\nSELECT x FROM A WHERE k = :b FOR SHARE;\nSELECT y FROM A WHERE k = :c FOR KEY   SHARE;\nSELECT x FROM A WHERE x > 1 FOR UPDATE;",
+    )
+    .expect("lowers");
+    let locking: Vec<bool> = w.programs[0].statements.iter().map(|s| s.locking).collect();
+    // A predicate read locks nothing: it stays a plain pred sel.
+    assert_eq!(locking, [true, true, true, false]);
+}
+
+#[test]
 fn aborting_paths_are_dropped() {
     let w = lower("SELECT x INTO :v FROM A WHERE k = :a;\nIF :v < 0 THEN UPDATE A SET y = 1 WHERE k = :a; ROLLBACK; END IF;\nUPDATE A SET x = 2 WHERE k = :a;").expect("lowers");
     // The UPDATE before ROLLBACK never commits: it is not lowered at all,
