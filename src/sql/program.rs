@@ -307,7 +307,7 @@ impl P<'_> {
                     self.pos = semi + 1;
                     nodes.push(Node::Exit { when, at });
                 }
-                "BEGIN" | "COMMIT" | "START" => {
+                "BEGIN" | "COMMIT" | "START" | "ROLLBACK" | "RAISE" => {
                     let semi = self.next_semi().ok_or_else(|| {
                         self.err(
                             at,
@@ -317,18 +317,10 @@ impl P<'_> {
                         )
                     })?;
                     self.pos = semi + 1;
-                }
-                "ROLLBACK" | "RAISE" => {
-                    let semi = self.next_semi().ok_or_else(|| {
-                        self.err(
-                            at,
-                            w.len(),
-                            format!("expected `;` after {w}"),
-                            "end it with `;`",
-                        )
-                    })?;
-                    self.pos = semi + 1;
-                    nodes.push(Node::Abort);
+                    // Transaction brackets are implicit; an abort ends the path.
+                    if w == "ROLLBACK" || w == "RAISE" {
+                        nodes.push(Node::Abort);
+                    }
                 }
                 _ => {
                     let Some(semi) = self.next_semi() else {
