@@ -822,7 +822,7 @@ impl<'a> Lowerer<'a> {
                         let c = self.column(&tables, None, &col, &snip)?.1;
                         writes.insert(c);
                     }
-                    self.collect(&tables, &a.value, &snip, &mut pre, Clause::Read, std::slice::from_mut(&mut uses))?;
+                    self.collect(&tables, &a.value, &snip, Some(&mut pre), Clause::Read, std::slice::from_mut(&mut uses))?;
                 }
                 if let Some(r) = &u.returning {
                     for item in r {
@@ -896,7 +896,7 @@ impl<'a> Lowerer<'a> {
                                 for (c, e) in cols.iter().zip(v.rows[0].iter()) {
                                     let mut scratch = Uses::default();
                                     // Subqueries inside VALUES become reads.
-                                    self.collect(&tables, e, &snip, &mut pre, Clause::Read, std::slice::from_mut(&mut scratch))?;
+                                    self.collect(&tables, e, &snip, Some(&mut pre), Clause::Read, std::slice::from_mut(&mut scratch))?;
                                     let t = self.term(e);
                                     eq.push((*c, t));
                                 }
@@ -1214,7 +1214,7 @@ impl<'a> Lowerer<'a> {
         tables: &[TableRef],
         e: &Expr,
         snip: &Snippet,
-        pre: &mut Vec<Body>,
+        mut pre: Option<&mut Vec<Body>>,
         clause: Clause,
         uses: &mut [Uses],
     ) -> Result<()> {
@@ -1237,10 +1237,14 @@ impl<'a> Lowerer<'a> {
                 .enumerate()
                 .any(|(i, o)| Some(i) != except && o.start <= s.start && s.end <= o.end && *o != s)
         };
-        for (i, q) in subs.iter().enumerate() {
-            if !inside(q.span(), Some(i)) {
-                let b = self.select(q, snip, &[])?;
-                pre.push(b);
+        // `pre` is None when only columns are wanted (the subqueries were
+        // lowered already): lowering twice would create orphan statements.
+        if let Some(pre) = pre.as_deref_mut() {
+            for (i, q) in subs.iter().enumerate() {
+                if !inside(q.span(), Some(i)) {
+                    let b = self.select(q, snip, &[])?;
+                    pre.push(b);
+                }
             }
         }
         let mut idents: Vec<(Option<Ident>, Ident)> = vec![];
@@ -1277,7 +1281,7 @@ impl<'a> Lowerer<'a> {
     ) -> Result<()> {
         match item {
             SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
-                self.collect(tables, e, snip, pre, Clause::Read, uses)
+                self.collect(tables, e, snip, Some(pre), Clause::Read, uses)
             }
             SelectItem::Wildcard(_) => {
                 uses.iter_mut().for_each(|u| u.all = true);
@@ -1317,13 +1321,12 @@ impl<'a> Lowerer<'a> {
         pre: &mut Vec<Body>,
         uses: &mut [Uses],
     ) -> Result<()> {
-        self.collect(tables, w, snip, pre, Clause::Pred, uses)?;
+        self.collect(tables, w, snip, Some(pre), Clause::Pred, uses)?;
         let mut conj = vec![];
         conjuncts(w, &mut conj);
         for c in conj {
             let mut cols = vec![Uses::default(); tables.len()];
-            let mut scratch = vec![];
-            self.collect(tables, c, snip, &mut scratch, Clause::Pred, &mut cols)?;
+            self.collect(tables, c, snip, None, Clause::Pred, &mut cols)?;
             let n_cols: usize = cols.iter().map(|u| u.pred.len()).sum();
             if let Expr::BinaryOp {
                 left,
@@ -1408,17 +1411,24 @@ impl<'a> Lowerer<'a> {
         if let Some(ob) = &q.order_by {
             if let sqlparser::ast::OrderByKind::Expressions(v) = &ob.kind {
                 for o in v {
-                    self.collect(&tables, &o.expr, snip, &mut pre, Clause::Read, &mut uses)?;
+                    self.collect(
+                        &tables,
+                        &o.expr,
+                        snip,
+                        Some(&mut pre),
+                        Clause::Read,
+                        &mut uses,
+                    )?;
                 }
             }
         }
         if let sqlparser::ast::GroupByExpr::Expressions(v, _) = &sel.group_by {
             for e in v {
-                self.collect(&tables, e, snip, &mut pre, Clause::Read, &mut uses)?;
+                self.collect(&tables, e, snip, Some(&mut pre), Clause::Read, &mut uses)?;
             }
         }
         if let Some(h) = &sel.having {
-            self.collect(&tables, h, snip, &mut pre, Clause::Read, &mut uses)?;
+            self.collect(&tables, h, snip, Some(&mut pre), Clause::Read, &mut uses)?;
         }
         for on in &ons {
             self.where_clause(&tables, on, snip, &mut pre, &mut uses)?;

@@ -225,6 +225,30 @@ fn key_update_with_extra_conjunct_is_a_branch_unless_it_aborts() {
 }
 
 #[test]
+fn joins_and_subqueries() {
+    let w = lower(
+        "SELECT x FROM A WHERE k IN (SELECT ak FROM B WHERE z = 1);
+         SELECT A.x, B.z FROM A JOIN B ON B.ak = A.k WHERE A.k = :k;
+         INSERT INTO B SELECT k, k, x FROM A WHERE x > 3;
+         UPDATE A SET x = (SELECT z FROM B WHERE k = :b) WHERE k = :k;",
+    )
+    .expect("lowers");
+    assert_eq!(
+        describe(&w),
+        [
+            "pred sel B {z} {ak} ⊥", // the subquery, read first
+            "pred sel A {k} {x} ⊥",
+            "pred sel A {k} {k,x} ⊥", // its key is equated to B.ak: predicate-based
+            "pred sel B {ak} {ak,z} ⊥",
+            "pred sel A {x} {k,x} ⊥", // INSERT … SELECT reads first
+            "ins B ⊥ ⊥ {k,ak,z}",
+            "key sel B ⊥ {z} ⊥", // scalar subquery in SET
+            "key upd A ⊥ {} {x}",
+        ]
+    );
+}
+
+#[test]
 fn locking_reads() {
     let w = lower(
         "SELECT x INTO :v FROM A WHERE k = :a FOR NO KEY UPDATE;\nSELECT x FROM A WHERE k = :b FOR SHARE;\nSELECT y FROM A WHERE k = :c FOR KEY   SHARE;\nSELECT x FROM A WHERE x > 1 FOR UPDATE;",
