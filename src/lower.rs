@@ -1214,7 +1214,7 @@ impl<'a> Lowerer<'a> {
         tables: &[TableRef],
         e: &Expr,
         snip: &Snippet,
-        mut pre: Option<&mut Vec<Body>>,
+        pre: Option<&mut Vec<Body>>,
         clause: Clause,
         uses: &mut [Uses],
     ) -> Result<()> {
@@ -1239,7 +1239,7 @@ impl<'a> Lowerer<'a> {
         };
         // `pre` is None when only columns are wanted (the subqueries were
         // lowered already): lowering twice would create orphan statements.
-        if let Some(pre) = pre.as_deref_mut() {
+        if let Some(pre) = pre {
             for (i, q) in subs.iter().enumerate() {
                 if !inside(q.span(), Some(i)) {
                     let b = self.select(q, snip, &[])?;
