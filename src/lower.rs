@@ -532,13 +532,14 @@ impl<'a> Lowerer<'a> {
             let (b, exits) = match node {
                 Node::Sql(s) => (Some(self.statement(s, nodes.get(i + 1))?), false),
                 Node::Abort => return Ok((None, false)),
-                Node::Exit { when, at } => {
+                // EXIT and EXIT WHEN are treated alike: the rest of the body
+                // becomes optional either way (the condition is not modelled).
+                Node::Exit { at, .. } => {
                     if self.loops.is_empty() {
                         return Err(Diag::new("EXIT outside a loop")
                             .help("EXIT leaves the innermost LOOP; remove it or put it inside LOOP … END LOOP;")
                             .at(self.file, *at, 4, "here"));
                     }
-                    let _ = when;
                     (Some(Body::Seq(vec![])), true)
                 }
                 Node::If(branches) => self.if_node(branches)?,
