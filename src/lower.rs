@@ -1163,7 +1163,7 @@ impl<'a> Lowerer<'a> {
             });
             return Err(
                 Diag::new(format!("`{q}` is not a table or alias of this statement"))
-                    .help("qualify columns with a table name or alias from FROM")
+                    .help("qualify columns with a table name or alias from this statement's FROM; correlated subqueries (naming an outer table) are not supported: rewrite them as a join")
                     .at(self.file, qat, q.len(), "unknown qualifier"),
             );
         }

@@ -249,6 +249,24 @@ fn joins_and_subqueries() {
 }
 
 #[test]
+fn exit_outside_loop_and_correlated_subquery_are_errors() {
+    let e = lower("SELECT x FROM A WHERE k = :a;\nEXIT;").expect_err("exit");
+    assert!(
+        e.message.starts_with("P.sql:2:1: EXIT outside a loop"),
+        "{}",
+        e.message
+    );
+    let e = lower("SELECT x FROM A WHERE EXISTS (SELECT 1 FROM B WHERE B.ak = A.k);")
+        .expect_err("correlated");
+    assert!(
+        e.message.contains("`A` is not a table or alias"),
+        "{}",
+        e.message
+    );
+    assert!(e.help.as_deref().is_some_and(|h| h.contains("correlated")));
+}
+
+#[test]
 fn locking_reads() {
     let w = lower(
         "SELECT x INTO :v FROM A WHERE k = :a FOR NO KEY UPDATE;\nSELECT x FROM A WHERE k = :b FOR SHARE;\nSELECT y FROM A WHERE k = :c FOR KEY   SHARE;\nSELECT x FROM A WHERE x > 1 FOR UPDATE;",
