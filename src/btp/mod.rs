@@ -411,6 +411,13 @@ fn validate_statement(w: &Workload, pi: usize, si: usize, s: &Statement) -> Resu
         )),
         _ => Ok(()),
     };
+    if s.locking && s.ty != KeySel {
+        return Err(invalid(
+            Site::Field(pi, si, "lock"),
+            format!("`{}` is a {} statement; only a key sel can be a locking read", s.id, s.ty),
+            Some("a row lock taken by a predicate read does not cover the predicate (docs/locking-reads.md); remove `lock: true`"),
+        ));
+    }
     check("write", &s.write, write.is_some())?;
     check("read", &s.read, read)?;
     check("pread", &s.pread, pread)?;
