@@ -368,7 +368,7 @@ fn error_lock_on_predicate_read() {
     let text = GOOD.replace("statements:\n", "statements:\n      - { id: q0, type: pred sel, rel: A, pread: [x], read: [x], lock: true }\n").replace("body: [q1, q2]", "body: [q0, q1, q2]");
     let err = bad_yaml(&text);
     assert!(
-        err.contains("only a key sel can be a locking read"),
+        err.contains("bad.yaml:11:66: `q0` is a pred sel statement"),
         "{err}"
     );
 }
