@@ -24,7 +24,8 @@ use crate::summary_graph::{build, Granularity, Settings};
     long_about = "isolint decides whether a set of transaction programs is robust against multiversion \
 READ COMMITTED (MVRC): every schedule allowed under MVRC is serializable. It implements Vandevoort, \
 Koch, Ketsman and Neven, EDBT 2023: BTPs, Unfold≤2, the summary graph (Algorithm 1) and the type-II \
-cycle test (Algorithm 2).\n\nA WORKLOAD is a BTP YAML file (docs/btp-format.md) or a directory of .sql programs."
+cycle test (Algorithm 2).\n\nA WORKLOAD is a directory of .sql programs with a schema (docs/sql-frontend.md) or a BTP YAML \
+file (docs/btp-format.md).\n\nExit codes: 0 success (check: robust), 1 check: not robust, 2 bad input."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -35,32 +36,40 @@ pub struct Cli {
 pub enum Command {
     /// Decide robustness against MVRC; print the verdict, a witness per dangerous component, and optionally the maximal robust subsets.
     Analyze {
+        /// BTP YAML file, or directory of .sql programs.
         workload: PathBuf,
         #[command(flatten)]
         settings: SettingsArgs,
+        /// type2: Algorithm 2 (the paper); type1: any cycle with a counterflow edge (Alomari and Fekete).
         #[arg(long, value_enum, default_value_t = MethodArg::Type2)]
         method: MethodArg,
         /// Also compute the maximal robust subsets of programs.
         #[arg(long)]
         subsets: bool,
+        /// Output format; json keys are documented in docs/json.md.
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
     },
     /// Pre-deploy check for CI: exit 0 if robust, 1 if not, 2 on bad input; explains each dangerous cycle and suggests a verified fix.
     Check {
+        /// BTP YAML file, or directory of .sql programs.
         workload: PathBuf,
         #[command(flatten)]
         settings: SettingsArgs,
+        /// type2: Algorithm 2 (the paper); type1: any cycle with a counterflow edge (Alomari and Fekete).
         #[arg(long, value_enum, default_value_t = MethodArg::Type2)]
         method: MethodArg,
+        /// text for people; json (docs/json.md), sarif (SARIF 2.1.0) or github (Actions annotations) for CI.
         #[arg(long, value_enum, default_value_t = CheckFormat::Text)]
         format: CheckFormat,
     },
     /// Write a Markdown report (verdict, Table 2 statistics, Figures 6/7 table, witnesses, fix, graph as SVG).
     Report {
+        /// BTP YAML file, or directory of .sql programs.
         workload: PathBuf,
         #[command(flatten)]
         settings: SettingsArgs,
+        /// type2: Algorithm 2 (the paper); type1: any cycle with a counterflow edge (Alomari and Fekete).
         #[arg(long, value_enum, default_value_t = MethodArg::Type2)]
         method: MethodArg,
         /// Markdown file to write; the graph goes next to it.
@@ -69,19 +78,23 @@ pub enum Command {
     },
     /// Maximal robust subsets as in the paper's Figures 6 (type-II) and 7 (type-I).
     Subsets {
+        /// BTP YAML file, or directory of .sql programs.
         workload: PathBuf,
         #[command(flatten)]
         settings: SettingsArgs,
         /// One row per setting of the paper: tpl dep, attr dep, tpl dep + FK, attr dep + FK.
         #[arg(long)]
         all_settings: bool,
+        /// Which test's subsets: type2 (Figure 6), type1 (Figure 7) or both.
         #[arg(long, value_enum, default_value_t = MethodChoice::Type2)]
         method: MethodChoice,
+        /// Output format; json keys are documented in docs/json.md.
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
     },
     /// The summary graph (counterflow edges dashed, as in Figure 4).
     Graph {
+        /// BTP YAML file, or directory of .sql programs.
         workload: PathBuf,
         #[command(flatten)]
         settings: SettingsArgs,
@@ -90,6 +103,7 @@ pub enum Command {
     },
     /// The BTP of each program (Figure 2), with constraints; `--format yaml` emits BTP YAML.
     Btp {
+        /// BTP YAML file, or directory of .sql programs.
         workload: PathBuf,
         /// Schema DDL for a SQL directory (overrides its isolint.yaml).
         #[arg(long, value_name = "FILE")]
