@@ -231,12 +231,33 @@ pub fn run(cli: Cli) -> i32 {
     }
 }
 
-fn print_warnings(loaded: &Loaded, format_is_text: bool) {
-    if format_is_text {
+/// Load a workload; front-end warnings go to stderr for text output (the
+/// JSON formats carry them in a `warnings` key instead).
+fn load_workload(
+    path: &std::path::Path,
+    schema: Option<&std::path::Path>,
+    text: bool,
+) -> Result<Loaded> {
+    let loaded = load(path, schema)?;
+    if text {
         for w in &loaded.warnings {
             eprintln!("{w}");
         }
     }
+    Ok(loaded)
+}
+
+fn run_check(
+    w: &crate::btp::Workload,
+    settings: &SettingsArgs,
+    method: MethodArg,
+) -> crate::check::CheckResult {
+    crate::check::check(
+        w,
+        settings.settings(),
+        method.method(),
+        std::io::stderr().is_terminal(),
+    )
 }
 
 fn emit(text: &str) -> Result<i32> {
@@ -262,8 +283,11 @@ fn execute(cli: Cli) -> Result<i32> {
             subsets,
             format,
         } => {
-            let loaded = load(&workload, settings.schema.as_deref())?;
-            print_warnings(&loaded, format == Format::Text);
+            let loaded = load_workload(
+                &workload,
+                settings.schema.as_deref(),
+                format == Format::Text,
+            )?;
             let progress = std::io::stderr().is_terminal();
             let a = analyze(
                 &loaded.workload,
@@ -287,15 +311,13 @@ fn execute(cli: Cli) -> Result<i32> {
             method,
             format,
         } => {
-            let loaded = load(&workload, settings.schema.as_deref())?;
-            print_warnings(&loaded, format == CheckFormat::Text);
+            let loaded = load_workload(
+                &workload,
+                settings.schema.as_deref(),
+                format == CheckFormat::Text,
+            )?;
             let w = &loaded.workload;
-            let r = crate::check::check(
-                w,
-                settings.settings(),
-                method.method(),
-                std::io::stderr().is_terminal(),
-            );
+            let r = run_check(w, &settings, method);
             let path = workload.display().to_string();
             let text = match format {
                 CheckFormat::Text => report::check::text(w, &r),
@@ -312,15 +334,9 @@ fn execute(cli: Cli) -> Result<i32> {
             method,
             output,
         } => {
-            let loaded = load(&workload, settings.schema.as_deref())?;
-            print_warnings(&loaded, true);
+            let loaded = load_workload(&workload, settings.schema.as_deref(), true)?;
             let w = &loaded.workload;
-            let r = crate::check::check(
-                w,
-                settings.settings(),
-                method.method(),
-                std::io::stderr().is_terminal(),
-            );
+            let r = run_check(w, &settings, method);
             let graph = report::markdown::write(w, &r, &output)?;
             eprintln!("wrote {} and {graph}", output.display());
             Ok(0)
@@ -332,8 +348,11 @@ fn execute(cli: Cli) -> Result<i32> {
             method,
             format,
         } => {
-            let loaded = load(&workload, settings.schema.as_deref())?;
-            print_warnings(&loaded, format == Format::Text);
+            let loaded = load_workload(
+                &workload,
+                settings.schema.as_deref(),
+                format == Format::Text,
+            )?;
             let w = &loaded.workload;
             let methods: Vec<Method> = match method {
                 MethodChoice::Type2 => vec![Method::TypeII],
@@ -390,8 +409,7 @@ fn execute(cli: Cli) -> Result<i32> {
             settings,
             format,
         } => {
-            let loaded = load(&workload, settings.schema.as_deref())?;
-            print_warnings(&loaded, false);
+            let loaded = load_workload(&workload, settings.schema.as_deref(), false)?;
             let g = build(&loaded.workload, settings.settings());
             match format {
                 GraphFormat::Dot => emit(&report::graph_dot(&loaded.workload, &g)),
@@ -403,12 +421,9 @@ fn execute(cli: Cli) -> Result<i32> {
             schema,
             format,
         } => {
-            let loaded = load(&workload, schema.as_deref())?;
+            let loaded = load_workload(&workload, schema.as_deref(), format == BtpFormat::Text)?;
             match format {
-                BtpFormat::Text => {
-                    print_warnings(&loaded, true);
-                    emit(&report::btp_text(&loaded.workload))
-                }
+                BtpFormat::Text => emit(&report::btp_text(&loaded.workload)),
                 BtpFormat::Yaml => emit(&yaml::to_yaml(&loaded.workload)),
             }
         }
