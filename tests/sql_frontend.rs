@@ -38,21 +38,7 @@ fn unfoldings(w: &Workload) -> Vec<(String, BTreeSet<Vec<String>>)> {
                 .iter()
                 .map(|l| {
                     (0..l.occurrences.len())
-                        .map(|k| {
-                            let s = l.statement(w, k);
-                            let r = w.schema.rel(s.rel);
-                            let set = |x: &Option<isolint::schema::AttrSet>| {
-                                x.as_ref().map(|x| r.names(x).join(","))
-                            };
-                            format!(
-                                "{} {} P{:?} R{:?} W{:?}",
-                                s.ty,
-                                r.name,
-                                set(&s.pread),
-                                set(&s.read),
-                                set(&s.write)
-                            )
-                        })
+                        .map(|k| stmt_text(w, l.statement(w, k)))
                         .collect()
                 })
                 .collect();
@@ -142,26 +128,29 @@ fn lower(program: &str) -> Result<Workload, Box<isolint::error::Diag>> {
     .map(|(w, _)| w)
 }
 
-fn describe(w: &Workload) -> Vec<String> {
-    let p = &w.programs[0];
-    p.statements
-        .iter()
-        .map(|s| {
-            let r = w.schema.rel(s.rel);
-            let set = |x: &Option<isolint::schema::AttrSet>| {
-                x.as_ref().map_or("⊥".to_string(), |x| {
-                    format!("{{{}}}", r.names(x).join(","))
-                })
-            };
-            format!(
-                "{} {} {} {} {}",
-                s.ty,
-                r.name,
-                set(&s.pread),
-                set(&s.read),
-                set(&s.write)
-            )
+/// `type rel PReadSet ReadSet WriteSet`, ⊥ for undefined sets.
+fn stmt_text(w: &Workload, s: &isolint::btp::Statement) -> String {
+    let r = w.schema.rel(s.rel);
+    let set = |x: &Option<isolint::schema::AttrSet>| {
+        x.as_ref().map_or("⊥".to_string(), |x| {
+            format!("{{{}}}", r.names(x).join(","))
         })
+    };
+    format!(
+        "{} {} {} {} {}",
+        s.ty,
+        r.name,
+        set(&s.pread),
+        set(&s.read),
+        set(&s.write)
+    )
+}
+
+fn describe(w: &Workload) -> Vec<String> {
+    w.programs[0]
+        .statements
+        .iter()
+        .map(|s| stmt_text(w, s))
         .collect()
 }
 
