@@ -56,8 +56,16 @@ impl Diag {
         len: usize,
         label: impl Into<String>,
     ) -> Box<Diag> {
-        let offset = offset.min(file.text.len());
-        let len = len.min(file.text.len() - offset);
+        // Spans must start and end on character boundaries (miette slices).
+        let mut offset = offset.min(file.text.len());
+        while !file.text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let mut end = (offset + len).min(file.text.len());
+        while !file.text.is_char_boundary(end) {
+            end += 1;
+        }
+        let len = end - offset;
         let (line, col) = file.line_col(offset);
         let loc = format!("{}:{}:{}", file.name, line, col);
         self.message = format!("{loc}: {}", self.message);
@@ -200,6 +208,16 @@ mod tests {
         let off = f.offset_of(2, 3);
         assert_eq!(&f.text[off..off + 2], "é");
         assert_eq!(f.line_col(off), (2, 3));
+    }
+
+    #[test]
+    fn spans_snap_to_character_boundaries() {
+        let f = SourceFile::new("x", "aé b");
+        // Byte 2 is inside `é`; a one-byte span there must widen, not panic.
+        let d = Diag::new("m").at(&f, 2, 1, "here");
+        assert_eq!(d.span, Some((1, 2).into()));
+        let rendered = format!("{:?}", miette::Report::new(*d));
+        assert!(rendered.contains("x:1:2"), "{rendered}");
     }
 
     #[test]
