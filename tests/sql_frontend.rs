@@ -550,6 +550,8 @@ mod fuzz {
         fn arbitrary_text_never_panics(text in "\\PC{0,200}") {
             if let Err(e) = isolint::lower::lower_programs("f".into(), None, schema(), &[SourceFile::new("F.sql", text.clone())]) {
                 prop_assert!(!e.message.contains("internal error"), "{}", e.message);
+                // Rendering the diagnostic must not panic either.
+                let _ = format!("{:?}", miette::Report::new(*e));
             }
             let _ = isolint::sql::ddl::parse_schema(&SourceFile::new("d.sql", text));
         }
