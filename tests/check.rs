@@ -113,6 +113,17 @@ fn json_check_contract() {
     assert!(edits.iter().all(|e| e["edit"] == "add FOR UPDATE"));
     let w = &v["witnesses"][0];
     assert_eq!(w["edges"][1]["counterflow"], true);
+    // Not robust as is: SERIALIZABLE for every program; READ COMMITTED for
+    // every program once the verified edits are applied.
+    assert_eq!(v["isolation"]["as_is"]["Balance"], "SERIALIZABLE");
+    assert_eq!(
+        v["isolation"]["with_suggested_edits"]["WriteCheck"],
+        "READ COMMITTED"
+    );
+    let (_, out, _) = run(&["check", "workloads/auction", "--format", "json"]);
+    let v: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["isolation"]["as_is"]["PlaceBid"], "READ COMMITTED");
+    assert_eq!(v["isolation"]["with_suggested_edits"], Value::Null);
 }
 
 fn sarif_validator() -> jsonschema::Validator {

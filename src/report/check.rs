@@ -115,6 +115,7 @@ pub fn text(w: &Workload, r: &CheckResult) -> String {
         o.push_str("All programs may run under READ COMMITTED: every schedule is serializable.\n");
         return o;
     }
+    o.push_str("Run these programs under SERIALIZABLE, or apply the fix below, or deploy only a robust subset.\n");
     o.push_str(&format!(
         "{} dangerous cycle(s), one per strongly connected component:\n",
         a.witnesses.len()
@@ -177,7 +178,35 @@ pub fn json(w: &Workload, r: &CheckResult, warnings: &[Warning]) -> Value {
         "suggestion": suggestion,
         "maximal_robust_subsets": r.subsets.as_ref().map(|s| subset_names(w, &s.sets, false)),
         "maximal_robust_subsets_complete": r.subsets.as_ref().map(|s| s.complete),
+        "isolation": isolation_json(w, r),
         "warnings": warnings_json(warnings),
+    })
+}
+
+/// The isolation level each program needs, for CI. The analysis covers a
+/// workload that runs entirely under READ COMMITTED; it says nothing about
+/// mixing levels (an RC transaction next to SERIALIZABLE ones can still
+/// take part in an anomaly), so the answer is uniform: READ COMMITTED for
+/// every program when robust (or after the verified edits), SERIALIZABLE for
+/// every program otherwise.
+fn isolation_json(w: &Workload, r: &CheckResult) -> Value {
+    let level = |robust: bool| {
+        if robust {
+            "READ COMMITTED"
+        } else {
+            "SERIALIZABLE"
+        }
+    };
+    let per = |robust: bool| -> serde_json::Map<String, Value> {
+        w.programs
+            .iter()
+            .map(|p| (p.name.clone(), json!(level(robust))))
+            .collect()
+    };
+    let fixed = matches!(r.suggestion, Some(Suggestion::Promote(_)));
+    json!({
+        "as_is": per(r.analysis.robust),
+        "with_suggested_edits": if r.analysis.robust { Value::Null } else if fixed { json!(per(true)) } else { Value::Null },
     })
 }
 
