@@ -287,9 +287,9 @@ pub fn sarif(w: &Workload, r: &CheckResult, workload_path: &str) -> Value {
                 "version": env!("CARGO_PKG_VERSION"),
                 "informationUri": "https://doi.org/10.48786/edbt.2023.02",
                 "rules": [
-                    {"id": "mvrc-type2-cycle", "shortDescription": {"text": "Type-II cycle in the summary graph: not robust against multiversion READ COMMITTED (Algorithm 2)"}},
-                    {"id": "mvrc-type1-cycle", "shortDescription": {"text": "Type-I cycle (cycle with a counterflow edge), Alomari and Fekete's test"}},
-                    {"id": "mvrc-fix-for-update", "shortDescription": {"text": "Promoting these key-based reads to SELECT ... FOR UPDATE makes the workload robust (re-verified)"}},
+                    {"id": "mvrc-type2-cycle", "help": {"text": "See docs/rules.md#mvrc-type2-cycle in isolint: what the finding means and how to fix it."}, "shortDescription": {"text": "Type-II cycle in the summary graph: not robust against multiversion READ COMMITTED (Algorithm 2)"}},
+                    {"id": "mvrc-type1-cycle", "help": {"text": "See docs/rules.md#mvrc-type1-cycle in isolint: what the finding means and how to fix it."}, "shortDescription": {"text": "Type-I cycle (cycle with a counterflow edge), Alomari and Fekete's test"}},
+                    {"id": "mvrc-fix-for-update", "help": {"text": "See docs/rules.md#mvrc-fix-for-update in isolint: what the finding means and how to fix it."}, "shortDescription": {"text": "Promoting these key-based reads to SELECT ... FOR UPDATE makes the workload robust (re-verified)"}},
                 ],
             }},
             "results": results,
