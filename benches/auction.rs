@@ -31,3 +31,27 @@ fn maximal_subsets(bencher: divan::Bencher, n: usize) {
             .len()
     });
 }
+
+/// The SQL front-end on TPC-C as specified: parse DDL and five programs,
+/// lower to BTPs, infer constraints.
+#[divan::bench(sample_count = 20)]
+fn lower_tpcc_sql() -> usize {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/tpcc");
+    isolint::load::load(&dir, None)
+        .map(|l| l.workload.programs.len())
+        .unwrap_or(0)
+}
+
+/// `isolint check` on TPC-C from SQL: analysis, fix search, subsets.
+#[divan::bench(sample_count = 20)]
+fn check_tpcc_sql(bencher: divan::Bencher) {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/tpcc");
+    let Ok(loaded) = isolint::load::load(&dir, None) else {
+        return;
+    };
+    bencher.bench_local(|| {
+        isolint::check::check(&loaded.workload, Settings::default(), Method::TypeII, false)
+            .analysis
+            .robust
+    });
+}
