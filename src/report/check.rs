@@ -12,7 +12,7 @@ use crate::btp::Workload;
 use crate::check::CheckResult;
 use crate::error::Warning;
 use crate::promote::Suggestion;
-use crate::robustness::{Method, Witness};
+use crate::robustness::{Method, Reason, Witness};
 
 fn stmt_text(program: &str, stmt: &str, origin: &Option<String>, sql: &Option<String>) -> String {
     let mut s = format!("{program} {stmt}");
@@ -53,12 +53,21 @@ fn pair_explanation(w: &Witness, steps: &[Step], method: Method) -> String {
         Method::TypeI => format!("type-I: edge 1 is counterflow ({})", steps[0].from_program),
         Method::TypeII => {
             let (a, b) = (&steps[0], &steps[1 % steps.len()]);
+            let why = match w.reason {
+                Reason::AdjacentCounterflow => "both are counterflow".to_string(),
+                Reason::OutgoingBeforeIncoming => format!(
+                    "edge 2 is counterflow and leaves from {}, which runs before {} where edge 1 enters",
+                    b.from_stmt, a.to_stmt
+                ),
+                Reason::IncomingFromRead => format!(
+                    "edge 2 is counterflow and edge 1 comes from {} {}, which starts with a (predicate) read",
+                    a.from_program, a.from_stmt
+                ),
+                Reason::Counterflow => w.reason.describe().to_string(),
+            };
             format!(
-                "type-II because edges 1 and 2 meet in {} : {} (edge 2 leaves from {}, edge 1 enters {})",
-                b.from_program,
-                w.reason.describe(),
-                b.from_stmt,
-                a.to_stmt
+                "type-II because edges 1 and 2 meet in {}: {why}",
+                b.from_program
             )
         }
     }
