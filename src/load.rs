@@ -22,6 +22,13 @@ pub fn load(path: &Path, schema: Option<&Path>) -> Result<Loaded> {
         return Err(Diag::new(format!("no such file or directory: {}", path.display()))
             .help("give a BTP YAML file (e.g. workloads/auction.yaml) or a directory of .sql programs (e.g. workloads/smallbank)"));
     }
+    if schema.is_some() {
+        return Err(Diag::new(format!(
+            "--schema applies to a directory of SQL programs, and {} is a file",
+            path.display()
+        ))
+        .help("a BTP YAML file declares its relations under `schema:`; drop --schema"));
+    }
     let file = SourceFile::read(path)?;
     let loaded = Loaded {
         workload: yaml::parse(&file)?,

@@ -372,3 +372,18 @@ fn error_lock_on_predicate_read() {
         "{err}"
     );
 }
+
+#[test]
+fn error_schema_flag_with_yaml() {
+    let out = isolint()
+        .args([
+            "analyze",
+            "workloads/auction.yaml",
+            "--schema",
+            "schemas/auction.sql",
+        ])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--schema applies to a directory"));
+}
