@@ -1377,6 +1377,14 @@ impl<'a> Lowerer<'a> {
 
     /// SELECT: one statement per table of FROM, in FROM order.
     fn select(&mut self, q: &Query, snip: &Snippet, into: &[String]) -> Result<Body> {
+        // A CTE may hide writes (WITH x AS (UPDATE …)): never drop it silently.
+        if q.with.is_some() {
+            return Err(self.unsupported(
+                snip,
+                "WITH (common table expressions)",
+                "write each step as its own statement, or inline the CTE as a subquery",
+            ));
+        }
         let SetExpr::Select(sel) = q.body.as_ref() else {
             return Err(self.unsupported(
                 snip,
@@ -1391,8 +1399,16 @@ impl<'a> Lowerer<'a> {
             tables.push(self.table_ref(relation, snip)?);
             for j in joins {
                 tables.push(self.table_ref(&j.relation, snip)?);
-                if let Some(on) = join_on(&j.join_operator) {
-                    ons.push(on.clone());
+                match join_on(&j.join_operator) {
+                    Ok(Some(on)) => ons.push(on.clone()),
+                    Ok(None) => {}
+                    Err(()) => {
+                        return Err(self.unsupported(
+                            snip,
+                            "this kind of join (USING, NATURAL, semi/anti or lateral)",
+                            "write the join as JOIN … ON with explicit equalities",
+                        ))
+                    }
                 }
             }
         }
@@ -1647,7 +1663,11 @@ fn conjuncts<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
     }
 }
 
-fn join_on(op: &sqlparser::ast::JoinOperator) -> Option<&Expr> {
+/// The join's ON condition: `Ok(None)` for a join without a condition
+/// (CROSS JOIN), `Err(())` for USING, NATURAL and exotic joins, whose
+/// implicit equalities would otherwise be missing from the predicate sets.
+#[allow(clippy::result_unit_err)]
+fn join_on(op: &sqlparser::ast::JoinOperator) -> std::result::Result<Option<&Expr>, ()> {
     use sqlparser::ast::{JoinConstraint, JoinOperator as J};
     let c = match op {
         J::Join(c)
@@ -1656,12 +1676,14 @@ fn join_on(op: &sqlparser::ast::JoinOperator) -> Option<&Expr> {
         | J::LeftOuter(c)
         | J::Right(c)
         | J::RightOuter(c)
-        | J::FullOuter(c) => c,
-        _ => return None,
+        | J::FullOuter(c)
+        | J::CrossJoin(c) => c,
+        _ => return Err(()),
     };
     match c {
-        JoinConstraint::On(e) => Some(e),
-        _ => None,
+        JoinConstraint::On(e) => Ok(Some(e)),
+        JoinConstraint::None => Ok(None),
+        _ => Err(()),
     }
 }
 

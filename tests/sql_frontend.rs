@@ -253,6 +253,18 @@ fn exit_outside_loop_and_correlated_subquery_are_errors() {
         e.message
     );
     assert!(e.help.as_deref().is_some_and(|h| h.contains("correlated")));
+    // USING hides the join columns from the predicate sets: rejected.
+    let e = lower("SELECT x, z FROM A JOIN B USING (k) WHERE z = 1;").expect_err("using");
+    assert!(e.message.contains("this kind of join"), "{}", e.message);
+    // A CTE can hide a write: rejected, not dropped.
+    let e = lower("WITH u AS (UPDATE A SET x = 1 WHERE k = :a RETURNING k) SELECT k FROM u;")
+        .expect_err("cte");
+    assert!(
+        e.message
+            .contains("WITH (common table expressions) is not supported"),
+        "{}",
+        e.message
+    );
 }
 
 #[test]
