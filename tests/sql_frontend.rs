@@ -453,6 +453,32 @@ fn error_leftover_input() {
 }
 
 #[test]
+fn error_leftover_input_inside_a_statement() {
+    // sqlparser's parse_statements would stop at END and drop the rest.
+    let e = error_of(&[("P.sql", "UPDATE Account SET balance = 0 WHERE id = :a END UPDATE Account SET balance = 1 WHERE id = :b;\n")]);
+    assert!(
+        e.contains("P.sql:1:46: SQL syntax error: unexpected `END`"),
+        "{e}"
+    );
+}
+
+#[test]
+fn error_leftover_input_in_schema() {
+    let d = dir_with(&[("P.sql", "SELECT balance FROM Account WHERE id = :a;\n")]);
+    std::fs::write(d.path().join("schema.sql"), "CREATE TABLE Account (id INT PRIMARY KEY, balance INT) END;\nCREATE TABLE Audit (id INT PRIMARY KEY);\n").expect("write");
+    let out = isolint()
+        .args(["analyze", d.path().to_str().expect("utf8")])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        e.contains("schema.sql:1:56: SQL syntax error: unexpected `END`"),
+        "{e}"
+    );
+}
+
+#[test]
 fn error_unsupported_statement_is_not_dropped() {
     let e = error_of(&[("P.sql", "LOCK TABLE Account;\n")]);
     assert!(e.contains("P.sql:1:1:"), "{e}");

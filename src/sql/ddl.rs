@@ -2,15 +2,13 @@
 //! PRIMARY KEY, UNIQUE, REFERENCES and FOREIGN KEY, and ALTER TABLE … ADD
 //! [CONSTRAINT …] FOREIGN KEY. Other DDL (indexes, drops, …) is ignored.
 
+use super::{parse_statements, same_name, Snippet};
+use crate::error::{did_you_mean, Diag, Result, SourceFile};
+use crate::schema::{ForeignKey, Relation, Schema};
 use sqlparser::ast::{
     AlterTableOperation, ColumnOption, ForeignKeyConstraint, Ident, ObjectName, Statement,
     TableConstraint,
 };
-use sqlparser::parser::Parser;
-
-use super::{parse_error, same_name, Snippet, DIALECT};
-use crate::error::{did_you_mean, Diag, Result, SourceFile};
-use crate::schema::{ForeignKey, Relation, Schema};
 
 /// A foreign key as written, resolved once every table is known.
 struct PendingFk {
@@ -35,10 +33,7 @@ pub fn parse_schema(file: &SourceFile) -> Result<Schema> {
         text: file.text.to_string(),
         offset: 0,
     };
-    let stmts = Parser::new(&DIALECT)
-        .try_with_sql(&file.text)
-        .and_then(|mut p| p.parse_statements())
-        .map_err(|e| parse_error(file, &snip, &e))?;
+    let stmts = parse_statements(file, &snip)?;
     let mut schema = Schema::default();
     let mut pending: Vec<PendingFk> = vec![];
     let col_index = |rel: &Relation, i: &Ident| rel.attributes.iter().position(|a| same_name(a, i));

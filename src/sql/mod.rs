@@ -41,15 +41,51 @@ impl Snippet {
     }
 }
 
+/// Parse a snippet as a list of `;`-separated statements, requiring the
+/// whole input: `Parser::parse_statements` stops quietly at a stray `END`
+/// and would drop what follows.
+pub fn parse_statements(
+    file: &SourceFile,
+    snip: &Snippet,
+) -> Result<Vec<sqlparser::ast::Statement>, Box<Diag>> {
+    use sqlparser::tokenizer::Token;
+    let mut p = Parser::new(&DIALECT)
+        .try_with_sql(&snip.text)
+        .map_err(|e| parse_error(file, snip, &e))?;
+    let mut out = vec![];
+    loop {
+        while p.consume_token(&Token::SemiColon) {}
+        if p.peek_token().token == Token::EOF {
+            return Ok(out);
+        }
+        out.push(
+            p.parse_statement()
+                .map_err(|e| parse_error(file, snip, &e))?,
+        );
+        let next = p.peek_token();
+        if next.token != Token::SemiColon && next.token != Token::EOF {
+            let at = snip.file_offset(next.span.start.line, next.span.start.column);
+            return Err(Diag::new(format!(
+                "SQL syntax error: unexpected `{}` after the end of a statement",
+                next.token
+            ))
+            .help("end each statement with `;` (END belongs to END IF / END LOOP)")
+            .at(
+                file,
+                at,
+                next.token.to_string().len().max(1),
+                "leftover input",
+            ));
+        }
+    }
+}
+
 /// Parse a snippet as exactly one SQL statement.
 pub fn parse_one(
     file: &SourceFile,
     snip: &Snippet,
 ) -> Result<sqlparser::ast::Statement, Box<Diag>> {
-    let mut stmts = Parser::new(&DIALECT)
-        .try_with_sql(&snip.text)
-        .and_then(|mut p| p.parse_statements())
-        .map_err(|e| parse_error(file, snip, &e))?;
+    let mut stmts = parse_statements(file, snip)?;
     match stmts.len() {
         1 => Ok(stmts.remove(0)),
         0 => Err(Diag::new("expected an SQL statement").at(
