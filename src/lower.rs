@@ -1375,6 +1375,90 @@ impl<'a> Lowerer<'a> {
         Ok(())
     }
 
+    /// Tables (and ON conditions) of a FROM list, in order.
+    fn from_list(
+        &self,
+        from: &[TableWithJoins],
+        snip: &Snippet,
+        tables: &mut Vec<TableRef>,
+        ons: &mut Vec<Expr>,
+    ) -> Result<()> {
+        for twj in from {
+            let TableWithJoins { relation, joins } = twj;
+            tables.push(self.table_ref(relation, snip)?);
+            for j in joins {
+                tables.push(self.table_ref(&j.relation, snip)?);
+                match join_on(&j.join_operator) {
+                    Ok(Some(on)) => ons.push(on.clone()),
+                    Ok(None) => {}
+                    Err(()) => {
+                        return Err(self.unsupported(
+                            snip,
+                            "this kind of join (USING, NATURAL, semi/anti or lateral)",
+                            "write the join as JOIN … ON with explicit equalities",
+                        ))
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// One read statement per table from `first` on (SELECT, and the FROM /
+    /// USING tables of UPDATE and DELETE): key sel when its key is pinned by
+    /// values and not joined, else pred sel with the join columns in
+    /// PReadSet and ReadSet. Returns the first key-based one.
+    fn table_reads(
+        &mut self,
+        tables: &[TableRef],
+        uses: &[Uses],
+        first: usize,
+        locking: bool,
+        snip: &Snippet,
+        parts: &mut Vec<Body>,
+    ) -> Option<usize> {
+        let mut first_key_based = None;
+        for (ti, t) in tables.iter().enumerate().skip(first) {
+            let u = &uses[ti];
+            let rel = t.rel;
+            let mut read: BTreeSet<usize> = if u.all {
+                (0..self.schema.rel(rel).arity()).collect()
+            } else {
+                u.read.clone()
+            };
+            read.extend(u.join.iter().copied());
+            let s = if let Some(key) = self.unjoined_key(rel, u) {
+                let s = self.new_statement(StmtType::KeySel, rel, snip);
+                read.extend(Self::extras(u, &key));
+                self.statements[s].read = self.set(rel, &read);
+                self.statements[s].locking = locking;
+                self.facts[s].key = Some(key);
+                first_key_based.get_or_insert(s);
+                s
+            } else {
+                let s = self.new_statement(StmtType::PredSel, rel, snip);
+                let mut pred = u.pred.clone();
+                pred.extend(u.join.iter().copied());
+                self.statements[s].pread = self.set(rel, &pred);
+                self.statements[s].read = self.set(rel, &read);
+                s
+            };
+            let eq = u.eq.clone();
+            self.bind(s, &eq);
+            parts.push(Body::Stmt(s));
+        }
+        first_key_based
+    }
+
+    /// The key pinned by value equalities, unless a key column is also
+    /// equated to another table's column (then the table is
+    /// predicate-based, as the lowering rules say).
+    fn unjoined_key(&self, rel: RelId, u: &Uses) -> Option<Vec<usize>> {
+        let pk = &self.schema.rel(rel).primary_key;
+        self.key_of(rel, &u.eq)
+            .filter(|_| u.join.iter().all(|c| !pk.contains(c)))
+    }
+
     /// SELECT: one statement per table of FROM, in FROM order.
     fn select(&mut self, q: &Query, snip: &Snippet, into: &[String]) -> Result<Body> {
         // A CTE may hide writes (WITH x AS (UPDATE …)): never drop it silently.
@@ -1394,24 +1478,7 @@ impl<'a> Lowerer<'a> {
         };
         let mut tables = vec![];
         let mut ons = vec![];
-        for twj in &sel.from {
-            let TableWithJoins { relation, joins } = twj;
-            tables.push(self.table_ref(relation, snip)?);
-            for j in joins {
-                tables.push(self.table_ref(&j.relation, snip)?);
-                match join_on(&j.join_operator) {
-                    Ok(Some(on)) => ons.push(on.clone()),
-                    Ok(None) => {}
-                    Err(()) => {
-                        return Err(self.unsupported(
-                            snip,
-                            "this kind of join (USING, NATURAL, semi/anti or lateral)",
-                            "write the join as JOIN … ON with explicit equalities",
-                        ))
-                    }
-                }
-            }
-        }
+        self.from_list(&sel.from, snip, &mut tables, &mut ons)?;
         if tables.is_empty() {
             self.warn(snip.offset, "statement reads no table; nothing to model");
             for v in into {
@@ -1456,43 +1523,7 @@ impl<'a> Lowerer<'a> {
         let locking = !q.locks.is_empty();
         let mut parts = pre;
         let single = tables.len() == 1;
-        let mut first_key_based = None;
-        for (ti, t) in tables.iter().enumerate() {
-            let u = &uses[ti];
-            let rel = t.rel;
-            let key = self.key_of(rel, &u.eq);
-            let mut read: BTreeSet<usize> = if u.all {
-                (0..self.schema.rel(rel).arity()).collect()
-            } else {
-                u.read.clone()
-            };
-            read.extend(u.join.iter().copied());
-            let s = if let Some(key) = key.filter(|_| {
-                u.join
-                    .iter()
-                    .all(|c| !self.schema.rel(rel).primary_key.contains(c))
-            }) {
-                let s = self.new_statement(StmtType::KeySel, rel, snip);
-                read.extend(Self::extras(u, &key));
-                self.statements[s].read = self.set(rel, &read);
-                self.statements[s].locking = locking;
-                self.facts[s].key = Some(key);
-                if first_key_based.is_none() {
-                    first_key_based = Some(s);
-                }
-                s
-            } else {
-                let s = self.new_statement(StmtType::PredSel, rel, snip);
-                let mut pred = u.pred.clone();
-                pred.extend(u.join.iter().copied());
-                self.statements[s].pread = self.set(rel, &pred);
-                self.statements[s].read = self.set(rel, &read);
-                s
-            };
-            let eq = u.eq.clone();
-            self.bind(s, &eq);
-            parts.push(Body::Stmt(s));
-        }
+        let first_key_based = self.table_reads(&tables, &uses, 0, locking, snip, &mut parts);
         // INTO: a plain column of a key-based single-table SELECT names that
         // tuple's column; anything else is a fresh symbol.
         let cols: Vec<Option<usize>> = sel
