@@ -810,57 +810,79 @@ impl<'a> Lowerer<'a> {
         match &sql {
             Sql::Query(q) => self.select(q, &snip, &into),
             Sql::Update(u) => {
-                if u.from.is_some() || !u.table.joins.is_empty() {
-                    return Err(self.unsupported(&snip, "UPDATE … FROM / joins in UPDATE", "split it into a SELECT and a key-based UPDATE"));
+                // UPDATE t … FROM s …: the rows of s are read (one statement
+                // per table, before the write), t is the target (index 0).
+                let mut tables = vec![self.table_ref(&u.table.relation, &snip)?];
+                let mut ons = vec![];
+                if !u.table.joins.is_empty() {
+                    return Err(self.unsupported(&snip, "joins in the UPDATE target", "put the other tables in UPDATE … FROM"));
                 }
-                let t = self.table_ref(&u.table.relation, &snip)?;
-                let tables = vec![t];
+                if let Some(sqlparser::ast::UpdateTableFromKind::BeforeSet(f) | sqlparser::ast::UpdateTableFromKind::AfterSet(f)) = &u.from {
+                    self.tables_of(f, &snip, &mut tables, &mut ons)?;
+                }
                 let mut pre = vec![];
-                let mut uses = Uses::default();
+                let mut uses = vec![Uses::default(); tables.len()];
                 let mut writes = BTreeSet::new();
                 for a in &u.assignments {
                     for col in assignment_columns(&a.target) {
-                        let c = self.column(&tables, None, &col, &snip)?.1;
+                        let c = self.column(&tables[..1], None, &col, &snip)?.1;
                         writes.insert(c);
                     }
-                    self.collect(&tables, &a.value, &snip, Some(&mut pre), Clause::Read, std::slice::from_mut(&mut uses))?;
+                    self.collect(&tables, &a.value, &snip, Some(&mut pre), Clause::Read, &mut uses)?;
                 }
                 if let Some(r) = &u.returning {
                     for item in r {
-                        self.collect_item(&tables, item, &snip, &mut pre, std::slice::from_mut(&mut uses))?;
+                        self.collect_item(&tables, item, &snip, &mut pre, &mut uses)?;
                     }
                 }
-                if let Some(w) = &u.selection {
-                    self.where_clause(&tables, w, &snip, &mut pre, std::slice::from_mut(&mut uses))?;
+                for on in &ons {
+                    self.where_clause(&tables, on, &snip, &mut pre, &mut uses)?;
                 }
+                if let Some(w) = &u.selection {
+                    self.where_clause(&tables, w, &snip, &mut pre, &mut uses)?;
+                }
+                self.table_reads(&tables, &uses, 1, false, &snip, &mut pre);
                 let rel = tables[0].rel;
-                let returning_cols = returning_columns(&u.returning, &tables, self.schema);
-                let body = self.write_stmt(WriteKind::Update, rel, &uses, writes, &snip, &into, &returning_cols, next)?;
+                let returning_cols = returning_columns(&u.returning, &tables[..1], self.schema);
+                let body = self.write_stmt(WriteKind::Update, rel, &uses[0], writes, &snip, &into, &returning_cols, next)?;
                 Ok(seq(pre, body))
             }
             Sql::Delete(d) => {
                 let from = match &d.from {
                     FromTable::WithFromKeyword(v) | FromTable::WithoutKeyword(v) => v,
                 };
-                if from.len() != 1 || !from[0].joins.is_empty() || d.using.is_some() {
-                    return Err(self.unsupported(&snip, "DELETE from several tables or with USING", "delete from one table per statement"));
+                if from.len() != 1 || !from[0].joins.is_empty() || !d.tables.is_empty() {
+                    return Err(self.unsupported(&snip, "DELETE from several tables", "delete from one table per statement; name the others in USING"));
                 }
-                let t = self.table_ref(&from[0].relation, &snip)?;
-                let tables = vec![t];
+                // DELETE FROM t USING s …: s is read, t is the target.
+                let mut tables = vec![self.table_ref(&from[0].relation, &snip)?];
+                let mut ons = vec![];
+                if let Some(using) = &d.using {
+                    self.tables_of(using, &snip, &mut tables, &mut ons)?;
+                }
                 let mut pre = vec![];
-                let mut uses = Uses::default();
+                let mut uses = vec![Uses::default(); tables.len()];
+                for on in &ons {
+                    self.where_clause(&tables, on, &snip, &mut pre, &mut uses)?;
+                }
                 if let Some(w) = &d.selection {
-                    self.where_clause(&tables, w, &snip, &mut pre, std::slice::from_mut(&mut uses))?;
+                    self.where_clause(&tables, w, &snip, &mut pre, &mut uses)?;
                 }
                 if let Some(r) = &d.returning {
-                    let mut ret = Uses::default();
+                    let mut ret = vec![Uses::default(); tables.len()];
                     for item in r {
-                        self.collect_item(&tables, item, &snip, &mut pre, std::slice::from_mut(&mut ret))?;
+                        self.collect_item(&tables, item, &snip, &mut pre, &mut ret)?;
+                    }
+                    // Columns of the other tables in RETURNING are reads of them.
+                    for (t, u) in ret.iter().enumerate().skip(1) {
+                        uses[t].read.extend(u.read.iter().copied());
+                        uses[t].all |= u.all;
                     }
                 }
+                self.table_reads(&tables, &uses, 1, false, &snip, &mut pre);
                 let rel = tables[0].rel;
-                let returning_cols = returning_columns(&d.returning, &tables, self.schema);
-                let body = self.write_stmt(WriteKind::Delete, rel, &uses, BTreeSet::new(), &snip, &into, &returning_cols, next)?;
+                let returning_cols = returning_columns(&d.returning, &tables[..1], self.schema);
+                let body = self.write_stmt(WriteKind::Delete, rel, &uses[0], BTreeSet::new(), &snip, &into, &returning_cols, next)?;
                 Ok(seq(pre, body))
             }
             Sql::Insert(ins) => {
@@ -962,10 +984,13 @@ impl<'a> Lowerer<'a> {
         returning_cols: &[Option<usize>],
         next: Option<&Node>,
     ) -> Result<Body> {
-        let key = self.key_of(rel, &uses.eq);
+        let key = self.unjoined_key(rel, uses);
         let r = self.schema.rel(rel);
         let assigns_key = writes.iter().any(|c| r.primary_key.contains(c));
+        // Join columns (UPDATE … FROM, DELETE … USING) are read and, for a
+        // predicate-based statement, part of its predicate.
         let mut read = uses.read.clone();
+        read.extend(uses.join.iter().copied());
         if assigns_key && kind == WriteKind::Update {
             // Changing the key moves the row: a read of what the SET
             // expressions use, a delete, and an insert.
@@ -1008,7 +1033,9 @@ impl<'a> Lowerer<'a> {
         }
         match key {
             Some(key) => {
-                let extra = Self::extras(uses, &key);
+                // A join conjunct may match nothing, like any extra conjunct.
+                let mut extra = Self::extras(uses, &key);
+                extra.extend(uses.join.iter().copied());
                 let ty = if kind == WriteKind::Update {
                     StmtType::KeyUpd
                 } else {
@@ -1376,7 +1403,7 @@ impl<'a> Lowerer<'a> {
     }
 
     /// Tables (and ON conditions) of a FROM list, in order.
-    fn from_list(
+    fn tables_of(
         &self,
         from: &[TableWithJoins],
         snip: &Snippet,
@@ -1478,7 +1505,7 @@ impl<'a> Lowerer<'a> {
         };
         let mut tables = vec![];
         let mut ons = vec![];
-        self.from_list(&sel.from, snip, &mut tables, &mut ons)?;
+        self.tables_of(&sel.from, snip, &mut tables, &mut ons)?;
         if tables.is_empty() {
             self.warn(snip.offset, "statement reads no table; nothing to model");
             for v in into {

@@ -268,6 +268,32 @@ fn exit_outside_loop_and_correlated_subquery_are_errors() {
 }
 
 #[test]
+fn update_from_and_delete_using() {
+    let w = lower(
+        "UPDATE A SET x = B.z FROM B WHERE B.ak = A.k AND B.k = :b;
+         DELETE FROM B USING A WHERE B.ak = A.k AND A.x = 0;
+         UPDATE A SET x = 1 FROM B WHERE A.k = :a AND A.y = B.z AND B.k = :b;",
+    )
+    .expect("lowers");
+    assert_eq!(
+        describe(&w),
+        [
+            // The FROM table is read first; the target's key is joined, so
+            // it is predicate-based with the join column in both sets.
+            "key sel B ⊥ {ak,z} ⊥",
+            "pred upd A {k} {k} {x}",
+            "pred sel A {k,x} {k} ⊥",
+            "pred del B {ak} ⊥ {k,ak,z}",
+            // Key pinned by a value, join on another column: the join may
+            // match nothing, so it is a branch (write | read).
+            "key sel B ⊥ {z} ⊥",
+            "key upd A ⊥ {y} {x}",
+            "key sel A ⊥ {y} ⊥",
+        ]
+    );
+}
+
+#[test]
 fn locking_reads() {
     let w = lower(
         "SELECT x INTO :v FROM A WHERE k = :a FOR NO KEY UPDATE;\nSELECT x FROM A WHERE k = :b FOR SHARE;\nSELECT y FROM A WHERE k = :c FOR KEY   SHARE;\nSELECT x FROM A WHERE x > 1 FOR UPDATE;",
