@@ -485,6 +485,9 @@ struct TableRef {
     rel: RelId,
     name: String,
     alias: Option<String>,
+    /// ON CONFLICT's `EXCLUDED`: the proposed row, not a database read.
+    /// Only reachable through its qualifier.
+    pseudo: bool,
 }
 
 /// Columns of one table found in the parts of a statement.
@@ -886,9 +889,6 @@ impl<'a> Lowerer<'a> {
                 Ok(seq(pre, body))
             }
             Sql::Insert(ins) => {
-                if ins.on.is_some() {
-                    return Err(self.unsupported(&snip, "INSERT … ON CONFLICT", "write it as UPDATE …; IF NOT FOUND THEN INSERT …; END IF;"));
-                }
                 let TableObject::TableName(name) = &ins.table else {
                     return Err(self.unsupported(&snip, "INSERT into a table function", "insert into a table"));
                 };
@@ -900,6 +900,7 @@ impl<'a> Lowerer<'a> {
                     rel,
                     name: self.schema.rel(rel).name.clone(),
                     alias: None,
+                    pseudo: false,
                 }];
                 let mut cols = vec![];
                 for c in &ins.columns {
@@ -937,8 +938,80 @@ impl<'a> Lowerer<'a> {
                 self.bind(q, &eq);
                 self.facts[q].key = self.key_of(rel, &eq);
                 let returning_cols = returning_columns(&ins.returning, &tables, self.schema);
-                self.assign_into(&into, q, true, &returning_cols, &BTreeSet::new());
-                Ok(seq(pre, Body::Stmt(q)))
+                let Some(on) = &ins.on else {
+                    self.assign_into(&into, q, true, &returning_cols, &BTreeSet::new());
+                    return Ok(seq(pre, Body::Stmt(q)));
+                };
+                // Upsert: either the insert, or (on a key conflict) the
+                // action on the existing row with the same key.
+                let (assignments, selection) = match on {
+                    sqlparser::ast::OnInsert::DuplicateKeyUpdate(a) => (a.clone(), None),
+                    sqlparser::ast::OnInsert::OnConflict(c) => match &c.action {
+                        sqlparser::ast::OnConflictAction::DoNothing => (vec![], None),
+                        sqlparser::ast::OnConflictAction::DoUpdate(d) => (d.assignments.clone(), d.selection.clone()),
+                    },
+                    _ => return Err(self.unsupported(&snip, "this ON CONFLICT form", "use ON CONFLICT … DO NOTHING or DO UPDATE")),
+                };
+                let mut scope = tables;
+                scope.push(TableRef {
+                    rel,
+                    name: "excluded".into(),
+                    alias: Some("excluded".into()),
+                    pseudo: true,
+                });
+                let mut uses = vec![Uses::default(); 2];
+                let mut writes = BTreeSet::new();
+                for a in &assignments {
+                    for col in assignment_columns(&a.target) {
+                        writes.insert(self.column(&scope[..1], None, &col, &snip)?.1);
+                    }
+                    self.collect(&scope, &a.value, &snip, Some(&mut pre), Clause::Read, &mut uses)?;
+                }
+                if let Some(w) = &selection {
+                    self.collect(&scope, w, &snip, Some(&mut pre), Clause::Read, &mut uses)?;
+                }
+                let key = self.facts[q].key.clone();
+                let key_cols: BTreeSet<usize> = match &key {
+                    Some(k) => k.iter().copied().collect(),
+                    None => self.schema.rel(rel).primary_key.iter().copied().collect(),
+                };
+                let alt = match (&key, writes.is_empty()) {
+                    // DO NOTHING: the conflict check read the existing row's key.
+                    (Some(k), true) => {
+                        let a = self.new_statement(StmtType::KeySel, rel, &snip);
+                        self.statements[a].read = self.set(rel, &key_cols);
+                        self.facts[a].key = Some(k.clone());
+                        self.bind(a, &eq);
+                        a
+                    }
+                    (Some(k), false) => {
+                        let a = self.new_statement(StmtType::KeyUpd, rel, &snip);
+                        self.statements[a].read = self.set(rel, &uses[0].read);
+                        self.statements[a].write = self.set(rel, &writes);
+                        self.facts[a].key = Some(k.clone());
+                        self.facts[a].assigns = writes.clone();
+                        self.bind(a, &eq);
+                        a
+                    }
+                    // Several rows or no pinned key: any row may conflict.
+                    (None, nothing) => {
+                        let ty = if nothing { StmtType::PredSel } else { StmtType::PredUpd };
+                        let a = self.new_statement(ty, rel, &snip);
+                        self.statements[a].pread = self.all(rel);
+                        let mut read = uses[0].read.clone();
+                        read.extend(key_cols.iter().copied());
+                        self.statements[a].read = self.set(rel, &read);
+                        if !nothing {
+                            self.statements[a].write = self.set(rel, &writes);
+                        }
+                        a
+                    }
+                };
+                for v in &into {
+                    let t = self.fresh();
+                    self.env.insert(v.clone(), t);
+                }
+                Ok(seq(pre, Body::Branch(vec![Body::Stmt(q), Body::Stmt(alt)])))
             }
             _ => Err(Diag::new("unsupported statement: isolint models SELECT, INSERT, UPDATE and DELETE")
                 .help("DDL belongs in the schema file; SET, LOCK and other commands cannot be modelled as BTP statements")
@@ -1151,6 +1224,7 @@ impl<'a> Lowerer<'a> {
                     rel,
                     name: ident.value.clone(),
                     alias: alias.as_ref().map(|a| a.name.value.clone()),
+                    pseudo: false,
                 })
             }
             _ => Err(self.unsupported(
@@ -1176,12 +1250,13 @@ impl<'a> Lowerer<'a> {
                 .enumerate()
                 .filter(|(_, t)| {
                     t.alias.as_deref().is_some_and(|a| same_name(a, q))
-                        || (t.alias.is_none() && same_name(&t.name, q))
-                        || same_name(&self.schema.rel(t.rel).name, q)
+                        || !t.pseudo
+                            && ((t.alias.is_none() && same_name(&t.name, q))
+                                || same_name(&self.schema.rel(t.rel).name, q))
                 })
                 .map(|(i, _)| i)
                 .collect(),
-            None => (0..tables.len()).collect(),
+            None => (0..tables.len()).filter(|&i| !tables[i].pseudo).collect(),
         };
         if qualifier.is_some() && candidates.is_empty() {
             let q = qualifier.map(|q| q.value.clone()).unwrap_or_default();

@@ -294,6 +294,30 @@ fn update_from_and_delete_using() {
 }
 
 #[test]
+fn upserts_are_a_branch() {
+    let w = lower(
+        "INSERT INTO A VALUES (:k, 1, 2, :u) ON CONFLICT (k) DO UPDATE SET x = A.x + EXCLUDED.x;
+         INSERT INTO A (k, x) VALUES (:k2, 1) ON CONFLICT DO NOTHING;
+         INSERT INTO B SELECT k, k, x FROM A ON CONFLICT DO NOTHING;",
+    )
+    .expect("lowers");
+    assert_eq!(
+        describe(&w),
+        [
+            "ins A ⊥ ⊥ {k,x,y,u}",
+            "key upd A ⊥ {x} {x}", // EXCLUDED.x is the proposed row, not a read
+            "ins A ⊥ ⊥ {k,x,y,u}",
+            "key sel A ⊥ {k} ⊥",
+            "pred sel A {} {k,x} ⊥",
+            "ins B ⊥ ⊥ {k,ak,z}",
+            "pred sel B {k,ak,z} {k} ⊥", // any row may conflict
+        ]
+    );
+    let body = isolint::report::body_text(&w.programs[0], &w.programs[0].body);
+    assert_eq!(body, "(q1 | q2); (q3 | q4); q5; (q6 | q7)");
+}
+
+#[test]
 fn locking_reads() {
     let w = lower(
         "SELECT x INTO :v FROM A WHERE k = :a FOR NO KEY UPDATE;\nSELECT x FROM A WHERE k = :b FOR SHARE;\nSELECT y FROM A WHERE k = :c FOR KEY   SHARE;\nSELECT x FROM A WHERE x > 1 FOR UPDATE;",
