@@ -23,6 +23,7 @@ IF :c_credit = 'BC' THEN
     SELECT C_DATA INTO :c_data FROM Customer WHERE C_W_ID = :w AND C_D_ID = :d AND C_ID = :c;
     UPDATE Customer SET C_DATA = :new_data WHERE C_W_ID = :w AND C_D_ID = :d AND C_ID = :c;
 END IF;
+-- H_DATA is W_NAME and D_NAME separated by 4 spaces (2.5.2.2).
 INSERT INTO History (H_C_ID, H_C_D_ID, H_C_W_ID, H_D_ID, H_W_ID, H_DATE, H_AMOUNT, H_DATA)
-  VALUES (:c, :d, :w, :d, :w, :now, :h, :h_data);
+  VALUES (:c, :d, :w, :d, :w, :now, :h, :w_name || '    ' || :d_name);
 COMMIT;

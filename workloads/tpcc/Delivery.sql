@@ -1,5 +1,8 @@
 -- isolint: abbrev Del
--- Delivery (TPC-C 2.7): deliver the oldest new order of each district.
+-- Delivery (TPC-C 2.7): deliver the oldest undelivered order of each of the
+-- 10 districts of warehouse :w with carrier :carrier, in one transaction.
+-- A district without a new order is skipped (2.7.4.2): :o is then NULL and
+-- every statement after the SELECT matches no row.
 FOR d IN 1..10 LOOP
     SELECT MIN(NO_O_ID) INTO :o FROM NewOrder WHERE NO_W_ID = :w AND NO_D_ID = :d;
     DELETE FROM NewOrder WHERE NO_W_ID = :w AND NO_D_ID = :d AND NO_O_ID = :o;
