@@ -844,7 +844,7 @@ impl<'a> Lowerer<'a> {
                 if let Some(w) = &u.selection {
                     self.where_clause(&tables, w, &snip, &mut pre, &mut uses)?;
                 }
-                self.table_reads(&tables, &uses, 1, false, &snip, &mut pre);
+                self.table_reads(&tables, &uses, 1, &[], &snip, &mut pre);
                 let rel = tables[0].rel;
                 let returning_cols = returning_columns(&u.returning, &tables[..1], self.schema);
                 let body = self.write_stmt(WriteKind::Update, rel, &uses[0], writes, &snip, &into, &returning_cols, next)?;
@@ -882,7 +882,7 @@ impl<'a> Lowerer<'a> {
                         uses[t].all |= u.all;
                     }
                 }
-                self.table_reads(&tables, &uses, 1, false, &snip, &mut pre);
+                self.table_reads(&tables, &uses, 1, &[], &snip, &mut pre);
                 let rel = tables[0].rel;
                 let returning_cols = returning_columns(&d.returning, &tables[..1], self.schema);
                 let body = self.write_stmt(WriteKind::Delete, rel, &uses[0], BTreeSet::new(), &snip, &into, &returning_cols, next)?;
@@ -1515,7 +1515,7 @@ impl<'a> Lowerer<'a> {
         tables: &[TableRef],
         uses: &[Uses],
         first: usize,
-        locking: bool,
+        locking: &[bool],
         snip: &Snippet,
         parts: &mut Vec<Body>,
     ) -> Option<usize> {
@@ -1533,7 +1533,7 @@ impl<'a> Lowerer<'a> {
                 let s = self.new_statement(StmtType::KeySel, rel, snip);
                 read.extend(Self::extras(u, &key));
                 self.statements[s].read = self.set(rel, &read);
-                self.statements[s].locking = locking;
+                self.statements[s].locking = locking.get(ti).copied().unwrap_or(false);
                 self.facts[s].key = Some(key);
                 first_key_based.get_or_insert(s);
                 s
@@ -1622,10 +1622,21 @@ impl<'a> Lowerer<'a> {
         if let Some(w) = &sel.selection {
             self.where_clause(&tables, w, snip, &mut pre, &mut uses)?;
         }
-        let locking = !q.locks.is_empty();
+        // FOR UPDATE locks every table; FOR UPDATE OF t only the tables named.
+        let locking: Vec<bool> = tables
+            .iter()
+            .map(|t| {
+                q.locks.iter().any(|l| match &l.of {
+                    None => true,
+                    Some(name) => name.0.last().and_then(|p| p.as_ident()).is_some_and(|i| {
+                        t.alias.as_deref().is_some_and(|a| same_name(a, i)) || same_name(&t.name, i)
+                    }),
+                })
+            })
+            .collect();
         let mut parts = pre;
         let single = tables.len() == 1;
-        let first_key_based = self.table_reads(&tables, &uses, 0, locking, snip, &mut parts);
+        let first_key_based = self.table_reads(&tables, &uses, 0, &locking, snip, &mut parts);
         // INTO: a plain column of a key-based single-table SELECT names that
         // tuple's column; anything else is a fresh symbol.
         let cols: Vec<Option<usize>> = sel

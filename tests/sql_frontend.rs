@@ -326,6 +326,11 @@ fn locking_reads() {
     let locking: Vec<bool> = w.programs[0].statements.iter().map(|s| s.locking).collect();
     // A predicate read locks nothing: it stays a plain pred sel.
     assert_eq!(locking, [true, true, true, false]);
+    // FOR UPDATE OF b locks only b's row.
+    let w = lower("SELECT a.x, b.z FROM A a, B b WHERE a.k = :a AND b.k = :b FOR UPDATE OF b;")
+        .expect("lowers");
+    let locking: Vec<bool> = w.programs[0].statements.iter().map(|s| s.locking).collect();
+    assert_eq!(locking, [false, true]);
 }
 
 #[test]
