@@ -190,6 +190,8 @@ pub fn lower_programs(
             phis: vec![],
             path: vec![],
             next_if: 0,
+            scopes: vec![],
+            outer_hits: vec![],
             fresh: 0,
             loops: vec![],
             next_loop: 0,
@@ -473,6 +475,10 @@ struct Lowerer<'a> {
     phis: Vec<(usize, Vec<Term>)>,
     path: Vec<(usize, usize)>,
     next_if: usize,
+    /// Tables of the statements enclosing the subquery being lowered,
+    /// outermost first, and the outer columns it referenced (correlation).
+    scopes: Vec<Vec<TableRef>>,
+    outer_hits: Vec<Vec<(usize, usize)>>,
     fresh: usize,
     loops: Vec<usize>,
     next_loop: usize,
@@ -481,6 +487,7 @@ struct Lowerer<'a> {
 }
 
 /// A table of the FROM list (or the target of UPDATE/DELETE/INSERT).
+#[derive(Clone)]
 struct TableRef {
     rel: RelId,
     name: String,
@@ -1345,8 +1352,21 @@ impl<'a> Lowerer<'a> {
         if let Some(pre) = pre {
             for (i, q) in subs.iter().enumerate() {
                 if !inside(q.span(), Some(i)) {
-                    let b = self.select(q, snip, &[])?;
-                    pre.push(b);
+                    // A correlated subquery may name this statement's tables.
+                    self.scopes.push(tables.to_vec());
+                    self.outer_hits.push(vec![]);
+                    let b = self.select(q, snip, &[]);
+                    let hits = self.outer_hits.pop().unwrap_or_default();
+                    self.scopes.pop();
+                    // Correlation columns act like join columns of this
+                    // statement: in its predicate and read.
+                    for (t, a) in hits {
+                        if let Some(u) = uses.get_mut(t) {
+                            u.pred.insert(a);
+                            u.join.insert(a);
+                        }
+                    }
+                    pre.push(b?);
                 }
             }
         }
@@ -1364,14 +1384,38 @@ impl<'a> Lowerer<'a> {
             ControlFlow::<()>::Continue(())
         });
         for (q, c) in idents {
-            // FOUND and other bare words in conditions are not columns.
-            let (t, a) = self.column(tables, q.as_ref(), &c, snip)?;
+            let Some((t, a)) = self.resolve_column(tables, q.as_ref(), &c, snip)? else {
+                continue;
+            };
             match clause {
                 Clause::Read => uses[t].read.insert(a),
                 Clause::Pred => uses[t].pred.insert(a),
             };
         }
         Ok(())
+    }
+
+    /// Resolve a column in `tables`, else in an enclosing statement
+    /// (recorded as a correlation, `None` returned); else the error.
+    fn resolve_column(
+        &mut self,
+        tables: &[TableRef],
+        q: Option<&Ident>,
+        c: &Ident,
+        snip: &Snippet,
+    ) -> Result<Option<(usize, usize)>> {
+        let err = match self.column(tables, q, c, snip) {
+            Ok(found) => return Ok(Some(found)),
+            Err(e) => e,
+        };
+        for level in (0..self.scopes.len()).rev() {
+            let scope = self.scopes[level].clone();
+            if let Ok(found) = self.column(&scope, q, c, snip) {
+                self.outer_hits[level].push(found);
+                return Ok(None);
+            }
+        }
+        Err(err)
     }
 
     fn collect_item(
@@ -1445,23 +1489,37 @@ impl<'a> Lowerer<'a> {
                     ),
                     _ => false,
                 };
-                if n_cols == 1 && (side(left) || side(right)) {
-                    let (colside, valside) = if side(left) {
-                        (left, right)
-                    } else {
-                        (right, left)
-                    };
-                    let (q, id) = match strip_nested(colside) {
-                        Expr::Identifier(i) => (None, i.clone()),
+                if n_cols == 1 {
+                    // `col = value`; when the value names a column of an
+                    // enclosing statement (correlation), `col` is joined.
+                    let ident = |e: &Expr| match strip_nested(e) {
+                        Expr::Identifier(i) => Some((None, i.clone())),
                         Expr::CompoundIdentifier(v) if v.len() >= 2 => {
-                            (Some(v[v.len() - 2].clone()), v[v.len() - 1].clone())
+                            Some((Some(v[v.len() - 2].clone()), v[v.len() - 1].clone()))
                         }
-                        _ => continue,
+                        _ => None,
                     };
-                    let (t, a) = self.column(tables, q.as_ref(), &id, snip)?;
-                    let term = self.term(valside);
-                    uses[t].eq.push((a, term));
-                    continue;
+                    let mut done = false;
+                    for (colside, valside) in [(left, right), (right, left)] {
+                        let Some((q, id)) = ident(colside) else {
+                            continue;
+                        };
+                        let Some((t, a)) = self.resolve_column(tables, q.as_ref(), &id, snip)?
+                        else {
+                            continue;
+                        };
+                        if has_identifier(valside) {
+                            uses[t].join.insert(a);
+                        } else {
+                            let term = self.term(valside);
+                            uses[t].eq.push((a, term));
+                        }
+                        done = true;
+                        break;
+                    }
+                    if done {
+                        continue;
+                    }
                 }
                 if n_cols == 2 && side(left) && side(right) && tables.len() > 1 {
                     for (t, u) in cols.iter().enumerate() {
@@ -1783,6 +1841,19 @@ fn seq(mut pre: Vec<Body>, b: Body) -> Body {
         pre.push(b);
         Body::Seq(pre)
     }
+}
+
+/// Whether an expression names any column (outside subqueries or not).
+fn has_identifier(e: &Expr) -> bool {
+    let mut found = false;
+    let _ = sqlparser::ast::visit_expressions(e, |x| {
+        if matches!(x, Expr::Identifier(_) | Expr::CompoundIdentifier(_)) {
+            found = true;
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    });
+    found
 }
 
 fn strip_nested(e: &Expr) -> &Expr {
