@@ -30,8 +30,8 @@ use crate::btp::{
 use crate::error::{did_you_mean, Diag, Result, SourceFile, Warning};
 use crate::load::{check_size, Loaded};
 use crate::schema::{AttrSet, RelId, Schema};
-use crate::sql::ddl::parse_schema;
-use crate::sql::program::{abbreviation, parse_program, Node};
+use crate::sql::ddl::{parse_ddl, FkAction, FunctionDef};
+use crate::sql::program::{abbreviation, parse_program, split_statements, LoopHead, Node};
 use crate::sql::{parse_one, same_name, Snippet};
 
 #[derive(Deserialize, Default)]
@@ -46,6 +46,21 @@ struct Manifest {
     /// Program order (file stems); the rest follow by file name.
     #[serde(default)]
     programs: Vec<String>,
+    /// User functions that touch no table (calls of other unknown
+    /// functions are errors).
+    #[serde(default)]
+    pure_functions: Vec<String>,
+}
+
+/// What the lowering needs besides the schema and the program files.
+#[derive(Default)]
+pub struct Context {
+    /// `CREATE FUNCTION`s, inlined where called.
+    pub functions: Vec<FunctionDef>,
+    /// (ON DELETE, ON UPDATE) per foreign key of the schema.
+    pub fk_actions: Vec<(FkAction, FkAction)>,
+    /// Lower-case names of user functions declared free of table access.
+    pub pure_functions: Vec<String>,
 }
 
 /// Load a directory of `.sql` programs with its schema.
@@ -80,7 +95,17 @@ pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
         return Err(Diag::new(format!("schema file {} does not exist", schema_path.display()))
             .help("check the `schema:` path in isolint.yaml (relative to the workload directory) or the --schema argument"));
     }
-    let schema = parse_schema(&SourceFile::read(&schema_path)?)?;
+    let ddl = parse_ddl(&SourceFile::read(&schema_path)?)?;
+    let schema = ddl.schema;
+    let context = Context {
+        functions: ddl.functions,
+        fk_actions: ddl.fk_actions,
+        pure_functions: manifest
+            .pure_functions
+            .iter()
+            .map(|f| f.to_lowercase())
+            .collect(),
+    };
     let schema_canon = schema_path.canonicalize().ok();
     let mut files: Vec<_> = std::fs::read_dir(dir)
         .map_err(|e| Diag::new(format!("cannot read directory {}: {e}", dir.display())))?
@@ -124,8 +149,13 @@ pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
             d.file_name().map(|n| n.to_string_lossy().into_owned())
         })
         .unwrap_or_else(|| "workload".into());
-    let (workload, warnings) =
-        lower_programs(name, manifest.description.clone(), schema, &sources)?;
+    let (workload, warnings) = lower_programs_with(
+        name,
+        manifest.description.clone(),
+        schema,
+        &sources,
+        &context,
+    )?;
     check_size(&workload)?;
     Ok(Loaded { workload, warnings })
 }
@@ -137,96 +167,168 @@ pub fn lower_programs(
     schema: Schema,
     sources: &[SourceFile],
 ) -> Result<(Workload, Vec<Warning>)> {
+    lower_programs_with(name, description, schema, sources, &Context::default())
+}
+
+/// A program's top level cut at its COMMITs: one transaction each.
+fn transactions(tree: Vec<Node>) -> Vec<Vec<Node>> {
+    let mut out = vec![vec![]];
+    for n in tree {
+        match n {
+            Node::Commit { .. } => out.push(vec![]),
+            n => out.last_mut().map_or((), |v| v.push(n)),
+        }
+    }
+    // A segment with no statement (only BEGIN, or nothing after the last
+    // COMMIT) is no transaction.
+    let has_work = |v: &Vec<Node>| v.iter().any(|n| !matches!(n, Node::Begin { .. }));
+    let levels: Vec<Node> = out
+        .iter()
+        .flatten()
+        .filter(|n| matches!(n, Node::Begin { level: Some(_), .. }))
+        .cloned()
+        .collect();
+    let mut kept: Vec<Vec<Node>> = out.into_iter().filter(has_work).collect();
+    if kept.is_empty() {
+        kept.push(levels);
+    }
+    kept
+}
+
+/// Lower program files with the function definitions, foreign-key actions
+/// and pure functions of `ctx`.
+pub fn lower_programs_with(
+    name: String,
+    description: Option<String>,
+    schema: Schema,
+    sources: &[SourceFile],
+    ctx: &Context,
+) -> Result<(Workload, Vec<Warning>)> {
     // Parse everything first: UNIQUE keys count only if no UPDATE assigns
     // them, which needs the whole workload.
     let mut trees = vec![];
     for f in sources {
-        trees.push(parse_program(f)?);
+        trees.push(transactions(parse_program(f)?));
     }
-    let mut parsed: Vec<HashMap<usize, (Sql, Vec<String>)>> = vec![];
+    let functions = parse_functions(&ctx.functions)?;
+    let mut parsed: Vec<HashMap<usize, Parsed>> = vec![];
     let mut assigned: HashSet<(RelId, usize)> = HashSet::new();
     for (f, tree) in sources.iter().zip(&trees) {
         let mut map = HashMap::new();
-        parse_all(f, tree, &mut map)?;
-        for (sql, _) in map.values() {
-            if let Sql::Update(u) = sql {
-                if let TableFactor::Table { name, .. } = &u.table.relation {
-                    if let Some(rel) = name
-                        .0
-                        .last()
-                        .and_then(|p| p.as_ident())
-                        .and_then(|i| find_rel(&schema, i))
-                    {
-                        for a in &u.assignments {
-                            for col in assignment_columns(&a.target) {
-                                if let Some(c) = schema
-                                    .rel(rel)
-                                    .attributes
-                                    .iter()
-                                    .position(|x| same_name(x, &col))
-                                {
-                                    assigned.insert((rel, c));
-                                }
-                            }
-                        }
-                    }
-                }
-            }
+        for t in tree {
+            parse_all(f, t, &mut map)?;
+        }
+        for p in map.values() {
+            assigned_columns(&schema, &p.sql, &mut assigned);
         }
         parsed.push(map);
     }
+    for (_, stmts) in &functions {
+        for (_, sql) in stmts {
+            assigned_columns(&schema, sql, &mut assigned);
+        }
+    }
+    // Referential actions write the referencing columns.
+    for (fk, (del, upd)) in schema.foreign_keys.iter().zip(&ctx.fk_actions) {
+        if *del != FkAction::NoAction && *del != FkAction::Cascade || *upd != FkAction::NoAction {
+            assigned.extend(fk.columns.iter().map(|(d, _)| (fk.domain, *d)));
+        }
+    }
+    let pure: HashSet<String> = ctx.pure_functions.iter().cloned().collect();
     let mut programs = vec![];
     let mut warnings = vec![];
     let mut counter = 0usize;
     for ((f, tree), map) in sources.iter().zip(&trees).zip(&parsed) {
-        let mut l = Lowerer {
-            schema: &schema,
-            file: f,
-            parsed: map,
-            assigned: &assigned,
-            statements: vec![],
-            facts: vec![],
-            env: HashMap::new(),
-            phis: vec![],
-            path: vec![],
-            next_if: 0,
-            scopes: vec![],
-            outer_hits: vec![],
-            fresh: 0,
-            loops: vec![],
-            next_loop: 0,
-            counter: &mut counter,
-            warnings: &mut warnings,
-        };
-        let (body, _) = l.block(tree)?;
-        let body = match body {
-            Some(b) => b,
-            None => {
-                // Every path aborts: the program never commits anything.
-                l.truncate(0);
-                l.warnings.push(Warning {
-                    file: f.name.clone(),
-                    line: 1,
-                    message:
-                        "every path of this program ends in ROLLBACK or RAISE; it commits nothing"
-                            .into(),
-                });
-                Body::Seq(vec![])
-            }
-        };
-        let constraints = l.infer_constraints();
         let stem = Path::new(&f.name)
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
-        programs.push(Program {
-            name: stem,
-            abbrev: abbreviation(f),
-            statements: l.statements,
-            body,
-            constraints,
-            file: Some(f.name.clone()),
-        });
+        if tree.len() > 1 {
+            warnings.push(Warning {
+                file: f.name.clone(),
+                line: 1,
+                message: format!(
+                    "COMMIT splits this program into {} transactions, analysed as programs {stem}.1 … {stem}.{}",
+                    tree.len(),
+                    tree.len()
+                ),
+            });
+        }
+        for (k, nodes) in tree.iter().enumerate() {
+            let mut l = Lowerer {
+                schema: &schema,
+                file: f,
+                parsed: map,
+                assigned: &assigned,
+                functions: &functions,
+                fk_actions: &ctx.fk_actions,
+                pure: &pure,
+                statements: vec![],
+                facts: vec![],
+                env: HashMap::new(),
+                phis: vec![],
+                path: vec![],
+                next_if: 0,
+                scopes: vec![],
+                outer_hits: vec![],
+                fresh: 0,
+                loops: vec![],
+                next_loop: 0,
+                null_tested: null_tested(f, nodes, map),
+                stmt_may_miss: false,
+                sub_depth: 0,
+                selects: 0,
+                inlined: 0,
+                inline_stack: vec![],
+                instances: 0,
+                weak_lock: false,
+                counter: &mut counter,
+                warnings: &mut warnings,
+            };
+            let (body, _) = l.block(nodes)?;
+            let body = match body {
+                Some(b) => b,
+                None => {
+                    // Every path aborts: the program never commits anything.
+                    l.truncate(0);
+                    l.warnings.push(Warning {
+                        file: f.name.clone(),
+                        line: 1,
+                        message:
+                            "every path of this program ends in ROLLBACK or RAISE; it commits nothing"
+                                .into(),
+                    });
+                    Body::Seq(vec![])
+                }
+            };
+            l.apply_may_miss();
+            let constraints = l.infer_constraints();
+            let (name, abbrev) = if tree.len() > 1 {
+                (
+                    format!("{stem}.{}", k + 1),
+                    abbreviation(f).map(|a| format!("{a}.{}", k + 1)),
+                )
+            } else {
+                (stem.clone(), abbreviation(f))
+            };
+            if l.statements.is_empty() {
+                l.warnings.push(Warning {
+                    file: f.name.clone(),
+                    line: 1,
+                    message: format!(
+                        "program `{name}` has no SQL statement on any path that commits: it is analysed as an empty transaction"
+                    ),
+                });
+            }
+            programs.push(Program {
+                name,
+                abbrev,
+                statements: l.statements,
+                body,
+                constraints,
+                file: Some(f.name.clone()),
+            });
+        }
     }
     let w = Workload {
         name,
@@ -244,6 +346,78 @@ pub fn lower_programs(
     Ok((w, warnings))
 }
 
+/// Columns that some UPDATE (or ON CONFLICT … DO UPDATE) assigns.
+fn assigned_columns(schema: &Schema, sql: &Sql, out: &mut HashSet<(RelId, usize)>) {
+    let mut note = |name: &sqlparser::ast::ObjectName,
+                    assignments: &[sqlparser::ast::Assignment]| {
+        let Some(rel) = name
+            .0
+            .last()
+            .and_then(|p| p.as_ident())
+            .and_then(|i| find_rel(schema, i))
+        else {
+            return;
+        };
+        for a in assignments {
+            for col in assignment_columns(&a.target) {
+                if let Some(c) = schema
+                    .rel(rel)
+                    .attributes
+                    .iter()
+                    .position(|x| same_name(x, &col))
+                {
+                    out.insert((rel, c));
+                }
+            }
+        }
+    };
+    match sql {
+        Sql::Update(u) => {
+            if let TableFactor::Table { name, .. } = &u.table.relation {
+                note(name, &u.assignments);
+            }
+        }
+        Sql::Insert(ins) => {
+            let TableObject::TableName(name) = &ins.table else {
+                return;
+            };
+            match &ins.on {
+                Some(sqlparser::ast::OnInsert::DuplicateKeyUpdate(a)) => note(name, a),
+                Some(sqlparser::ast::OnInsert::OnConflict(c)) => {
+                    if let sqlparser::ast::OnConflictAction::DoUpdate(d) = &c.action {
+                        note(name, &d.assignments);
+                    }
+                }
+                _ => {}
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A function's body statements, parsed once (SQL-language functions
+/// only; others are rejected where they are called).
+type ParsedFunction<'a> = (&'a FunctionDef, Vec<(Snippet, Sql)>);
+
+fn parse_functions(defs: &[FunctionDef]) -> Result<Vec<ParsedFunction<'_>>> {
+    let mut out = vec![];
+    for d in defs {
+        let mut stmts = vec![];
+        if d.language == "sql" {
+            for (s, e) in split_statements(&d.body.text) {
+                let snip = Snippet {
+                    text: d.body.text[s..e].to_string(),
+                    offset: d.body.offset + s,
+                };
+                let sql = parse_one(&d.file, &snip)?;
+                stmts.push((snip, sql));
+            }
+        }
+        out.push((d, stmts));
+    }
+    Ok(out)
+}
+
 fn assignment_columns(t: &AssignmentTarget) -> Vec<Ident> {
     let names = match t {
         AssignmentTarget::ColumnName(n) => vec![n],
@@ -259,23 +433,45 @@ fn find_rel(schema: &Schema, i: &Ident) -> Option<RelId> {
     schema.relations.iter().position(|r| same_name(&r.name, i))
 }
 
+/// A statement of the program, parsed.
+#[derive(Clone)]
+struct Parsed {
+    sql: Sql,
+    /// INTO targets, cut out of the text.
+    into: Vec<String>,
+    /// `FOR KEY SHARE`, `SKIP LOCKED` or `NOWAIT`: a lock that does not
+    /// order this read against every writer of the row (see `select`).
+    weak_lock: bool,
+}
+
 /// Parse every SQL statement of the tree (keyed by its offset), with the
 /// INTO targets cut out of the text.
-fn parse_all(
-    f: &SourceFile,
-    nodes: &[Node],
-    out: &mut HashMap<usize, (Sql, Vec<String>)>,
-) -> Result<()> {
+fn parse_all(f: &SourceFile, nodes: &[Node], out: &mut HashMap<usize, Parsed>) -> Result<()> {
     for n in nodes {
         match n {
-            Node::Sql(s) => {
-                let (clean, into) = strip_into(&normalize_locks(&s.text));
+            Node::Sql(s)
+            | Node::Loop {
+                head: LoopHead::Query { query: s, .. },
+                ..
+            } => {
+                let (locks, weak_lock) = normalize_locks(&s.text);
+                let (clean, into) = strip_into(&locks);
                 let snip = Snippet {
                     text: clean,
                     offset: s.offset,
                 };
-                let stmt = parse_one(f, &snip)?;
-                out.insert(s.offset, (stmt, into));
+                let sql = parse_one(f, &snip)?;
+                out.insert(
+                    s.offset,
+                    Parsed {
+                        sql,
+                        into,
+                        weak_lock,
+                    },
+                );
+                if let Node::Loop { body, .. } = n {
+                    parse_all(f, body, out)?;
+                }
             }
             Node::If(bs) => {
                 for (_, b) in bs {
@@ -283,7 +479,12 @@ fn parse_all(
                 }
             }
             Node::Loop { body, .. } => parse_all(f, body, out)?,
-            Node::Exit { .. } | Node::Abort => {}
+            Node::Exit { .. }
+            | Node::Abort
+            | Node::Eval(_)
+            | Node::Assign { .. }
+            | Node::Begin { .. }
+            | Node::Commit { .. } => {}
         }
     }
     Ok(())
@@ -379,10 +580,15 @@ fn strip_into(text: &str) -> (String, Vec<String>) {
 }
 
 /// sqlparser 0.63 knows `FOR UPDATE` and `FOR SHARE` but not PostgreSQL's
-/// `FOR NO KEY UPDATE` and `FOR KEY SHARE`; they lock the row the same way
-/// for isolint's purpose. Rewritten in place, padded to keep positions.
-fn normalize_locks(text: &str) -> String {
+/// `FOR NO KEY UPDATE` and `FOR KEY SHARE`. FOR NO KEY UPDATE conflicts
+/// with every lock an UPDATE or DELETE takes, like FOR UPDATE; FOR KEY
+/// SHARE conflicts only with FOR UPDATE (DELETE, key updates), not with
+/// the FOR NO KEY UPDATE lock of an ordinary UPDATE, so it orders nothing
+/// for isolint: reported as weak. Rewritten in place, padded to keep
+/// positions.
+fn normalize_locks(text: &str) -> (String, bool) {
     let mut out = text.to_string();
+    let mut weak = false;
     for (from, to) in [
         ("FOR NO KEY UPDATE", "FOR UPDATE"),
         ("FOR KEY SHARE", "FOR SHARE"),
@@ -394,12 +600,13 @@ fn normalize_locks(text: &str) -> String {
             let Some(start) = find_words(&upper, &words) else {
                 break;
             };
+            weak |= from == "FOR KEY SHARE";
             let (s, e) = start;
             let replacement = format!("{to}{}", " ".repeat((e - s).saturating_sub(to.len())));
             out.replace_range(s..e, &replacement);
         }
     }
-    out
+    (out, weak)
 }
 
 fn find_words(upper: &str, words: &[&str]) -> Option<(usize, usize)> {
@@ -448,6 +655,8 @@ enum Term {
     /// The value after an IF of a variable some branch assigned: index
     /// into `Lowerer::phis`, resolved per path.
     Phi(usize),
+    /// Element `index` of the array parameter or variable `array`.
+    Elem(Box<Term>, Box<Term>),
 }
 
 /// What FK and same-tuple inference needs to know about a statement.
@@ -461,13 +670,22 @@ struct Facts {
     assigns: BTreeSet<usize>,
     /// The key (column set) that made it key-based, if any.
     key: Option<Vec<usize>>,
+    /// The program goes on when the keyed row is missing (the paper's
+    /// Section 5.4 assumption fails): lowered as predicate-based over
+    /// `pred` and the key (`apply_may_miss`).
+    may_miss: bool,
+    /// WHERE and join columns.
+    pred: BTreeSet<usize>,
 }
 
 struct Lowerer<'a> {
     schema: &'a Schema,
     file: &'a SourceFile,
-    parsed: &'a HashMap<usize, (Sql, Vec<String>)>,
+    parsed: &'a HashMap<usize, Parsed>,
     assigned: &'a HashSet<(RelId, usize)>,
+    functions: &'a [ParsedFunction<'a>],
+    fk_actions: &'a [(FkAction, FkAction)],
+    pure: &'a HashSet<String>,
     statements: Vec<Statement>,
     facts: Vec<Facts>,
     env: HashMap<String, Term>,
@@ -482,6 +700,22 @@ struct Lowerer<'a> {
     fresh: usize,
     loops: Vec<usize>,
     next_loop: usize,
+    /// Variables the program tests for NULL (IS NULL, COALESCE, …): a
+    /// key-based read INTO one of them may find no row.
+    null_tested: HashSet<String>,
+    /// The statement being lowered may find no row (see `statement`).
+    stmt_may_miss: bool,
+    /// Positive while lowering a subquery, an expression, a FOR query or a
+    /// function body: a key-based read there never aborts when its row
+    /// is missing, so it is predicate-based.
+    sub_depth: usize,
+    /// Queries lowered and function calls inlined, for `audit`.
+    selects: usize,
+    inlined: usize,
+    inline_stack: Vec<String>,
+    instances: usize,
+    /// The statement's lock clause is FOR KEY SHARE (see `normalize_locks`).
+    weak_lock: bool,
     counter: &'a mut usize,
     warnings: &'a mut Vec<Warning>,
 }
@@ -540,28 +774,54 @@ impl<'a> Lowerer<'a> {
         while i < nodes.len() {
             let node = &nodes[i];
             let (b, exits) = match node {
-                Node::Sql(s) => (Some(self.statement(s, nodes.get(i + 1))?), false),
+                Node::Sql(s) => (Some(self.statement(s, &nodes[i + 1..])?), false),
                 Node::Abort => return Ok((None, false)),
                 // EXIT and EXIT WHEN are treated alike: the rest of the body
-                // becomes optional either way (the condition is not modelled).
-                Node::Exit { at, .. } => {
+                // becomes optional either way (the condition's value is not
+                // modelled, its reads are). CONTINUE skips the rest too.
+                Node::Exit { at, when, cont } => {
                     if self.loops.is_empty() {
-                        return Err(Diag::new("EXIT outside a loop")
-                            .help("EXIT leaves the innermost LOOP; remove it or put it inside LOOP … END LOOP;")
-                            .at(self.file, *at, 4, "here"));
+                        let what = if *cont { "CONTINUE" } else { "EXIT" };
+                        return Err(Diag::new(format!("{what} outside a loop"))
+                            .help(format!("{what} acts on the innermost LOOP; remove it or put it inside LOOP … END LOOP;"))
+                            .at(self.file, *at, what.len(), "here"));
                     }
-                    (Some(Body::Seq(vec![])), true)
+                    let reads = match when {
+                        Some(c) => self.expr_reads(c)?,
+                        None => Body::Seq(vec![]),
+                    };
+                    (Some(reads), true)
                 }
                 Node::If(branches) => self.if_node(branches)?,
-                Node::Loop { var, body, .. } => {
-                    (Some(self.loop_node(var.as_deref(), body)?), false)
+                Node::Loop { head, body, .. } => (Some(self.loop_node(head, body)?), false),
+                Node::Eval(exprs) => {
+                    let mut parts = vec![];
+                    for e in exprs {
+                        parts.push(self.expr_reads(e)?);
+                    }
+                    (Some(Body::Seq(parts)), false)
+                }
+                Node::Assign { var, expr } => {
+                    let reads = self.expr_reads(expr)?;
+                    let e = crate::sql::parse_expr(self.file, expr)?;
+                    let t = self.term(&e);
+                    self.env.insert(var.clone(), t);
+                    (Some(reads), false)
+                }
+                Node::Begin { level, at } => {
+                    if let Some(level) = level {
+                        self.warn(*at, format!("declares ISOLATION LEVEL {level}: recorded; isolint decides robustness for READ COMMITTED"));
+                    }
+                    (Some(Body::Seq(vec![])), false)
+                }
+                Node::Commit { at } => {
+                    return Err(Diag::new("internal error: COMMIT inside a transaction")
+                        .at(self.file, *at, 6, "here"))
                 }
             };
             match b {
                 None => return Ok((None, false)),
-                // ε contributes nothing to a sequence.
-                Some(Body::Seq(v)) if v.is_empty() => {}
-                Some(b) => seq.push(b),
+                Some(b) => push_seq(&mut seq, b),
             }
             i += 1;
             if exits {
@@ -569,7 +829,8 @@ impl<'a> Lowerer<'a> {
                 // over-approximation (later iterations stay possible).
                 let mark = self.statements.len();
                 match self.block(&nodes[i..])?.0 {
-                    Some(r) => seq.push(Body::Opt(Box::new(r))),
+                    Some(r) if !is_empty(&r) => seq.push(Body::Opt(Box::new(r))),
+                    Some(_) => {}
                     // Going on after the EXIT always aborts: only leaving counts.
                     None => self.truncate(mark),
                 }
@@ -579,7 +840,40 @@ impl<'a> Lowerer<'a> {
         Ok((Some(Body::Seq(seq)), false))
     }
 
+    /// IF c1 THEN A ELSIF c2 THEN B ELSE C: c1's reads, then A or (c2's
+    /// reads, then B or C): each condition is evaluated only when the
+    /// ones before it were false.
     fn if_node(
+        &mut self,
+        branches: &[(Option<Snippet>, Vec<Node>)],
+    ) -> Result<(Option<Body>, bool)> {
+        let Some((Some(cond), then)) = branches.first() else {
+            // ELSE alone (the selector wrapper of a CASE).
+            let body = branches.first().map_or(&[][..], |b| &b.1[..]);
+            return self.block(body);
+        };
+        let reads = self.expr_reads(cond)?;
+        let rest: Vec<(Option<Snippet>, Vec<Node>)> = match branches.get(1) {
+            None => vec![],
+            Some((None, body)) => vec![(None, body.clone())],
+            Some((Some(_), _)) => vec![(None, vec![Node::If(branches[1..].to_vec())])],
+        };
+        let mut two = vec![(Some(cond.clone()), then.clone())];
+        two.extend(rest);
+        let (b, exits) = self.branch(&two)?;
+        Ok((
+            b.map(|b| {
+                let mut seq = vec![];
+                push_seq(&mut seq, reads);
+                push_seq(&mut seq, b);
+                Body::Seq(seq)
+            }),
+            exits,
+        ))
+    }
+
+    /// The alternatives of an IF (conditions already lowered).
+    fn branch(
         &mut self,
         branches: &[(Option<Snippet>, Vec<Node>)],
     ) -> Result<(Option<Body>, bool)> {
@@ -634,6 +928,10 @@ impl<'a> Lowerer<'a> {
             self.phis.push((id, values));
             self.env.insert(v, Term::Phi(self.phis.len() - 1));
         }
+        // Alternatives without statements are all ε: one is enough.
+        if alts.iter().all(is_empty) && !alts.is_empty() {
+            return Ok((Some(Body::Seq(vec![])), exits));
+        }
         Ok(match alts.len() {
             0 => (None, false),
             1 => (alts.pop(), exits),
@@ -641,19 +939,42 @@ impl<'a> Lowerer<'a> {
         })
     }
 
-    fn loop_node(&mut self, var: Option<&str>, body: &[Node]) -> Result<Body> {
+    /// A loop and what its head evaluates: a FOR's range bounds, query or
+    /// array once before the first iteration; a WHILE's condition before
+    /// every iteration and once more at the end.
+    fn loop_node(&mut self, head: &LoopHead, body: &[Node]) -> Result<Body> {
+        let mut before = vec![];
+        match head {
+            LoopHead::Plain | LoopHead::While(_) => {}
+            LoopHead::Range { bounds, .. } => {
+                for b in bounds {
+                    push_seq(&mut before, self.expr_reads(b)?);
+                }
+            }
+            LoopHead::Array { expr, .. } => push_seq(&mut before, self.expr_reads(expr)?),
+            LoopHead::Query { query, .. } => {
+                // The query runs once; it may return no row (no abort).
+                self.sub_depth += 1;
+                let r = self.statement(query, &[]);
+                self.sub_depth -= 1;
+                push_seq(&mut before, r?);
+            }
+        }
         let id = self.next_loop;
         self.next_loop += 1;
         // Variables assigned in the body differ between iterations: fresh
         // symbols at entry and at exit.
         let mut assigned = HashSet::new();
         collect_assigned(body, self.parsed, &mut assigned);
-        if let Some(v) = var {
+        if let Some(v) = head.var() {
             assigned.insert(v.to_string());
         }
         for v in &assigned {
             let t = self.fresh();
             self.env.insert(v.clone(), t);
+        }
+        if let LoopHead::While(c) = head {
+            push_seq(&mut before, self.expr_reads(c)?);
         }
         self.loops.push(id);
         let mark = self.statements.len();
@@ -661,20 +982,41 @@ impl<'a> Lowerer<'a> {
         if b.is_none() {
             self.truncate(mark);
         }
+        let b = match (b, head) {
+            (Some(b), LoopHead::While(c)) => {
+                let mut seq = vec![];
+                push_seq(&mut seq, b);
+                push_seq(&mut seq, self.expr_reads(c)?);
+                Some(Body::Seq(seq))
+            }
+            (b, _) => b,
+        };
         self.loops.pop();
         for v in &assigned {
             let t = self.fresh();
             self.env.insert(v.clone(), t);
         }
-        // A body that always aborts can only run zero times.
-        Ok(match b {
-            Some(b) => Body::Loop(Box::new(b)),
-            None => Body::Seq(vec![]),
-        })
+        // A body that always aborts can only run zero times; a body
+        // without statements contributes nothing.
+        if let Some(b) = b.filter(|b| !is_empty(b)) {
+            before.push(Body::Loop(Box::new(b)));
+        }
+        Ok(Body::Seq(before))
     }
 
     fn var_term(&mut self, name: &str) -> Term {
         let key = name.trim_start_matches(':').to_lowercase();
+        // `:a$$i$` is `:a[:i]` (crate::sql::rewrite_subscripts).
+        if let Some((array, index)) = key.split_once('$') {
+            let index = index.trim_matches('$').to_string();
+            let a = self.var_term(array);
+            let i = if index.bytes().all(|b| b.is_ascii_digit()) {
+                Term::Lit(index)
+            } else {
+                self.var_term(&index)
+            };
+            return Term::Elem(Box::new(a), Box::new(i));
+        }
         self.env.get(&key).cloned().unwrap_or(Term::Param(key))
     }
 
@@ -711,6 +1053,7 @@ impl<'a> Lowerer<'a> {
         });
         self.facts.push(Facts {
             path: self.path.clone(),
+            may_miss: self.stmt_may_miss || self.sub_depth > 0,
             ..Facts::default()
         });
         self.statements.len() - 1
@@ -810,14 +1153,56 @@ impl<'a> Lowerer<'a> {
         *self.counter -= removed;
     }
 
-    fn statement(&mut self, s: &Snippet, next: Option<&Node>) -> Result<Body> {
-        let Some((sql, into)) = self.parsed.get(&s.offset) else {
+    /// A statement of the program. Whether it may find no row (and the
+    /// program go on) is decided here from what follows it: a test of
+    /// FOUND right after it, or a NULL test of a variable it sets,
+    /// unless that test only leads to an abort (the paper's assumption,
+    /// Section 5.4, then holds).
+    fn statement(&mut self, s: &Snippet, rest: &[Node]) -> Result<Body> {
+        let Some(p) = self.parsed.get(&s.offset) else {
             return Err(Diag::new("internal error: statement not parsed")
                 .at(self.file, s.offset, 1, "here"));
         };
-        let (sql, into) = (sql.clone(), into.clone());
+        let p = p.clone();
+        let next = rest.first();
+        let evidence = tests_found(rest) || p.into.iter().any(|v| self.null_tested.contains(v));
+        let saved = self.stmt_may_miss;
+        self.stmt_may_miss = evidence && !self.aborts_when_no_match(&p.into, next);
+        let r = self.lower_audited(&p.sql, &p.into, s, next, p.weak_lock);
+        self.stmt_may_miss = saved;
+        r
+    }
+
+    /// Lower one parsed statement, then check that every query and every
+    /// call of a user function in it was modelled (fail closed: a
+    /// position the lowering does not visit is an error, not a lost read).
+    fn lower_audited(
+        &mut self,
+        sql: &Sql,
+        into: &[String],
+        s: &Snippet,
+        next: Option<&Node>,
+        weak_lock: bool,
+    ) -> Result<Body> {
+        let (q0, c0) = (self.selects, self.inlined);
+        let b = self.lower_sql(sql, into, s, next, weak_lock)?;
+        let (q, c) = (self.selects - q0, self.inlined - c0);
+        self.audit(sql, s, q, c)?;
+        Ok(b)
+    }
+
+    fn lower_sql(
+        &mut self,
+        sql: &Sql,
+        into: &[String],
+        s: &Snippet,
+        next: Option<&Node>,
+        weak_lock: bool,
+    ) -> Result<Body> {
+        let into = into.to_vec();
         let snip = s.clone();
-        match &sql {
+        self.weak_lock = weak_lock;
+        match sql {
             Sql::Query(q) => self.select(q, &snip, &into),
             Sql::Update(u) => {
                 // UPDATE t … FROM s …: the rows of s are read (one statement
@@ -923,20 +1308,27 @@ impl<'a> Lowerer<'a> {
                 match ins.source.as_deref() {
                     Some(Query { body, .. }) if matches!(body.as_ref(), SetExpr::Values(_)) => {
                         if let SetExpr::Values(v) = body.as_ref() {
-                            if v.rows.len() == 1 {
-                                for (c, e) in cols.iter().zip(v.rows[0].iter()) {
-                                    let mut scratch = Uses::default();
-                                    // Subqueries inside VALUES become reads.
-                                    self.collect(&tables, e, &snip, Some(&mut pre), Clause::Read, std::slice::from_mut(&mut scratch))?;
-                                    let t = self.term(e);
-                                    eq.push((*c, t));
+                            self.selects += 1; // the VALUES query itself
+                            for row in &v.rows {
+                                for (c, e) in cols.iter().zip(row.iter()) {
+                                    // Subqueries and calls inside VALUES become reads.
+                                    self.collect(&[], e, &snip, Some(&mut pre), Clause::Read, &mut [])?;
+                                    if v.rows.len() == 1 {
+                                        let t = self.term(e);
+                                        eq.push((*c, t));
+                                    }
                                 }
                             }
                         }
                     }
                     Some(q) => {
-                        // INSERT … SELECT: the SELECT is a read before the insert.
-                        pre.push(self.select(q, &snip, &[])?);
+                        // INSERT … SELECT: the SELECT is a read before the
+                        // insert; it may return no row, and the program
+                        // goes on.
+                        self.sub_depth += 1;
+                        let r = self.select(q, &snip, &[]);
+                        self.sub_depth -= 1;
+                        pre.push(r?);
                     }
                     None => {}
                 }
@@ -1021,8 +1413,267 @@ impl<'a> Lowerer<'a> {
                 Ok(seq(pre, Body::Branch(vec![Body::Stmt(q), Body::Stmt(alt)])))
             }
             _ => Err(Diag::new("unsupported statement: isolint models SELECT, INSERT, UPDATE and DELETE")
-                .help("DDL belongs in the schema file; SET, LOCK and other commands cannot be modelled as BTP statements")
+                .help(if is_ddl(sql) {
+                    "DDL belongs in the schema file"
+                } else {
+                    "LOCK, SET, CALL, COPY and other commands cannot be modelled as BTP statements; remove the statement if it touches no table"
+                })
                 .at(self.file, s.offset + (s.text.len() - s.text.trim_start().len()), 6, "here")),
+        }
+    }
+
+    /// The reads an expression outside a statement performs (conditions,
+    /// FOR bounds, RAISE arguments, assignments): its subqueries and
+    /// user-function calls, in evaluation order.
+    fn expr_reads(&mut self, s: &Snippet) -> Result<Body> {
+        let e = crate::sql::parse_expr(self.file, s)?;
+        let (q0, c0) = (self.selects, self.inlined);
+        let mut pre = vec![];
+        self.collect(&[], &e, s, Some(&mut pre), Clause::Read, &mut [])?;
+        let (q, c) = (self.selects - q0, self.inlined - c0);
+        self.audit(&e, s, q, c)?;
+        Ok(Body::Seq(pre))
+    }
+
+    /// Fail closed: every query in `node` must have been lowered and every
+    /// user-function call inlined; a call of an unknown function is an
+    /// error wherever it stands.
+    fn audit<V: sqlparser::ast::Visit>(
+        &self,
+        node: &V,
+        s: &Snippet,
+        queries: usize,
+        calls: usize,
+    ) -> Result<()> {
+        struct Count {
+            queries: usize,
+            calls: Vec<(String, Ident)>,
+        }
+        impl sqlparser::ast::Visitor for Count {
+            type Break = ();
+            fn pre_visit_query(&mut self, _: &Query) -> ControlFlow<()> {
+                self.queries += 1;
+                ControlFlow::Continue(())
+            }
+            fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
+                if let Expr::Function(f) = e {
+                    if let Some(i) = f.name.0.last().and_then(|p| p.as_ident()) {
+                        let qualified = f.name.0.len() > 1;
+                        let n = if qualified
+                            && f.name.0[0].to_string().eq_ignore_ascii_case("pg_catalog")
+                        {
+                            "now".to_string()
+                        } else {
+                            i.value.to_lowercase()
+                        };
+                        self.calls.push((n, i.clone()));
+                    }
+                }
+                ControlFlow::Continue(())
+            }
+        }
+        let mut c = Count {
+            queries: 0,
+            calls: vec![],
+        };
+        let _ = node.visit(&mut c);
+        let mut user = 0;
+        for (n, ident) in &c.calls {
+            if self.functions.iter().any(|(d, _)| &d.name == n) {
+                user += 1;
+            } else if !is_builtin(n) && !self.pure.contains(n) {
+                return Err(self.unknown_function(ident, s));
+            }
+        }
+        if c.queries != queries || user != calls {
+            let first = s.text.len() - s.text.trim_start().len();
+            return Err(Diag::new("isolint cannot model a subquery or function call in this position")
+                .help("move it into a statement of its own (SELECT … INTO :v) or into the WHERE clause; isolint never drops a read")
+                .at(self.file, s.offset + first, 6, "in this statement"));
+        }
+        Ok(())
+    }
+
+    fn unknown_function(&self, ident: &Ident, s: &Snippet) -> Box<Diag> {
+        let at = s.file_offset(ident.span.start.line, ident.span.start.column);
+        Diag::new(format!("call of unknown function `{}`", ident.value))
+            .help(format!(
+                "isolint inlines the functions it has the definition of: add `CREATE FUNCTION {}(…) … LANGUAGE sql AS $$ … $$;` to the schema file, or, if it reads and writes no table, list it under `pure_functions:` in isolint.yaml",
+                ident.value
+            ))
+            .at(self.file, at, ident.value.len().max(1), "unknown function")
+    }
+
+    /// A call of a user function: its body's statements inlined before the
+    /// calling statement, parameters bound to the arguments' values. A
+    /// call evaluated per row (inside a statement with tables) may run any
+    /// number of times: a loop.
+    fn call(
+        &mut self,
+        f: &sqlparser::ast::Function,
+        per_row: bool,
+        snip: &Snippet,
+        pre: &mut Vec<Body>,
+    ) -> Result<()> {
+        use sqlparser::ast::{FunctionArg, FunctionArgExpr, FunctionArguments};
+        let Some(ident) = f.name.0.last().and_then(|p| p.as_ident()).cloned() else {
+            return Ok(());
+        };
+        let name = ident.value.to_lowercase();
+        let funcs: &'a [ParsedFunction<'a>] = self.functions;
+        let Some((def, body)) = funcs.iter().find(|(d, _)| d.name == name) else {
+            if f.name.0.len() > 1 && f.name.0[0].to_string().eq_ignore_ascii_case("pg_catalog")
+                || is_builtin(&name)
+                || self.pure.contains(&name)
+            {
+                return Ok(());
+            }
+            return Err(self.unknown_function(&ident, snip));
+        };
+        let def: &'a FunctionDef = def;
+        let at = snip.file_offset(ident.span.start.line, ident.span.start.column);
+        if def.language != "sql" {
+            return Err(Diag::new(format!(
+                "function `{}` is written in {}; isolint inlines LANGUAGE sql functions only",
+                ident.value, def.language
+            ))
+            .help("rewrite it in SQL, or list it under `pure_functions:` in isolint.yaml if it reads and writes no table")
+            .at(self.file, at, ident.value.len(), "called here"));
+        }
+        if self.inline_stack.contains(&name) {
+            return Err(Diag::new(format!("recursive call of function `{}`", ident.value))
+                .help("isolint inlines function bodies and cannot unfold recursion; call it from the program instead")
+                .at(self.file, at, ident.value.len(), "recursive call"));
+        }
+        self.instances += 1;
+        let prefix = format!("__{name}_{}", self.instances);
+        let mut bound: Vec<Option<Term>> = vec![None; def.params.len()];
+        if let FunctionArguments::List(list) = &f.args {
+            for (k, a) in list.args.iter().enumerate() {
+                let (slot, e) = match a {
+                    FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => (Some(k), e),
+                    FunctionArg::Named {
+                        name,
+                        arg: FunctionArgExpr::Expr(e),
+                        ..
+                    } => (
+                        def.params
+                            .iter()
+                            .position(|p| p.eq_ignore_ascii_case(&name.value)),
+                        e,
+                    ),
+                    _ => continue,
+                };
+                let t = self.term(e);
+                if let Some(slot) = slot.filter(|s| *s < bound.len()) {
+                    bound[slot] = Some(t);
+                }
+            }
+        }
+        for (k, t) in bound.into_iter().enumerate() {
+            let t = t.unwrap_or_else(|| self.fresh());
+            self.env.insert(format!("{prefix}_{k}"), t);
+        }
+        let saved_file = self.file;
+        let saved_counts = (self.selects, self.inlined);
+        self.file = &def.file;
+        self.inline_stack.push(name);
+        self.sub_depth += 1;
+        let mut parts = vec![];
+        let mut result = Ok(());
+        for (bsnip, sql) in body {
+            let sql = bind_params(sql, def, &prefix, self.schema);
+            match self.lower_audited(&sql, &[], bsnip, None, false) {
+                Ok(b) => push_seq(&mut parts, b),
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+        }
+        self.sub_depth -= 1;
+        self.inline_stack.pop();
+        self.file = saved_file;
+        (self.selects, self.inlined) = saved_counts;
+        self.inlined += 1;
+        result?;
+        let b = Body::Seq(parts);
+        if !is_empty(&b) {
+            pre.push(if per_row { Body::Loop(Box::new(b)) } else { b });
+        }
+        Ok(())
+    }
+
+    /// Key-based statements whose row may be missing while the program
+    /// goes on become predicate-based over their WHERE columns and key
+    /// (Section 5.4: the paper's model assumes a key-based statement finds
+    /// its row or the transaction aborts). Such evidence: a later insert of
+    /// the same key into the same relation (it would fail if the row were
+    /// there), plus what `statement`, `select` and `table_reads` marked.
+    /// Then a key sel that returns no column still reads its tuple's
+    /// existence: its ReadSet gets the key (a delete conflicts with it).
+    fn apply_may_miss(&mut self) {
+        let n = self.statements.len();
+        for q in 0..n {
+            let Some(kq) = self.facts[q].key.clone() else {
+                continue;
+            };
+            // After a DELETE of the key the insert succeeds either way.
+            if !matches!(self.statements[q].ty, StmtType::KeySel | StmtType::KeyUpd) {
+                continue;
+            }
+            let rel = self.statements[q].rel;
+            for i in q + 1..n {
+                if matches!(self.statements[i].ty, StmtType::KeyDel | StmtType::PredDel)
+                    && self.statements[i].rel == rel
+                {
+                    break;
+                }
+                if self.statements[i].ty != StmtType::Ins
+                    || self.statements[i].rel != self.statements[q].rel
+                    || self.facts[i].key.as_ref() != Some(&kq)
+                {
+                    continue;
+                }
+                let Some(path) = self.joint_path(q, i) else {
+                    continue;
+                };
+                if kq
+                    .iter()
+                    .all(|c| self.same_value(Term::Col(q, *c), Term::Col(i, *c), &path))
+                {
+                    self.facts[q].may_miss = true;
+                }
+            }
+        }
+        for q in 0..n {
+            let ty = self.statements[q].ty;
+            if !(self.facts[q].may_miss && ty.is_key_based()) {
+                continue;
+            }
+            let rel = self.statements[q].rel;
+            let mut pred = self.facts[q].pred.clone();
+            pred.extend(self.facts[q].key.take().unwrap_or_default());
+            pred.extend(self.facts[q].bound.keys().copied());
+            let st = &mut self.statements[q];
+            st.ty = match ty {
+                StmtType::KeySel => StmtType::PredSel,
+                StmtType::KeyUpd => StmtType::PredUpd,
+                _ => StmtType::PredDel,
+            };
+            st.locking = false;
+            st.pread = Some(AttrSet::from_indices(self.schema.rel(rel).arity(), pred));
+        }
+        for q in 0..n {
+            let st = &self.statements[q];
+            if st.ty == StmtType::KeySel && st.read.as_ref().is_some_and(|r| r.is_empty()) {
+                let key = self.facts[q]
+                    .key
+                    .clone()
+                    .unwrap_or_else(|| self.schema.rel(st.rel).primary_key.clone());
+                let arity = self.schema.rel(st.rel).arity();
+                self.statements[q].read = Some(AttrSet::from_indices(arity, key));
+            }
         }
     }
 
@@ -1052,8 +1703,120 @@ impl<'a> Lowerer<'a> {
         }
     }
 
+    /// An UPDATE or DELETE of the target, then what its foreign keys'
+    /// referential actions do to the referencing rows.
     #[allow(clippy::too_many_arguments)]
     fn write_stmt(
+        &mut self,
+        kind: WriteKind,
+        rel: RelId,
+        uses: &Uses,
+        writes: BTreeSet<usize>,
+        snip: &Snippet,
+        into: &[String],
+        returning_cols: &[Option<usize>],
+        next: Option<&Node>,
+    ) -> Result<Body> {
+        let first = self.statements.len();
+        let b = self.write_target(
+            kind,
+            rel,
+            uses,
+            writes.clone(),
+            snip,
+            into,
+            returning_cols,
+            next,
+        )?;
+        let mut pred = uses.pred.clone();
+        pred.extend(uses.join.iter().copied());
+        for q in first..self.statements.len() {
+            self.facts[q].pred.extend(pred.iter().copied());
+        }
+        let mut parts = vec![b];
+        let mut seen = HashSet::new();
+        self.cascade(
+            rel,
+            kind == WriteKind::Delete,
+            &writes,
+            snip,
+            &mut seen,
+            &mut parts,
+        );
+        Ok(if parts.len() == 1 {
+            parts.remove(0)
+        } else {
+            Body::Seq(parts)
+        })
+    }
+
+    /// ON DELETE / ON UPDATE actions of the foreign keys that reference
+    /// `rel`: PostgreSQL runs them at the end of the statement as part of
+    /// the same transaction. CASCADE on delete deletes the referencing
+    /// rows, every other action (and CASCADE on update) updates their
+    /// FK columns; the referencing rows are found by their FK columns
+    /// (predicate-based). Cascades of cascades follow, each FK once.
+    fn cascade(
+        &mut self,
+        rel: RelId,
+        deleted: bool,
+        updated: &BTreeSet<usize>,
+        snip: &Snippet,
+        seen: &mut HashSet<(usize, bool)>,
+        parts: &mut Vec<Body>,
+    ) {
+        let fks: Vec<(usize, crate::schema::ForeignKey)> = self
+            .schema
+            .foreign_keys
+            .iter()
+            .cloned()
+            .enumerate()
+            .filter(|(_, fk)| fk.range == rel)
+            .collect();
+        for (fi, fk) in fks {
+            let (on_delete, on_update) = self.fk_actions.get(fi).copied().unwrap_or_default();
+            let action = if deleted {
+                on_delete
+            } else if fk.columns.iter().any(|(_, r)| updated.contains(r)) {
+                on_update
+            } else {
+                continue;
+            };
+            if action == FkAction::NoAction || !seen.insert((fi, deleted)) {
+                continue;
+            }
+            let dom = fk.domain;
+            let cols: BTreeSet<usize> = fk.columns.iter().map(|(d, _)| *d).collect();
+            let child_deleted = deleted && action == FkAction::Cascade;
+            let ty = if child_deleted {
+                StmtType::PredDel
+            } else {
+                StmtType::PredUpd
+            };
+            let q = self.new_statement(ty, dom, snip);
+            self.statements[q].pread = self.set(dom, &cols);
+            if child_deleted {
+                self.statements[q].write = self.all(dom);
+            } else {
+                self.statements[q].read = self.set(dom, &BTreeSet::new());
+                self.statements[q].write = self.set(dom, &cols);
+            }
+            let how = if deleted { "ON DELETE" } else { "ON UPDATE" };
+            if let Some(sql) = &mut self.statements[q].sql {
+                sql.push_str(&format!("  -- {how} {} of {}", action.sql(), fk.name));
+            }
+            self.facts[q].assigns = if child_deleted {
+                BTreeSet::new()
+            } else {
+                cols.clone()
+            };
+            parts.push(Body::Stmt(q));
+            self.cascade(dom, child_deleted, &cols, snip, seen, parts);
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn write_target(
         &mut self,
         kind: WriteKind,
         rel: RelId,
@@ -1355,7 +2118,10 @@ impl<'a> Lowerer<'a> {
                     // A correlated subquery may name this statement's tables.
                     self.scopes.push(tables.to_vec());
                     self.outer_hits.push(vec![]);
+                    // A subquery never aborts on a missing row.
+                    self.sub_depth += 1;
                     let b = self.select(q, snip, &[]);
+                    self.sub_depth -= 1;
                     let hits = self.outer_hits.pop().unwrap_or_default();
                     self.scopes.pop();
                     // Correlation columns act like join columns of this
@@ -1368,6 +2134,24 @@ impl<'a> Lowerer<'a> {
                     }
                     pre.push(b?);
                 }
+            }
+            // Calls of user functions outside the subqueries, innermost
+            // first (arguments are evaluated before the call).
+            let mut calls: Vec<sqlparser::ast::Function> = vec![];
+            let _ = sqlparser::ast::visit_expressions(e, |x| {
+                if let Expr::Function(f) = x {
+                    if !inside(x.span(), None) {
+                        calls.push(f.clone());
+                    }
+                }
+                ControlFlow::<()>::Continue(())
+            });
+            calls.sort_by_key(|f| {
+                let sp = f.span();
+                (sp.end, std::cmp::Reverse(sp.start))
+            });
+            for f in &calls {
+                self.call(f, !tables.is_empty(), snip, pre)?;
             }
         }
         let mut idents: Vec<(Option<Ident>, Ident)> = vec![];
@@ -1414,6 +2198,11 @@ impl<'a> Lowerer<'a> {
                 self.outer_hits[level].push(found);
                 return Ok(None);
             }
+        }
+        // An expression outside any statement (a condition, a RAISE
+        // argument) names no column: FOUND and the like are values.
+        if tables.is_empty() {
+            return Ok(None);
         }
         Err(err)
     }
@@ -1589,10 +2378,20 @@ impl<'a> Lowerer<'a> {
             read.extend(u.join.iter().copied());
             let s = if let Some(key) = self.unjoined_key(rel, u) {
                 let s = self.new_statement(StmtType::KeySel, rel, snip);
-                read.extend(Self::extras(u, &key));
+                let extras = Self::extras(u, &key);
+                // PostgreSQL locks only rows that match the whole WHERE:
+                // with an extra conjunct, a row it filters out is neither
+                // locked nor waited for. SKIP LOCKED / NOWAIT and FOR KEY
+                // SHARE do not order the read either (docs/locking-reads.md).
+                self.statements[s].locking = locking.get(ti).copied().unwrap_or(false)
+                    && extras.is_empty()
+                    && !self.weak_lock;
+                read.extend(extras);
                 self.statements[s].read = self.set(rel, &read);
-                self.statements[s].locking = locking.get(ti).copied().unwrap_or(false);
                 self.facts[s].key = Some(key);
+                // The FROM/USING tables of UPDATE and DELETE: no match
+                // means no write, and the program goes on.
+                self.facts[s].may_miss |= first > 0;
                 first_key_based.get_or_insert(s);
                 s
             } else {
@@ -1605,6 +2404,7 @@ impl<'a> Lowerer<'a> {
             };
             let eq = u.eq.clone();
             self.bind(s, &eq);
+            self.facts[s].pred = u.pred.iter().chain(&u.join).copied().collect();
             parts.push(Body::Stmt(s));
         }
         first_key_based
@@ -1639,13 +2439,38 @@ impl<'a> Lowerer<'a> {
         let mut tables = vec![];
         let mut ons = vec![];
         self.tables_of(&sel.from, snip, &mut tables, &mut ons)?;
+        self.selects += 1;
         if tables.is_empty() {
-            self.warn(snip.offset, "statement reads no table; nothing to model");
+            // No FROM: only what its expressions read (subqueries, calls).
+            let mut pre = vec![];
+            let mut exprs: Vec<&Expr> = vec![];
+            for item in &sel.projection {
+                match item {
+                    SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
+                        exprs.push(e)
+                    }
+                    _ => {
+                        return Err(self.unsupported(
+                            snip,
+                            "`*` without FROM",
+                            "name a table in FROM",
+                        ))
+                    }
+                }
+            }
+            exprs.extend(sel.selection.iter());
+            exprs.extend(sel.having.iter());
+            for e in exprs {
+                self.collect(&[], e, snip, Some(&mut pre), Clause::Read, &mut [])?;
+            }
+            if pre.is_empty() {
+                self.warn(snip.offset, "statement reads no table; nothing to model");
+            }
             for v in into {
                 let t = self.fresh();
                 self.env.insert(v.clone(), t);
             }
-            return Ok(Body::Seq(vec![]));
+            return Ok(Body::Seq(pre));
         }
         let mut pre = vec![];
         let mut uses = vec![Uses::default(); tables.len()];
@@ -1684,17 +2509,30 @@ impl<'a> Lowerer<'a> {
         let locking: Vec<bool> = tables
             .iter()
             .map(|t| {
-                q.locks.iter().any(|l| match &l.of {
-                    None => true,
-                    Some(name) => name.0.last().and_then(|p| p.as_ident()).is_some_and(|i| {
-                        t.alias.as_deref().is_some_and(|a| same_name(a, i)) || same_name(&t.name, i)
-                    }),
-                })
+                q.locks
+                    .iter()
+                    .filter(|l| l.nonblock.is_none())
+                    .any(|l| match &l.of {
+                        None => true,
+                        Some(name) => name.0.last().and_then(|p| p.as_ident()).is_some_and(|i| {
+                            t.alias.as_deref().is_some_and(|a| same_name(a, i))
+                                || same_name(&t.name, i)
+                        }),
+                    })
             })
             .collect();
         let mut parts = pre;
         let single = tables.len() == 1;
+        let mark = self.statements.len();
         let first_key_based = self.table_reads(&tables, &uses, 0, &locking, snip, &mut parts);
+        // An aggregate over no rows still returns a row (COUNT 0, SUM
+        // NULL): the program goes on when the keyed row is missing.
+        let grouped = !matches!(&sel.group_by, sqlparser::ast::GroupByExpr::Expressions(v, _) if v.is_empty());
+        if !grouped && sel.projection.iter().any(has_aggregate) {
+            for q in mark..self.statements.len() {
+                self.facts[q].may_miss = true;
+            }
+        }
         // INTO: a plain column of a key-based single-table SELECT names that
         // tuple's column; anything else is a fresh symbol.
         let cols: Vec<Option<usize>> = sel
@@ -1834,6 +2672,36 @@ enum WriteKind {
     Delete,
 }
 
+fn is_ddl(sql: &Sql) -> bool {
+    matches!(
+        sql,
+        Sql::CreateTable(_)
+            | Sql::CreateIndex(_)
+            | Sql::CreateView { .. }
+            | Sql::CreateFunction(_)
+            | Sql::CreateTrigger(_)
+            | Sql::AlterTable(_)
+            | Sql::Drop { .. }
+    )
+}
+
+/// Append to a sequence, dropping ε and flattening nested sequences.
+fn push_seq(seq: &mut Vec<Body>, b: Body) {
+    match b {
+        Body::Seq(v) => v.into_iter().for_each(|x| push_seq(seq, x)),
+        b => seq.push(b),
+    }
+}
+
+/// A body without statements.
+fn is_empty(b: &Body) -> bool {
+    match b {
+        Body::Stmt(_) => false,
+        Body::Seq(v) | Body::Branch(v) => v.iter().all(is_empty),
+        Body::Opt(x) | Body::Loop(x) => is_empty(x),
+    }
+}
+
 fn seq(mut pre: Vec<Body>, b: Body) -> Body {
     if pre.is_empty() {
         b
@@ -1927,29 +2795,393 @@ fn returning_columns(
         .collect()
 }
 
-/// Variables assigned (by INTO) anywhere in `nodes`.
-fn collect_assigned(
-    nodes: &[Node],
-    parsed: &HashMap<usize, (Sql, Vec<String>)>,
-    out: &mut HashSet<String>,
-) {
+/// Variables assigned (by INTO, `:=` or a FOR) anywhere in `nodes`.
+fn collect_assigned(nodes: &[Node], parsed: &HashMap<usize, Parsed>, out: &mut HashSet<String>) {
     for n in nodes {
         match n {
             Node::Sql(s) => {
-                if let Some((_, into)) = parsed.get(&s.offset) {
-                    out.extend(into.iter().cloned());
+                if let Some(p) = parsed.get(&s.offset) {
+                    out.extend(p.into.iter().cloned());
                 }
+            }
+            Node::Assign { var, .. } => {
+                out.insert(var.clone());
             }
             Node::If(bs) => bs
                 .iter()
                 .for_each(|(_, b)| collect_assigned(b, parsed, out)),
-            Node::Loop { var, body, .. } => {
-                if let Some(v) = var {
-                    out.insert(v.clone());
+            Node::Loop { head, body, .. } => {
+                if let Some(v) = head.var() {
+                    out.insert(v.to_string());
                 }
                 collect_assigned(body, parsed, out)
             }
-            Node::Exit { .. } | Node::Abort => {}
+            Node::Exit { .. }
+            | Node::Abort
+            | Node::Eval(_)
+            | Node::Begin { .. }
+            | Node::Commit { .. } => {}
         }
     }
+}
+
+/// Whether FOUND is tested after a statement, before the next one.
+fn tests_found(rest: &[Node]) -> bool {
+    let mentions = |s: &Snippet| {
+        s.text
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .any(|w| w.eq_ignore_ascii_case("found"))
+    };
+    for n in rest {
+        match n {
+            Node::If(bs) => {
+                return bs.iter().any(|(c, b)| {
+                    c.as_ref().is_some_and(mentions) || c.is_none() && tests_found(b)
+                })
+            }
+            Node::Loop { head, .. } => {
+                return matches!(head, LoopHead::While(c) if mentions(c));
+            }
+            Node::Exit { when, .. } => {
+                if when.as_ref().is_some_and(mentions) {
+                    return true;
+                }
+            }
+            Node::Eval(v) => {
+                if v.iter().any(mentions) {
+                    return true;
+                }
+            }
+            Node::Assign { expr, .. } => {
+                if mentions(expr) {
+                    return true;
+                }
+            }
+            Node::Begin { .. } => {}
+            Node::Sql(_) | Node::Abort | Node::Commit { .. } => return false,
+        }
+    }
+    false
+}
+
+/// Variables a program tests for NULL: `v IS [NOT] NULL`, `IS [NOT]
+/// DISTINCT FROM`, and arguments of COALESCE / NULLIF / IFNULL.
+fn null_tested(f: &SourceFile, nodes: &[Node], parsed: &HashMap<usize, Parsed>) -> HashSet<String> {
+    fn name(e: &Expr) -> Option<String> {
+        match strip_nested(e) {
+            Expr::Value(v) => match &v.value {
+                Value::Placeholder(p) => {
+                    let p = p.trim_start_matches(':').to_lowercase();
+                    Some(p.split('$').next().unwrap_or_default().to_string())
+                }
+                _ => None,
+            },
+            Expr::Identifier(i) => Some(i.value.to_lowercase()),
+            _ => None,
+        }
+    }
+    fn scan<V: sqlparser::ast::Visit>(node: &V, out: &mut HashSet<String>) {
+        let _ = sqlparser::ast::visit_expressions(node, |e| {
+            match e {
+                Expr::IsNull(x) | Expr::IsNotNull(x) => out.extend(name(x)),
+                Expr::IsDistinctFrom(a, b) | Expr::IsNotDistinctFrom(a, b) => {
+                    out.extend(name(a));
+                    out.extend(name(b));
+                }
+                Expr::Function(func) => {
+                    let fname = func.name.to_string().to_lowercase();
+                    if matches!(fname.as_str(), "coalesce" | "nullif" | "ifnull" | "nvl") {
+                        if let sqlparser::ast::FunctionArguments::List(l) = &func.args {
+                            for a in &l.args {
+                                if let sqlparser::ast::FunctionArg::Unnamed(
+                                    sqlparser::ast::FunctionArgExpr::Expr(x),
+                                ) = a
+                                {
+                                    out.extend(name(x));
+                                }
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+            ControlFlow::<()>::Continue(())
+        });
+    }
+    fn walk(
+        f: &SourceFile,
+        nodes: &[Node],
+        parsed: &HashMap<usize, Parsed>,
+        out: &mut HashSet<String>,
+    ) {
+        let expr = |s: &Snippet, out: &mut HashSet<String>| {
+            if let Ok(e) = crate::sql::parse_expr(f, s) {
+                scan(&e, out);
+            }
+        };
+        for n in nodes {
+            match n {
+                Node::Sql(s) => {
+                    if let Some(p) = parsed.get(&s.offset) {
+                        scan(&p.sql, out);
+                    }
+                }
+                Node::If(bs) => {
+                    for (c, b) in bs {
+                        if let Some(c) = c {
+                            expr(c, out);
+                        }
+                        walk(f, b, parsed, out);
+                    }
+                }
+                Node::Loop { head, body, .. } => {
+                    match head {
+                        LoopHead::While(c) | LoopHead::Array { expr: c, .. } => expr(c, out),
+                        LoopHead::Range { bounds, .. } => bounds.iter().for_each(|b| expr(b, out)),
+                        LoopHead::Query { query, .. } => {
+                            if let Some(p) = parsed.get(&query.offset) {
+                                scan(&p.sql, out);
+                            }
+                        }
+                        LoopHead::Plain => {}
+                    }
+                    walk(f, body, parsed, out);
+                }
+                Node::Exit { when: Some(c), .. } => expr(c, out),
+                Node::Eval(v) => v.iter().for_each(|c| expr(c, out)),
+                Node::Assign { expr: c, .. } => expr(c, out),
+                _ => {}
+            }
+        }
+    }
+    let mut out = HashSet::new();
+    walk(f, nodes, parsed, &mut out);
+    out
+}
+
+/// Aggregate functions: over no rows they still return one row.
+const AGGREGATES: &[&str] = &[
+    "count",
+    "sum",
+    "avg",
+    "min",
+    "max",
+    "bool_and",
+    "bool_or",
+    "every",
+    "array_agg",
+    "string_agg",
+    "json_agg",
+    "jsonb_agg",
+    "json_object_agg",
+    "jsonb_object_agg",
+    "stddev",
+    "stddev_pop",
+    "stddev_samp",
+    "variance",
+    "var_pop",
+    "var_samp",
+    "bit_and",
+    "bit_or",
+];
+
+fn has_aggregate(item: &SelectItem) -> bool {
+    let mut found = false;
+    let _ = sqlparser::ast::visit_expressions(item, |e| {
+        if let Expr::Function(f) = e {
+            let n = f.name.to_string().to_lowercase();
+            if AGGREGATES.contains(&n.as_str()) {
+                found = true;
+                return ControlFlow::Break(());
+            }
+        }
+        ControlFlow::Continue(())
+    });
+    found
+}
+
+/// PostgreSQL built-ins that read and write no table. Sequences
+/// (`nextval`, `setval`) are outside transactions: a fresh value, no
+/// conflict. Advisory locks only ever order more, so ignoring them is
+/// sound.
+const BUILTINS: &[&str] = &[
+    "abs",
+    "age",
+    "array_append",
+    "array_cat",
+    "array_length",
+    "array_position",
+    "array_prepend",
+    "array_remove",
+    "array_to_string",
+    "ascii",
+    "btrim",
+    "cardinality",
+    "cbrt",
+    "ceil",
+    "ceiling",
+    "char_length",
+    "character_length",
+    "chr",
+    "clock_timestamp",
+    "coalesce",
+    "concat",
+    "concat_ws",
+    "current_date",
+    "current_time",
+    "current_timestamp",
+    "current_user",
+    "currval",
+    "date_part",
+    "date_trunc",
+    "decode",
+    "degrees",
+    "div",
+    "encode",
+    "exp",
+    "extract",
+    "floor",
+    "format",
+    "gen_random_uuid",
+    "generate_series",
+    "greatest",
+    "hashtext",
+    "initcap",
+    "json_build_array",
+    "json_build_object",
+    "jsonb_build_array",
+    "jsonb_build_object",
+    "jsonb_set",
+    "lastval",
+    "least",
+    "left",
+    "length",
+    "ln",
+    "localtime",
+    "localtimestamp",
+    "log",
+    "lower",
+    "lpad",
+    "ltrim",
+    "make_date",
+    "make_interval",
+    "make_timestamp",
+    "md5",
+    "mod",
+    "nextval",
+    "now",
+    "nullif",
+    "octet_length",
+    "pg_advisory_lock",
+    "pg_advisory_unlock",
+    "pg_advisory_xact_lock",
+    "pg_advisory_xact_lock_shared",
+    "pg_sleep",
+    "pi",
+    "position",
+    "power",
+    "radians",
+    "random",
+    "regexp_match",
+    "regexp_matches",
+    "regexp_replace",
+    "regexp_split_to_array",
+    "repeat",
+    "replace",
+    "reverse",
+    "right",
+    "round",
+    "row_number",
+    "rank",
+    "dense_rank",
+    "lag",
+    "lead",
+    "first_value",
+    "last_value",
+    "ntile",
+    "percent_rank",
+    "cume_dist",
+    "rpad",
+    "rtrim",
+    "session_user",
+    "setval",
+    "sign",
+    "split_part",
+    "sqrt",
+    "statement_timestamp",
+    "string_to_array",
+    "strpos",
+    "substr",
+    "substring",
+    "timeofday",
+    "to_char",
+    "to_date",
+    "to_json",
+    "to_jsonb",
+    "to_number",
+    "to_timestamp",
+    "transaction_timestamp",
+    "translate",
+    "trim",
+    "trunc",
+    "unnest",
+    "upper",
+    "uuid_generate_v4",
+    "width_bucket",
+    "ifnull",
+    "nvl",
+    "isnull",
+    "date",
+    "time",
+    "timestamp",
+    "interval",
+    "numeric",
+    "int4",
+    "int8",
+    "text",
+    "varchar",
+];
+
+fn is_builtin(name: &str) -> bool {
+    BUILTINS.contains(&name) || AGGREGATES.contains(&name)
+}
+
+/// A function body's statement with its parameters (named, `fn.param`,
+/// or `$n`) replaced by placeholders bound to the call's arguments. As in
+/// PostgreSQL, a column name takes precedence over a parameter's.
+fn bind_params(sql: &Sql, def: &FunctionDef, prefix: &str, schema: &Schema) -> Sql {
+    let mut sql = sql.clone();
+    let is_column = |n: &str| {
+        schema
+            .relations
+            .iter()
+            .any(|r| r.attributes.iter().any(|a| a.eq_ignore_ascii_case(n)))
+    };
+    let slot_of = |n: &str| {
+        def.params
+            .iter()
+            .position(|p| !p.is_empty() && p.eq_ignore_ascii_case(n))
+    };
+    let _ = sqlparser::ast::visit_expressions_mut(&mut sql, |e| {
+        let slot = match e {
+            Expr::Identifier(i) if !is_column(&i.value) => slot_of(&i.value),
+            Expr::CompoundIdentifier(v)
+                if v.len() == 2 && v[0].value.eq_ignore_ascii_case(&def.name) =>
+            {
+                slot_of(&v[1].value)
+            }
+            Expr::Value(v) => match &v.value {
+                Value::Placeholder(p) if p.starts_with('$') => {
+                    p[1..].parse::<usize>().ok().and_then(|n| n.checked_sub(1))
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(k) = slot {
+            *e = Expr::Value(Value::Placeholder(format!(":{prefix}_{k}")).with_empty_span());
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    sql
 }

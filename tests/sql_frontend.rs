@@ -231,7 +231,9 @@ fn joins_and_subqueries() {
             "pred sel B {ak} {ak,z} ⊥",
             "pred sel A {x} {k,x} ⊥", // INSERT … SELECT reads first
             "ins B ⊥ ⊥ {k,ak,z}",
-            "key sel B ⊥ {z} ⊥", // scalar subquery in SET
+            // A scalar subquery yields NULL when its row is missing and
+            // the statement goes on: predicate-based over its key.
+            "pred sel B {k} {z} ⊥",
             "key upd A ⊥ {} {x}",
         ]
     );
@@ -278,15 +280,17 @@ fn update_from_and_delete_using() {
     assert_eq!(
         describe(&w),
         [
-            // The FROM table is read first; the target's key is joined, so
-            // it is predicate-based with the join column in both sets.
-            "key sel B ⊥ {ak,z} ⊥",
+            // The FROM table is read first; no match means no write and the
+            // program goes on, so it is predicate-based over its key and
+            // join column. The target's key is joined, so it is
+            // predicate-based with the join column in both sets.
+            "pred sel B {k,ak} {ak,z} ⊥",
             "pred upd A {k} {k} {x}",
             "pred sel A {k,x} {k} ⊥",
             "pred del B {ak} ⊥ {k,ak,z}",
             // Key pinned by a value, join on another column: the join may
             // match nothing, so it is a branch (write | read).
-            "key sel B ⊥ {z} ⊥",
+            "pred sel B {k,z} {z} ⊥",
             "key upd A ⊥ {y} {x}",
             "key sel A ⊥ {y} ⊥",
         ]
@@ -346,8 +350,10 @@ fn locking_reads() {
     )
     .expect("lowers");
     let locking: Vec<bool> = w.programs[0].statements.iter().map(|s| s.locking).collect();
-    // A predicate read locks nothing: it stays a plain pred sel.
-    assert_eq!(locking, [true, true, true, false]);
+    // FOR KEY SHARE does not conflict with the FOR NO KEY UPDATE lock of
+    // an ordinary UPDATE (PostgreSQL's row-lock table), so it orders
+    // nothing. A predicate read locks nothing: it stays a plain pred sel.
+    assert_eq!(locking, [true, true, false, false]);
     // FOR UPDATE OF b locks only b's row.
     let w = lower("SELECT a.x, b.z FROM A a, B b WHERE a.k = :a AND b.k = :b FOR UPDATE OF b;")
         .expect("lowers");
@@ -524,9 +530,9 @@ fn error_leftover_input() {
     // sqlparser alone would stop quietly at a stray END.
     let e = error_of(&[(
         "P.sql",
-        "UPDATE Account SET balance = 0 WHERE id = :a;\nEND;\nDELETE FROM Account WHERE id = :a;\n",
+        "UPDATE Account SET balance = 0 WHERE id = :a;\nEND IF;\nDELETE FROM Account WHERE id = :a;\n",
     )]);
-    assert!(e.contains("P.sql:2:1: unexpected `END`"), "{e}");
+    assert!(e.contains("P.sql:2:1: unexpected `END IF`"), "{e}");
 }
 
 #[test]

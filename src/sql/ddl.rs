@@ -1,6 +1,9 @@
 //! Schema DDL → [`Schema`]: CREATE TABLE with column- and table-level
-//! PRIMARY KEY, UNIQUE, REFERENCES and FOREIGN KEY, and ALTER TABLE … ADD
-//! [CONSTRAINT …] FOREIGN KEY. Other DDL (indexes, drops, …) is ignored.
+//! PRIMARY KEY, UNIQUE, REFERENCES and FOREIGN KEY (with their ON DELETE /
+//! ON UPDATE actions), ALTER TABLE … ADD [CONSTRAINT …] FOREIGN KEY, and
+//! `CREATE FUNCTION` (kept for inlining at call sites). Triggers are
+//! rejected: their writes would belong to every statement that fires them.
+//! Other DDL (indexes, drops, …) changes no data and is ignored.
 
 use super::{parse_statements, same_name, Snippet};
 use crate::error::{did_you_mean, Diag, Result, SourceFile};
@@ -17,6 +20,66 @@ struct PendingFk {
     columns: Vec<Ident>,
     foreign_table: ObjectName,
     referred: Vec<Ident>,
+    actions: (FkAction, FkAction),
+}
+
+/// What a foreign key does to the referencing rows when the referenced
+/// row is deleted or its key updated. RESTRICT and NO ACTION change no
+/// data (the statement fails instead).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FkAction {
+    #[default]
+    NoAction,
+    Cascade,
+    SetNull,
+    SetDefault,
+}
+
+impl FkAction {
+    fn of(a: &Option<sqlparser::ast::ReferentialAction>) -> FkAction {
+        use sqlparser::ast::ReferentialAction as R;
+        match a {
+            Some(R::Cascade) => FkAction::Cascade,
+            Some(R::SetNull) => FkAction::SetNull,
+            Some(R::SetDefault) => FkAction::SetDefault,
+            _ => FkAction::NoAction,
+        }
+    }
+
+    pub fn sql(self) -> &'static str {
+        match self {
+            FkAction::NoAction => "NO ACTION",
+            FkAction::Cascade => "CASCADE",
+            FkAction::SetNull => "SET NULL",
+            FkAction::SetDefault => "SET DEFAULT",
+        }
+    }
+}
+
+/// A `CREATE FUNCTION` of the schema (or of a workload file), inlined
+/// where a program calls it.
+#[derive(Debug, Clone)]
+pub struct FunctionDef {
+    /// Lower-case name.
+    pub name: String,
+    /// Lower-case parameter names in order (empty for unnamed ones).
+    pub params: Vec<String>,
+    /// Lower-case language (`sql`, `plpgsql`, …).
+    pub language: String,
+    pub file: SourceFile,
+    /// The body text and where it starts in `file`.
+    pub body: Snippet,
+    /// Offset of the function's name, for messages.
+    pub at: usize,
+}
+
+/// Everything the front-end takes from DDL.
+pub struct Ddl {
+    pub schema: Schema,
+    pub functions: Vec<FunctionDef>,
+    /// (ON DELETE, ON UPDATE) per foreign key, indexed like
+    /// `schema.foreign_keys`.
+    pub fk_actions: Vec<(FkAction, FkAction)>,
 }
 
 fn last_ident(n: &ObjectName) -> Option<Ident> {
@@ -29,12 +92,81 @@ fn span_of(file: &SourceFile, snip: &Snippet, i: &Ident) -> (usize, usize) {
 }
 
 pub fn parse_schema(file: &SourceFile) -> Result<Schema> {
+    parse_ddl(file).map(|d| d.schema)
+}
+
+/// A `CREATE FUNCTION` statement as a [`FunctionDef`] (`None` for a body
+/// that is not a string, e.g. `BEGIN ATOMIC`).
+pub fn function_def(
+    file: &SourceFile,
+    snip: &Snippet,
+    cf: &sqlparser::ast::CreateFunction,
+) -> Result<FunctionDef> {
+    use sqlparser::ast::{CreateFunctionBody, Expr, Spanned, Value};
+    let name = last_ident(&cf.name)
+        .map(|i| i.value.to_lowercase())
+        .unwrap_or_default();
+    let at = snip.file_offset(cf.name.span().start.line, cf.name.span().start.column);
+    let unsupported = || {
+        Diag::new(format!("cannot read the body of function `{name}`"))
+            .help("write the body as a string: AS $$ … $$ or AS '…'")
+            .at(file, at, name.len().max(1), "here")
+    };
+    let body = match &cf.function_body {
+        Some(
+            CreateFunctionBody::AsBeforeOptions { body, .. }
+            | CreateFunctionBody::AsAfterOptions(body),
+        ) => body,
+        _ => return Err(unsupported()),
+    };
+    let Expr::Value(v) = body else {
+        return Err(unsupported());
+    };
+    let start = snip.file_offset(v.span.start.line, v.span.start.column);
+    let (text, open) = match &v.value {
+        Value::DollarQuotedString(d) => {
+            (d.value.clone(), d.tag.as_ref().map_or(2, |t| t.len() + 2))
+        }
+        // A single-quoted body with '' escapes: positions inside it are
+        // only approximate after the first escape.
+        Value::SingleQuotedString(t) => (t.clone(), 1),
+        _ => return Err(unsupported()),
+    };
+    Ok(FunctionDef {
+        name,
+        params: cf
+            .args
+            .iter()
+            .flatten()
+            .map(|a| {
+                a.name
+                    .as_ref()
+                    .map(|n| n.value.to_lowercase())
+                    .unwrap_or_default()
+            })
+            .collect(),
+        language: cf
+            .language
+            .as_ref()
+            .map_or_else(|| "sql".into(), |l| l.value.to_lowercase()),
+        file: file.clone(),
+        body: Snippet {
+            text,
+            offset: start + open,
+        },
+        at,
+    })
+}
+
+pub fn parse_ddl(file: &SourceFile) -> Result<Ddl> {
     let snip = Snippet {
         text: file.text.to_string(),
         offset: 0,
     };
     let stmts = parse_statements(file, &snip)?;
     let mut schema = Schema::default();
+    let mut functions = vec![];
+    let mut fk_actions = vec![];
     let mut pending: Vec<PendingFk> = vec![];
     let col_index = |rel: &Relation, i: &Ident| rel.attributes.iter().position(|a| same_name(a, i));
     let unknown_col = |rel: &Relation, i: &Ident| {
@@ -85,6 +217,7 @@ pub fn parse_schema(file: &SourceFile) -> Result<Schema> {
                                 columns: vec![c.name.clone()],
                                 foreign_table: fk.foreign_table.clone(),
                                 referred: fk.referred_columns.clone(),
+                                actions: (FkAction::of(&fk.on_delete), FkAction::of(&fk.on_update)),
                             }),
                             _ => {}
                         }
@@ -153,6 +286,18 @@ pub fn parse_schema(file: &SourceFile) -> Result<Schema> {
                         pending.push(pending_fk(fk, ti));
                     }
                 }
+            }
+            Statement::CreateFunction(cf) => functions.push(function_def(file, &snip, cf)?),
+            Statement::CreateTrigger(t) => {
+                let (at, len) = t
+                    .name
+                    .0
+                    .last()
+                    .and_then(|p| p.as_ident())
+                    .map_or((0, 1), |i| span_of(file, &snip, i));
+                return Err(Diag::new("triggers are not modelled")
+                    .help("a trigger's reads and writes belong to every statement that fires it; isolint cannot see them. Remove the trigger from the schema given to isolint only if its function touches no table")
+                    .at(file, at, len, "trigger"));
             }
             _ => {}
         }
@@ -227,8 +372,13 @@ pub fn parse_schema(file: &SourceFile) -> Result<Schema> {
             range,
             columns: dcols.into_iter().zip(rcols).collect(),
         });
+        fk_actions.push(p.actions);
     }
-    Ok(schema)
+    Ok(Ddl {
+        schema,
+        functions,
+        fk_actions,
+    })
 }
 
 fn pending_fk(fk: &ForeignKeyConstraint, table: usize) -> PendingFk {
@@ -238,6 +388,7 @@ fn pending_fk(fk: &ForeignKeyConstraint, table: usize) -> PendingFk {
         columns: fk.columns.clone(),
         foreign_table: fk.foreign_table.clone(),
         referred: fk.referred_columns.clone(),
+        actions: (FkAction::of(&fk.on_delete), FkAction::of(&fk.on_update)),
     }
 }
 

@@ -50,7 +50,7 @@ pub fn parse_statements(
 ) -> Result<Vec<sqlparser::ast::Statement>, Box<Diag>> {
     use sqlparser::tokenizer::Token;
     let mut p = Parser::new(&DIALECT)
-        .try_with_sql(&snip.text)
+        .try_with_sql(&rewrite_subscripts(&snip.text))
         .map_err(|e| parse_error(file, snip, &e))?;
     let mut out = vec![];
     loop {
@@ -103,7 +103,7 @@ pub fn parse_one(
 /// Parse a snippet as an expression (IF / WHILE / EXIT WHEN conditions).
 pub fn parse_expr(file: &SourceFile, snip: &Snippet) -> Result<sqlparser::ast::Expr, Box<Diag>> {
     let mut p = Parser::new(&DIALECT)
-        .try_with_sql(&snip.text)
+        .try_with_sql(&rewrite_subscripts(&snip.text))
         .map_err(|e| parse_error(file, snip, &e))?;
     let e = p.parse_expr().map_err(|e| parse_error(file, snip, &e))?;
     if p.peek_token().token != sqlparser::tokenizer::Token::EOF {
@@ -114,6 +114,55 @@ pub fn parse_expr(file: &SourceFile, snip: &Snippet) -> Result<sqlparser::ast::E
             .at(file, at, 1, "leftover input"));
     }
     Ok(e)
+}
+
+/// `:a[:i]`, `:a[i]` and `:a[3]` (an array parameter indexed by a
+/// variable or a number) would parse as an array slice; they become the
+/// placeholders `:a$$i$`, `:a$i$`, `:a$3$` of the same length, which the
+/// lowering reads as "element i of a" (one value per index value).
+pub fn rewrite_subscripts(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = b.to_vec();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\'' => {
+                i += 1;
+                while i < b.len() && b[i] != b'\'' {
+                    i += 1;
+                }
+            }
+            b':' if b
+                .get(i + 1)
+                .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_') =>
+            {
+                let mut j = i + 1;
+                while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'_') {
+                    j += 1;
+                }
+                if b.get(j) == Some(&b'[') {
+                    let inner_start = j + 1;
+                    let mut k = inner_start + usize::from(b.get(inner_start) == Some(&b':'));
+                    let name_start = k;
+                    while k < b.len() && (b[k].is_ascii_alphanumeric() || b[k] == b'_') {
+                        k += 1;
+                    }
+                    if k > name_start && b.get(k) == Some(&b']') {
+                        out[j] = b'$';
+                        if name_start > inner_start {
+                            out[inner_start] = b'$';
+                        }
+                        out[k] = b'$';
+                        i = k;
+                    }
+                }
+                i = i.max(j.saturating_sub(1));
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    String::from_utf8(out).unwrap_or_else(|_| text.to_string())
 }
 
 /// sqlparser errors carry "at Line: L, Column: C" in their text.

@@ -1,8 +1,12 @@
 //! The procedural layer around SQL statements (sqlparser 0.63 does not know
-//! LOOP, ELSIF or EXIT): IF/ELSIF/ELSE, LOOP, WHILE … LOOP, FOR x IN …
-//! LOOP, EXIT [WHEN], BEGIN/COMMIT, ROLLBACK, RAISE. A small scanner splits
-//! the text at `;` and at these keywords (outside strings, comments and
-//! parentheses); every statement and condition goes to sqlparser.
+//! LOOP, ELSIF or EXIT): IF/ELSIF/ELSE, CASE, LOOP, WHILE … LOOP, FOR x IN
+//! … LOOP, EXIT/CONTINUE [WHEN], RAISE, ASSERT, `:v := expr`,
+//! BEGIN/COMMIT, ROLLBACK. A small scanner splits the text at `;` and at
+//! these keywords (outside strings, dollar quotes, comments and
+//! parentheses); every statement, condition and expression goes to
+//! sqlparser, and every expression is kept, because the lowering must
+//! model the reads it performs (docs/sql-frontend.md, "Positions").
+//! This module knows nothing about BTPs.
 
 use super::{parse_expr, Snippet};
 use crate::error::{Diag, Result, SourceFile};
@@ -11,21 +15,69 @@ use crate::error::{Diag, Result, SourceFile};
 #[derive(Debug, Clone)]
 pub enum Node {
     Sql(Snippet),
-    /// IF / ELSIF … / ELSE: `(condition, body)`, `None` for ELSE.
+    /// IF / ELSIF … / ELSE, and the CASE statement: `(condition, body)`,
+    /// `None` for ELSE. Conditions are evaluated in order, each only when
+    /// the ones before it were false.
     If(Vec<(Option<Snippet>, Vec<Node>)>),
-    /// LOOP, WHILE … LOOP, FOR x IN … LOOP; `var` is FOR's loop variable.
     Loop {
-        var: Option<String>,
+        head: LoopHead,
         body: Vec<Node>,
         at: usize,
     },
-    /// EXIT [WHEN cond].
+    /// EXIT [WHEN cond] or CONTINUE [WHEN cond].
     Exit {
         when: Option<Snippet>,
         at: usize,
+        cont: bool,
     },
-    /// ROLLBACK or RAISE: this path never commits.
+    /// Expressions evaluated for their side effects on the path: the
+    /// arguments of RAISE DEBUG … WARNING, ASSERT's condition and message.
+    Eval(Vec<Snippet>),
+    /// `:v := expr;` (or `v := expr;`).
+    Assign {
+        var: String,
+        expr: Snippet,
+    },
+    /// `BEGIN [ISOLATION LEVEL …];`, `START TRANSACTION …;`,
+    /// `SET TRANSACTION ISOLATION LEVEL …;`: the declared level, if any.
+    Begin {
+        level: Option<String>,
+        at: usize,
+    },
+    /// COMMIT (or PostgreSQL's `END;`) at the top level: a transaction
+    /// boundary. The lowering splits the program there.
+    Commit {
+        at: usize,
+    },
+    /// ROLLBACK or RAISE [EXCEPTION]: this path never commits.
     Abort,
+}
+
+/// How a loop starts and what it evaluates before its first iteration.
+#[derive(Debug, Clone)]
+pub enum LoopHead {
+    /// LOOP … END LOOP.
+    Plain,
+    /// WHILE cond LOOP: cond is evaluated before every iteration and once
+    /// more when the loop ends.
+    While(Snippet),
+    /// FOR v IN [REVERSE] lo .. hi [BY step]: the bounds are evaluated once.
+    Range { var: String, bounds: Vec<Snippet> },
+    /// FOR v IN SELECT …: the query runs once, before the first iteration.
+    Query { var: String, query: Snippet },
+    /// FOR v IN ARRAY expr (isolint's per-element loop).
+    Array { var: String, expr: Snippet },
+}
+
+impl LoopHead {
+    pub fn var(&self) -> Option<&str> {
+        match self {
+            LoopHead::Plain | LoopHead::While(_) => None,
+            LoopHead::Range { var, .. }
+            | LoopHead::Query { var, .. }
+            | LoopHead::Array { var, .. } => Some(var),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,8 +86,9 @@ enum Lex {
     Semi,
 }
 
-/// Words and top-level semicolons with byte ranges; strings, quoted
-/// identifiers, comments and parenthesised text are skipped over.
+/// Words and top-level semicolons with byte ranges; strings, dollar-quoted
+/// strings, quoted identifiers, comments and parenthesised text are
+/// skipped over.
 fn lex(text: &str) -> Vec<(Lex, usize, usize)> {
     let b = text.as_bytes();
     let mut out = vec![];
@@ -66,17 +119,19 @@ fn lex(text: &str) -> Vec<(Lex, usize, usize)> {
                 i += 1;
             }
             i += 1;
-        } else if c == b'(' {
+        } else if let Some(end) = dollar_quote_end(text, i) {
+            i = end;
+        } else if c == b'(' || c == b'[' {
             depth += 1;
             i += 1;
-        } else if c == b')' {
+        } else if c == b')' || c == b']' {
             depth = depth.saturating_sub(1);
             i += 1;
         } else if c == b';' && depth == 0 {
             out.push((Lex::Semi, i, i + 1));
             i += 1;
         } else if (c.is_ascii_alphabetic() || c == b'_')
-            && (i == 0 || !is_word_byte(b[i - 1]) && b[i - 1] != b':')
+            && (i == 0 || !is_word_byte(b[i - 1]) && b[i - 1] != b':' && b[i - 1] != b'$')
         {
             let s = i;
             while i < b.len() && is_word_byte(b[i]) {
@@ -92,8 +147,107 @@ fn lex(text: &str) -> Vec<(Lex, usize, usize)> {
     out
 }
 
+/// `$tag$ … $tag$` starting at `i`: the offset after its closing tag
+/// (the end of the text when unterminated).
+pub(crate) fn dollar_quote_end(text: &str, i: usize) -> Option<usize> {
+    let b = text.as_bytes();
+    if b.get(i) != Some(&b'$') || (i > 0 && is_word_byte(b[i - 1])) {
+        return None;
+    }
+    let mut j = i + 1;
+    while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'_') {
+        j += 1;
+    }
+    if b.get(j) != Some(&b'$') || b.get(i + 1).is_some_and(u8::is_ascii_digit) {
+        return None;
+    }
+    let tag = &text[i..=j];
+    Some(
+        text[j + 1..]
+            .find(tag)
+            .map_or(text.len(), |k| j + 1 + k + tag.len()),
+    )
+}
+
 fn is_word_byte(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80
+}
+
+/// Whether `s` holds only whitespace and comments.
+fn is_blank(s: &str) -> bool {
+    blank_prefix(s) >= s.len()
+}
+
+/// Length of the whitespace and comments `s` starts with.
+fn blank_prefix(s: &str) -> usize {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i].is_ascii_whitespace() {
+            i += 1;
+        } else if b[i] == b'-' && b.get(i + 1) == Some(&b'-') {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+        } else if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
+            i += 2;
+            while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
+                i += 1;
+            }
+            i += 2;
+        } else {
+            return i;
+        }
+    }
+    b.len()
+}
+
+/// Split `text` at top-level occurrences of `sep` (outside strings and
+/// parentheses): `(offset within text, piece)`.
+fn split_top(text: &str, sep: u8) -> Vec<(usize, &str)> {
+    let b = text.as_bytes();
+    let mut out = vec![];
+    let (mut depth, mut start, mut i) = (0usize, 0usize, 0usize);
+    while i < b.len() {
+        match b[i] {
+            b'\'' | b'"' => {
+                let q = b[i];
+                i += 1;
+                while i < b.len() && b[i] != q {
+                    i += 1;
+                }
+            }
+            b'(' | b'[' => depth += 1,
+            b')' | b']' => depth = depth.saturating_sub(1),
+            c if c == sep && depth == 0 => {
+                out.push((start, &text[start..i]));
+                start = i + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out.push((start, &text[start..]));
+    out
+}
+
+/// PL/pgSQL statements outside isolint's `.sql` dialect, each with what to
+/// write instead.
+fn plpgsql_only(w: &str) -> Option<&'static str> {
+    Some(match w {
+        "RETURN" => "RETURN ends a PL/pgSQL function; in a .sql program the transaction ends at its last statement (or COMMIT): remove RETURN, or put the rest in ELSE",
+        "PERFORM" => "PERFORM runs a query and discards its result; write it as a plain SELECT …;",
+        "DECLARE" => "PL/pgSQL declarations are not needed: variables are written :name and need no declaration",
+        "EXCEPTION" => "EXCEPTION handlers (subtransactions) are not supported in the .sql dialect; remove the handler, or write the error path with IF … THEN ROLLBACK;",
+        "FOREACH" => "write FOREACH x IN ARRAY a as FOR x IN ARRAY :a LOOP … END LOOP;",
+        "OPEN" | "FETCH" | "CLOSE" | "MOVE" => "cursors are not supported in the .sql dialect; loop over the query with FOR x IN SELECT … LOOP … END LOOP;",
+        "GET" => "GET DIAGNOSTICS is not supported; test the statement's RETURNING … INTO :v value, or FOUND",
+        "EXECUTE" => "dynamic SQL (EXECUTE) cannot be analysed; write the statement itself",
+        "CALL" => "procedure calls are not inlined yet; write the procedure's statements in the program",
+        "DO" => "anonymous code blocks are not supported; write their statements in the program",
+        "SAVEPOINT" | "RELEASE" => "savepoints (partial rollbacks) are not supported; the whole program is one transaction",
+        _ => return None,
+    })
 }
 
 struct P<'a> {
@@ -107,6 +261,18 @@ enum Ctx {
     Top,
     If,
     Loop,
+    Case,
+}
+
+impl Ctx {
+    fn closer(self) -> &'static str {
+        match self {
+            Ctx::Top => "",
+            Ctx::If => "IF",
+            Ctx::Loop => "LOOP",
+            Ctx::Case => "CASE",
+        }
+    }
 }
 
 impl P<'_> {
@@ -117,17 +283,30 @@ impl P<'_> {
         }
     }
 
+    fn is_semi(&self, k: usize) -> bool {
+        matches!(self.toks.get(k), Some((Lex::Semi, _, _)))
+    }
+
     fn start(&self) -> usize {
         self.toks
             .get(self.pos)
             .map_or(self.file.text.len(), |t| t.1)
     }
 
+    /// Where the text of the next statement starts: after the token
+    /// consumed last.
+    fn prev_end(&self) -> usize {
+        if self.pos == 0 {
+            0
+        } else {
+            self.toks[self.pos - 1].2
+        }
+    }
+
     fn err(&self, at: usize, len: usize, msg: impl Into<String>, help: &str) -> Box<Diag> {
         Diag::new(msg).help(help).at(self.file, at, len, "here")
     }
 
-    /// Text from byte `from` to the start of token `k`.
     fn snippet(&self, from: usize, to: usize) -> Snippet {
         Snippet {
             text: self.file.text[from..to].to_string(),
@@ -135,9 +314,40 @@ impl P<'_> {
         }
     }
 
-    /// Advance to the first top-level word equal to `kw` (skipping CASE …
-    /// END inside conditions); returns its token index.
+    /// Text between two byte offsets as a checked expression.
+    fn expr(&self, from: usize, to: usize) -> Result<Snippet> {
+        let s = self.snippet(from, to);
+        if is_blank(&s.text) {
+            return Err(self.err(
+                from,
+                1,
+                "expected an expression here",
+                "write a condition or value",
+            ));
+        }
+        parse_expr(self.file, &s)?;
+        Ok(s)
+    }
+
+    /// Comma-separated expressions between two offsets.
+    fn exprs(&self, from: usize, to: usize) -> Result<Vec<Snippet>> {
+        let text = &self.file.text[from..to];
+        if is_blank(text) {
+            return Ok(vec![]);
+        }
+        split_top(text, b',')
+            .into_iter()
+            .map(|(o, piece)| self.expr(from + o, from + o + piece.len()))
+            .collect()
+    }
+
+    /// The first top-level word equal to `kw` from the current token on
+    /// (skipping CASE … END inside expressions); its token index.
     fn find_word(&self, kw: &str, stop_at_semi: bool) -> Option<usize> {
+        self.find_any(&[kw], stop_at_semi)
+    }
+
+    fn find_any(&self, kws: &[&str], stop_at_semi: bool) -> Option<usize> {
         let mut case = 0usize;
         for k in self.pos..self.toks.len() {
             match self.toks[k].0 {
@@ -149,7 +359,7 @@ impl P<'_> {
                         case += 1;
                     } else if w == "END" && case > 0 {
                         case -= 1;
-                    } else if w == kw && case == 0 {
+                    } else if case == 0 && kws.contains(&w.as_str()) {
                         return Some(k);
                     }
                 }
@@ -162,66 +372,81 @@ impl P<'_> {
         (self.pos..self.toks.len()).find(|&k| self.toks[k].0 == Lex::Semi)
     }
 
+    fn semi_after(&self, what: &str, at: usize, help: &str) -> Result<usize> {
+        self.next_semi()
+            .ok_or_else(|| self.err(at, what.len(), format!("expected `;` after {what}"), help))
+    }
+
     fn expect_semi(&mut self, what: &str) -> Result<()> {
-        match self.toks.get(self.pos) {
-            Some((Lex::Semi, _, _)) => {
-                self.pos += 1;
-                Ok(())
-            }
-            _ => {
-                let at = self.toks.get(self.pos.saturating_sub(1)).map_or(0, |t| t.2);
-                Err(self.err(
-                    at,
-                    1,
-                    format!("expected `;` after {what}"),
-                    "end the statement with `;`",
-                ))
-            }
+        if self.is_semi(self.pos) {
+            self.pos += 1;
+            return Ok(());
         }
+        let at = self.toks.get(self.pos.saturating_sub(1)).map_or(0, |t| t.2);
+        Err(self.err(
+            at,
+            1,
+            format!("expected `;` after {what}"),
+            "end the statement with `;`",
+        ))
+    }
+
+    fn unterminated(&self, ctx: Ctx, opener: usize) -> Box<Diag> {
+        let what = ctx.closer();
+        self.err(
+            opener,
+            what.len().max(2),
+            format!("unterminated {what}: reached the end of the file"),
+            &format!("close it with END {what};"),
+        )
     }
 
     fn block(&mut self, ctx: Ctx, opener: usize) -> Result<Vec<Node>> {
         let mut nodes = vec![];
         loop {
-            let Some(w) = (self.pos < self.toks.len())
-                .then(|| self.word(self.pos))
-                .flatten()
-            else {
-                if self.pos < self.toks.len() {
-                    self.pos += 1; // empty statement
-                    continue;
-                }
-                if ctx != Ctx::Top {
-                    let what = if ctx == Ctx::If { "IF" } else { "LOOP" };
+            if self.pos >= self.toks.len() {
+                // Text after the last `;` must be blank.
+                let rest = &self.file.text[self.prev_end()..];
+                if !is_blank(rest) {
+                    let at = self.prev_end() + (rest.len() - rest.trim_start().len());
                     return Err(self.err(
-                        opener,
-                        what.len(),
-                        format!("unterminated {what}: reached the end of the file"),
-                        if ctx == Ctx::If {
-                            "close it with END IF;"
-                        } else {
-                            "close it with END LOOP;"
-                        },
+                        at,
+                        rest.trim().len(),
+                        "statement without a terminating `;`",
+                        "end every SQL statement with `;`",
                     ));
                 }
+                if ctx != Ctx::Top {
+                    return Err(self.unterminated(ctx, opener));
+                }
                 return Ok(nodes);
+            }
+            // A statement that starts with something other than a word
+            // (`:v := …`, `(SELECT …)`) begins right after the last token.
+            let lead_blank = is_blank(&self.file.text[self.prev_end()..self.start()]);
+            let w = match self.word(self.pos) {
+                Some(w) if lead_blank => w,
+                _ => {
+                    if self.is_semi(self.pos) && lead_blank {
+                        self.pos += 1; // empty statement
+                        continue;
+                    }
+                    nodes.push(self.statement()?);
+                    continue;
+                }
             };
             let at = self.start();
             match w.as_str() {
-                "END" => {
+                "END" if ctx != Ctx::Top || !self.ends_transaction() => {
                     let next = self.word(self.pos + 1);
-                    let (want, ok) = match ctx {
-                        Ctx::If => ("IF", next.as_deref() == Some("IF")),
-                        Ctx::Loop => ("LOOP", next.as_deref() == Some("LOOP")),
-                        Ctx::Top => ("", false),
-                    };
-                    if !ok {
+                    let want = ctx.closer();
+                    if ctx == Ctx::Top || next.as_deref() != Some(want) {
                         let found = match next.as_deref() {
-                            Some(n @ ("IF" | "LOOP")) => format!("END {n}"),
+                            Some(n @ ("IF" | "LOOP" | "CASE")) => format!("END {n}"),
                             _ => "END".to_string(),
                         };
                         let help = if ctx == Ctx::Top {
-                            "there is no open IF or LOOP here; remove it".to_string()
+                            "there is no open IF, CASE or LOOP here; remove it (a PL/pgSQL block's BEGIN … END is not part of the .sql dialect)".to_string()
                         } else {
                             format!("expected END {want}")
                         };
@@ -234,110 +459,338 @@ impl P<'_> {
                     }
                     return Ok(nodes);
                 }
-                "ELSE" | "ELSIF" | "ELSEIF" => {
-                    if ctx != Ctx::If {
+                "ELSE" | "ELSIF" | "ELSEIF" | "WHEN" => {
+                    let inside = match w.as_str() {
+                        "WHEN" => ctx == Ctx::Case,
+                        "ELSE" => ctx == Ctx::If || ctx == Ctx::Case,
+                        _ => ctx == Ctx::If,
+                    };
+                    if !inside {
                         return Err(self.err(
                             at,
                             w.len(),
-                            format!("`{w}` outside IF"),
-                            "ELSE and ELSIF belong inside IF … END IF;",
+                            format!("`{w}` outside IF or CASE"),
+                            "ELSE and ELSIF belong inside IF … END IF; WHEN inside CASE … END CASE;",
                         ));
                     }
                     return Ok(nodes);
                 }
                 "IF" => nodes.push(self.if_stmt()?),
-                "LOOP" => {
-                    self.pos += 1;
-                    let body = self.block(Ctx::Loop, at)?;
-                    self.pos += 2;
-                    self.expect_semi("END LOOP")?;
-                    nodes.push(Node::Loop {
-                        var: None,
-                        body,
-                        at,
-                    });
-                }
-                "WHILE" | "FOR" => {
-                    let var = if w == "FOR" {
-                        self.word(self.pos + 1).map(|v| v.to_lowercase())
-                    } else {
-                        None
-                    };
-                    let Some(lp) = self.find_word("LOOP", true) else {
-                        return Err(self.err(
-                            at,
-                            w.len(),
-                            format!("`{w}` without LOOP"),
-                            &format!("write {w} … LOOP … END LOOP;"),
-                        ));
-                    };
-                    if w == "WHILE" {
-                        let cond = self.snippet(self.toks[self.pos].2, self.toks[lp].1);
-                        parse_expr(self.file, &cond)?;
-                    }
-                    self.pos = lp + 1;
-                    let body = self.block(Ctx::Loop, at)?;
-                    self.pos += 2;
-                    self.expect_semi("END LOOP")?;
-                    nodes.push(Node::Loop { var, body, at });
-                }
-                "EXIT" => {
-                    let semi = self.next_semi().ok_or_else(|| {
-                        self.err(
-                            at,
-                            4,
-                            "expected `;` after EXIT",
-                            "write EXIT; or EXIT WHEN condition;",
-                        )
-                    })?;
+                "CASE" => nodes.push(self.case_stmt()?),
+                "LOOP" | "WHILE" | "FOR" => nodes.push(self.loop_stmt(&w)?),
+                "EXIT" | "CONTINUE" => {
+                    let semi = self.semi_after(&w, at, "write EXIT; or EXIT WHEN condition;")?;
                     let when = if self.word(self.pos + 1).as_deref() == Some("WHEN") {
-                        let cond = self.snippet(self.toks[self.pos + 1].2, self.toks[semi].1);
-                        parse_expr(self.file, &cond)?;
-                        Some(cond)
+                        Some(self.expr(self.toks[self.pos + 1].2, self.toks[semi].1)?)
                     } else if self.pos + 1 != semi {
                         return Err(self.err(
                             at,
-                            4,
-                            "unexpected text after EXIT",
-                            "write EXIT; or EXIT WHEN condition;",
+                            w.len(),
+                            format!("unexpected text after {w}"),
+                            &format!(
+                                "write {w}; or {w} WHEN condition; (loop labels are not supported)"
+                            ),
                         ));
                     } else {
                         None
                     };
                     self.pos = semi + 1;
-                    nodes.push(Node::Exit { when, at });
+                    nodes.push(Node::Exit {
+                        when,
+                        at,
+                        cont: w == "CONTINUE",
+                    });
                 }
-                "BEGIN" | "COMMIT" | "START" | "ROLLBACK" | "RAISE" => {
-                    let semi = self.next_semi().ok_or_else(|| {
-                        self.err(
-                            at,
-                            w.len(),
-                            format!("expected `;` after {w}"),
-                            "end it with `;`",
-                        )
-                    })?;
+                "RAISE" => nodes.push(self.raise()?),
+                "ASSERT" => {
+                    let semi = self.semi_after("ASSERT", at, "write ASSERT condition;")?;
+                    let e = self.exprs(self.toks[self.pos].2, self.toks[semi].1)?;
                     self.pos = semi + 1;
-                    // Transaction brackets are implicit; an abort ends the path.
-                    if w == "ROLLBACK" || w == "RAISE" {
-                        nodes.push(Node::Abort);
+                    nodes.push(Node::Eval(e));
+                }
+                "NULL" if self.is_semi(self.pos + 1) => self.pos += 2,
+                "BEGIN" | "START" => nodes.push(self.begin(ctx, &w)?),
+                "SET"
+                    if matches!(
+                        self.word(self.pos + 1).as_deref(),
+                        Some("TRANSACTION" | "SESSION")
+                    ) =>
+                {
+                    nodes.push(self.begin(ctx, &w)?)
+                }
+                "COMMIT" | "END" => {
+                    // END here is PostgreSQL's COMMIT (ends_transaction).
+                    let semi = self.semi_after(&w, at, "end it with `;`")?;
+                    let plain = (self.pos + 1..semi)
+                        .all(|k| matches!(self.word(k).as_deref(), Some("WORK" | "TRANSACTION")));
+                    if !plain {
+                        return Err(self.err(at, w.len(), format!("unsupported form of {w}"), "write COMMIT; (COMMIT AND CHAIN and prepared transactions are not supported)"));
                     }
+                    if ctx != Ctx::Top {
+                        return Err(self.err(at, w.len(), format!("{w} inside IF, CASE or LOOP"), "isolint splits a program into transactions only at a COMMIT outside every IF, CASE and LOOP; move it, or split the program into files"));
+                    }
+                    self.pos = semi + 1;
+                    nodes.push(Node::Commit { at });
+                }
+                "ROLLBACK" | "ABORT" => {
+                    let semi = self.semi_after(&w, at, "end it with `;`")?;
+                    if (self.pos + 1..semi)
+                        .any(|k| matches!(self.word(k).as_deref(), Some("TO" | "PREPARED" | "AND")))
+                    {
+                        return Err(self.err(at, w.len(), "ROLLBACK TO SAVEPOINT is not supported", "savepoints (partial rollbacks) cannot be modelled; the whole program is one transaction"));
+                    }
+                    self.pos = semi + 1;
+                    nodes.push(Node::Abort);
                 }
                 _ => {
-                    let Some(semi) = self.next_semi() else {
-                        let end = self.toks.last().map_or(at, |t| t.2);
+                    if let Some(help) = plpgsql_only(&w) {
                         return Err(self.err(
                             at,
-                            end - at,
-                            "statement without a terminating `;`",
-                            "end every SQL statement with `;`",
+                            w.len(),
+                            format!("`{w}` is PL/pgSQL, not part of isolint's .sql dialect"),
+                            help,
                         ));
-                    };
-                    let end = self.toks[semi].1;
-                    nodes.push(Node::Sql(self.snippet(at, end)));
-                    self.pos = semi + 1;
+                    }
+                    nodes.push(self.statement()?);
                 }
             }
         }
+    }
+
+    /// `END` followed by `;` (or TRANSACTION/WORK) at the top level.
+    fn ends_transaction(&self) -> bool {
+        self.is_semi(self.pos + 1)
+            || matches!(
+                self.word(self.pos + 1).as_deref(),
+                Some("TRANSACTION" | "WORK")
+            )
+    }
+
+    /// An SQL statement or an assignment, from after the last token to `;`.
+    fn statement(&mut self) -> Result<Node> {
+        let from = self.prev_end();
+        let at = from + blank_prefix(&self.file.text[from..]);
+        let Some(semi) = self.next_semi() else {
+            let end = self.file.text.trim_end().len().max(at);
+            return Err(self.err(
+                at,
+                end - at,
+                "statement without a terminating `;`",
+                "end every SQL statement with `;`",
+            ));
+        };
+        let end = self.toks[semi].1;
+        self.pos = semi + 1;
+        if let Some((var, rhs)) = assignment(&self.file.text[at..end]) {
+            let expr = self.expr(at + rhs, end)?;
+            return Ok(Node::Assign { var, expr });
+        }
+        if self.file.text[at..end]
+            .trim_start()
+            .to_uppercase()
+            .starts_with("CREATE")
+        {
+            return Err(self.err(at, 6, "DDL in a program", "CREATE TABLE, indexes and functions belong in the schema file (functions defined there are inlined where programs call them)"));
+        }
+        Ok(Node::Sql(self.snippet(at, end)))
+    }
+
+    fn begin(&mut self, ctx: Ctx, w: &str) -> Result<Node> {
+        let at = self.start();
+        let semi = self.semi_after(w, at, "end it with `;`")?;
+        let words: Vec<String> = (self.pos + 1..semi)
+            .map(|k| self.word(k).unwrap_or_default())
+            .collect();
+        let allowed = |x: &str| {
+            matches!(
+                x,
+                "TRANSACTION"
+                    | "WORK"
+                    | "ISOLATION"
+                    | "LEVEL"
+                    | "READ"
+                    | "WRITE"
+                    | "ONLY"
+                    | "NOT"
+                    | "DEFERRABLE"
+                    | "COMMITTED"
+                    | "UNCOMMITTED"
+                    | "REPEATABLE"
+                    | "SERIALIZABLE"
+                    | "SESSION"
+                    | "CHARACTERISTICS"
+                    | "AS"
+                    | ""
+            )
+        };
+        let non_word = !self.file.text[self.toks[self.pos].2..self.toks[semi].1]
+            .chars()
+            .all(|c| c.is_ascii_alphabetic() || c.is_whitespace() || c == ',' || c == '_');
+        if w == "BEGIN" && (!words.iter().all(|x| allowed(x)) || non_word) {
+            return Err(self.err(at, 5, "`BEGIN` without `;` opens a PL/pgSQL block, which the .sql dialect does not have", "start the transaction with `BEGIN;` (or drop it: a program is one transaction) and write statements without BEGIN … END blocks"));
+        }
+        if !words.iter().all(|x| allowed(x)) || non_word {
+            return Err(self.err(
+                at,
+                w.len(),
+                format!("unsupported form of {w}"),
+                "write BEGIN [ISOLATION LEVEL …]; or SET TRANSACTION ISOLATION LEVEL …;",
+            ));
+        }
+        if ctx != Ctx::Top {
+            return Err(self.err(
+                at,
+                w.len(),
+                format!("{w} inside IF, CASE or LOOP"),
+                "a transaction starts at the top of the program",
+            ));
+        }
+        let level = words.iter().position(|x| x == "LEVEL").map(|k| {
+            words[k + 1..]
+                .iter()
+                .take_while(|x| {
+                    matches!(
+                        x.as_str(),
+                        "READ" | "COMMITTED" | "UNCOMMITTED" | "REPEATABLE" | "SERIALIZABLE"
+                    )
+                })
+                .take(2)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(" ")
+        });
+        self.pos = semi + 1;
+        Ok(Node::Begin { level, at })
+    }
+
+    /// RAISE: EXCEPTION (the default level) aborts; DEBUG … WARNING only
+    /// evaluate their arguments.
+    fn raise(&mut self) -> Result<Node> {
+        let at = self.start();
+        let semi = self.semi_after("RAISE", at, "end it with `;`")?;
+        let level = self.word(self.pos + 1).unwrap_or_default();
+        if !matches!(
+            level.as_str(),
+            "DEBUG" | "LOG" | "INFO" | "NOTICE" | "WARNING"
+        ) {
+            self.pos = semi + 1;
+            return Ok(Node::Abort);
+        }
+        let from = self.toks[self.pos + 1].2;
+        let end = self.toks[semi].1;
+        let using = (self.pos + 2..semi).find(|&k| self.word(k).as_deref() == Some("USING"));
+        let args_end = using.map_or(end, |k| self.toks[k].1);
+        let mut exprs = vec![];
+        let args = &self.file.text[from..args_end];
+        // 'format', args…; a condition name or SQLSTATE 'code' has no
+        // expressions.
+        if args.trim_start().starts_with('\'') {
+            for (o, piece) in split_top(args, b',') {
+                exprs.push(self.expr(from + o, from + o + piece.len())?);
+            }
+        }
+        if let Some(k) = using {
+            let ufrom = self.toks[k].2;
+            for (o, piece) in split_top(&self.file.text[ufrom..end], b',') {
+                let Some(eq) = piece.find('=') else {
+                    return Err(self.err(
+                        ufrom + o,
+                        piece.len().max(1),
+                        "expected `option = expression` after USING",
+                        "write RAISE NOTICE USING MESSAGE = …;",
+                    ));
+                };
+                exprs.push(self.expr(ufrom + o + eq + 1, ufrom + o + piece.len())?);
+            }
+        }
+        self.pos = semi + 1;
+        Ok(Node::Eval(exprs))
+    }
+
+    fn loop_stmt(&mut self, w: &str) -> Result<Node> {
+        let at = self.start();
+        if w == "LOOP" {
+            self.pos += 1;
+            let body = self.block(Ctx::Loop, at)?;
+            self.pos += 2;
+            self.expect_semi("END LOOP")?;
+            return Ok(Node::Loop {
+                head: LoopHead::Plain,
+                body,
+                at,
+            });
+        }
+        let Some(lp) = self.find_word("LOOP", true) else {
+            return Err(self.err(
+                at,
+                w.len(),
+                format!("`{w}` without LOOP"),
+                &format!("write {w} … LOOP … END LOOP;"),
+            ));
+        };
+        let head = if w == "WHILE" {
+            LoopHead::While(self.expr(self.toks[self.pos].2, self.toks[lp].1)?)
+        } else {
+            self.for_head(at, lp)?
+        };
+        self.pos = lp + 1;
+        let body = self.block(Ctx::Loop, at)?;
+        self.pos += 2;
+        self.expect_semi("END LOOP")?;
+        Ok(Node::Loop { head, body, at })
+    }
+
+    /// `FOR v IN <header> LOOP`, the LOOP at token `lp`.
+    fn for_head(&self, at: usize, lp: usize) -> Result<LoopHead> {
+        let bad = |help: &str| self.err(at, 3, "unsupported FOR loop", help);
+        let var = self
+            .word(self.pos + 1)
+            .filter(|_| self.word(self.pos + 2).as_deref() == Some("IN") && self.pos + 2 < lp)
+            .ok_or_else(|| {
+                bad("write FOR x IN lo..hi LOOP, FOR x IN SELECT … LOOP or FOR x IN ARRAY :a LOOP")
+            })?
+            .to_lowercase();
+        let mut from = self.toks[self.pos + 2].2;
+        let to = self.toks[lp].1;
+        let first = self.word(self.pos + 3).filter(|_| self.pos + 3 < lp);
+        match first.as_deref() {
+            Some("SELECT" | "WITH" | "VALUES" | "TABLE") => {
+                let s = self.toks[self.pos + 3].1;
+                return Ok(LoopHead::Query {
+                    var,
+                    query: self.snippet(s, to),
+                });
+            }
+            Some("ARRAY") => {
+                return Ok(LoopHead::Array {
+                    var,
+                    expr: self.expr(self.toks[self.pos + 3].2, to)?,
+                })
+            }
+            Some("EXECUTE") => {
+                return Err(bad(
+                    "dynamic SQL (FOR … IN EXECUTE) cannot be analysed; write the query itself",
+                ))
+            }
+            Some("REVERSE") => from = self.toks[self.pos + 3].2,
+            _ => {}
+        }
+        let text = &self.file.text[from..to];
+        let Some(dots) = text.find("..") else {
+            return Err(bad("cursor loops are not supported; write FOR x IN SELECT … LOOP, FOR x IN lo..hi LOOP or FOR x IN ARRAY :a LOOP"));
+        };
+        let mut bounds = vec![self.expr(from, from + dots)?];
+        let rest = from + dots + 2;
+        let by = (self.pos + 3..lp)
+            .find(|&k| self.word(k).as_deref() == Some("BY") && self.toks[k].1 > rest);
+        match by {
+            Some(k) => {
+                bounds.push(self.expr(rest, self.toks[k].1)?);
+                bounds.push(self.expr(self.toks[k].2, to)?);
+            }
+            None => bounds.push(self.expr(rest, to)?),
+        }
+        Ok(LoopHead::Range { var, bounds })
     }
 
     fn if_stmt(&mut self) -> Result<Node> {
@@ -349,7 +802,6 @@ impl P<'_> {
                 self.pos += 1;
                 let body = self.block(Ctx::If, opener)?;
                 branches.push((None, body));
-                // block returned at END IF (ELSE after ELSE is an error).
                 if self.word(self.pos).as_deref() != Some("END") {
                     let at = self.start();
                     return Err(self.err(
@@ -360,7 +812,6 @@ impl P<'_> {
                     ));
                 }
             } else {
-                // IF / ELSIF / ELSEIF cond THEN
                 let at = self.start();
                 let Some(then) = self.find_word("THEN", true) else {
                     return Err(self.err(
@@ -370,8 +821,7 @@ impl P<'_> {
                         "write IF condition THEN … END IF;",
                     ));
                 };
-                let cond = self.snippet(self.toks[self.pos].2, self.toks[then].1);
-                parse_expr(self.file, &cond)?;
+                let cond = self.expr(self.toks[self.pos].2, self.toks[then].1)?;
                 self.pos = then + 1;
                 let body = self.block(Ctx::If, opener)?;
                 branches.push((Some(cond), body));
@@ -383,12 +833,137 @@ impl P<'_> {
                     return Ok(Node::If(branches));
                 }
                 Some("ELSE" | "ELSIF" | "ELSEIF") => continue,
-                _ => {
-                    return Err(self.err(opener, 2, "unterminated IF", "close it with END IF;"));
-                }
+                _ => return Err(self.unterminated(Ctx::If, opener)),
             }
         }
     }
+
+    /// The CASE statement: searched (`CASE WHEN c THEN …`) or simple
+    /// (`CASE x WHEN v1, v2 THEN …`), as an IF chain. Without ELSE, no
+    /// matching WHEN raises CASE_NOT_FOUND: that path aborts.
+    fn case_stmt(&mut self) -> Result<Node> {
+        let opener = self.start();
+        self.pos += 1;
+        let Some(first_when) = self.find_word("WHEN", false) else {
+            return Err(self.err(
+                opener,
+                4,
+                "CASE without WHEN",
+                "write CASE WHEN condition THEN … END CASE;",
+            ));
+        };
+        let sel_from = self.toks[self.pos - 1].2;
+        let sel_to = self.toks[first_when].1;
+        let selector = if is_blank(&self.file.text[sel_from..sel_to]) {
+            None
+        } else {
+            Some(self.expr(sel_from, sel_to)?)
+        };
+        self.pos = first_when;
+        let mut branches: Vec<(Option<Snippet>, Vec<Node>)> = vec![];
+        loop {
+            match self.word(self.pos).as_deref() {
+                Some("WHEN") => {
+                    let at = self.start();
+                    let Some(then) = self.find_word("THEN", true) else {
+                        return Err(self.err(
+                            at,
+                            4,
+                            "`WHEN` without THEN",
+                            "write WHEN condition THEN …",
+                        ));
+                    };
+                    let (from, to) = (self.toks[self.pos].2, self.toks[then].1);
+                    // Simple CASE: the values as one tuple expression, the
+                    // `(` standing on the blank after WHEN.
+                    let cond = if selector.is_some() {
+                        let s = Snippet {
+                            text: format!("({})", &self.file.text[from..to]),
+                            offset: from - 1,
+                        };
+                        parse_expr(self.file, &s)?;
+                        s
+                    } else {
+                        self.expr(from, to)?
+                    };
+                    self.pos = then + 1;
+                    let body = self.block(Ctx::Case, opener)?;
+                    branches.push((Some(cond), body));
+                }
+                Some("ELSE") => {
+                    self.pos += 1;
+                    let body = self.block(Ctx::Case, opener)?;
+                    branches.push((None, body));
+                    if self.word(self.pos).as_deref() != Some("END") {
+                        let at = self.start();
+                        return Err(self.err(
+                            at,
+                            4,
+                            "unexpected branch after ELSE",
+                            "ELSE must be the last branch of a CASE",
+                        ));
+                    }
+                }
+                Some("END") => {
+                    self.pos += 2;
+                    self.expect_semi("END CASE")?;
+                    if branches.last().is_some_and(|(c, _)| c.is_some()) {
+                        branches.push((None, vec![Node::Abort]));
+                    }
+                    let node = Node::If(branches);
+                    return Ok(match selector {
+                        // The selector is evaluated once, before the WHENs.
+                        Some(s) => Node::If(vec![(None, vec![Node::Eval(vec![s]), node])]),
+                        None => node,
+                    });
+                }
+                _ => return Err(self.unterminated(Ctx::Case, opener)),
+            }
+        }
+    }
+}
+
+/// `:v := expr` or `v := expr` (also `:v[i] := …`): the variable and the
+/// offset of the right-hand side.
+fn assignment(text: &str) -> Option<(String, usize)> {
+    let t = text.trim_start();
+    let lead = text.len() - t.len();
+    let b = t.as_bytes();
+    let mut i = usize::from(b.first() == Some(&b':'));
+    let s = i;
+    while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+        i += 1;
+    }
+    if i == s || !(b[s].is_ascii_alphabetic() || b[s] == b'_') {
+        return None;
+    }
+    let var = t[s..i].to_lowercase();
+    if b.get(i) == Some(&b'[') {
+        i += t[i..].find(']')? + 1;
+    }
+    while i < b.len() && b[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    t[i..].starts_with(":=").then(|| (var, lead + i + 2))
+}
+
+/// Byte ranges of the `;`-separated statements of `text` (a function body),
+/// without the `;`.
+pub fn split_statements(text: &str) -> Vec<(usize, usize)> {
+    let mut out = vec![];
+    let mut from = 0;
+    for (kind, s, e) in lex(text) {
+        if kind == Lex::Semi {
+            if !is_blank(&text[from..s]) {
+                out.push((from, s));
+            }
+            from = e;
+        }
+    }
+    if !is_blank(&text[from..]) {
+        out.push((from, text.len()));
+    }
+    out
 }
 
 /// Split a program file into its control structure and SQL statements.
@@ -427,15 +1002,19 @@ mod tests {
             "BEGIN;\nSELECT a INTO :x FROM t WHERE k = :k;\nIF :x < 3 THEN UPDATE t SET a = 1 WHERE k = :k;\nELSIF :x > 5 THEN ROLLBACK;\nELSE DELETE FROM t WHERE k = :k; END IF;\nFOR i IN 1..:n LOOP SELECT a FROM t WHERE k = :i; EXIT WHEN :i > 3; END LOOP;\nCOMMIT;",
         )
         .expect("parses");
-        assert_eq!(n.len(), 3);
+        // BEGIN; and COMMIT; are nodes: the declared level, the split point.
+        assert_eq!(n.len(), 5);
+        assert!(matches!(n[0], Node::Begin { level: None, .. }));
+        assert!(matches!(n[4], Node::Commit { .. }));
+        let n = &n[1..4];
         let Node::If(b) = &n[1] else { panic!("IF") };
         assert_eq!(b.len(), 3);
         assert!(matches!(b[1].1[0], Node::Abort));
         assert!(b[2].0.is_none());
-        let Node::Loop { var, body, .. } = &n[2] else {
+        let Node::Loop { head, body, .. } = &n[2] else {
             panic!("LOOP")
         };
-        assert_eq!(var.as_deref(), Some("i"));
+        assert_eq!(head.var(), Some("i"));
         assert!(matches!(body[1], Node::Exit { when: Some(_), .. }));
     }
 
