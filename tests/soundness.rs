@@ -4,9 +4,10 @@
 //! COMMITTED; isolint must never call it robust.
 //!
 //! Where a case says "confirmed on PostgreSQL 15", the anomaly was
-//! reproduced at READ COMMITTED with the two-transaction schedule given in
-//! its comment (the reporter; `ordered on PostgreSQL` cases were
-//! rerun for this test with psql sessions, see the note in each).
+//! reproduced at READ COMMITTED: by the reporter, or (where the
+//! schedule is given) for this file on PostgreSQL 15.18 with two
+//! connections running the schedule step by step, the outcome compared
+//! with both serial orders.
 //! Each not-robust case has a one-line variant, or a control, that must
 //! stay robust, so a test that always says "not robust" would fail.
 
@@ -242,7 +243,10 @@ fn reads_of_rows_that_may_be_missing() {
 /// it conflicts. Reader: reads existence of acct a, then writes total a;
 /// Deleter: deletes acct a, writes total a. Reader →rw(counterflow)
 /// Deleter →ww Reader, and the counterflow edge leaves before the ww
-/// edge enters: type II.
+/// edge enters: type II. Confirmed on PostgreSQL 15 (acct 1 present,
+/// total.s = 5): R: SELECT COUNT(*) … id = 1 → 1; D: DELETE acct 1; UPDATE
+/// total s = s - 1; COMMIT; R: UPDATE total SET s = 1 (R's value for
+/// n = 1); COMMIT. Final (no acct, s = 1); R;D gives s = 0, D;R reads n = 0.
 #[test]
 fn existence_reads_conflict_with_deletes() {
     let deleter = "DELETE FROM acct WHERE id = :a;\nUPDATE total SET s = s - 1 WHERE id = :a;\n";
@@ -268,6 +272,11 @@ fn existence_reads_conflict_with_deletes() {
 /// The lost update SELECT bal … ; UPDATE … SET bal = :b + 1, twice. A row
 /// lock that really orders the read (FOR UPDATE, FOR NO KEY UPDATE, FOR
 /// SHARE on the key alone) makes it robust; the others do not order it.
+/// Confirmed on PostgreSQL 15: with FOR KEY SHARE both read bal = 10 and
+/// both write 11 (a lost update); `WHERE id = 1 AND grp = 1 FOR UPDATE` on
+/// a row with grp = 0 returns nothing and locks nothing, the other
+/// transaction sets grp = 1, bal = 20 and commits, and the first then
+/// reads bal = 20: no serial order gives both reads.
 #[test]
 fn lock_strengths_and_extra_conjuncts() {
     let p = |lock: &str| {
@@ -289,7 +298,11 @@ fn lock_strengths_and_extra_conjuncts() {
     assert!(!robust(ACCT, &[("P.sql", extra)]));
 }
 
-/// The deleter's cascade deletes the child the reader read.
+/// The deleter's cascade deletes the child the reader read. Confirmed on
+/// PostgreSQL 15 (child 1 of parent 1, w = 7): R reads w = 7; D deletes
+/// parent 1 (the cascade deletes child 1), s = s + 1, commits; R sets
+/// s = 7 and commits. Final: no child, s = 7; R;D gives s = 8, D;R reads
+/// no child.
 #[test]
 fn referential_actions_are_writes_of_the_deleting_program() {
     let schema = |action: &str| {
