@@ -97,7 +97,7 @@ pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
     }
     let ddl = parse_ddl(&SourceFile::read(&schema_path)?)?;
     let schema = ddl.schema;
-    let context = Context {
+    let mut context = Context {
         functions: ddl.functions,
         fk_actions: ddl.fk_actions,
         pure_functions: manifest
@@ -137,10 +137,19 @@ pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
         return Err(Diag::new(format!("{} contains no .sql programs", dir.display()))
             .help("a workload directory holds one .sql file per transaction program (program name = file stem)"));
     }
-    let sources: Vec<SourceFile> = files
-        .iter()
-        .map(|p| SourceFile::read(p))
-        .collect::<Result<_>>()?;
+    let mut sources: Vec<SourceFile> = vec![];
+    for p in &files {
+        let f = SourceFile::read(p)?;
+        // A file of CREATE FUNCTIONs only is a library, not a program.
+        match function_library(&f)? {
+            Some(defs) => context.functions.extend(defs),
+            None => sources.push(f),
+        }
+    }
+    if sources.is_empty() {
+        return Err(Diag::new(format!("{} contains no .sql programs", dir.display()))
+            .help("a workload directory holds one .sql file per transaction program (program name = file stem)"));
+    }
     let name = manifest
         .name
         .clone()
@@ -158,6 +167,33 @@ pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
     )?;
     check_size(&workload)?;
     Ok(Loaded { workload, warnings })
+}
+
+/// The functions of a file that holds only `CREATE FUNCTION` statements.
+fn function_library(f: &SourceFile) -> Result<Option<Vec<FunctionDef>>> {
+    let starts_with_create = f.text[crate::sql::program::blank_prefix(&f.text)..]
+        .get(..6)
+        .is_some_and(|w| w.eq_ignore_ascii_case("create"));
+    if !starts_with_create {
+        return Ok(None);
+    }
+    let snip = Snippet {
+        text: f.text.to_string(),
+        offset: 0,
+    };
+    let Ok(stmts) = crate::sql::parse_statements(f, &snip) else {
+        return Ok(None);
+    };
+    if stmts.is_empty() || !stmts.iter().all(|s| matches!(s, Sql::CreateFunction(_))) {
+        return Ok(None);
+    }
+    let mut defs = vec![];
+    for s in &stmts {
+        if let Sql::CreateFunction(cf) = s {
+            defs.push(crate::sql::ddl::function_def(f, &snip, cf)?);
+        }
+    }
+    Ok(Some(defs))
 }
 
 /// Lower already-read program files against a schema.

@@ -168,6 +168,22 @@ fn functions_unknown_pure_recursive_plpgsql() {
     assert!(e.contains("recursive call of function `loop_a`"), "{e}");
     let e = error(ACCT, &[("Sum.sql", "SELECT pl(:g) INTO :x;\n")]);
     assert!(e.contains("written in plpgsql"), "{e}");
+    // A workload file of CREATE FUNCTIONs only is a library, not a program.
+    let o = run(
+        "CREATE TABLE acct (id INT PRIMARY KEY, grp INT, bal INT);\nCREATE TABLE total (id INT PRIMARY KEY, s INT);",
+        "",
+        &[
+            ("lib.sql", "-- helpers\nCREATE FUNCTION grp_sum(g INT) RETURNS BIGINT LANGUAGE sql AS $$ SELECT SUM(bal) FROM acct WHERE grp = $1 $$;\n"),
+            ("Sum.sql", "UPDATE total SET s = grp_sum(:g) WHERE id = :g;\n"),
+            ("Move.sql", MOVE),
+        ],
+    )
+    .expect("lowers");
+    assert_eq!(o.programs, ["Move", "Sum"]);
+    assert!(
+        !o.robust,
+        "the library function's read ($1 bound) is inlined"
+    );
     // Built-ins need no declaration.
     assert!(robust(
         ACCT,

@@ -179,7 +179,7 @@ fn is_blank(s: &str) -> bool {
 }
 
 /// Length of the whitespace and comments `s` starts with.
-fn blank_prefix(s: &str) -> usize {
+pub(crate) fn blank_prefix(s: &str) -> usize {
     let b = s.as_bytes();
     let mut i = 0;
     while i < b.len() {
