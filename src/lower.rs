@@ -61,6 +61,8 @@ pub struct Context {
     pub fk_actions: Vec<(FkAction, FkAction)>,
     /// Lower-case names of user functions declared free of table access.
     pub pure_functions: Vec<String>,
+    /// Views of the schema (not expanded: using one is an error).
+    pub views: Vec<String>,
 }
 
 /// Load a directory of `.sql` programs with its schema.
@@ -100,6 +102,7 @@ pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
     let mut context = Context {
         functions: ddl.functions,
         fk_actions: ddl.fk_actions,
+        views: ddl.views,
         pure_functions: manifest
             .pure_functions
             .iter()
@@ -298,6 +301,7 @@ pub fn lower_programs_with(
                 assigned: &assigned,
                 functions: &functions,
                 fk_actions: &ctx.fk_actions,
+                views: &ctx.views,
                 pure: &pure,
                 statements: vec![],
                 facts: vec![],
@@ -721,6 +725,7 @@ struct Lowerer<'a> {
     assigned: &'a HashSet<(RelId, usize)>,
     functions: &'a [ParsedFunction<'a>],
     fk_actions: &'a [(FkAction, FkAction)],
+    views: &'a [String],
     pure: &'a HashSet<String>,
     statements: Vec<Statement>,
     facts: Vec<Facts>,
@@ -1042,8 +1047,13 @@ impl<'a> Lowerer<'a> {
 
     fn var_term(&mut self, name: &str) -> Term {
         let key = name.trim_start_matches(':').to_lowercase();
-        // `:a$$i$` is `:a[:i]` (crate::sql::rewrite_subscripts).
-        if let Some((array, index)) = key.split_once('$') {
+        // JDBC's `?`: each one a value of its own.
+        if key == "?" {
+            return self.fresh();
+        }
+        // `:a$$i$` is `:a[:i]` (crate::sql::rewrite_subscripts); `$1` is a
+        // positional parameter.
+        if let Some((array, index)) = key.split_once('$').filter(|(a, _)| !a.is_empty()) {
             let index = index.trim_matches('$').to_string();
             let a = self.var_term(array);
             let i = if index.bytes().all(|b| b.is_ascii_digit()) {
@@ -2004,6 +2014,11 @@ impl<'a> Lowerer<'a> {
     fn rel_by_ident(&self, ident: &Ident, snip: &Snippet) -> Result<RelId> {
         find_rel(self.schema, ident).ok_or_else(|| {
             let at = snip.file_offset(ident.span.start.line, ident.span.start.column);
+            if self.views.iter().any(|v| same_name(v, ident)) {
+                return Diag::new(format!("`{}` is a view", ident.value))
+                    .help("isolint does not expand views: name the view's tables in the statement")
+                    .at(self.file, at, ident.value.len(), "view");
+            }
             Diag::new(format!("unknown table `{}`", ident.value))
                 .help(
                     did_you_mean(
@@ -2713,7 +2728,7 @@ fn is_ddl(sql: &Sql) -> bool {
         sql,
         Sql::CreateTable(_)
             | Sql::CreateIndex(_)
-            | Sql::CreateView { .. }
+            | Sql::CreateView(_)
             | Sql::CreateFunction(_)
             | Sql::CreateTrigger(_)
             | Sql::AlterTable(_)

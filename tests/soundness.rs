@@ -499,3 +499,20 @@ fn array_subscripts() {
     // The lost update inside the loop is still found.
     assert!(!robust(schema, &[("P.sql", p)]));
 }
+
+/// Positional placeholders: `$1` is one value throughout the program (the
+/// lost update is found, and FOR UPDATE on it fixes it); a view cannot be
+/// used (isolint does not expand it).
+#[test]
+fn placeholders_and_views() {
+    let p = "SELECT bal INTO :b FROM acct WHERE id = $1;\nUPDATE acct SET bal = :b + 1 WHERE id = $1;\n";
+    assert!(!robust(ACCT, &[("P.sql", p)]));
+    let p = "SELECT bal INTO :b FROM acct WHERE id = $1 FOR UPDATE;\nUPDATE acct SET bal = :b + 1 WHERE id = $1;\n";
+    assert!(robust(ACCT, &[("P.sql", p)]));
+    let schema = format!("{ACCT}CREATE VIEW rich AS SELECT id FROM acct WHERE bal > 100;\n");
+    let e = error(
+        &schema,
+        &[("P.sql", "SELECT id INTO :r FROM rich WHERE id = :a;\n")],
+    );
+    assert!(e.contains("P.sql:1:24: `rich` is a view"), "{e}");
+}

@@ -80,6 +80,162 @@ pub struct Ddl {
     /// (ON DELETE, ON UPDATE) per foreign key, indexed like
     /// `schema.foreign_keys`.
     pub fk_actions: Vec<(FkAction, FkAction)>,
+    /// Names of views (programs may not use them: isolint does not expand
+    /// their queries).
+    pub views: Vec<String>,
+}
+
+/// The file's text with what `pg_dump --schema-only` adds around the
+/// tables blanked out (positions kept): statements that change neither
+/// tables, keys nor data (SET, set_config, sequences, grants, comments,
+/// owners, extensions, types, non-unique indexes …), psql meta-commands,
+/// and an index's storage options after a PRIMARY KEY / UNIQUE
+/// constraint. Rules and row-level security policies change what
+/// statements read and write: an error.
+fn clean_dump(file: &SourceFile) -> Result<String> {
+    let mut text: Vec<u8> = file.text.as_bytes().to_vec();
+    let blank = |t: &mut Vec<u8>, from: usize, to: usize| {
+        for b in &mut t[from..to] {
+            if *b != b'\n' {
+                *b = b' ';
+            }
+        }
+    };
+    // psql meta-commands (`\connect`, `\restrict`) take a whole line.
+    let mut line_start = 0;
+    for (i, b) in file.text.bytes().enumerate() {
+        if b == b'\n' {
+            if file.text.as_bytes().get(line_start) == Some(&b'\\') {
+                blank(&mut text, line_start, i);
+            }
+            line_start = i + 1;
+        }
+    }
+    let view = String::from_utf8_lossy(&text).into_owned();
+    for (s, e) in super::program::split_statements(&view) {
+        let stmt = &view[s..e];
+        let lead = s + super::program::blank_prefix(stmt);
+        let words: Vec<String> = view[lead..e]
+            .split_whitespace()
+            .take(4)
+            .map(|w| w.to_uppercase())
+            .collect();
+        let w = |k: usize| words.get(k).map_or("", String::as_str);
+        let skip = match w(0) {
+            "SET" | "RESET" | "SELECT" | "GRANT" | "REVOKE" | "COMMENT" | "SECURITY" | "BEGIN"
+            | "COMMIT" | "START" | "ANALYZE" | "VACUUM" => true,
+            "CREATE" => {
+                let kind = if w(1) == "OR" { w(3) } else { w(1) };
+                match kind {
+                    "SEQUENCE" | "EXTENSION" | "SCHEMA" | "TYPE" | "DOMAIN" | "COLLATION"
+                    | "AGGREGATE" | "OPERATOR" | "PUBLICATION" | "STATISTICS" | "CAST"
+                    | "TEXT" | "CONVERSION" | "ROLE" | "USER" | "EVENT" | "SERVER"
+                    | "PROCEDURE" => true,
+                    "INDEX" => true,
+                    "RULE" | "POLICY" => {
+                        return Err(Diag::new(format!("CREATE {kind} is not modelled"))
+                            .help("rules and row-level security policies change what statements read and write; isolint cannot see them")
+                            .at(file, lead, 6, "here"))
+                    }
+                    _ => false,
+                }
+            }
+            "ALTER" => match w(1) {
+                "TABLE" => view[lead..e].to_uppercase().contains(" OWNER TO "),
+                "SEQUENCE" | "SCHEMA" | "TYPE" | "DOMAIN" | "FUNCTION" | "PROCEDURE" | "INDEX"
+                | "DEFAULT" | "EXTENSION" | "VIEW" | "ROLE" | "DATABASE" | "AGGREGATE" => true,
+                _ => false,
+            },
+            "DROP" => true,
+            _ => false,
+        };
+        if skip {
+            blank(&mut text, lead, e);
+            // Keep the `;` so the statement list stays well formed.
+        } else if w(0) == "ALTER" && w(1) == "TABLE" {
+            strip_index_options(&view, lead, e, &mut text);
+        }
+    }
+    Ok(String::from_utf8_lossy(&text).into_owned())
+}
+
+/// Blank ` WITH (…)` and `USING INDEX TABLESPACE name` after a constraint
+/// in an ALTER TABLE (sqlparser does not take index storage options there).
+fn strip_index_options(view: &str, from: usize, to: usize, text: &mut [u8]) {
+    let upper = view[from..to].to_uppercase();
+    for pat in [") WITH (", " USING INDEX TABLESPACE "] {
+        let mut search = 0;
+        while let Some(k) = upper[search..].find(pat) {
+            let start = from + search + k + usize::from(pat.starts_with(')'));
+            let mut end = start + pat.len() - usize::from(pat.starts_with(')'));
+            if pat.ends_with('(') {
+                let mut depth = 1;
+                while end < to && depth > 0 {
+                    match view.as_bytes()[end] {
+                        b'(' => depth += 1,
+                        b')' => depth -= 1,
+                        _ => {}
+                    }
+                    end += 1;
+                }
+            } else {
+                while end < to && !view.as_bytes()[end].is_ascii_whitespace() {
+                    end += 1;
+                }
+            }
+            for b in &mut text[start..end.min(to)] {
+                if *b != b'\n' {
+                    *b = b' ';
+                }
+            }
+            search = end - from;
+        }
+    }
+}
+
+/// A PRIMARY KEY, UNIQUE or FOREIGN KEY constraint of `rel` (index `ti`).
+fn add_constraint(
+    rel: &mut Relation,
+    tc: &TableConstraint,
+    ti: usize,
+    pending: &mut Vec<PendingFk>,
+    unknown_col: &dyn Fn(&Relation, &Ident) -> Box<Diag>,
+) -> Result<()> {
+    let col_index = |rel: &Relation, i: &Ident| rel.attributes.iter().position(|a| same_name(a, i));
+    match tc {
+        TableConstraint::PrimaryKey(pk) => {
+            let mut cols = vec![];
+            for ic in &pk.columns {
+                let id = index_column_ident(&ic.column.expr);
+                match id.as_ref().and_then(|i| col_index(rel, i)) {
+                    Some(c) => cols.push(c),
+                    None => {
+                        return Err(match id {
+                            Some(i) => unknown_col(rel, &i),
+                            None => Diag::new("PRIMARY KEY must list column names"),
+                        })
+                    }
+                }
+            }
+            rel.primary_key = cols;
+        }
+        TableConstraint::Unique(u) => {
+            let mut cols = vec![];
+            for ic in &u.columns {
+                if let Some(c) =
+                    index_column_ident(&ic.column.expr).and_then(|i| col_index(rel, &i))
+                {
+                    cols.push(c);
+                }
+            }
+            if cols.len() == u.columns.len() {
+                rel.unique_keys.push(cols);
+            }
+        }
+        TableConstraint::ForeignKey(fk) => pending.push(pending_fk(fk, ti)),
+        _ => {}
+    }
+    Ok(())
 }
 
 fn last_ident(n: &ObjectName) -> Option<Ident> {
@@ -163,8 +319,13 @@ pub fn parse_ddl(file: &SourceFile) -> Result<Ddl> {
         text: file.text.to_string(),
         offset: 0,
     };
-    let stmts = parse_statements(file, &snip)?;
+    let cleaned = Snippet {
+        text: clean_dump(file)?,
+        offset: 0,
+    };
+    let stmts = parse_statements(file, &cleaned)?;
     let mut schema = Schema::default();
+    let mut views = vec![];
     let mut functions = vec![];
     let mut fk_actions = vec![];
     let mut pending: Vec<PendingFk> = vec![];
@@ -224,39 +385,7 @@ pub fn parse_ddl(file: &SourceFile) -> Result<Ddl> {
                     }
                 }
                 for tc in &ct.constraints {
-                    match tc {
-                        TableConstraint::PrimaryKey(pk) => {
-                            let mut cols = vec![];
-                            for ic in &pk.columns {
-                                let id = index_column_ident(&ic.column.expr);
-                                match id.as_ref().and_then(|i| col_index(&rel, i)) {
-                                    Some(c) => cols.push(c),
-                                    None => {
-                                        return Err(match id {
-                                            Some(i) => unknown_col(&rel, &i),
-                                            None => Diag::new("PRIMARY KEY must list column names"),
-                                        })
-                                    }
-                                }
-                            }
-                            rel.primary_key = cols;
-                        }
-                        TableConstraint::Unique(u) => {
-                            let mut cols = vec![];
-                            for ic in &u.columns {
-                                if let Some(c) = index_column_ident(&ic.column.expr)
-                                    .and_then(|i| col_index(&rel, &i))
-                                {
-                                    cols.push(c);
-                                }
-                            }
-                            if cols.len() == u.columns.len() {
-                                rel.unique_keys.push(cols);
-                            }
-                        }
-                        TableConstraint::ForeignKey(fk) => pending.push(pending_fk(fk, ti)),
-                        _ => {}
-                    }
+                    add_constraint(&mut rel, tc, ti, &mut pending, &unknown_col)?;
                 }
                 schema.relations.push(rel);
             }
@@ -278,14 +407,45 @@ pub fn parse_ddl(file: &SourceFile) -> Result<Ddl> {
                     .at(file, off, len, "unknown table"));
                 };
                 for op in &at.operations {
-                    if let AlterTableOperation::AddConstraint {
-                        constraint: TableConstraint::ForeignKey(fk),
-                        ..
-                    } = op
-                    {
-                        pending.push(pending_fk(fk, ti));
+                    if let AlterTableOperation::AddConstraint { constraint, .. } = op {
+                        let mut rel = schema.relations[ti].clone();
+                        add_constraint(&mut rel, constraint, ti, &mut pending, &unknown_col)?;
+                        schema.relations[ti] = rel;
                     }
                 }
+            }
+            // A unique index is a unique key (not a partial or an
+            // expression index: they do not make the columns a key).
+            Statement::CreateIndex(ci) if ci.unique && ci.predicate.is_none() => {
+                let Some(name) = last_ident(&ci.table_name) else {
+                    continue;
+                };
+                let Some(ti) = schema
+                    .relations
+                    .iter()
+                    .position(|r| same_name(&r.name, &name))
+                else {
+                    let (off, len) = span_of(file, &snip, &name);
+                    return Err(
+                        Diag::new(format!("index on unknown table `{}`", name.value))
+                            .help("create the table before its indexes")
+                            .at(file, off, len, "unknown table"),
+                    );
+                };
+                let rel = &schema.relations[ti];
+                let cols: Vec<usize> = ci
+                    .columns
+                    .iter()
+                    .filter_map(|ic| {
+                        index_column_ident(&ic.column.expr).and_then(|i| col_index(rel, &i))
+                    })
+                    .collect();
+                if cols.len() == ci.columns.len() && !cols.is_empty() {
+                    schema.relations[ti].unique_keys.push(cols);
+                }
+            }
+            Statement::CreateView(v) => {
+                views.extend(last_ident(&v.name).map(|i| i.value));
             }
             Statement::CreateFunction(cf) => functions.push(function_def(file, &snip, cf)?),
             Statement::CreateTrigger(t) => {
@@ -378,6 +538,7 @@ pub fn parse_ddl(file: &SourceFile) -> Result<Ddl> {
         schema,
         functions,
         fk_actions,
+        views,
     })
 }
 
@@ -438,6 +599,63 @@ mod tests {
         assert_eq!(e.help.as_deref(), Some("did you mean `B`?"));
         let e = schema("CREATE TABLE A (id INT, PRIMARY KEY (idd));").expect_err("unknown col");
         assert!(e.message.contains("no column `idd`"), "{}", e.message);
+    }
+
+    /// What `pg_dump --schema-only` writes, in the shape HammerDB's
+    /// schema has (keys added later by ALTER TABLE … WITH (fillfactor)).
+    #[test]
+    fn pg_dump_schema_keeps_its_keys() {
+        let d = parse_ddl(&SourceFile::new(
+            "dump.sql",
+            "--\n-- PostgreSQL database dump\n--\n\\restrict abc\nSET statement_timeout = 0;\nSELECT pg_catalog.set_config('search_path', '', false);\n\
+             CREATE EXTENSION IF NOT EXISTS pgcrypto WITH SCHEMA public;\nCOMMENT ON EXTENSION pgcrypto IS 'x';\n\
+             CREATE TABLE public.warehouse (\n    w_id integer NOT NULL,\n    w_name character varying(10)\n)\nWITH (fillfactor='100');\n\
+             ALTER TABLE public.warehouse OWNER TO postgres;\n\
+             CREATE TABLE public.district (d_id smallint NOT NULL, d_w_id integer NOT NULL, d_next integer);\n\
+             CREATE SEQUENCE public.s\n    START WITH 1\n    INCREMENT BY 1\n    NO MINVALUE\n    CACHE 1;\n\
+             ALTER SEQUENCE public.s OWNED BY public.district.d_id;\n\
+             CREATE VIEW public.v AS SELECT w_id FROM public.warehouse;\n\
+             ALTER TABLE ONLY public.warehouse\n    ADD CONSTRAINT warehouse_i1 PRIMARY KEY (w_id) WITH (fillfactor='100');\n\
+             ALTER TABLE ONLY public.district ADD CONSTRAINT district_i1 PRIMARY KEY (d_w_id, d_id) USING INDEX TABLESPACE fast;\n\
+             CREATE UNIQUE INDEX wn ON public.warehouse USING btree (w_name);\n\
+             CREATE UNIQUE INDEX partial ON public.district USING btree (d_next) WHERE d_next > 0;\n\
+             CREATE INDEX plain ON public.district (d_next);\n\
+             ALTER TABLE ONLY public.district ADD CONSTRAINT d_fk FOREIGN KEY (d_w_id) REFERENCES public.warehouse(w_id) ON DELETE CASCADE;\n\
+             GRANT ALL ON TABLE public.warehouse TO PUBLIC;\nREVOKE ALL ON SCHEMA public FROM PUBLIC;\n",
+        ))
+        .expect("a pg_dump schema loads");
+        let s = &d.schema;
+        assert_eq!(s.relations[0].primary_key, vec![0]);
+        assert_eq!(s.relations[0].unique_keys, vec![vec![1]]);
+        assert_eq!(s.relations[1].primary_key, vec![1, 0]);
+        // Neither the partial nor the plain index is a key.
+        assert!(s.relations[1].unique_keys.is_empty());
+        assert_eq!(s.foreign_keys.len(), 1);
+        assert_eq!(d.fk_actions, vec![(FkAction::Cascade, FkAction::NoAction)]);
+        assert_eq!(d.views, vec!["v".to_string()]);
+    }
+
+    #[test]
+    fn rules_policies_and_triggers_are_errors() {
+        for (ddl, what) in [
+            (
+                "CREATE RULE r AS ON INSERT TO A DO INSTEAD NOTHING;",
+                "CREATE RULE",
+            ),
+            ("CREATE POLICY p ON A USING (id > 0);", "CREATE POLICY"),
+            (
+                "CREATE TRIGGER t AFTER INSERT ON A FOR EACH ROW EXECUTE FUNCTION f();",
+                "triggers",
+            ),
+        ] {
+            let e = schema(&format!("CREATE TABLE A (id INT PRIMARY KEY);\n{ddl}"))
+                .expect_err("rejected");
+            assert!(
+                e.message.contains(what) && e.message.contains("s.sql:2:"),
+                "{}",
+                e.message
+            );
+        }
     }
 
     #[test]
