@@ -31,7 +31,7 @@ use crate::error::{did_you_mean, Diag, Result, SourceFile, Warning};
 use crate::load::{check_size, Loaded};
 use crate::schema::{AttrSet, RelId, Schema};
 use crate::sql::ddl::{parse_ddl, FkAction, FunctionDef};
-use crate::sql::program::{abbreviation, parse_program, split_statements, LoopHead, Node};
+use crate::sql::procedural::{abbreviation, parse_program, split_statements, LoopHead, Node};
 use crate::sql::{parse_one, same_name, Snippet};
 
 #[derive(Deserialize, Default)]
@@ -174,7 +174,7 @@ pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
 
 /// The functions of a file that holds only `CREATE FUNCTION` statements.
 fn function_library(f: &SourceFile) -> Result<Option<Vec<FunctionDef>>> {
-    let starts_with_create = f.text[crate::sql::program::blank_prefix(&f.text)..]
+    let starts_with_create = f.text[crate::sql::procedural::blank_prefix(&f.text)..]
         .get(..6)
         .is_some_and(|w| w.eq_ignore_ascii_case("create"));
     if !starts_with_create {

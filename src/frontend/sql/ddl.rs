@@ -112,9 +112,9 @@ fn clean_dump(file: &SourceFile) -> Result<String> {
         }
     }
     let view = String::from_utf8_lossy(&text).into_owned();
-    for (s, e) in super::program::split_statements(&view) {
+    for (s, e) in super::procedural::split_statements(&view) {
         let stmt = &view[s..e];
-        let lead = s + super::program::blank_prefix(stmt);
+        let lead = s + super::procedural::blank_prefix(stmt);
         let words: Vec<String> = view[lead..e]
             .split_whitespace()
             .take(4)

@@ -5,7 +5,7 @@
 //! is `crate::lower`.
 
 pub mod ddl;
-pub mod program;
+pub mod procedural;
 
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::{Parser, ParserError};
