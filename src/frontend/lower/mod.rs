@@ -31,7 +31,9 @@ use crate::error::{did_you_mean, Diag, Result, SourceFile, Warning};
 use crate::load::{check_size, Loaded};
 use crate::schema::{AttrSet, RelId, Schema};
 use crate::sql::ddl::{parse_ddl, FkAction, FunctionDef};
-use crate::sql::procedural::{abbreviation, parse_program, split_statements, LoopHead, Node};
+use crate::sql::procedural::{
+    abbreviation, parse_program, split_statements, Cond, LoopHead, Node, Stmt,
+};
 use crate::sql::{parse_one, same_name, Snippet};
 
 #[derive(Deserialize, Default)]
@@ -250,17 +252,13 @@ pub fn lower_programs_with(
         trees.push(transactions(parse_program(f)?));
     }
     let functions = parse_functions(&ctx.functions)?;
-    let mut parsed: Vec<HashMap<usize, Parsed>> = vec![];
     let mut assigned: HashSet<(RelId, usize)> = HashSet::new();
-    for (f, tree) in sources.iter().zip(&trees) {
-        let mut map = HashMap::new();
+    for tree in &trees {
         for t in tree {
-            parse_all(f, t, &mut map)?;
+            each_stmt(t, &mut |st| {
+                assigned_columns(&schema, &st.sql, &mut assigned)
+            });
         }
-        for p in map.values() {
-            assigned_columns(&schema, &p.sql, &mut assigned);
-        }
-        parsed.push(map);
     }
     for (_, stmts) in &functions {
         for (_, sql) in stmts {
@@ -277,7 +275,7 @@ pub fn lower_programs_with(
     let mut programs = vec![];
     let mut warnings = vec![];
     let mut counter = 0usize;
-    for ((f, tree), map) in sources.iter().zip(&trees).zip(&parsed) {
+    for (f, tree) in sources.iter().zip(&trees) {
         let stem = Path::new(&f.name)
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
@@ -297,7 +295,6 @@ pub fn lower_programs_with(
             let mut l = Lowerer {
                 schema: &schema,
                 file: f,
-                parsed: map,
                 assigned: &assigned,
                 functions: &functions,
                 fk_actions: &ctx.fk_actions,
@@ -314,7 +311,7 @@ pub fn lower_programs_with(
                 fresh: 0,
                 loops: vec![],
                 next_loop: 0,
-                null_tested: null_tested(f, nodes, map),
+                null_tested: null_tested(nodes),
                 stmt_may_miss: false,
                 sub_depth: 0,
                 selects: 0,
@@ -473,217 +470,6 @@ fn find_rel(schema: &Schema, i: &Ident) -> Option<RelId> {
     schema.relations.iter().position(|r| same_name(&r.name, i))
 }
 
-/// A statement of the program, parsed.
-#[derive(Clone)]
-struct Parsed {
-    sql: Sql,
-    /// INTO targets, cut out of the text.
-    into: Vec<String>,
-    /// `FOR KEY SHARE`, `SKIP LOCKED` or `NOWAIT`: a lock that does not
-    /// order this read against every writer of the row (see `select`).
-    weak_lock: bool,
-}
-
-/// Parse every SQL statement of the tree (keyed by its offset), with the
-/// INTO targets cut out of the text.
-fn parse_all(f: &SourceFile, nodes: &[Node], out: &mut HashMap<usize, Parsed>) -> Result<()> {
-    for n in nodes {
-        match n {
-            Node::Sql(s)
-            | Node::Loop {
-                head: LoopHead::Query { query: s, .. },
-                ..
-            } => {
-                let (locks, weak_lock) = normalize_locks(&s.text);
-                let (clean, into) = strip_into(&locks);
-                let snip = Snippet {
-                    text: clean,
-                    offset: s.offset,
-                };
-                let sql = parse_one(f, &snip)?;
-                out.insert(
-                    s.offset,
-                    Parsed {
-                        sql,
-                        into,
-                        weak_lock,
-                    },
-                );
-                if let Node::Loop { body, .. } = n {
-                    parse_all(f, body, out)?;
-                }
-            }
-            Node::If(bs) => {
-                for (_, b) in bs {
-                    parse_all(f, b, out)?;
-                }
-            }
-            Node::Loop { body, .. } => parse_all(f, body, out)?,
-            Node::Exit { .. }
-            | Node::Abort
-            | Node::Eval(_)
-            | Node::Assign { .. }
-            | Node::Begin { .. }
-            | Node::Commit { .. } => {}
-        }
-    }
-    Ok(())
-}
-
-/// Blank out `INTO :a, :b` after a SELECT list or RETURNING list (sqlparser
-/// does not take variables there); positions are kept for error spans.
-fn strip_into(text: &str) -> (String, Vec<String>) {
-    let upper = text.to_uppercase();
-    let b = upper.as_bytes();
-    let mut depth = 0i32;
-    let mut i = 0;
-    let mut first_word: Option<String> = None;
-    let mut seen_returning = false;
-    let mut in_str = false;
-    while i < b.len() {
-        let c = b[i];
-        if in_str {
-            if c == b'\'' {
-                in_str = false;
-            }
-            i += 1;
-            continue;
-        }
-        match c {
-            b'\'' => in_str = true,
-            b'(' => depth += 1,
-            b')' => depth -= 1,
-            _ => {}
-        }
-        if depth == 0
-            && c.is_ascii_alphabetic()
-            && (i == 0
-                || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_' || b[i - 1] == b':'))
-        {
-            let s = i;
-            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
-                i += 1;
-            }
-            let w = &upper[s..i];
-            if first_word.is_none() {
-                first_word = Some(w.to_string());
-            }
-            if w == "RETURNING" {
-                seen_returning = true;
-            }
-            if w == "INTO" && (seen_returning || first_word.as_deref() == Some("SELECT")) {
-                // Targets: comma-separated (:)names up to the next keyword.
-                let mut j = i;
-                let mut vars = vec![];
-                loop {
-                    while j < b.len()
-                        && (b[j] == b' ' || b[j] == b'\n' || b[j] == b'\t' || b[j] == b'\r')
-                    {
-                        j += 1;
-                    }
-                    let vs = j;
-                    if j < b.len() && b[j] == b':' {
-                        j += 1;
-                    }
-                    let ns = j;
-                    while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'_') {
-                        j += 1;
-                    }
-                    if ns == j || (vs == ns && is_keyword(&upper[ns..j])) {
-                        j = vs;
-                        break;
-                    }
-                    vars.push(text[ns..j].to_lowercase());
-                    let mut k = j;
-                    while k < b.len()
-                        && (b[k] == b' ' || b[k] == b'\n' || b[k] == b'\t' || b[k] == b'\r')
-                    {
-                        k += 1;
-                    }
-                    if k < b.len() && b[k] == b',' {
-                        j = k + 1;
-                    } else {
-                        break;
-                    }
-                }
-                if !vars.is_empty() {
-                    let mut out = text.to_string();
-                    out.replace_range(s..j, &" ".repeat(j - s));
-                    return (out, vars);
-                }
-            }
-            continue;
-        }
-        i += 1;
-    }
-    (text.to_string(), vec![])
-}
-
-/// sqlparser 0.63 knows `FOR UPDATE` and `FOR SHARE` but not PostgreSQL's
-/// `FOR NO KEY UPDATE` and `FOR KEY SHARE`. FOR NO KEY UPDATE conflicts
-/// with every lock an UPDATE or DELETE takes, like FOR UPDATE; FOR KEY
-/// SHARE conflicts only with FOR UPDATE (DELETE, key updates), not with
-/// the FOR NO KEY UPDATE lock of an ordinary UPDATE, so it orders nothing
-/// for isolint: reported as weak. Rewritten in place, padded to keep
-/// positions.
-fn normalize_locks(text: &str) -> (String, bool) {
-    let mut out = text.to_string();
-    let mut weak = false;
-    for (from, to) in [
-        ("FOR NO KEY UPDATE", "FOR UPDATE"),
-        ("FOR KEY SHARE", "FOR SHARE"),
-    ] {
-        loop {
-            let upper = out.to_uppercase();
-            let words: Vec<&str> = from.split(' ').collect();
-            // Match the words with any whitespace between them.
-            let Some(start) = find_words(&upper, &words) else {
-                break;
-            };
-            weak |= from == "FOR KEY SHARE";
-            let (s, e) = start;
-            let replacement = format!("{to}{}", " ".repeat((e - s).saturating_sub(to.len())));
-            out.replace_range(s..e, &replacement);
-        }
-    }
-    (out, weak)
-}
-
-fn find_words(upper: &str, words: &[&str]) -> Option<(usize, usize)> {
-    let mut from = 0;
-    while let Some(i) = upper[from..].find(words[0]) {
-        let s = from + i;
-        let mut at = s + words[0].len();
-        let mut ok = s == 0 || !upper.as_bytes()[s - 1].is_ascii_alphanumeric();
-        for w in &words[1..] {
-            let rest = &upper[at..];
-            let trimmed = rest.trim_start();
-            if trimmed.len() == rest.len() || !trimmed.starts_with(w) {
-                ok = false;
-                break;
-            }
-            at += rest.len() - trimmed.len() + w.len();
-        }
-        if ok
-            && !upper
-                .as_bytes()
-                .get(at)
-                .is_some_and(|c| c.is_ascii_alphanumeric())
-        {
-            return Some((s, at));
-        }
-        from = s + 1;
-    }
-    None
-}
-
-fn is_keyword(w: &str) -> bool {
-    matches!(
-        w,
-        "FROM" | "WHERE" | "ORDER" | "GROUP" | "LIMIT" | "FOR" | "UNION" | "HAVING"
-    )
-}
-
 /// Symbolic values: see the module comment.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum Term {
@@ -721,7 +507,6 @@ struct Facts {
 struct Lowerer<'a> {
     schema: &'a Schema,
     file: &'a SourceFile,
-    parsed: &'a HashMap<usize, Parsed>,
     assigned: &'a HashSet<(RelId, usize)>,
     functions: &'a [ParsedFunction<'a>],
     fk_actions: &'a [(FkAction, FkAction)],
@@ -844,8 +629,7 @@ impl<'a> Lowerer<'a> {
                 }
                 Node::Assign { var, expr } => {
                     let reads = self.expr_reads(expr)?;
-                    let e = crate::sql::parse_expr(self.file, expr)?;
-                    let t = self.term(&e);
+                    let t = self.term(&expr.expr);
                     self.env.insert(var.clone(), t);
                     (Some(reads), false)
                 }
@@ -884,17 +668,14 @@ impl<'a> Lowerer<'a> {
     /// IF c1 THEN A ELSIF c2 THEN B ELSE C: c1's reads, then A or (c2's
     /// reads, then B or C): each condition is evaluated only when the
     /// ones before it were false.
-    fn if_node(
-        &mut self,
-        branches: &[(Option<Snippet>, Vec<Node>)],
-    ) -> Result<(Option<Body>, bool)> {
+    fn if_node(&mut self, branches: &[(Option<Cond>, Vec<Node>)]) -> Result<(Option<Body>, bool)> {
         let Some((Some(cond), then)) = branches.first() else {
             // ELSE alone (the selector wrapper of a CASE).
             let body = branches.first().map_or(&[][..], |b| &b.1[..]);
             return self.block(body);
         };
         let reads = self.expr_reads(cond)?;
-        let rest: Vec<(Option<Snippet>, Vec<Node>)> = match branches.get(1) {
+        let rest: Vec<(Option<Cond>, Vec<Node>)> = match branches.get(1) {
             None => vec![],
             Some((None, body)) => vec![(None, body.clone())],
             Some((Some(_), _)) => vec![(None, vec![Node::If(branches[1..].to_vec())])],
@@ -914,10 +695,7 @@ impl<'a> Lowerer<'a> {
     }
 
     /// The alternatives of an IF (conditions already lowered).
-    fn branch(
-        &mut self,
-        branches: &[(Option<Snippet>, Vec<Node>)],
-    ) -> Result<(Option<Body>, bool)> {
+    fn branch(&mut self, branches: &[(Option<Cond>, Vec<Node>)]) -> Result<(Option<Body>, bool)> {
         let id = self.next_if;
         self.next_if += 1;
         let before = self.env.clone();
@@ -1006,7 +784,7 @@ impl<'a> Lowerer<'a> {
         // Variables assigned in the body differ between iterations: fresh
         // symbols at entry and at exit.
         let mut assigned = HashSet::new();
-        collect_assigned(body, self.parsed, &mut assigned);
+        collect_assigned(body, &mut assigned);
         if let Some(v) = head.var() {
             assigned.insert(v.to_string());
         }
@@ -1204,17 +982,12 @@ impl<'a> Lowerer<'a> {
     /// FOUND right after it, or a NULL test of a variable it sets,
     /// unless that test only leads to an abort (the paper's assumption,
     /// Section 5.4, then holds).
-    fn statement(&mut self, s: &Snippet, rest: &[Node]) -> Result<Body> {
-        let Some(p) = self.parsed.get(&s.offset) else {
-            return Err(Diag::new("internal error: statement not parsed")
-                .at(self.file, s.offset, 1, "here"));
-        };
-        let p = p.clone();
+    fn statement(&mut self, s: &Stmt, rest: &[Node]) -> Result<Body> {
         let next = rest.first();
-        let evidence = tests_found(rest) || p.into.iter().any(|v| self.null_tested.contains(v));
+        let evidence = tests_found(rest) || s.into.iter().any(|v| self.null_tested.contains(v));
         let saved = self.stmt_may_miss;
-        self.stmt_may_miss = evidence && !self.aborts_when_no_match(&p.into, next);
-        let r = self.lower_audited(&p.sql, &p.into, s, next, p.weak_lock);
+        self.stmt_may_miss = evidence && !self.aborts_when_no_match(&s.into, next);
+        let r = self.lower_audited(&s.sql, &s.into, &s.snip, next, s.weak_lock);
         self.stmt_may_miss = saved;
         r
     }
@@ -1471,13 +1244,12 @@ impl<'a> Lowerer<'a> {
     /// The reads an expression outside a statement performs (conditions,
     /// FOR bounds, RAISE arguments, assignments): its subqueries and
     /// user-function calls, in evaluation order.
-    fn expr_reads(&mut self, s: &Snippet) -> Result<Body> {
-        let e = crate::sql::parse_expr(self.file, s)?;
+    fn expr_reads(&mut self, c: &Cond) -> Result<Body> {
         let (q0, c0) = (self.selects, self.inlined);
         let mut pre = vec![];
-        self.collect(&[], &e, s, Some(&mut pre), Clause::Read, &mut [])?;
-        let (q, c) = (self.selects - q0, self.inlined - c0);
-        self.audit(&e, s, q, c)?;
+        self.collect(&[], &c.expr, &c.snip, Some(&mut pre), Clause::Read, &mut [])?;
+        let (q, n) = (self.selects - q0, self.inlined - c0);
+        self.audit(&c.expr, &c.snip, q, n)?;
         Ok(Body::Seq(pre))
     }
 
@@ -1988,10 +1760,7 @@ impl<'a> Lowerer<'a> {
         if !(body.len() == 1 && matches!(body[0], Node::Abort)) {
             return false;
         }
-        let Ok(e) = crate::sql::parse_expr(self.file, cond) else {
-            return false;
-        };
-        match e {
+        match &cond.expr {
             Expr::UnaryOp {
                 op: UnaryOperator::Not,
                 expr,
@@ -2846,41 +2615,78 @@ fn returning_columns(
         .collect()
 }
 
-/// Variables assigned (by INTO, `:=` or a FOR) anywhere in `nodes`.
-fn collect_assigned(nodes: &[Node], parsed: &HashMap<usize, Parsed>, out: &mut HashSet<String>) {
+/// Every SQL statement of a program tree (FOR queries included).
+fn each_stmt(nodes: &[Node], f: &mut dyn FnMut(&Stmt)) {
     for n in nodes {
         match n {
-            Node::Sql(s) => {
-                if let Some(p) = parsed.get(&s.offset) {
-                    out.extend(p.into.iter().cloned());
-                }
-            }
-            Node::Assign { var, .. } => {
-                out.insert(var.clone());
-            }
-            Node::If(bs) => bs
-                .iter()
-                .for_each(|(_, b)| collect_assigned(b, parsed, out)),
+            Node::Sql(s) => f(s),
+            Node::If(bs) => bs.iter().for_each(|(_, b)| each_stmt(b, f)),
             Node::Loop { head, body, .. } => {
-                if let Some(v) = head.var() {
-                    out.insert(v.to_string());
+                if let LoopHead::Query { query, .. } = head {
+                    f(query);
                 }
-                collect_assigned(body, parsed, out)
+                each_stmt(body, f);
             }
-            Node::Exit { .. }
-            | Node::Abort
-            | Node::Eval(_)
-            | Node::Begin { .. }
-            | Node::Commit { .. } => {}
+            _ => {}
         }
     }
 }
 
+/// Every expression outside statements (conditions, bounds, arguments).
+fn each_cond(nodes: &[Node], f: &mut dyn FnMut(&Cond)) {
+    for n in nodes {
+        match n {
+            Node::If(bs) => {
+                for (c, b) in bs {
+                    if let Some(c) = c {
+                        f(c);
+                    }
+                    each_cond(b, f);
+                }
+            }
+            Node::Loop { head, body, .. } => {
+                match head {
+                    LoopHead::While(c) | LoopHead::Array { expr: c, .. } => f(c),
+                    LoopHead::Range { bounds, .. } => bounds.iter().for_each(&mut *f),
+                    LoopHead::Query { .. } | LoopHead::Plain => {}
+                }
+                each_cond(body, f);
+            }
+            Node::Exit { when: Some(c), .. } => f(c),
+            Node::Eval(v) => v.iter().for_each(&mut *f),
+            Node::Assign { expr, .. } => f(expr),
+            _ => {}
+        }
+    }
+}
+
+/// Variables assigned (by INTO, `:=` or a FOR) anywhere in `nodes`.
+fn collect_assigned(nodes: &[Node], out: &mut HashSet<String>) {
+    each_stmt(nodes, &mut |s| out.extend(s.into.iter().cloned()));
+    fn walk(nodes: &[Node], out: &mut HashSet<String>) {
+        for n in nodes {
+            match n {
+                Node::Assign { var, .. } => {
+                    out.insert(var.clone());
+                }
+                Node::If(bs) => bs.iter().for_each(|(_, b)| walk(b, out)),
+                Node::Loop { head, body, .. } => {
+                    out.extend(head.var().map(str::to_string));
+                    walk(body, out);
+                }
+                _ => {}
+            }
+        }
+    }
+    walk(nodes, out);
+}
+
 /// Whether FOUND is tested after a statement, before the next one.
 fn tests_found(rest: &[Node]) -> bool {
-    let mentions = |s: &Snippet| {
-        s.text
-            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+    let mentions = |c: &Cond| {
+        c.snip
+            .text
+            .split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
             .any(|w| w.eq_ignore_ascii_case("found"))
     };
     for n in rest {
@@ -2917,7 +2723,7 @@ fn tests_found(rest: &[Node]) -> bool {
 
 /// Variables a program tests for NULL: `v IS [NOT] NULL`, `IS [NOT]
 /// DISTINCT FROM`, and arguments of COALESCE / NULLIF / IFNULL.
-fn null_tested(f: &SourceFile, nodes: &[Node], parsed: &HashMap<usize, Parsed>) -> HashSet<String> {
+fn null_tested(nodes: &[Node]) -> HashSet<String> {
     fn name(e: &Expr) -> Option<String> {
         match strip_nested(e) {
             Expr::Value(v) => match &v.value {
@@ -2959,54 +2765,9 @@ fn null_tested(f: &SourceFile, nodes: &[Node], parsed: &HashMap<usize, Parsed>) 
             ControlFlow::<()>::Continue(())
         });
     }
-    fn walk(
-        f: &SourceFile,
-        nodes: &[Node],
-        parsed: &HashMap<usize, Parsed>,
-        out: &mut HashSet<String>,
-    ) {
-        let expr = |s: &Snippet, out: &mut HashSet<String>| {
-            if let Ok(e) = crate::sql::parse_expr(f, s) {
-                scan(&e, out);
-            }
-        };
-        for n in nodes {
-            match n {
-                Node::Sql(s) => {
-                    if let Some(p) = parsed.get(&s.offset) {
-                        scan(&p.sql, out);
-                    }
-                }
-                Node::If(bs) => {
-                    for (c, b) in bs {
-                        if let Some(c) = c {
-                            expr(c, out);
-                        }
-                        walk(f, b, parsed, out);
-                    }
-                }
-                Node::Loop { head, body, .. } => {
-                    match head {
-                        LoopHead::While(c) | LoopHead::Array { expr: c, .. } => expr(c, out),
-                        LoopHead::Range { bounds, .. } => bounds.iter().for_each(|b| expr(b, out)),
-                        LoopHead::Query { query, .. } => {
-                            if let Some(p) = parsed.get(&query.offset) {
-                                scan(&p.sql, out);
-                            }
-                        }
-                        LoopHead::Plain => {}
-                    }
-                    walk(f, body, parsed, out);
-                }
-                Node::Exit { when: Some(c), .. } => expr(c, out),
-                Node::Eval(v) => v.iter().for_each(|c| expr(c, out)),
-                Node::Assign { expr: c, .. } => expr(c, out),
-                _ => {}
-            }
-        }
-    }
     let mut out = HashSet::new();
-    walk(f, nodes, parsed, &mut out);
+    each_stmt(nodes, &mut |s| scan(&s.sql, &mut out));
+    each_cond(nodes, &mut |c| scan(&c.expr, &mut out));
     out
 }
 

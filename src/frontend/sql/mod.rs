@@ -6,6 +6,7 @@
 
 pub mod ddl;
 pub mod procedural;
+pub mod statement;
 
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::{Parser, ParserError};

@@ -8,17 +8,37 @@
 //! model the reads it performs (docs/sql-frontend.md, "Positions").
 //! This module knows nothing about BTPs.
 
-use super::{parse_expr, Snippet};
+use super::statement::{normalize_locks, strip_into};
+use super::{parse_expr, parse_one, Snippet};
 use crate::error::{Diag, Result, SourceFile};
+
+/// An SQL statement of a program, parsed once, with its text and place.
+#[derive(Debug, Clone)]
+pub struct Stmt {
+    pub snip: Snippet,
+    pub sql: sqlparser::ast::Statement,
+    /// `INTO :a, :b` targets (cut out of the text before parsing).
+    pub into: Vec<String>,
+    /// The lock clause is FOR KEY SHARE, which orders no UPDATE.
+    pub weak_lock: bool,
+}
+
+/// An expression outside a statement (condition, bound, argument), parsed
+/// once, with its text and place.
+#[derive(Debug, Clone)]
+pub struct Cond {
+    pub snip: Snippet,
+    pub expr: sqlparser::ast::Expr,
+}
 
 /// A program as a tree of SQL statements and control structure.
 #[derive(Debug, Clone)]
 pub enum Node {
-    Sql(Snippet),
+    Sql(Stmt),
     /// IF / ELSIF … / ELSE, and the CASE statement: `(condition, body)`,
     /// `None` for ELSE. Conditions are evaluated in order, each only when
     /// the ones before it were false.
-    If(Vec<(Option<Snippet>, Vec<Node>)>),
+    If(Vec<(Option<Cond>, Vec<Node>)>),
     Loop {
         head: LoopHead,
         body: Vec<Node>,
@@ -26,17 +46,17 @@ pub enum Node {
     },
     /// EXIT [WHEN cond] or CONTINUE [WHEN cond].
     Exit {
-        when: Option<Snippet>,
+        when: Option<Cond>,
         at: usize,
         cont: bool,
     },
     /// Expressions evaluated for their side effects on the path: the
     /// arguments of RAISE DEBUG … WARNING, ASSERT's condition and message.
-    Eval(Vec<Snippet>),
+    Eval(Vec<Cond>),
     /// `:v := expr;` (or `v := expr;`).
     Assign {
         var: String,
-        expr: Snippet,
+        expr: Cond,
     },
     /// `BEGIN [ISOLATION LEVEL …];`, `START TRANSACTION …;`,
     /// `SET TRANSACTION ISOLATION LEVEL …;`: the declared level, if any.
@@ -60,13 +80,13 @@ pub enum LoopHead {
     Plain,
     /// WHILE cond LOOP: cond is evaluated before every iteration and once
     /// more when the loop ends.
-    While(Snippet),
+    While(Cond),
     /// FOR v IN [REVERSE] lo .. hi [BY step]: the bounds are evaluated once.
-    Range { var: String, bounds: Vec<Snippet> },
+    Range { var: String, bounds: Vec<Cond> },
     /// FOR v IN SELECT …: the query runs once, before the first iteration.
-    Query { var: String, query: Snippet },
+    Query { var: String, query: Stmt },
     /// FOR v IN ARRAY expr (isolint's per-element loop).
-    Array { var: String, expr: Snippet },
+    Array { var: String, expr: Cond },
 }
 
 impl LoopHead {
@@ -314,8 +334,8 @@ impl P<'_> {
         }
     }
 
-    /// Text between two byte offsets as a checked expression.
-    fn expr(&self, from: usize, to: usize) -> Result<Snippet> {
+    /// Text between two byte offsets as an expression.
+    fn expr(&self, from: usize, to: usize) -> Result<Cond> {
         let s = self.snippet(from, to);
         if is_blank(&s.text) {
             return Err(self.err(
@@ -325,12 +345,32 @@ impl P<'_> {
                 "write a condition or value",
             ));
         }
-        parse_expr(self.file, &s)?;
-        Ok(s)
+        let expr = parse_expr(self.file, &s)?;
+        Ok(Cond { snip: s, expr })
+    }
+
+    /// An SQL statement between two offsets, parsed.
+    fn sql(&self, from: usize, to: usize) -> Result<Stmt> {
+        let text = &self.file.text[from..to];
+        let (locks, weak_lock) = normalize_locks(text);
+        let (clean, into) = strip_into(&locks);
+        let sql = parse_one(
+            self.file,
+            &Snippet {
+                text: clean,
+                offset: from,
+            },
+        )?;
+        Ok(Stmt {
+            snip: self.snippet(from, to),
+            sql,
+            into,
+            weak_lock,
+        })
     }
 
     /// Comma-separated expressions between two offsets.
-    fn exprs(&self, from: usize, to: usize) -> Result<Vec<Snippet>> {
+    fn exprs(&self, from: usize, to: usize) -> Result<Vec<Cond>> {
         let text = &self.file.text[from..to];
         if is_blank(text) {
             return Ok(vec![]);
@@ -592,7 +632,7 @@ impl P<'_> {
         {
             return Err(self.err(at, 6, "DDL in a program", "CREATE TABLE, indexes and functions belong in the schema file (functions defined there are inlined where programs call them)"));
         }
-        Ok(Node::Sql(self.snippet(at, end)))
+        Ok(Node::Sql(self.sql(at, end)?))
     }
 
     fn begin(&mut self, ctx: Ctx, w: &str) -> Result<Node> {
@@ -758,7 +798,7 @@ impl P<'_> {
                 let s = self.toks[self.pos + 3].1;
                 return Ok(LoopHead::Query {
                     var,
-                    query: self.snippet(s, to),
+                    query: self.sql(s, to)?,
                 });
             }
             Some("ARRAY") => {
@@ -860,7 +900,7 @@ impl P<'_> {
             Some(self.expr(sel_from, sel_to)?)
         };
         self.pos = first_when;
-        let mut branches: Vec<(Option<Snippet>, Vec<Node>)> = vec![];
+        let mut branches: Vec<(Option<Cond>, Vec<Node>)> = vec![];
         loop {
             match self.word(self.pos).as_deref() {
                 Some("WHEN") => {
@@ -881,8 +921,8 @@ impl P<'_> {
                             text: format!("({})", &self.file.text[from..to]),
                             offset: from - 1,
                         };
-                        parse_expr(self.file, &s)?;
-                        s
+                        let expr = parse_expr(self.file, &s)?;
+                        Cond { snip: s, expr }
                     } else {
                         self.expr(from, to)?
                     };
