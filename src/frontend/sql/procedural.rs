@@ -34,7 +34,7 @@ pub struct Cond {
 /// A program as a tree of SQL statements and control structure.
 #[derive(Debug, Clone)]
 pub enum Node {
-    Sql(Stmt),
+    Sql(Box<Stmt>),
     /// IF / ELSIF … / ELSE, and the CASE statement: `(condition, body)`,
     /// `None` for ELSE. Conditions are evaluated in order, each only when
     /// the ones before it were false.
@@ -84,7 +84,7 @@ pub enum LoopHead {
     /// FOR v IN [REVERSE] lo .. hi [BY step]: the bounds are evaluated once.
     Range { var: String, bounds: Vec<Cond> },
     /// FOR v IN SELECT …: the query runs once, before the first iteration.
-    Query { var: String, query: Stmt },
+    Query { var: String, query: Box<Stmt> },
     /// FOR v IN ARRAY expr (isolint's per-element loop).
     Array { var: String, expr: Cond },
 }
@@ -632,7 +632,7 @@ impl P<'_> {
         {
             return Err(self.err(at, 6, "DDL in a program", "CREATE TABLE, indexes and functions belong in the schema file (functions defined there are inlined where programs call them)"));
         }
-        Ok(Node::Sql(self.sql(at, end)?))
+        Ok(Node::Sql(Box::new(self.sql(at, end)?)))
     }
 
     fn begin(&mut self, ctx: Ctx, w: &str) -> Result<Node> {
@@ -798,7 +798,7 @@ impl P<'_> {
                 let s = self.toks[self.pos + 3].1;
                 return Ok(LoopHead::Query {
                     var,
-                    query: self.sql(s, to)?,
+                    query: Box::new(self.sql(s, to)?),
                 });
             }
             Some("ARRAY") => {
