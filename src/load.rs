@@ -61,5 +61,5 @@ pub fn check_size(w: &Workload) -> Result<()> {
 }
 
 fn load_sql_dir(path: &Path, schema: Option<&Path>) -> Result<Loaded> {
-    crate::lower::load_dir(path, schema)
+    crate::frontend::sql_dir::load_dir(path, schema)
 }

@@ -6,3 +6,4 @@
 
 pub mod lower;
 pub mod sql;
+pub mod sql_dir;

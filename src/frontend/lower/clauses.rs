@@ -1,0 +1,380 @@
+//! Clause analysis: which columns a statement's clauses read, predicate on
+//! or pin to values (WHERE equalities, joins, extra conjuncts), and which
+//! key it pins.
+
+use super::*;
+
+/// Columns of one table found in the parts of a statement.
+#[derive(Default, Clone)]
+pub(super) struct Uses {
+    /// WHERE and ON columns (predicate columns).
+    pub(super) pred: BTreeSet<usize>,
+    /// Columns read: select list, ORDER/GROUP BY, HAVING, SET and RETURNING expressions.
+    pub(super) read: BTreeSet<usize>,
+    /// Equalities column = value (no column on the other side).
+    pub(super) eq: Vec<(usize, Term)>,
+    /// Columns of conjuncts that are not such equalities.
+    pub(super) extra: BTreeSet<usize>,
+    /// Columns in column = column conjuncts (joins).
+    pub(super) join: BTreeSet<usize>,
+    pub(super) all: bool,
+}
+
+impl Lowerer<'_> {
+    /// The key (PK, or a UNIQUE key no UPDATE assigns) pinned by `eq`.
+    pub(super) fn key_of(&self, rel: RelId, eq: &[(usize, Term)]) -> Option<Vec<usize>> {
+        let r = self.schema.rel(rel);
+        let pinned: HashSet<usize> = eq.iter().map(|(c, _)| *c).collect();
+        let mut keys = vec![];
+        if !r.primary_key.is_empty() {
+            keys.push(r.primary_key.clone());
+        }
+        for u in &r.unique_keys {
+            if !u.is_empty() && u.iter().all(|c| !self.assigned.contains(&(rel, *c))) {
+                keys.push(u.clone());
+            }
+        }
+        keys.into_iter()
+            .find(|k| k.iter().all(|c| pinned.contains(c)))
+    }
+
+    /// Conjuncts beyond the key equalities: other conjuncts, and
+    /// equalities on columns outside the key.
+    pub(super) fn extras(uses: &Uses, key: &[usize]) -> BTreeSet<usize> {
+        let mut e = uses.extra.clone();
+        e.extend(uses.eq.iter().map(|(c, _)| *c).filter(|c| !key.contains(c)));
+        e
+    }
+
+    /// Walk an expression: column uses go to `uses[table]` under `clause`;
+    /// subqueries are lowered into `pre` (reads before this statement).
+    pub(super) fn collect(
+        &mut self,
+        tables: &[TableRef],
+        e: &Expr,
+        snip: &Snippet,
+        pre: Option<&mut Vec<Body>>,
+        clause: Clause,
+        uses: &mut [Uses],
+    ) -> Result<()> {
+        // Subqueries first; remember their spans to skip their columns.
+        let mut subs: Vec<Query> = vec![];
+        let _ = sqlparser::ast::visit_expressions(e, |x| {
+            match x {
+                Expr::Subquery(q)
+                | Expr::Exists { subquery: q, .. }
+                | Expr::InSubquery { subquery: q, .. } => subs.push((**q).clone()),
+                _ => {}
+            }
+            ControlFlow::<()>::Continue(())
+        });
+        // Keep only outermost subqueries.
+        let spans: Vec<_> = subs.iter().map(|q| q.span()).collect();
+        let inside = |s: sqlparser::tokenizer::Span, except: Option<usize>| {
+            spans
+                .iter()
+                .enumerate()
+                .any(|(i, o)| Some(i) != except && o.start <= s.start && s.end <= o.end && *o != s)
+        };
+        // `pre` is None when only columns are wanted (the subqueries were
+        // lowered already): lowering twice would create orphan statements.
+        if let Some(pre) = pre {
+            for (i, q) in subs.iter().enumerate() {
+                if !inside(q.span(), Some(i)) {
+                    // A correlated subquery may name this statement's tables.
+                    self.scopes.push(tables.to_vec());
+                    self.outer_hits.push(vec![]);
+                    // A subquery never aborts on a missing row.
+                    self.sub_depth += 1;
+                    let b = self.select(q, snip, &[]);
+                    self.sub_depth -= 1;
+                    let hits = self.outer_hits.pop().unwrap_or_default();
+                    self.scopes.pop();
+                    // Correlation columns act like join columns of this
+                    // statement: in its predicate and read.
+                    for (t, a) in hits {
+                        if let Some(u) = uses.get_mut(t) {
+                            u.pred.insert(a);
+                            u.join.insert(a);
+                        }
+                    }
+                    pre.push(b?);
+                }
+            }
+            // Calls of user functions outside the subqueries, innermost
+            // first (arguments are evaluated before the call).
+            let mut calls: Vec<sqlparser::ast::Function> = vec![];
+            let _ = sqlparser::ast::visit_expressions(e, |x| {
+                if let Expr::Function(f) = x {
+                    if !inside(x.span(), None) {
+                        calls.push(f.clone());
+                    }
+                }
+                ControlFlow::<()>::Continue(())
+            });
+            calls.sort_by_key(|f| {
+                let sp = f.span();
+                (sp.end, std::cmp::Reverse(sp.start))
+            });
+            for f in &calls {
+                self.call(f, !tables.is_empty(), snip, pre)?;
+            }
+        }
+        let mut idents: Vec<(Option<Ident>, Ident)> = vec![];
+        let _ = sqlparser::ast::visit_expressions(e, |x| {
+            match x {
+                Expr::Identifier(i) if !inside(i.span, None) => idents.push((None, i.clone())),
+                Expr::CompoundIdentifier(v)
+                    if v.len() >= 2 && !inside(v[v.len() - 1].span, None) =>
+                {
+                    idents.push((Some(v[v.len() - 2].clone()), v[v.len() - 1].clone()))
+                }
+                _ => {}
+            }
+            ControlFlow::<()>::Continue(())
+        });
+        for (q, c) in idents {
+            let Some((t, a)) = self.resolve_column(tables, q.as_ref(), &c, snip)? else {
+                continue;
+            };
+            match clause {
+                Clause::Read => uses[t].read.insert(a),
+                Clause::Pred => uses[t].pred.insert(a),
+            };
+        }
+        Ok(())
+    }
+
+    pub(super) fn collect_item(
+        &mut self,
+        tables: &[TableRef],
+        item: &SelectItem,
+        snip: &Snippet,
+        pre: &mut Vec<Body>,
+        uses: &mut [Uses],
+    ) -> Result<()> {
+        match item {
+            SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
+                self.collect(tables, e, snip, Some(pre), Clause::Read, uses)
+            }
+            SelectItem::Wildcard(_) => {
+                uses.iter_mut().for_each(|u| u.all = true);
+                Ok(())
+            }
+            SelectItem::QualifiedWildcard(kind, _) => {
+                let name = match kind {
+                    sqlparser::ast::SelectItemQualifiedWildcardKind::ObjectName(n) => {
+                        n.0.last().and_then(|p| p.as_ident()).cloned()
+                    }
+                    _ => None,
+                };
+                for (i, t) in tables.iter().enumerate() {
+                    let hit = name.as_ref().is_none_or(|n| {
+                        t.alias.as_deref().is_some_and(|a| same_name(a, n)) || same_name(&t.name, n)
+                    });
+                    if hit {
+                        uses[i].all = true;
+                    }
+                }
+                Ok(())
+            }
+            _ => {
+                uses.iter_mut().for_each(|u| u.all = true);
+                Ok(())
+            }
+        }
+    }
+
+    /// WHERE (or ON): columns are predicate columns; top-level conjuncts
+    /// `col = value` are equalities, the rest extra conjuncts.
+    pub(super) fn where_clause(
+        &mut self,
+        tables: &[TableRef],
+        w: &Expr,
+        snip: &Snippet,
+        pre: &mut Vec<Body>,
+        uses: &mut [Uses],
+    ) -> Result<()> {
+        self.collect(tables, w, snip, Some(pre), Clause::Pred, uses)?;
+        let mut conj = vec![];
+        conjuncts(w, &mut conj);
+        for c in conj {
+            let mut cols = vec![Uses::default(); tables.len()];
+            self.collect(tables, c, snip, None, Clause::Pred, &mut cols)?;
+            let n_cols: usize = cols.iter().map(|u| u.pred.len()).sum();
+            if let Expr::BinaryOp {
+                left,
+                op: BinaryOperator::Eq,
+                right,
+            } = c
+            {
+                let side = |e: &Expr| match e {
+                    Expr::Identifier(_) | Expr::CompoundIdentifier(_) => true,
+                    Expr::Nested(i) => matches!(
+                        i.as_ref(),
+                        Expr::Identifier(_) | Expr::CompoundIdentifier(_)
+                    ),
+                    _ => false,
+                };
+                if n_cols == 1 {
+                    // `col = value`; when the value names a column of an
+                    // enclosing statement (correlation), `col` is joined.
+                    let ident = |e: &Expr| match strip_nested(e) {
+                        Expr::Identifier(i) => Some((None, i.clone())),
+                        Expr::CompoundIdentifier(v) if v.len() >= 2 => {
+                            Some((Some(v[v.len() - 2].clone()), v[v.len() - 1].clone()))
+                        }
+                        _ => None,
+                    };
+                    let mut done = false;
+                    for (colside, valside) in [(left, right), (right, left)] {
+                        let Some((q, id)) = ident(colside) else {
+                            continue;
+                        };
+                        let Some((t, a)) = self.resolve_column(tables, q.as_ref(), &id, snip)?
+                        else {
+                            continue;
+                        };
+                        if has_identifier(valside) {
+                            uses[t].join.insert(a);
+                        } else {
+                            let term = self.term(valside);
+                            uses[t].eq.push((a, term));
+                        }
+                        done = true;
+                        break;
+                    }
+                    if done {
+                        continue;
+                    }
+                }
+                if n_cols == 2 && side(left) && side(right) && tables.len() > 1 {
+                    for (t, u) in cols.iter().enumerate() {
+                        uses[t].join.extend(u.pred.iter().copied());
+                    }
+                    continue;
+                }
+            }
+            for (t, u) in cols.iter().enumerate() {
+                uses[t].extra.extend(u.pred.iter().copied());
+            }
+        }
+        Ok(())
+    }
+
+    /// The key pinned by value equalities, unless a key column is also
+    /// equated to another table's column (then the table is
+    /// predicate-based, as the lowering rules say).
+    pub(super) fn unjoined_key(&self, rel: RelId, u: &Uses) -> Option<Vec<usize>> {
+        let pk = &self.schema.rel(rel).primary_key;
+        self.key_of(rel, &u.eq)
+            .filter(|_| u.join.iter().all(|c| !pk.contains(c)))
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Clause {
+    Read,
+    Pred,
+}
+
+/// Whether an expression names any column (outside subqueries or not).
+pub(super) fn has_identifier(e: &Expr) -> bool {
+    let mut found = false;
+    let _ = sqlparser::ast::visit_expressions(e, |x| {
+        if matches!(x, Expr::Identifier(_) | Expr::CompoundIdentifier(_)) {
+            found = true;
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    });
+    found
+}
+
+pub(super) fn strip_nested(e: &Expr) -> &Expr {
+    match e {
+        Expr::Nested(i) => strip_nested(i),
+        _ => e,
+    }
+}
+
+pub(super) fn conjuncts<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
+    match e {
+        Expr::BinaryOp {
+            left,
+            op: BinaryOperator::And,
+            right,
+        } => {
+            conjuncts(left, out);
+            conjuncts(right, out);
+        }
+        Expr::Nested(i) => conjuncts(i, out),
+        _ => out.push(e),
+    }
+}
+
+/// For each RETURNING item, the column it returns (plain columns only).
+pub(super) fn returning_columns(
+    r: &Option<Vec<SelectItem>>,
+    tables: &[TableRef],
+    schema: &Schema,
+) -> Vec<Option<usize>> {
+    let Some(items) = r else { return vec![] };
+    items
+        .iter()
+        .map(|item| match item {
+            SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
+                match strip_nested(e) {
+                    Expr::Identifier(i) => schema
+                        .rel(tables[0].rel)
+                        .attributes
+                        .iter()
+                        .position(|a| same_name(a, i)),
+                    _ => None,
+                }
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Aggregate functions: over no rows they still return one row.
+pub(super) const AGGREGATES: &[&str] = &[
+    "count",
+    "sum",
+    "avg",
+    "min",
+    "max",
+    "bool_and",
+    "bool_or",
+    "every",
+    "array_agg",
+    "string_agg",
+    "json_agg",
+    "jsonb_agg",
+    "json_object_agg",
+    "jsonb_object_agg",
+    "stddev",
+    "stddev_pop",
+    "stddev_samp",
+    "variance",
+    "var_pop",
+    "var_samp",
+    "bit_and",
+    "bit_or",
+];
+
+pub(super) fn has_aggregate(item: &SelectItem) -> bool {
+    let mut found = false;
+    let _ = sqlparser::ast::visit_expressions(item, |e| {
+        if let Expr::Function(f) = e {
+            let n = f.name.to_string().to_lowercase();
+            if AGGREGATES.contains(&n.as_str()) {
+                found = true;
+                return ControlFlow::Break(());
+            }
+        }
+        ControlFlow::Continue(())
+    });
+    found
+}

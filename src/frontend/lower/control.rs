@@ -1,0 +1,402 @@
+//! Control structure: sequences, IF/ELSIF/CASE, loops and their heads,
+//! EXIT/CONTINUE, RAISE/ASSERT/assignment nodes → `Body`; and what the
+//! program says about rows that may be missing (FOUND, NULL tests).
+
+use super::*;
+
+impl Lowerer<'_> {
+    /// Lower a list of nodes. `None` body: every path aborts. The flag
+    /// says whether an EXIT may leave the enclosing loop from here.
+    pub(super) fn block(&mut self, nodes: &[Node]) -> Result<(Option<Body>, bool)> {
+        let mut seq: Vec<Body> = vec![];
+        let mut i = 0;
+        while i < nodes.len() {
+            let node = &nodes[i];
+            let (b, exits) = match node {
+                Node::Sql(s) => (Some(self.statement(s, &nodes[i + 1..])?), false),
+                Node::Abort => return Ok((None, false)),
+                // EXIT and EXIT WHEN are treated alike: the rest of the body
+                // becomes optional either way (the condition's value is not
+                // modelled, its reads are). CONTINUE skips the rest too.
+                Node::Exit { at, when, cont } => {
+                    if self.loops.is_empty() {
+                        let what = if *cont { "CONTINUE" } else { "EXIT" };
+                        return Err(Diag::new(format!("{what} outside a loop"))
+                            .help(format!("{what} acts on the innermost LOOP; remove it or put it inside LOOP … END LOOP;"))
+                            .at(self.file, *at, what.len(), "here"));
+                    }
+                    let reads = match when {
+                        Some(c) => self.expr_reads(c)?,
+                        None => Body::Seq(vec![]),
+                    };
+                    (Some(reads), true)
+                }
+                Node::If(branches) => self.if_node(branches)?,
+                Node::Loop { head, body, .. } => (Some(self.loop_node(head, body)?), false),
+                Node::Eval(exprs) => {
+                    let mut parts = vec![];
+                    for e in exprs {
+                        parts.push(self.expr_reads(e)?);
+                    }
+                    (Some(Body::Seq(parts)), false)
+                }
+                Node::Assign { var, expr } => {
+                    let reads = self.expr_reads(expr)?;
+                    let t = self.term(&expr.expr);
+                    self.env.insert(var.clone(), t);
+                    (Some(reads), false)
+                }
+                Node::Begin { level, at } => {
+                    if let Some(level) = level {
+                        self.warn(*at, format!("declares ISOLATION LEVEL {level}: recorded; isolint decides robustness for READ COMMITTED"));
+                    }
+                    (Some(Body::Seq(vec![])), false)
+                }
+                Node::Commit { at } => {
+                    return Err(Diag::new("internal error: COMMIT inside a transaction")
+                        .at(self.file, *at, 6, "here"))
+                }
+            };
+            match b {
+                None => return Ok((None, false)),
+                Some(b) => push_seq(&mut seq, b),
+            }
+            i += 1;
+            if exits {
+                // The rest of this sequence may be skipped by the EXIT: an
+                // over-approximation (later iterations stay possible).
+                let mark = self.statements.len();
+                match self.block(&nodes[i..])?.0 {
+                    Some(r) if !is_empty(&r) => seq.push(Body::Opt(Box::new(r))),
+                    Some(_) => {}
+                    // Going on after the EXIT always aborts: only leaving counts.
+                    None => self.truncate(mark),
+                }
+                return Ok((Some(Body::Seq(seq)), true));
+            }
+        }
+        Ok((Some(Body::Seq(seq)), false))
+    }
+
+    /// IF c1 THEN A ELSIF c2 THEN B ELSE C: c1's reads, then A or (c2's
+    /// reads, then B or C): each condition is evaluated only when the
+    /// ones before it were false.
+    pub(super) fn if_node(
+        &mut self,
+        branches: &[(Option<Cond>, Vec<Node>)],
+    ) -> Result<(Option<Body>, bool)> {
+        let Some((Some(cond), then)) = branches.first() else {
+            // ELSE alone (the selector wrapper of a CASE).
+            let body = branches.first().map_or(&[][..], |b| &b.1[..]);
+            return self.block(body);
+        };
+        let reads = self.expr_reads(cond)?;
+        let rest: Vec<(Option<Cond>, Vec<Node>)> = match branches.get(1) {
+            None => vec![],
+            Some((None, body)) => vec![(None, body.clone())],
+            Some((Some(_), _)) => vec![(None, vec![Node::If(branches[1..].to_vec())])],
+        };
+        let mut two = vec![(Some(cond.clone()), then.clone())];
+        two.extend(rest);
+        let (b, exits) = self.branch(&two)?;
+        Ok((
+            b.map(|b| {
+                let mut seq = vec![];
+                push_seq(&mut seq, reads);
+                push_seq(&mut seq, b);
+                Body::Seq(seq)
+            }),
+            exits,
+        ))
+    }
+
+    /// The alternatives of an IF (conditions already lowered).
+    pub(super) fn branch(
+        &mut self,
+        branches: &[(Option<Cond>, Vec<Node>)],
+    ) -> Result<(Option<Body>, bool)> {
+        let id = self.next_if;
+        self.next_if += 1;
+        let before = self.env.clone();
+        let mut alts = vec![];
+        let mut exits = false;
+        let mut ends: Vec<HashMap<String, Term>> = vec![];
+        for (bi, (_, nodes)) in branches.iter().enumerate() {
+            self.env = before.clone();
+            self.path.push((id, bi));
+            let mark = self.statements.len();
+            let (b, e) = self.block(nodes)?;
+            if b.is_none() {
+                self.truncate(mark);
+            }
+            self.path.pop();
+            exits |= e;
+            if let Some(b) = b {
+                alts.push(b);
+                ends.push(self.env.clone());
+            } else {
+                // An aborting branch contributes no value.
+                ends.push(HashMap::new());
+            }
+        }
+        if branches.last().is_some_and(|(c, _)| c.is_some()) {
+            alts.push(Body::Seq(vec![]));
+            ends.push(before.clone());
+        }
+        // Variables some branch changed get a phi, resolved per path.
+        let mut names: BTreeSet<String> = BTreeSet::new();
+        for end in &ends {
+            for (k, v) in end {
+                if before.get(k) != Some(v) {
+                    names.insert(k.clone());
+                }
+            }
+        }
+        self.env = before.clone();
+        for v in names {
+            let values: Vec<Term> = ends
+                .iter()
+                .map(|end| {
+                    end.get(&v)
+                        .cloned()
+                        .or_else(|| before.get(&v).cloned())
+                        .unwrap_or(Term::Param(v.clone()))
+                })
+                .collect();
+            self.phis.push((id, values));
+            self.env.insert(v, Term::Phi(self.phis.len() - 1));
+        }
+        // Alternatives without statements are all ε: one is enough.
+        if alts.iter().all(is_empty) && !alts.is_empty() {
+            return Ok((Some(Body::Seq(vec![])), exits));
+        }
+        Ok(match alts.len() {
+            0 => (None, false),
+            1 => (alts.pop(), exits),
+            _ => (Some(Body::Branch(alts)), exits),
+        })
+    }
+
+    /// A loop and what its head evaluates: a FOR's range bounds, query or
+    /// array once before the first iteration; a WHILE's condition before
+    /// every iteration and once more at the end.
+    pub(super) fn loop_node(&mut self, head: &LoopHead, body: &[Node]) -> Result<Body> {
+        let mut before = vec![];
+        match head {
+            LoopHead::Plain | LoopHead::While(_) => {}
+            LoopHead::Range { bounds, .. } => {
+                for b in bounds {
+                    push_seq(&mut before, self.expr_reads(b)?);
+                }
+            }
+            LoopHead::Array { expr, .. } => push_seq(&mut before, self.expr_reads(expr)?),
+            LoopHead::Query { query, .. } => {
+                // The query runs once; it may return no row (no abort).
+                self.sub_depth += 1;
+                let r = self.statement(query, &[]);
+                self.sub_depth -= 1;
+                push_seq(&mut before, r?);
+            }
+        }
+        let id = self.next_loop;
+        self.next_loop += 1;
+        // Variables assigned in the body differ between iterations: fresh
+        // symbols at entry and at exit.
+        let mut assigned = HashSet::new();
+        collect_assigned(body, &mut assigned);
+        if let Some(v) = head.var() {
+            assigned.insert(v.to_string());
+        }
+        for v in &assigned {
+            let t = self.fresh();
+            self.env.insert(v.clone(), t);
+        }
+        if let LoopHead::While(c) = head {
+            push_seq(&mut before, self.expr_reads(c)?);
+        }
+        self.loops.push(id);
+        let mark = self.statements.len();
+        let (b, _) = self.block(body)?;
+        if b.is_none() {
+            self.truncate(mark);
+        }
+        let b = match (b, head) {
+            (Some(b), LoopHead::While(c)) => {
+                let mut seq = vec![];
+                push_seq(&mut seq, b);
+                push_seq(&mut seq, self.expr_reads(c)?);
+                Some(Body::Seq(seq))
+            }
+            (b, _) => b,
+        };
+        self.loops.pop();
+        for v in &assigned {
+            let t = self.fresh();
+            self.env.insert(v.clone(), t);
+        }
+        // A body that always aborts can only run zero times; a body
+        // without statements contributes nothing.
+        if let Some(b) = b.filter(|b| !is_empty(b)) {
+            before.push(Body::Loop(Box::new(b)));
+        }
+        Ok(Body::Seq(before))
+    }
+
+    /// A statement of the program. Whether it may find no row (and the
+    /// program go on) is decided here from what follows it: a test of
+    /// FOUND right after it, or a NULL test of a variable it sets,
+    /// unless that test only leads to an abort (the paper's assumption,
+    /// Section 5.4, then holds).
+    pub(super) fn statement(&mut self, s: &Stmt, rest: &[Node]) -> Result<Body> {
+        let next = rest.first();
+        let evidence = tests_found(rest) || s.into.iter().any(|v| self.null_tested.contains(v));
+        let saved = self.stmt_may_miss;
+        self.stmt_may_miss = evidence && !self.aborts_when_no_match(&s.into, next);
+        let r = self.lower_audited(&s.sql, &s.into, &s.snip, next, s.weak_lock);
+        self.stmt_may_miss = saved;
+        r
+    }
+
+    /// The abort idioms right after a statement: `IF NOT FOUND THEN
+    /// RAISE/ROLLBACK` or `IF :v IS NULL THEN …` for a RETURNING … INTO :v.
+    pub(super) fn aborts_when_no_match(&self, into: &[String], next: Option<&Node>) -> bool {
+        let Some(Node::If(branches)) = next else {
+            return false;
+        };
+        let Some((Some(cond), body)) = branches.first() else {
+            return false;
+        };
+        if !(body.len() == 1 && matches!(body[0], Node::Abort)) {
+            return false;
+        }
+        match &cond.expr {
+            Expr::UnaryOp {
+                op: UnaryOperator::Not,
+                expr,
+            } => {
+                matches!(expr.as_ref(), Expr::Identifier(i) if i.value.eq_ignore_ascii_case("found"))
+            }
+            Expr::IsNull(inner) => match inner.as_ref() {
+                Expr::Value(v) => match &v.value {
+                    Value::Placeholder(p) => {
+                        into.contains(&p.trim_start_matches(':').to_lowercase())
+                    }
+                    _ => false,
+                },
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+}
+
+/// Variables assigned (by INTO, `:=` or a FOR) anywhere in `nodes`.
+pub(super) fn collect_assigned(nodes: &[Node], out: &mut HashSet<String>) {
+    each_stmt(nodes, &mut |s| out.extend(s.into.iter().cloned()));
+    fn walk(nodes: &[Node], out: &mut HashSet<String>) {
+        for n in nodes {
+            match n {
+                Node::Assign { var, .. } => {
+                    out.insert(var.clone());
+                }
+                Node::If(bs) => bs.iter().for_each(|(_, b)| walk(b, out)),
+                Node::Loop { head, body, .. } => {
+                    out.extend(head.var().map(str::to_string));
+                    walk(body, out);
+                }
+                _ => {}
+            }
+        }
+    }
+    walk(nodes, out);
+}
+
+/// Whether FOUND is tested after a statement, before the next one.
+pub(super) fn tests_found(rest: &[Node]) -> bool {
+    let mentions = |c: &Cond| {
+        c.snip
+            .text
+            .split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
+            .any(|w| w.eq_ignore_ascii_case("found"))
+    };
+    for n in rest {
+        match n {
+            Node::If(bs) => {
+                return bs.iter().any(|(c, b)| {
+                    c.as_ref().is_some_and(mentions) || c.is_none() && tests_found(b)
+                })
+            }
+            Node::Loop { head, .. } => {
+                return matches!(head, LoopHead::While(c) if mentions(c));
+            }
+            Node::Exit { when, .. } => {
+                if when.as_ref().is_some_and(mentions) {
+                    return true;
+                }
+            }
+            Node::Eval(v) => {
+                if v.iter().any(mentions) {
+                    return true;
+                }
+            }
+            Node::Assign { expr, .. } => {
+                if mentions(expr) {
+                    return true;
+                }
+            }
+            Node::Begin { .. } => {}
+            Node::Sql(_) | Node::Abort | Node::Commit { .. } => return false,
+        }
+    }
+    false
+}
+
+/// Variables a program tests for NULL: `v IS [NOT] NULL`, `IS [NOT]
+/// DISTINCT FROM`, and arguments of COALESCE / NULLIF / IFNULL.
+pub(super) fn null_tested(nodes: &[Node]) -> HashSet<String> {
+    fn name(e: &Expr) -> Option<String> {
+        match strip_nested(e) {
+            Expr::Value(v) => match &v.value {
+                Value::Placeholder(p) => {
+                    let p = p.trim_start_matches(':').to_lowercase();
+                    Some(p.split('$').next().unwrap_or_default().to_string())
+                }
+                _ => None,
+            },
+            Expr::Identifier(i) => Some(i.value.to_lowercase()),
+            _ => None,
+        }
+    }
+    fn scan<V: sqlparser::ast::Visit>(node: &V, out: &mut HashSet<String>) {
+        let _ = sqlparser::ast::visit_expressions(node, |e| {
+            match e {
+                Expr::IsNull(x) | Expr::IsNotNull(x) => out.extend(name(x)),
+                Expr::IsDistinctFrom(a, b) | Expr::IsNotDistinctFrom(a, b) => {
+                    out.extend(name(a));
+                    out.extend(name(b));
+                }
+                Expr::Function(func) => {
+                    let fname = func.name.to_string().to_lowercase();
+                    if matches!(fname.as_str(), "coalesce" | "nullif" | "ifnull" | "nvl") {
+                        if let sqlparser::ast::FunctionArguments::List(l) = &func.args {
+                            for a in &l.args {
+                                if let sqlparser::ast::FunctionArg::Unnamed(
+                                    sqlparser::ast::FunctionArgExpr::Expr(x),
+                                ) = a
+                                {
+                                    out.extend(name(x));
+                                }
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+            ControlFlow::<()>::Continue(())
+        });
+    }
+    let mut out = HashSet::new();
+    each_stmt(nodes, &mut |s| scan(&s.sql, &mut out));
+    each_cond(nodes, &mut |c| scan(&c.expr, &mut out));
+    out
+}

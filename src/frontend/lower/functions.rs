@@ -1,0 +1,397 @@
+//! Expressions outside statements and calls of user functions: their reads
+//! are lowered (SQL functions inlined with their arguments bound), unknown
+//! functions rejected; the audit that nothing was skipped.
+
+use super::*;
+
+/// A function's body statements, parsed once (SQL-language functions
+/// only; others are rejected where they are called).
+pub(super) type ParsedFunction<'a> = (&'a FunctionDef, Vec<(Snippet, Sql)>);
+
+pub(super) fn parse_functions(defs: &[FunctionDef]) -> Result<Vec<ParsedFunction<'_>>> {
+    let mut out = vec![];
+    for d in defs {
+        let mut stmts = vec![];
+        if d.language == "sql" {
+            for (s, e) in split_statements(&d.body.text) {
+                let snip = Snippet {
+                    text: d.body.text[s..e].to_string(),
+                    offset: d.body.offset + s,
+                };
+                let sql = parse_one(&d.file, &snip)?;
+                stmts.push((snip, sql));
+            }
+        }
+        out.push((d, stmts));
+    }
+    Ok(out)
+}
+
+impl<'a> Lowerer<'a> {
+    /// The reads an expression outside a statement performs (conditions,
+    /// FOR bounds, RAISE arguments, assignments): its subqueries and
+    /// user-function calls, in evaluation order.
+    pub(super) fn expr_reads(&mut self, c: &Cond) -> Result<Body> {
+        let (q0, c0) = (self.selects, self.inlined);
+        let mut pre = vec![];
+        self.collect(&[], &c.expr, &c.snip, Some(&mut pre), Clause::Read, &mut [])?;
+        let (q, n) = (self.selects - q0, self.inlined - c0);
+        self.audit(&c.expr, &c.snip, q, n)?;
+        Ok(Body::Seq(pre))
+    }
+
+    /// Fail closed: every query in `node` must have been lowered and every
+    /// user-function call inlined; a call of an unknown function is an
+    /// error wherever it stands.
+    pub(super) fn audit<V: sqlparser::ast::Visit>(
+        &self,
+        node: &V,
+        s: &Snippet,
+        queries: usize,
+        calls: usize,
+    ) -> Result<()> {
+        struct Count {
+            queries: usize,
+            calls: Vec<(String, Ident)>,
+        }
+        impl sqlparser::ast::Visitor for Count {
+            type Break = ();
+            fn pre_visit_query(&mut self, _: &Query) -> ControlFlow<()> {
+                self.queries += 1;
+                ControlFlow::Continue(())
+            }
+            fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
+                if let Expr::Function(f) = e {
+                    if let Some(i) = f.name.0.last().and_then(|p| p.as_ident()) {
+                        let qualified = f.name.0.len() > 1;
+                        let n = if qualified
+                            && f.name.0[0].to_string().eq_ignore_ascii_case("pg_catalog")
+                        {
+                            "now".to_string()
+                        } else {
+                            i.value.to_lowercase()
+                        };
+                        self.calls.push((n, i.clone()));
+                    }
+                }
+                ControlFlow::Continue(())
+            }
+        }
+        let mut c = Count {
+            queries: 0,
+            calls: vec![],
+        };
+        let _ = node.visit(&mut c);
+        let mut user = 0;
+        for (n, ident) in &c.calls {
+            if self.functions.iter().any(|(d, _)| &d.name == n) {
+                user += 1;
+            } else if !is_builtin(n) && !self.pure.contains(n) {
+                return Err(self.unknown_function(ident, s));
+            }
+        }
+        if c.queries != queries || user != calls {
+            let first = s.text.len() - s.text.trim_start().len();
+            return Err(Diag::new("isolint cannot model a subquery or function call in this position")
+                .help("move it into a statement of its own (SELECT … INTO :v) or into the WHERE clause; isolint never drops a read")
+                .at(self.file, s.offset + first, 6, "in this statement"));
+        }
+        Ok(())
+    }
+
+    pub(super) fn unknown_function(&self, ident: &Ident, s: &Snippet) -> Box<Diag> {
+        let at = s.file_offset(ident.span.start.line, ident.span.start.column);
+        Diag::new(format!("call of unknown function `{}`", ident.value))
+            .help(format!(
+                "isolint inlines the functions it has the definition of: add `CREATE FUNCTION {}(…) … LANGUAGE sql AS $$ … $$;` to the schema file, or, if it reads and writes no table, list it under `pure_functions:` in isolint.yaml",
+                ident.value
+            ))
+            .at(self.file, at, ident.value.len().max(1), "unknown function")
+    }
+
+    /// A call of a user function: its body's statements inlined before the
+    /// calling statement, parameters bound to the arguments' values. A
+    /// call evaluated per row (inside a statement with tables) may run any
+    /// number of times: a loop.
+    pub(super) fn call(
+        &mut self,
+        f: &sqlparser::ast::Function,
+        per_row: bool,
+        snip: &Snippet,
+        pre: &mut Vec<Body>,
+    ) -> Result<()> {
+        use sqlparser::ast::{FunctionArg, FunctionArgExpr, FunctionArguments};
+        let Some(ident) = f.name.0.last().and_then(|p| p.as_ident()).cloned() else {
+            return Ok(());
+        };
+        let name = ident.value.to_lowercase();
+        let funcs: &'a [ParsedFunction<'a>] = self.functions;
+        let Some((def, body)) = funcs.iter().find(|(d, _)| d.name == name) else {
+            if f.name.0.len() > 1 && f.name.0[0].to_string().eq_ignore_ascii_case("pg_catalog")
+                || is_builtin(&name)
+                || self.pure.contains(&name)
+            {
+                return Ok(());
+            }
+            return Err(self.unknown_function(&ident, snip));
+        };
+        let def: &'a FunctionDef = def;
+        let at = snip.file_offset(ident.span.start.line, ident.span.start.column);
+        if def.language != "sql" {
+            return Err(Diag::new(format!(
+                "function `{}` is written in {}; isolint inlines LANGUAGE sql functions only",
+                ident.value, def.language
+            ))
+            .help("rewrite it in SQL, or list it under `pure_functions:` in isolint.yaml if it reads and writes no table")
+            .at(self.file, at, ident.value.len(), "called here"));
+        }
+        if self.inline_stack.contains(&name) {
+            return Err(Diag::new(format!("recursive call of function `{}`", ident.value))
+                .help("isolint inlines function bodies and cannot unfold recursion; call it from the program instead")
+                .at(self.file, at, ident.value.len(), "recursive call"));
+        }
+        self.instances += 1;
+        let prefix = format!("__{name}_{}", self.instances);
+        let mut bound: Vec<Option<Term>> = vec![None; def.params.len()];
+        if let FunctionArguments::List(list) = &f.args {
+            for (k, a) in list.args.iter().enumerate() {
+                let (slot, e) = match a {
+                    FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => (Some(k), e),
+                    FunctionArg::Named {
+                        name,
+                        arg: FunctionArgExpr::Expr(e),
+                        ..
+                    } => (
+                        def.params
+                            .iter()
+                            .position(|p| p.eq_ignore_ascii_case(&name.value)),
+                        e,
+                    ),
+                    _ => continue,
+                };
+                let t = self.term(e);
+                if let Some(slot) = slot.filter(|s| *s < bound.len()) {
+                    bound[slot] = Some(t);
+                }
+            }
+        }
+        for (k, t) in bound.into_iter().enumerate() {
+            let t = t.unwrap_or_else(|| self.fresh());
+            self.env.insert(format!("{prefix}_{k}"), t);
+        }
+        let saved_file = self.file;
+        let saved_counts = (self.selects, self.inlined);
+        self.file = &def.file;
+        self.inline_stack.push(name);
+        self.sub_depth += 1;
+        let mut parts = vec![];
+        let mut result = Ok(());
+        for (bsnip, sql) in body {
+            let sql = bind_params(sql, def, &prefix, self.schema);
+            match self.lower_audited(&sql, &[], bsnip, None, false) {
+                Ok(b) => push_seq(&mut parts, b),
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+        }
+        self.sub_depth -= 1;
+        self.inline_stack.pop();
+        self.file = saved_file;
+        (self.selects, self.inlined) = saved_counts;
+        self.inlined += 1;
+        result?;
+        let b = Body::Seq(parts);
+        if !is_empty(&b) {
+            pre.push(if per_row { Body::Loop(Box::new(b)) } else { b });
+        }
+        Ok(())
+    }
+}
+
+/// PostgreSQL built-ins that read and write no table. Sequences
+/// (`nextval`, `setval`) are outside transactions: a fresh value, no
+/// conflict. Advisory locks only ever order more, so ignoring them is
+/// sound.
+pub(super) const BUILTINS: &[&str] = &[
+    "abs",
+    "age",
+    "array_append",
+    "array_cat",
+    "array_length",
+    "array_position",
+    "array_prepend",
+    "array_remove",
+    "array_to_string",
+    "ascii",
+    "btrim",
+    "cardinality",
+    "cbrt",
+    "ceil",
+    "ceiling",
+    "char_length",
+    "character_length",
+    "chr",
+    "clock_timestamp",
+    "coalesce",
+    "concat",
+    "concat_ws",
+    "current_date",
+    "current_time",
+    "current_timestamp",
+    "current_user",
+    "currval",
+    "date_part",
+    "date_trunc",
+    "decode",
+    "degrees",
+    "div",
+    "encode",
+    "exp",
+    "extract",
+    "floor",
+    "format",
+    "gen_random_uuid",
+    "generate_series",
+    "greatest",
+    "hashtext",
+    "initcap",
+    "json_build_array",
+    "json_build_object",
+    "jsonb_build_array",
+    "jsonb_build_object",
+    "jsonb_set",
+    "lastval",
+    "least",
+    "left",
+    "length",
+    "ln",
+    "localtime",
+    "localtimestamp",
+    "log",
+    "lower",
+    "lpad",
+    "ltrim",
+    "make_date",
+    "make_interval",
+    "make_timestamp",
+    "md5",
+    "mod",
+    "nextval",
+    "now",
+    "nullif",
+    "octet_length",
+    "pg_advisory_lock",
+    "pg_advisory_unlock",
+    "pg_advisory_xact_lock",
+    "pg_advisory_xact_lock_shared",
+    "pg_sleep",
+    "pi",
+    "position",
+    "power",
+    "radians",
+    "random",
+    "regexp_match",
+    "regexp_matches",
+    "regexp_replace",
+    "regexp_split_to_array",
+    "repeat",
+    "replace",
+    "reverse",
+    "right",
+    "round",
+    "row_number",
+    "rank",
+    "dense_rank",
+    "lag",
+    "lead",
+    "first_value",
+    "last_value",
+    "ntile",
+    "percent_rank",
+    "cume_dist",
+    "rpad",
+    "rtrim",
+    "session_user",
+    "setval",
+    "sign",
+    "split_part",
+    "sqrt",
+    "statement_timestamp",
+    "string_to_array",
+    "strpos",
+    "substr",
+    "substring",
+    "timeofday",
+    "to_char",
+    "to_date",
+    "to_json",
+    "to_jsonb",
+    "to_number",
+    "to_timestamp",
+    "transaction_timestamp",
+    "translate",
+    "trim",
+    "trunc",
+    "unnest",
+    "upper",
+    "uuid_generate_v4",
+    "width_bucket",
+    "ifnull",
+    "nvl",
+    "isnull",
+    "date",
+    "time",
+    "timestamp",
+    "interval",
+    "numeric",
+    "int4",
+    "int8",
+    "text",
+    "varchar",
+];
+
+pub(super) fn is_builtin(name: &str) -> bool {
+    BUILTINS.contains(&name) || AGGREGATES.contains(&name)
+}
+
+/// A function body's statement with its parameters (named, `fn.param`,
+/// or `$n`) replaced by placeholders bound to the call's arguments. As in
+/// PostgreSQL, a column name takes precedence over a parameter's.
+pub(super) fn bind_params(sql: &Sql, def: &FunctionDef, prefix: &str, schema: &Schema) -> Sql {
+    let mut sql = sql.clone();
+    let is_column = |n: &str| {
+        schema
+            .relations
+            .iter()
+            .any(|r| r.attributes.iter().any(|a| a.eq_ignore_ascii_case(n)))
+    };
+    let slot_of = |n: &str| {
+        def.params
+            .iter()
+            .position(|p| !p.is_empty() && p.eq_ignore_ascii_case(n))
+    };
+    let _ = sqlparser::ast::visit_expressions_mut(&mut sql, |e| {
+        let slot = match e {
+            Expr::Identifier(i) if !is_column(&i.value) => slot_of(&i.value),
+            Expr::CompoundIdentifier(v)
+                if v.len() == 2 && v[0].value.eq_ignore_ascii_case(&def.name) =>
+            {
+                slot_of(&v[1].value)
+            }
+            Expr::Value(v) => match &v.value {
+                Value::Placeholder(p) if p.starts_with('$') => {
+                    p[1..].parse::<usize>().ok().and_then(|n| n.checked_sub(1))
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(k) = slot {
+            *e = Expr::Value(Value::Placeholder(format!(":{prefix}_{k}")).with_empty_span());
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    sql
+}

@@ -1,0 +1,163 @@
+//! Constraint inference (FK `q_j = f(q_i)` and same-tuple `q_k = id(q_i)`)
+//! and the missing-row rule that turns key-based statements into
+//! predicate-based ones.
+
+use super::*;
+
+impl Lowerer<'_> {
+    /// Key-based statements whose row may be missing while the program
+    /// goes on become predicate-based over their WHERE columns and key
+    /// (Section 5.4: the paper's model assumes a key-based statement finds
+    /// its row or the transaction aborts). Such evidence: a later insert of
+    /// the same key into the same relation (it would fail if the row were
+    /// there), plus what `statement`, `select` and `table_reads` marked.
+    /// Then a key sel that returns no column still reads its tuple's
+    /// existence: its ReadSet gets the key (a delete conflicts with it).
+    pub(super) fn apply_may_miss(&mut self) {
+        let n = self.statements.len();
+        for q in 0..n {
+            let Some(kq) = self.facts[q].key.clone() else {
+                continue;
+            };
+            // After a DELETE of the key the insert succeeds either way.
+            if !matches!(self.statements[q].ty, StmtType::KeySel | StmtType::KeyUpd) {
+                continue;
+            }
+            let rel = self.statements[q].rel;
+            for i in q + 1..n {
+                if matches!(self.statements[i].ty, StmtType::KeyDel | StmtType::PredDel)
+                    && self.statements[i].rel == rel
+                {
+                    break;
+                }
+                if self.statements[i].ty != StmtType::Ins
+                    || self.statements[i].rel != self.statements[q].rel
+                    || self.facts[i].key.as_ref() != Some(&kq)
+                {
+                    continue;
+                }
+                let Some(path) = self.joint_path(q, i) else {
+                    continue;
+                };
+                if kq
+                    .iter()
+                    .all(|c| self.same_value(Term::Col(q, *c), Term::Col(i, *c), &path))
+                {
+                    self.facts[q].may_miss = true;
+                }
+            }
+        }
+        for q in 0..n {
+            let ty = self.statements[q].ty;
+            if !(self.facts[q].may_miss && ty.is_key_based()) {
+                continue;
+            }
+            let rel = self.statements[q].rel;
+            let mut pred = self.facts[q].pred.clone();
+            pred.extend(self.facts[q].key.take().unwrap_or_default());
+            pred.extend(self.facts[q].bound.keys().copied());
+            let st = &mut self.statements[q];
+            st.ty = match ty {
+                StmtType::KeySel => StmtType::PredSel,
+                StmtType::KeyUpd => StmtType::PredUpd,
+                _ => StmtType::PredDel,
+            };
+            st.locking = false;
+            st.pread = Some(AttrSet::from_indices(self.schema.rel(rel).arity(), pred));
+        }
+        for q in 0..n {
+            let st = &self.statements[q];
+            if st.ty == StmtType::KeySel && st.read.as_ref().is_some_and(|r| r.is_empty()) {
+                let key = self.facts[q]
+                    .key
+                    .clone()
+                    .unwrap_or_else(|| self.schema.rel(st.rel).primary_key.clone());
+                let arity = self.schema.rel(st.rel).arity();
+                self.statements[q].read = Some(AttrSet::from_indices(arity, key));
+            }
+        }
+    }
+
+    /// FK constraints q_j = f(q_i) and same-tuple constraints q_k = id(q_i)
+    /// that the union-find proves (see the module comment).
+    pub(super) fn infer_constraints(&mut self) -> Vec<Constraint> {
+        let mut out = vec![];
+        let n = self.statements.len();
+        for i in 0..n {
+            for j in 0..n {
+                if i == j {
+                    continue;
+                }
+                let Some(path) = self.joint_path(i, j) else {
+                    continue;
+                };
+                let (qi, qj) = (&self.statements[i], &self.statements[j]);
+                let (ri, rj, ti, tj) = (qi.rel, qj.rel, qi.ty, qj.ty);
+                // q_j must pin down one tuple of range(f).
+                let j_one_tuple =
+                    (tj.is_key_based() && self.facts[j].key.is_some()) || tj == StmtType::Ins;
+                for (fi, fk) in self.schema.foreign_keys.iter().enumerate() {
+                    if !j_one_tuple || fk.domain != ri || fk.range != rj || fk.columns.is_empty() {
+                        continue;
+                    }
+                    // A statement that changes its FK columns (or the
+                    // parent's key) moves the reference: no constraint.
+                    if fk
+                        .columns
+                        .iter()
+                        .any(|(d, _)| self.facts[i].assigns.contains(d))
+                        || fk
+                            .columns
+                            .iter()
+                            .any(|(_, r)| self.facts[j].assigns.contains(r))
+                    {
+                        continue;
+                    }
+                    // Predicate-based q_i: only columns its WHERE pins hold
+                    // for every tuple it touches.
+                    if !ti.is_key_based()
+                        && ti != StmtType::Ins
+                        && !fk
+                            .columns
+                            .iter()
+                            .all(|(d, _)| self.facts[i].bound.contains_key(d))
+                    {
+                        continue;
+                    }
+                    if fk
+                        .columns
+                        .iter()
+                        .all(|(d, r)| self.same_value(Term::Col(i, *d), Term::Col(j, *r), &path))
+                    {
+                        out.push(Constraint {
+                            kind: ConstraintKind::ForeignKey(fi),
+                            child: i,
+                            parent: j,
+                        });
+                    }
+                }
+                // Same tuple: q_j (earlier key-based write) and key-based q_i.
+                if ri == rj && j < i && tj.is_key_write() && ti.is_key_based() {
+                    if let (Some(kj), Some(ki)) = (&self.facts[j].key, &self.facts[i].key) {
+                        let key_assigned = kj.iter().any(|c| self.facts[j].assigns.contains(c));
+                        if kj == ki
+                            && !key_assigned
+                            && kj
+                                .iter()
+                                .all(|c| self.same_value(Term::Col(i, *c), Term::Col(j, *c), &path))
+                        {
+                            out.push(Constraint {
+                                kind: ConstraintKind::SameTuple,
+                                child: i,
+                                parent: j,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+}

@@ -1,0 +1,218 @@
+//! Name resolution: tables of a statement (FROM, joins, targets) and their
+//! columns, with correlation to enclosing statements.
+
+use super::*;
+
+/// A table of the FROM list (or the target of UPDATE/DELETE/INSERT).
+#[derive(Clone)]
+pub(super) struct TableRef {
+    pub(super) rel: RelId,
+    pub(super) name: String,
+    pub(super) alias: Option<String>,
+    /// ON CONFLICT's `EXCLUDED`: the proposed row, not a database read.
+    /// Only reachable through its qualifier.
+    pub(super) pseudo: bool,
+}
+
+impl Lowerer<'_> {
+    pub(super) fn rel_by_ident(&self, ident: &Ident, snip: &Snippet) -> Result<RelId> {
+        find_rel(self.schema, ident).ok_or_else(|| {
+            let at = snip.file_offset(ident.span.start.line, ident.span.start.column);
+            if self.views.iter().any(|v| same_name(v, ident)) {
+                return Diag::new(format!("`{}` is a view", ident.value))
+                    .help("isolint does not expand views: name the view's tables in the statement")
+                    .at(self.file, at, ident.value.len(), "view");
+            }
+            Diag::new(format!("unknown table `{}`", ident.value))
+                .help(
+                    did_you_mean(
+                        &ident.value,
+                        self.schema.relations.iter().map(|r| r.name.as_str()),
+                    )
+                    .unwrap_or_else(|| {
+                        "the schema does not define it; check the schema file given to isolint"
+                            .into()
+                    }),
+                )
+                .at(self.file, at, ident.value.len(), "unknown table")
+        })
+    }
+
+    pub(super) fn table_ref(&self, f: &TableFactor, snip: &Snippet) -> Result<TableRef> {
+        match f {
+            TableFactor::Table { name, alias, .. } => {
+                let Some(ident) = name.0.last().and_then(|p| p.as_ident()) else {
+                    return Err(self.unsupported(snip, "this FROM item", "name a table"));
+                };
+                let rel = self.rel_by_ident(ident, snip)?;
+                Ok(TableRef {
+                    rel,
+                    name: ident.value.clone(),
+                    alias: alias.as_ref().map(|a| a.name.value.clone()),
+                    pseudo: false,
+                })
+            }
+            _ => Err(self.unsupported(
+                snip,
+                "a subquery, function or nested join in FROM",
+                "name tables directly in FROM",
+            )),
+        }
+    }
+
+    /// Resolve a column to (table index, attribute index).
+    pub(super) fn column(
+        &self,
+        tables: &[TableRef],
+        qualifier: Option<&Ident>,
+        col: &Ident,
+        snip: &Snippet,
+    ) -> Result<(usize, usize)> {
+        let at = snip.file_offset(col.span.start.line, col.span.start.column);
+        let candidates: Vec<usize> = match qualifier {
+            Some(q) => tables
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| {
+                    t.alias.as_deref().is_some_and(|a| same_name(a, q))
+                        || !t.pseudo
+                            && ((t.alias.is_none() && same_name(&t.name, q))
+                                || same_name(&self.schema.rel(t.rel).name, q))
+                })
+                .map(|(i, _)| i)
+                .collect(),
+            None => (0..tables.len()).filter(|&i| !tables[i].pseudo).collect(),
+        };
+        if qualifier.is_some() && candidates.is_empty() {
+            let q = qualifier.map(|q| q.value.clone()).unwrap_or_default();
+            let qat = qualifier.map_or(at, |q| {
+                snip.file_offset(q.span.start.line, q.span.start.column)
+            });
+            return Err(
+                Diag::new(format!("`{q}` is not a table or alias of this statement"))
+                    .help("qualify columns with a table name or alias from this statement's FROM; correlated subqueries (naming an outer table) are not supported: rewrite them as a join")
+                    .at(self.file, qat, q.len(), "unknown qualifier"),
+            );
+        }
+        let mut found = vec![];
+        for &ti in &candidates {
+            let r = self.schema.rel(tables[ti].rel);
+            if let Some(c) = r.attributes.iter().position(|a| same_name(a, col)) {
+                found.push((ti, c));
+            }
+        }
+        match found.len() {
+            1 => Ok(found[0]),
+            0 => {
+                let names: Vec<&str> = candidates
+                    .iter()
+                    .flat_map(|&ti| {
+                        self.schema
+                            .rel(tables[ti].rel)
+                            .attributes
+                            .iter()
+                            .map(String::as_str)
+                    })
+                    .collect();
+                let tabs: Vec<&str> = candidates
+                    .iter()
+                    .map(|&ti| self.schema.rel(tables[ti].rel).name.as_str())
+                    .collect();
+                Err(Diag::new(format!(
+                    "unknown column `{}` in {}",
+                    col.value,
+                    tabs.join(", ")
+                ))
+                .help(
+                    did_you_mean(&col.value, names.iter().copied())
+                        .unwrap_or_else(|| "check the column against the schema".into()),
+                )
+                .at(self.file, at, col.value.len(), "unknown column"))
+            }
+            _ => Err(Diag::new(format!("column `{}` is ambiguous", col.value))
+                .help("qualify it with the table name or alias")
+                .at(self.file, at, col.value.len(), "ambiguous")),
+        }
+    }
+
+    /// Resolve a column in `tables`, else in an enclosing statement
+    /// (recorded as a correlation, `None` returned); else the error.
+    pub(super) fn resolve_column(
+        &mut self,
+        tables: &[TableRef],
+        q: Option<&Ident>,
+        c: &Ident,
+        snip: &Snippet,
+    ) -> Result<Option<(usize, usize)>> {
+        let err = match self.column(tables, q, c, snip) {
+            Ok(found) => return Ok(Some(found)),
+            Err(e) => e,
+        };
+        for level in (0..self.scopes.len()).rev() {
+            let scope = self.scopes[level].clone();
+            if let Ok(found) = self.column(&scope, q, c, snip) {
+                self.outer_hits[level].push(found);
+                return Ok(None);
+            }
+        }
+        // An expression outside any statement (a condition, a RAISE
+        // argument) names no column: FOUND and the like are values.
+        if tables.is_empty() {
+            return Ok(None);
+        }
+        Err(err)
+    }
+
+    /// Tables (and ON conditions) of a FROM list, in order.
+    pub(super) fn tables_of(
+        &self,
+        from: &[TableWithJoins],
+        snip: &Snippet,
+        tables: &mut Vec<TableRef>,
+        ons: &mut Vec<Expr>,
+    ) -> Result<()> {
+        for twj in from {
+            let TableWithJoins { relation, joins } = twj;
+            tables.push(self.table_ref(relation, snip)?);
+            for j in joins {
+                tables.push(self.table_ref(&j.relation, snip)?);
+                match join_on(&j.join_operator) {
+                    Ok(Some(on)) => ons.push(on.clone()),
+                    Ok(None) => {}
+                    Err(()) => {
+                        return Err(self.unsupported(
+                            snip,
+                            "this kind of join (USING, NATURAL, semi/anti or lateral)",
+                            "write the join as JOIN … ON with explicit equalities",
+                        ))
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The join's ON condition: `Ok(None)` for a join without a condition
+/// (CROSS JOIN), `Err(())` for USING, NATURAL and exotic joins, whose
+/// implicit equalities would otherwise be missing from the predicate sets.
+#[allow(clippy::result_unit_err)]
+pub(super) fn join_on(op: &sqlparser::ast::JoinOperator) -> std::result::Result<Option<&Expr>, ()> {
+    use sqlparser::ast::{JoinConstraint, JoinOperator as J};
+    let c = match op {
+        J::Join(c)
+        | J::Inner(c)
+        | J::Left(c)
+        | J::LeftOuter(c)
+        | J::Right(c)
+        | J::RightOuter(c)
+        | J::FullOuter(c)
+        | J::CrossJoin(c) => c,
+        _ => return Err(()),
+    };
+    match c {
+        JoinConstraint::On(e) => Ok(Some(e)),
+        JoinConstraint::None => Ok(None),
+        _ => Err(()),
+    }
+}

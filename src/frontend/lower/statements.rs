@@ -1,0 +1,724 @@
+//! Statement lowering: SELECT, INSERT (with upserts), UPDATE and DELETE
+//! (with UPDATE … FROM / DELETE … USING and referential actions) → BTP
+//! statements of the right type and sets; and the audit that every query
+//! in a statement was modelled.
+
+use super::*;
+
+impl Lowerer<'_> {
+    /// Lower one parsed statement, then check that every query and every
+    /// call of a user function in it was modelled (fail closed: a
+    /// position the lowering does not visit is an error, not a lost read).
+    pub(super) fn lower_audited(
+        &mut self,
+        sql: &Sql,
+        into: &[String],
+        s: &Snippet,
+        next: Option<&Node>,
+        weak_lock: bool,
+    ) -> Result<Body> {
+        let (q0, c0) = (self.selects, self.inlined);
+        let b = self.lower_sql(sql, into, s, next, weak_lock)?;
+        let (q, c) = (self.selects - q0, self.inlined - c0);
+        self.audit(sql, s, q, c)?;
+        Ok(b)
+    }
+
+    pub(super) fn lower_sql(
+        &mut self,
+        sql: &Sql,
+        into: &[String],
+        s: &Snippet,
+        next: Option<&Node>,
+        weak_lock: bool,
+    ) -> Result<Body> {
+        let into = into.to_vec();
+        let snip = s.clone();
+        self.weak_lock = weak_lock;
+        match sql {
+            Sql::Query(q) => self.select(q, &snip, &into),
+            Sql::Update(u) => {
+                // UPDATE t … FROM s …: the rows of s are read (one statement
+                // per table, before the write), t is the target (index 0).
+                let mut tables = vec![self.table_ref(&u.table.relation, &snip)?];
+                let mut ons = vec![];
+                if !u.table.joins.is_empty() {
+                    return Err(self.unsupported(&snip, "joins in the UPDATE target", "put the other tables in UPDATE … FROM"));
+                }
+                if let Some(sqlparser::ast::UpdateTableFromKind::BeforeSet(f) | sqlparser::ast::UpdateTableFromKind::AfterSet(f)) = &u.from {
+                    self.tables_of(f, &snip, &mut tables, &mut ons)?;
+                }
+                let mut pre = vec![];
+                let mut uses = vec![Uses::default(); tables.len()];
+                let mut writes = BTreeSet::new();
+                for a in &u.assignments {
+                    for col in assignment_columns(&a.target) {
+                        let c = self.column(&tables[..1], None, &col, &snip)?.1;
+                        writes.insert(c);
+                    }
+                    self.collect(&tables, &a.value, &snip, Some(&mut pre), Clause::Read, &mut uses)?;
+                }
+                if let Some(r) = &u.returning {
+                    for item in r {
+                        self.collect_item(&tables, item, &snip, &mut pre, &mut uses)?;
+                    }
+                }
+                for on in &ons {
+                    self.where_clause(&tables, on, &snip, &mut pre, &mut uses)?;
+                }
+                if let Some(w) = &u.selection {
+                    self.where_clause(&tables, w, &snip, &mut pre, &mut uses)?;
+                }
+                self.table_reads(&tables, &uses, 1, &[], &snip, &mut pre);
+                let rel = tables[0].rel;
+                let returning_cols = returning_columns(&u.returning, &tables[..1], self.schema);
+                let body = self.write_stmt(WriteKind::Update, rel, &uses[0], writes, &snip, &into, &returning_cols, next)?;
+                Ok(seq(pre, body))
+            }
+            Sql::Delete(d) => {
+                let from = match &d.from {
+                    FromTable::WithFromKeyword(v) | FromTable::WithoutKeyword(v) => v,
+                };
+                if from.len() != 1 || !from[0].joins.is_empty() || !d.tables.is_empty() {
+                    return Err(self.unsupported(&snip, "DELETE from several tables", "delete from one table per statement; name the others in USING"));
+                }
+                // DELETE FROM t USING s …: s is read, t is the target.
+                let mut tables = vec![self.table_ref(&from[0].relation, &snip)?];
+                let mut ons = vec![];
+                if let Some(using) = &d.using {
+                    self.tables_of(using, &snip, &mut tables, &mut ons)?;
+                }
+                let mut pre = vec![];
+                let mut uses = vec![Uses::default(); tables.len()];
+                for on in &ons {
+                    self.where_clause(&tables, on, &snip, &mut pre, &mut uses)?;
+                }
+                if let Some(w) = &d.selection {
+                    self.where_clause(&tables, w, &snip, &mut pre, &mut uses)?;
+                }
+                if let Some(r) = &d.returning {
+                    let mut ret = vec![Uses::default(); tables.len()];
+                    for item in r {
+                        self.collect_item(&tables, item, &snip, &mut pre, &mut ret)?;
+                    }
+                    // Columns of the other tables in RETURNING are reads of them.
+                    for (t, u) in ret.iter().enumerate().skip(1) {
+                        uses[t].read.extend(u.read.iter().copied());
+                        uses[t].all |= u.all;
+                    }
+                }
+                self.table_reads(&tables, &uses, 1, &[], &snip, &mut pre);
+                let rel = tables[0].rel;
+                let returning_cols = returning_columns(&d.returning, &tables[..1], self.schema);
+                let body = self.write_stmt(WriteKind::Delete, rel, &uses[0], BTreeSet::new(), &snip, &into, &returning_cols, next)?;
+                Ok(seq(pre, body))
+            }
+            Sql::Insert(ins) => {
+                let TableObject::TableName(name) = &ins.table else {
+                    return Err(self.unsupported(&snip, "INSERT into a table function", "insert into a table"));
+                };
+                let Some(ident) = name.0.last().and_then(|p| p.as_ident()).cloned() else {
+                    return Err(self.unsupported(&snip, "this INSERT target", "insert into a table"));
+                };
+                let rel = self.rel_by_ident(&ident, &snip)?;
+                let tables = vec![TableRef {
+                    rel,
+                    name: self.schema.rel(rel).name.clone(),
+                    alias: None,
+                    pseudo: false,
+                }];
+                let mut cols = vec![];
+                for c in &ins.columns {
+                    if let Some(i) = c.0.last().and_then(|p| p.as_ident()) {
+                        cols.push(self.column(&tables, None, i, &snip)?.1);
+                    }
+                }
+                if cols.is_empty() {
+                    cols = (0..self.schema.rel(rel).arity()).collect();
+                }
+                let mut pre = vec![];
+                let mut eq = vec![];
+                match ins.source.as_deref() {
+                    Some(Query { body, .. }) if matches!(body.as_ref(), SetExpr::Values(_)) => {
+                        if let SetExpr::Values(v) = body.as_ref() {
+                            self.selects += 1; // the VALUES query itself
+                            for row in &v.rows {
+                                for (c, e) in cols.iter().zip(row.iter()) {
+                                    // Subqueries and calls inside VALUES become reads.
+                                    self.collect(&[], e, &snip, Some(&mut pre), Clause::Read, &mut [])?;
+                                    if v.rows.len() == 1 {
+                                        let t = self.term(e);
+                                        eq.push((*c, t));
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    Some(q) => {
+                        // INSERT … SELECT: the SELECT is a read before the
+                        // insert; it may return no row, and the program
+                        // goes on.
+                        self.sub_depth += 1;
+                        let r = self.select(q, &snip, &[]);
+                        self.sub_depth -= 1;
+                        pre.push(r?);
+                    }
+                    None => {}
+                }
+                let q = self.new_statement(StmtType::Ins, rel, &snip);
+                self.statements[q].write = self.all(rel);
+                self.bind(q, &eq);
+                self.facts[q].key = self.key_of(rel, &eq);
+                let returning_cols = returning_columns(&ins.returning, &tables, self.schema);
+                let Some(on) = &ins.on else {
+                    self.assign_into(&into, q, true, &returning_cols, &BTreeSet::new());
+                    return Ok(seq(pre, Body::Stmt(q)));
+                };
+                // Upsert: either the insert, or (on a key conflict) the
+                // action on the existing row with the same key.
+                let (assignments, selection) = match on {
+                    sqlparser::ast::OnInsert::DuplicateKeyUpdate(a) => (a.clone(), None),
+                    sqlparser::ast::OnInsert::OnConflict(c) => match &c.action {
+                        sqlparser::ast::OnConflictAction::DoNothing => (vec![], None),
+                        sqlparser::ast::OnConflictAction::DoUpdate(d) => (d.assignments.clone(), d.selection.clone()),
+                    },
+                    _ => return Err(self.unsupported(&snip, "this ON CONFLICT form", "use ON CONFLICT … DO NOTHING or DO UPDATE")),
+                };
+                let mut scope = tables;
+                scope.push(TableRef {
+                    rel,
+                    name: "excluded".into(),
+                    alias: Some("excluded".into()),
+                    pseudo: true,
+                });
+                let mut uses = vec![Uses::default(); 2];
+                let mut writes = BTreeSet::new();
+                for a in &assignments {
+                    for col in assignment_columns(&a.target) {
+                        writes.insert(self.column(&scope[..1], None, &col, &snip)?.1);
+                    }
+                    self.collect(&scope, &a.value, &snip, Some(&mut pre), Clause::Read, &mut uses)?;
+                }
+                if let Some(w) = &selection {
+                    self.collect(&scope, w, &snip, Some(&mut pre), Clause::Read, &mut uses)?;
+                }
+                let key = self.facts[q].key.clone();
+                let key_cols: BTreeSet<usize> = match &key {
+                    Some(k) => k.iter().copied().collect(),
+                    None => self.schema.rel(rel).primary_key.iter().copied().collect(),
+                };
+                let alt = match (&key, writes.is_empty()) {
+                    // DO NOTHING: the conflict check read the existing row's key.
+                    (Some(k), true) => {
+                        let a = self.new_statement(StmtType::KeySel, rel, &snip);
+                        self.statements[a].read = self.set(rel, &key_cols);
+                        self.facts[a].key = Some(k.clone());
+                        self.bind(a, &eq);
+                        a
+                    }
+                    (Some(k), false) => {
+                        let a = self.new_statement(StmtType::KeyUpd, rel, &snip);
+                        self.statements[a].read = self.set(rel, &uses[0].read);
+                        self.statements[a].write = self.set(rel, &writes);
+                        self.facts[a].key = Some(k.clone());
+                        self.facts[a].assigns = writes.clone();
+                        self.bind(a, &eq);
+                        a
+                    }
+                    // Several rows or no pinned key: any row may conflict.
+                    (None, nothing) => {
+                        let ty = if nothing { StmtType::PredSel } else { StmtType::PredUpd };
+                        let a = self.new_statement(ty, rel, &snip);
+                        self.statements[a].pread = self.all(rel);
+                        let mut read = uses[0].read.clone();
+                        read.extend(key_cols.iter().copied());
+                        self.statements[a].read = self.set(rel, &read);
+                        if !nothing {
+                            self.statements[a].write = self.set(rel, &writes);
+                        }
+                        a
+                    }
+                };
+                for v in &into {
+                    let t = self.fresh();
+                    self.env.insert(v.clone(), t);
+                }
+                Ok(seq(pre, Body::Branch(vec![Body::Stmt(q), Body::Stmt(alt)])))
+            }
+            _ => Err(Diag::new("unsupported statement: isolint models SELECT, INSERT, UPDATE and DELETE")
+                .help(if is_ddl(sql) {
+                    "DDL belongs in the schema file"
+                } else {
+                    "LOCK, SET, CALL, COPY and other commands cannot be modelled as BTP statements; remove the statement if it touches no table"
+                })
+                .at(self.file, s.offset + (s.text.len() - s.text.trim_start().len()), 6, "here")),
+        }
+    }
+
+    pub(super) fn unsupported(&self, snip: &Snippet, what: &str, help: &str) -> Box<Diag> {
+        let first = snip.text.len() - snip.text.trim_start().len();
+        Diag::new(format!("{what} is not supported"))
+            .help(help.to_string())
+            .at(self.file, snip.offset + first, 6, "here")
+    }
+
+    /// An UPDATE or DELETE of the target, then what its foreign keys'
+    /// referential actions do to the referencing rows.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn write_stmt(
+        &mut self,
+        kind: WriteKind,
+        rel: RelId,
+        uses: &Uses,
+        writes: BTreeSet<usize>,
+        snip: &Snippet,
+        into: &[String],
+        returning_cols: &[Option<usize>],
+        next: Option<&Node>,
+    ) -> Result<Body> {
+        let first = self.statements.len();
+        let b = self.write_target(
+            kind,
+            rel,
+            uses,
+            writes.clone(),
+            snip,
+            into,
+            returning_cols,
+            next,
+        )?;
+        let mut pred = uses.pred.clone();
+        pred.extend(uses.join.iter().copied());
+        for q in first..self.statements.len() {
+            self.facts[q].pred.extend(pred.iter().copied());
+        }
+        let mut parts = vec![b];
+        let mut seen = HashSet::new();
+        self.cascade(
+            rel,
+            kind == WriteKind::Delete,
+            &writes,
+            snip,
+            &mut seen,
+            &mut parts,
+        );
+        Ok(if parts.len() == 1 {
+            parts.remove(0)
+        } else {
+            Body::Seq(parts)
+        })
+    }
+
+    /// ON DELETE / ON UPDATE actions of the foreign keys that reference
+    /// `rel`: PostgreSQL runs them at the end of the statement as part of
+    /// the same transaction. CASCADE on delete deletes the referencing
+    /// rows, every other action (and CASCADE on update) updates their
+    /// FK columns; the referencing rows are found by their FK columns
+    /// (predicate-based). Cascades of cascades follow, each FK once.
+    pub(super) fn cascade(
+        &mut self,
+        rel: RelId,
+        deleted: bool,
+        updated: &BTreeSet<usize>,
+        snip: &Snippet,
+        seen: &mut HashSet<(usize, bool)>,
+        parts: &mut Vec<Body>,
+    ) {
+        let fks: Vec<(usize, crate::schema::ForeignKey)> = self
+            .schema
+            .foreign_keys
+            .iter()
+            .cloned()
+            .enumerate()
+            .filter(|(_, fk)| fk.range == rel)
+            .collect();
+        for (fi, fk) in fks {
+            let (on_delete, on_update) = self.fk_actions.get(fi).copied().unwrap_or_default();
+            let action = if deleted {
+                on_delete
+            } else if fk.columns.iter().any(|(_, r)| updated.contains(r)) {
+                on_update
+            } else {
+                continue;
+            };
+            if action == FkAction::NoAction || !seen.insert((fi, deleted)) {
+                continue;
+            }
+            let dom = fk.domain;
+            let cols: BTreeSet<usize> = fk.columns.iter().map(|(d, _)| *d).collect();
+            let child_deleted = deleted && action == FkAction::Cascade;
+            let ty = if child_deleted {
+                StmtType::PredDel
+            } else {
+                StmtType::PredUpd
+            };
+            let q = self.new_statement(ty, dom, snip);
+            self.statements[q].pread = self.set(dom, &cols);
+            if child_deleted {
+                self.statements[q].write = self.all(dom);
+            } else {
+                self.statements[q].read = self.set(dom, &BTreeSet::new());
+                self.statements[q].write = self.set(dom, &cols);
+            }
+            let how = if deleted { "ON DELETE" } else { "ON UPDATE" };
+            if let Some(sql) = &mut self.statements[q].sql {
+                sql.push_str(&format!("  -- {how} {} of {}", action.sql(), fk.name));
+            }
+            self.facts[q].assigns = if child_deleted {
+                BTreeSet::new()
+            } else {
+                cols.clone()
+            };
+            parts.push(Body::Stmt(q));
+            self.cascade(dom, child_deleted, &cols, snip, seen, parts);
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn write_target(
+        &mut self,
+        kind: WriteKind,
+        rel: RelId,
+        uses: &Uses,
+        writes: BTreeSet<usize>,
+        snip: &Snippet,
+        into: &[String],
+        returning_cols: &[Option<usize>],
+        next: Option<&Node>,
+    ) -> Result<Body> {
+        let key = self.unjoined_key(rel, uses);
+        let r = self.schema.rel(rel);
+        let assigns_key = writes.iter().any(|c| r.primary_key.contains(c));
+        // Join columns (UPDATE … FROM, DELETE … USING) are read and, for a
+        // predicate-based statement, part of its predicate.
+        let mut read = uses.read.clone();
+        read.extend(uses.join.iter().copied());
+        if assigns_key && kind == WriteKind::Update {
+            // Changing the key moves the row: a read of what the SET
+            // expressions use, a delete, and an insert.
+            let name = r.name.clone();
+            self.warn(snip.offset, format!("UPDATE assigns a primary-key column of `{name}`: modelled as a read, a delete and an insert"));
+            let mut parts = vec![];
+            let sel_ty = if key.is_some() {
+                StmtType::KeySel
+            } else {
+                StmtType::PredSel
+            };
+            let s = self.new_statement(sel_ty, rel, snip);
+            read.extend(uses.extra.iter().copied());
+            self.statements[s].read = self.set(rel, &read);
+            if key.is_none() {
+                self.statements[s].pread = self.set(rel, &uses.pred);
+            }
+            self.bind(s, &uses.eq);
+            parts.push(Body::Stmt(s));
+            let del_ty = if key.is_some() {
+                StmtType::KeyDel
+            } else {
+                StmtType::PredDel
+            };
+            let d = self.new_statement(del_ty, rel, snip);
+            self.statements[d].write = self.all(rel);
+            if key.is_none() {
+                self.statements[d].pread = self.set(rel, &uses.pred);
+            }
+            self.bind(d, &uses.eq);
+            parts.push(Body::Stmt(d));
+            let i = self.new_statement(StmtType::Ins, rel, snip);
+            self.statements[i].write = self.all(rel);
+            parts.push(Body::Stmt(i));
+            for v in into {
+                let t = self.fresh();
+                self.env.insert(v.clone(), t);
+            }
+            return Ok(Body::Seq(parts));
+        }
+        match key {
+            Some(key) => {
+                // A join conjunct may match nothing, like any extra conjunct.
+                let mut extra = Self::extras(uses, &key);
+                extra.extend(uses.join.iter().copied());
+                let ty = if kind == WriteKind::Update {
+                    StmtType::KeyUpd
+                } else {
+                    StmtType::KeyDel
+                };
+                let q = self.new_statement(ty, rel, snip);
+                if kind == WriteKind::Update {
+                    let mut rs = read.clone();
+                    rs.extend(extra.iter().copied());
+                    self.statements[q].read = self.set(rel, &rs);
+                    self.statements[q].write = self.set(rel, &writes);
+                } else {
+                    self.statements[q].write = self.all(rel);
+                }
+                self.bind(q, &uses.eq);
+                self.facts[q].key = Some(key);
+                self.facts[q].assigns = writes.clone();
+                self.assign_into(into, q, true, returning_cols, &writes);
+                if extra.is_empty() || self.aborts_when_no_match(into, next) {
+                    return Ok(Body::Stmt(q));
+                }
+                // Extra conjuncts may match nothing: then the statement only
+                // read the tuple and the transaction goes on.
+                let s = self.new_statement(StmtType::KeySel, rel, snip);
+                self.statements[s].read = self.set(rel, &extra);
+                self.bind(s, &uses.eq);
+                self.facts[s].key = self.facts[q].key.clone();
+                Ok(Body::Branch(vec![Body::Stmt(q), Body::Stmt(s)]))
+            }
+            None => {
+                let ty = if kind == WriteKind::Update {
+                    StmtType::PredUpd
+                } else {
+                    StmtType::PredDel
+                };
+                let q = self.new_statement(ty, rel, snip);
+                self.statements[q].pread = self.set(rel, &uses.pred);
+                if kind == WriteKind::Update {
+                    self.statements[q].read = self.set(rel, &read);
+                    self.statements[q].write = self.set(rel, &writes);
+                } else {
+                    self.statements[q].write = self.all(rel);
+                }
+                self.bind(q, &uses.eq);
+                self.facts[q].assigns = writes;
+                self.assign_into(into, q, false, returning_cols, &BTreeSet::new());
+                Ok(Body::Stmt(q))
+            }
+        }
+    }
+
+    /// One read statement per table from `first` on (SELECT, and the FROM /
+    /// USING tables of UPDATE and DELETE): key sel when its key is pinned by
+    /// values and not joined, else pred sel with the join columns in
+    /// PReadSet and ReadSet. Returns the first key-based one.
+    pub(super) fn table_reads(
+        &mut self,
+        tables: &[TableRef],
+        uses: &[Uses],
+        first: usize,
+        locking: &[bool],
+        snip: &Snippet,
+        parts: &mut Vec<Body>,
+    ) -> Option<usize> {
+        let mut first_key_based = None;
+        for (ti, t) in tables.iter().enumerate().skip(first) {
+            let u = &uses[ti];
+            let rel = t.rel;
+            let mut read: BTreeSet<usize> = if u.all {
+                (0..self.schema.rel(rel).arity()).collect()
+            } else {
+                u.read.clone()
+            };
+            read.extend(u.join.iter().copied());
+            let s = if let Some(key) = self.unjoined_key(rel, u) {
+                let s = self.new_statement(StmtType::KeySel, rel, snip);
+                let extras = Self::extras(u, &key);
+                // PostgreSQL locks only rows that match the whole WHERE:
+                // with an extra conjunct, a row it filters out is neither
+                // locked nor waited for. SKIP LOCKED / NOWAIT and FOR KEY
+                // SHARE do not order the read either (docs/locking-reads.md).
+                self.statements[s].locking = locking.get(ti).copied().unwrap_or(false)
+                    && extras.is_empty()
+                    && !self.weak_lock;
+                read.extend(extras);
+                self.statements[s].read = self.set(rel, &read);
+                self.facts[s].key = Some(key);
+                // The FROM/USING tables of UPDATE and DELETE: no match
+                // means no write, and the program goes on.
+                self.facts[s].may_miss |= first > 0;
+                first_key_based.get_or_insert(s);
+                s
+            } else {
+                let s = self.new_statement(StmtType::PredSel, rel, snip);
+                let mut pred = u.pred.clone();
+                pred.extend(u.join.iter().copied());
+                self.statements[s].pread = self.set(rel, &pred);
+                self.statements[s].read = self.set(rel, &read);
+                s
+            };
+            let eq = u.eq.clone();
+            self.bind(s, &eq);
+            self.facts[s].pred = u.pred.iter().chain(&u.join).copied().collect();
+            parts.push(Body::Stmt(s));
+        }
+        first_key_based
+    }
+
+    /// SELECT: one statement per table of FROM, in FROM order.
+    pub(super) fn select(&mut self, q: &Query, snip: &Snippet, into: &[String]) -> Result<Body> {
+        // A CTE may hide writes (WITH x AS (UPDATE …)): never drop it silently.
+        if q.with.is_some() {
+            return Err(self.unsupported(
+                snip,
+                "WITH (common table expressions)",
+                "write each step as its own statement, or inline the CTE as a subquery",
+            ));
+        }
+        let SetExpr::Select(sel) = q.body.as_ref() else {
+            return Err(self.unsupported(
+                snip,
+                "UNION/INTERSECT/EXCEPT or VALUES as a query",
+                "write one SELECT per statement",
+            ));
+        };
+        let mut tables = vec![];
+        let mut ons = vec![];
+        self.tables_of(&sel.from, snip, &mut tables, &mut ons)?;
+        self.selects += 1;
+        if tables.is_empty() {
+            // No FROM: only what its expressions read (subqueries, calls).
+            let mut pre = vec![];
+            let mut exprs: Vec<&Expr> = vec![];
+            for item in &sel.projection {
+                match item {
+                    SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
+                        exprs.push(e)
+                    }
+                    _ => {
+                        return Err(self.unsupported(
+                            snip,
+                            "`*` without FROM",
+                            "name a table in FROM",
+                        ))
+                    }
+                }
+            }
+            exprs.extend(sel.selection.iter());
+            exprs.extend(sel.having.iter());
+            for e in exprs {
+                self.collect(&[], e, snip, Some(&mut pre), Clause::Read, &mut [])?;
+            }
+            if pre.is_empty() {
+                self.warn(snip.offset, "statement reads no table; nothing to model");
+            }
+            for v in into {
+                let t = self.fresh();
+                self.env.insert(v.clone(), t);
+            }
+            return Ok(Body::Seq(pre));
+        }
+        let mut pre = vec![];
+        let mut uses = vec![Uses::default(); tables.len()];
+        for item in &sel.projection {
+            self.collect_item(&tables, item, snip, &mut pre, &mut uses)?;
+        }
+        if let Some(ob) = &q.order_by {
+            if let sqlparser::ast::OrderByKind::Expressions(v) = &ob.kind {
+                for o in v {
+                    self.collect(
+                        &tables,
+                        &o.expr,
+                        snip,
+                        Some(&mut pre),
+                        Clause::Read,
+                        &mut uses,
+                    )?;
+                }
+            }
+        }
+        if let sqlparser::ast::GroupByExpr::Expressions(v, _) = &sel.group_by {
+            for e in v {
+                self.collect(&tables, e, snip, Some(&mut pre), Clause::Read, &mut uses)?;
+            }
+        }
+        if let Some(h) = &sel.having {
+            self.collect(&tables, h, snip, Some(&mut pre), Clause::Read, &mut uses)?;
+        }
+        for on in &ons {
+            self.where_clause(&tables, on, snip, &mut pre, &mut uses)?;
+        }
+        if let Some(w) = &sel.selection {
+            self.where_clause(&tables, w, snip, &mut pre, &mut uses)?;
+        }
+        // FOR UPDATE locks every table; FOR UPDATE OF t only the tables named.
+        let locking: Vec<bool> = tables
+            .iter()
+            .map(|t| {
+                q.locks
+                    .iter()
+                    .filter(|l| l.nonblock.is_none())
+                    .any(|l| match &l.of {
+                        None => true,
+                        Some(name) => name.0.last().and_then(|p| p.as_ident()).is_some_and(|i| {
+                            t.alias.as_deref().is_some_and(|a| same_name(a, i))
+                                || same_name(&t.name, i)
+                        }),
+                    })
+            })
+            .collect();
+        let mut parts = pre;
+        let single = tables.len() == 1;
+        let mark = self.statements.len();
+        let first_key_based = self.table_reads(&tables, &uses, 0, &locking, snip, &mut parts);
+        // An aggregate over no rows still returns a row (COUNT 0, SUM
+        // NULL): the program goes on when the keyed row is missing.
+        let grouped = !matches!(&sel.group_by, sqlparser::ast::GroupByExpr::Expressions(v, _) if v.is_empty());
+        if !grouped && sel.projection.iter().any(has_aggregate) {
+            for q in mark..self.statements.len() {
+                self.facts[q].may_miss = true;
+            }
+        }
+        // INTO: a plain column of a key-based single-table SELECT names that
+        // tuple's column; anything else is a fresh symbol.
+        let cols: Vec<Option<usize>> = sel
+            .projection
+            .iter()
+            .map(|item| match item {
+                SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
+                    match strip_nested(e) {
+                        Expr::Identifier(i) => self
+                            .schema
+                            .rel(tables[0].rel)
+                            .attributes
+                            .iter()
+                            .position(|a| same_name(a, i)),
+                        Expr::CompoundIdentifier(v) => v.last().and_then(|i| {
+                            self.schema
+                                .rel(tables[0].rel)
+                                .attributes
+                                .iter()
+                                .position(|a| same_name(a, i))
+                        }),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            })
+            .collect();
+        match (single, first_key_based) {
+            (true, Some(s)) => self.assign_into(into, s, true, &cols, &BTreeSet::new()),
+            _ => {
+                for v in into {
+                    let t = self.fresh();
+                    self.env.insert(v.clone(), t);
+                }
+            }
+        }
+        Ok(if parts.len() == 1 {
+            parts.remove(0)
+        } else {
+            Body::Seq(parts)
+        })
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum WriteKind {
+    Update,
+    Delete,
+}
+
+pub(super) fn is_ddl(sql: &Sql) -> bool {
+    matches!(
+        sql,
+        Sql::CreateTable(_)
+            | Sql::CreateIndex(_)
+            | Sql::CreateView(_)
+            | Sql::CreateFunction(_)
+            | Sql::CreateTrigger(_)
+            | Sql::AlterTable(_)
+            | Sql::Drop { .. }
+    )
+}

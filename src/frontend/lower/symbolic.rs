@@ -1,0 +1,125 @@
+//! Symbolic values (see the module comment of `lower`): terms for
+//! parameters, literals, variables, columns of a statement's tuple and
+//! per-branch phis; resolution along a path of IF branches.
+
+use super::*;
+
+/// Symbolic values: see the module comment.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(super) enum Term {
+    Param(String),
+    Lit(String),
+    Fresh(usize),
+    /// Column `attr` of the tuple statement `stmt` touches.
+    Col(usize, usize),
+    /// The value after an IF of a variable some branch assigned: index
+    /// into `Lowerer::phis`, resolved per path.
+    Phi(usize),
+    /// Element `index` of the array parameter or variable `array`.
+    Elem(Box<Term>, Box<Term>),
+}
+
+impl Lowerer<'_> {
+    pub(super) fn var_term(&mut self, name: &str) -> Term {
+        let key = name.trim_start_matches(':').to_lowercase();
+        // JDBC's `?`: each one a value of its own.
+        if key == "?" {
+            return self.fresh();
+        }
+        // `:a$$i$` is `:a[:i]` (crate::sql::rewrite_subscripts); `$1` is a
+        // positional parameter.
+        if let Some((array, index)) = key.split_once('$').filter(|(a, _)| !a.is_empty()) {
+            let index = index.trim_matches('$').to_string();
+            let a = self.var_term(array);
+            let i = if index.bytes().all(|b| b.is_ascii_digit()) {
+                Term::Lit(index)
+            } else {
+                self.var_term(&index)
+            };
+            return Term::Elem(Box::new(a), Box::new(i));
+        }
+        self.env.get(&key).cloned().unwrap_or(Term::Param(key))
+    }
+
+    pub(super) fn term(&mut self, e: &Expr) -> Term {
+        match e {
+            Expr::Value(v) => match &v.value {
+                Value::Placeholder(p) => self.var_term(p),
+                Value::Number(n, _) => Term::Lit(n.clone()),
+                Value::SingleQuotedString(s) => Term::Lit(format!("'{s}'")),
+                _ => self.fresh(),
+            },
+            Expr::Nested(inner) => self.term(inner),
+            _ => self.fresh(),
+        }
+    }
+
+    /// Bind the statement's columns to the terms of its equalities.
+    pub(super) fn bind(&mut self, q: usize, eq: &[(usize, Term)]) {
+        for (c, t) in eq {
+            self.facts[q].bound.entry(*c).or_insert_with(|| t.clone());
+        }
+    }
+
+    /// The value a term denotes on the path `path`: columns pinned by
+    /// their statement are followed, phis of IFs on the path resolved.
+    pub(super) fn resolve(&self, t: &Term, path: &[(usize, usize)], depth: usize) -> Term {
+        if depth > 64 {
+            return t.clone();
+        }
+        match t {
+            Term::Col(q, c) => match self.facts[*q].bound.get(c) {
+                Some(b) => self.resolve(b, path, depth + 1),
+                None => t.clone(),
+            },
+            Term::Phi(k) => {
+                let (if_id, values) = &self.phis[*k];
+                match path.iter().find(|(i, _)| i == if_id) {
+                    Some((_, b)) => values
+                        .get(*b)
+                        .map_or(t.clone(), |v| self.resolve(v, path, depth + 1)),
+                    None => t.clone(),
+                }
+            }
+            _ => t.clone(),
+        }
+    }
+
+    /// The branch choices of two statements together; `None` when they are
+    /// in different branches of one IF (they never run together).
+    pub(super) fn joint_path(&self, i: usize, j: usize) -> Option<Vec<(usize, usize)>> {
+        let mut p = self.facts[i].path.clone();
+        for &(k, b) in &self.facts[j].path {
+            match p.iter().find(|(k2, _)| *k2 == k) {
+                Some(&(_, b2)) if b2 != b => return None,
+                Some(_) => {}
+                None => p.push((k, b)),
+            }
+        }
+        Some(p)
+    }
+
+    pub(super) fn same_value(&self, a: Term, b: Term, path: &[(usize, usize)]) -> bool {
+        let (x, y) = (self.resolve(&a, path, 0), self.resolve(&b, path, 0));
+        x == y
+    }
+
+    /// `:v` of INTO gets column c of q's tuple (key-based statements,
+    /// columns not changed by the statement) or a fresh symbol.
+    pub(super) fn assign_into(
+        &mut self,
+        into: &[String],
+        q: usize,
+        key_based: bool,
+        cols: &[Option<usize>],
+        changed: &BTreeSet<usize>,
+    ) {
+        for (k, v) in into.iter().enumerate() {
+            let t = match cols.get(k).copied().flatten() {
+                Some(c) if key_based && !changed.contains(&c) => Term::Col(q, c),
+                _ => self.fresh(),
+            };
+            self.env.insert(v.clone(), t);
+        }
+    }
+}
