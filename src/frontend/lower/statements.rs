@@ -37,214 +37,9 @@ impl Lowerer<'_> {
         self.weak_lock = weak_lock;
         match sql {
             Sql::Query(q) => self.select(q, &snip, &into),
-            Sql::Update(u) => {
-                // UPDATE t … FROM s …: the rows of s are read (one statement
-                // per table, before the write), t is the target (index 0).
-                let mut tables = vec![self.table_ref(&u.table.relation, &snip)?];
-                let mut ons = vec![];
-                if !u.table.joins.is_empty() {
-                    return Err(self.unsupported(&snip, "joins in the UPDATE target", "put the other tables in UPDATE … FROM"));
-                }
-                if let Some(sqlparser::ast::UpdateTableFromKind::BeforeSet(f) | sqlparser::ast::UpdateTableFromKind::AfterSet(f)) = &u.from {
-                    self.tables_of(f, &snip, &mut tables, &mut ons)?;
-                }
-                let mut pre = vec![];
-                let mut uses = vec![Uses::default(); tables.len()];
-                let mut writes = BTreeSet::new();
-                for a in &u.assignments {
-                    for col in assignment_columns(&a.target) {
-                        let c = self.column(&tables[..1], None, &col, &snip)?.1;
-                        writes.insert(c);
-                    }
-                    self.collect(&tables, &a.value, &snip, Some(&mut pre), Clause::Read, &mut uses)?;
-                }
-                if let Some(r) = &u.returning {
-                    for item in r {
-                        self.collect_item(&tables, item, &snip, &mut pre, &mut uses)?;
-                    }
-                }
-                for on in &ons {
-                    self.where_clause(&tables, on, &snip, &mut pre, &mut uses)?;
-                }
-                if let Some(w) = &u.selection {
-                    self.where_clause(&tables, w, &snip, &mut pre, &mut uses)?;
-                }
-                self.table_reads(&tables, &uses, 1, &[], &snip, &mut pre);
-                let rel = tables[0].rel;
-                let returning_cols = returning_columns(&u.returning, &tables[..1], self.schema);
-                let body = self.write_stmt(WriteKind::Update, rel, &uses[0], writes, &snip, &into, &returning_cols, next)?;
-                Ok(seq(pre, body))
-            }
-            Sql::Delete(d) => {
-                let from = match &d.from {
-                    FromTable::WithFromKeyword(v) | FromTable::WithoutKeyword(v) => v,
-                };
-                if from.len() != 1 || !from[0].joins.is_empty() || !d.tables.is_empty() {
-                    return Err(self.unsupported(&snip, "DELETE from several tables", "delete from one table per statement; name the others in USING"));
-                }
-                // DELETE FROM t USING s …: s is read, t is the target.
-                let mut tables = vec![self.table_ref(&from[0].relation, &snip)?];
-                let mut ons = vec![];
-                if let Some(using) = &d.using {
-                    self.tables_of(using, &snip, &mut tables, &mut ons)?;
-                }
-                let mut pre = vec![];
-                let mut uses = vec![Uses::default(); tables.len()];
-                for on in &ons {
-                    self.where_clause(&tables, on, &snip, &mut pre, &mut uses)?;
-                }
-                if let Some(w) = &d.selection {
-                    self.where_clause(&tables, w, &snip, &mut pre, &mut uses)?;
-                }
-                if let Some(r) = &d.returning {
-                    let mut ret = vec![Uses::default(); tables.len()];
-                    for item in r {
-                        self.collect_item(&tables, item, &snip, &mut pre, &mut ret)?;
-                    }
-                    // Columns of the other tables in RETURNING are reads of them.
-                    for (t, u) in ret.iter().enumerate().skip(1) {
-                        uses[t].read.extend(u.read.iter().copied());
-                        uses[t].all |= u.all;
-                    }
-                }
-                self.table_reads(&tables, &uses, 1, &[], &snip, &mut pre);
-                let rel = tables[0].rel;
-                let returning_cols = returning_columns(&d.returning, &tables[..1], self.schema);
-                let body = self.write_stmt(WriteKind::Delete, rel, &uses[0], BTreeSet::new(), &snip, &into, &returning_cols, next)?;
-                Ok(seq(pre, body))
-            }
-            Sql::Insert(ins) => {
-                let TableObject::TableName(name) = &ins.table else {
-                    return Err(self.unsupported(&snip, "INSERT into a table function", "insert into a table"));
-                };
-                let Some(ident) = name.0.last().and_then(|p| p.as_ident()).cloned() else {
-                    return Err(self.unsupported(&snip, "this INSERT target", "insert into a table"));
-                };
-                let rel = self.rel_by_ident(&ident, &snip)?;
-                let tables = vec![TableRef {
-                    rel,
-                    name: self.schema.rel(rel).name.clone(),
-                    alias: None,
-                    pseudo: false,
-                }];
-                let mut cols = vec![];
-                for c in &ins.columns {
-                    if let Some(i) = c.0.last().and_then(|p| p.as_ident()) {
-                        cols.push(self.column(&tables, None, i, &snip)?.1);
-                    }
-                }
-                if cols.is_empty() {
-                    cols = (0..self.schema.rel(rel).arity()).collect();
-                }
-                let mut pre = vec![];
-                let mut eq = vec![];
-                match ins.source.as_deref() {
-                    Some(Query { body, .. }) if matches!(body.as_ref(), SetExpr::Values(_)) => {
-                        if let SetExpr::Values(v) = body.as_ref() {
-                            self.selects += 1; // the VALUES query itself
-                            for row in &v.rows {
-                                for (c, e) in cols.iter().zip(row.iter()) {
-                                    // Subqueries and calls inside VALUES become reads.
-                                    self.collect(&[], e, &snip, Some(&mut pre), Clause::Read, &mut [])?;
-                                    if v.rows.len() == 1 {
-                                        let t = self.term(e);
-                                        eq.push((*c, t));
-                                    }
-                                }
-                            }
-                        }
-                    }
-                    Some(q) => {
-                        // INSERT … SELECT: the SELECT is a read before the
-                        // insert; it may return no row, and the program
-                        // goes on.
-                        self.sub_depth += 1;
-                        let r = self.select(q, &snip, &[]);
-                        self.sub_depth -= 1;
-                        pre.push(r?);
-                    }
-                    None => {}
-                }
-                let q = self.new_statement(StmtType::Ins, rel, &snip);
-                self.statements[q].write = self.all(rel);
-                self.bind(q, &eq);
-                self.facts[q].key = self.key_of(rel, &eq);
-                let returning_cols = returning_columns(&ins.returning, &tables, self.schema);
-                let Some(on) = &ins.on else {
-                    self.assign_into(&into, q, true, &returning_cols, &BTreeSet::new());
-                    return Ok(seq(pre, Body::Stmt(q)));
-                };
-                // Upsert: either the insert, or (on a key conflict) the
-                // action on the existing row with the same key.
-                let (assignments, selection) = match on {
-                    sqlparser::ast::OnInsert::DuplicateKeyUpdate(a) => (a.clone(), None),
-                    sqlparser::ast::OnInsert::OnConflict(c) => match &c.action {
-                        sqlparser::ast::OnConflictAction::DoNothing => (vec![], None),
-                        sqlparser::ast::OnConflictAction::DoUpdate(d) => (d.assignments.clone(), d.selection.clone()),
-                    },
-                    _ => return Err(self.unsupported(&snip, "this ON CONFLICT form", "use ON CONFLICT … DO NOTHING or DO UPDATE")),
-                };
-                let mut scope = tables;
-                scope.push(TableRef {
-                    rel,
-                    name: "excluded".into(),
-                    alias: Some("excluded".into()),
-                    pseudo: true,
-                });
-                let mut uses = vec![Uses::default(); 2];
-                let mut writes = BTreeSet::new();
-                for a in &assignments {
-                    for col in assignment_columns(&a.target) {
-                        writes.insert(self.column(&scope[..1], None, &col, &snip)?.1);
-                    }
-                    self.collect(&scope, &a.value, &snip, Some(&mut pre), Clause::Read, &mut uses)?;
-                }
-                if let Some(w) = &selection {
-                    self.collect(&scope, w, &snip, Some(&mut pre), Clause::Read, &mut uses)?;
-                }
-                let key = self.facts[q].key.clone();
-                let key_cols: BTreeSet<usize> = match &key {
-                    Some(k) => k.iter().copied().collect(),
-                    None => self.schema.rel(rel).primary_key.iter().copied().collect(),
-                };
-                let alt = match (&key, writes.is_empty()) {
-                    // DO NOTHING: the conflict check read the existing row's key.
-                    (Some(k), true) => {
-                        let a = self.new_statement(StmtType::KeySel, rel, &snip);
-                        self.statements[a].read = self.set(rel, &key_cols);
-                        self.facts[a].key = Some(k.clone());
-                        self.bind(a, &eq);
-                        a
-                    }
-                    (Some(k), false) => {
-                        let a = self.new_statement(StmtType::KeyUpd, rel, &snip);
-                        self.statements[a].read = self.set(rel, &uses[0].read);
-                        self.statements[a].write = self.set(rel, &writes);
-                        self.facts[a].key = Some(k.clone());
-                        self.facts[a].assigns = writes.clone();
-                        self.bind(a, &eq);
-                        a
-                    }
-                    // Several rows or no pinned key: any row may conflict.
-                    (None, nothing) => {
-                        let ty = if nothing { StmtType::PredSel } else { StmtType::PredUpd };
-                        let a = self.new_statement(ty, rel, &snip);
-                        self.statements[a].pread = self.all(rel);
-                        let mut read = uses[0].read.clone();
-                        read.extend(key_cols.iter().copied());
-                        self.statements[a].read = self.set(rel, &read);
-                        if !nothing {
-                            self.statements[a].write = self.set(rel, &writes);
-                        }
-                        a
-                    }
-                };
-                for v in &into {
-                    let t = self.fresh();
-                    self.env.insert(v.clone(), t);
-                }
-                Ok(seq(pre, Body::Branch(vec![Body::Stmt(q), Body::Stmt(alt)])))
-            }
+            Sql::Update(u) => self.update(u, &snip, &into, next),
+            Sql::Delete(d) => self.delete(d, &snip, &into, next),
+            Sql::Insert(ins) => self.insert(ins, &snip, &into),
             _ => Err(Diag::new("unsupported statement: isolint models SELECT, INSERT, UPDATE and DELETE")
                 .help(if is_ddl(sql) {
                     "DDL belongs in the schema file"
@@ -253,6 +48,299 @@ impl Lowerer<'_> {
                 })
                 .at(self.file, s.offset + (s.text.len() - s.text.trim_start().len()), 6, "here")),
         }
+    }
+
+    /// UPDATE t … [FROM s …]: the rows of s are read (one statement per
+    /// table, before the write), t is the target (index 0).
+    fn update(
+        &mut self,
+        u: &sqlparser::ast::Update,
+        snip: &Snippet,
+        into: &[String],
+        next: Option<&Node>,
+    ) -> Result<Body> {
+        // UPDATE t … FROM s …: the rows of s are read (one statement
+        // per table, before the write), t is the target (index 0).
+        let mut tables = vec![self.table_ref(&u.table.relation, snip)?];
+        let mut ons = vec![];
+        if !u.table.joins.is_empty() {
+            return Err(self.unsupported(
+                snip,
+                "joins in the UPDATE target",
+                "put the other tables in UPDATE … FROM",
+            ));
+        }
+        if let Some(
+            sqlparser::ast::UpdateTableFromKind::BeforeSet(f)
+            | sqlparser::ast::UpdateTableFromKind::AfterSet(f),
+        ) = &u.from
+        {
+            self.tables_of(f, snip, &mut tables, &mut ons)?;
+        }
+        let mut pre = vec![];
+        let mut uses = vec![Uses::default(); tables.len()];
+        let mut writes = BTreeSet::new();
+        for a in &u.assignments {
+            for col in assignment_columns(&a.target) {
+                let c = self.column(&tables[..1], None, &col, snip)?.1;
+                writes.insert(c);
+            }
+            self.collect(
+                &tables,
+                &a.value,
+                snip,
+                Some(&mut pre),
+                Clause::Read,
+                &mut uses,
+            )?;
+        }
+        if let Some(r) = &u.returning {
+            for item in r {
+                self.collect_item(&tables, item, snip, &mut pre, &mut uses)?;
+            }
+        }
+        for on in &ons {
+            self.where_clause(&tables, on, snip, &mut pre, &mut uses)?;
+        }
+        if let Some(w) = &u.selection {
+            self.where_clause(&tables, w, snip, &mut pre, &mut uses)?;
+        }
+        self.table_reads(&tables, &uses, 1, &[], snip, &mut pre);
+        let rel = tables[0].rel;
+        let returning_cols = returning_columns(&u.returning, &tables[..1], self.schema);
+        let body = self.write_stmt(
+            WriteKind::Update,
+            rel,
+            &uses[0],
+            writes,
+            snip,
+            into,
+            &returning_cols,
+            next,
+        )?;
+        Ok(seq(pre, body))
+    }
+
+    /// DELETE FROM t [USING s …]: s is read, t is the target.
+    fn delete(
+        &mut self,
+        d: &sqlparser::ast::Delete,
+        snip: &Snippet,
+        into: &[String],
+        next: Option<&Node>,
+    ) -> Result<Body> {
+        let from = match &d.from {
+            FromTable::WithFromKeyword(v) | FromTable::WithoutKeyword(v) => v,
+        };
+        if from.len() != 1 || !from[0].joins.is_empty() || !d.tables.is_empty() {
+            return Err(self.unsupported(
+                snip,
+                "DELETE from several tables",
+                "delete from one table per statement; name the others in USING",
+            ));
+        }
+        // DELETE FROM t USING s …: s is read, t is the target.
+        let mut tables = vec![self.table_ref(&from[0].relation, snip)?];
+        let mut ons = vec![];
+        if let Some(using) = &d.using {
+            self.tables_of(using, snip, &mut tables, &mut ons)?;
+        }
+        let mut pre = vec![];
+        let mut uses = vec![Uses::default(); tables.len()];
+        for on in &ons {
+            self.where_clause(&tables, on, snip, &mut pre, &mut uses)?;
+        }
+        if let Some(w) = &d.selection {
+            self.where_clause(&tables, w, snip, &mut pre, &mut uses)?;
+        }
+        if let Some(r) = &d.returning {
+            let mut ret = vec![Uses::default(); tables.len()];
+            for item in r {
+                self.collect_item(&tables, item, snip, &mut pre, &mut ret)?;
+            }
+            // Columns of the other tables in RETURNING are reads of them.
+            for (t, u) in ret.iter().enumerate().skip(1) {
+                uses[t].read.extend(u.read.iter().copied());
+                uses[t].all |= u.all;
+            }
+        }
+        self.table_reads(&tables, &uses, 1, &[], snip, &mut pre);
+        let rel = tables[0].rel;
+        let returning_cols = returning_columns(&d.returning, &tables[..1], self.schema);
+        let body = self.write_stmt(
+            WriteKind::Delete,
+            rel,
+            &uses[0],
+            BTreeSet::new(),
+            snip,
+            into,
+            &returning_cols,
+            next,
+        )?;
+        Ok(seq(pre, body))
+    }
+
+    /// INSERT: VALUES or a SELECT (read first), then the insert; an upsert
+    /// is a branch between the insert and the action on the existing row.
+    fn insert(
+        &mut self,
+        ins: &sqlparser::ast::Insert,
+        snip: &Snippet,
+        into: &[String],
+    ) -> Result<Body> {
+        let TableObject::TableName(name) = &ins.table else {
+            return Err(self.unsupported(
+                snip,
+                "INSERT into a table function",
+                "insert into a table",
+            ));
+        };
+        let Some(ident) = name.0.last().and_then(|p| p.as_ident()).cloned() else {
+            return Err(self.unsupported(snip, "this INSERT target", "insert into a table"));
+        };
+        let rel = self.rel_by_ident(&ident, snip)?;
+        let tables = vec![TableRef {
+            rel,
+            name: self.schema.rel(rel).name.clone(),
+            alias: None,
+            pseudo: false,
+        }];
+        let mut cols = vec![];
+        for c in &ins.columns {
+            if let Some(i) = c.0.last().and_then(|p| p.as_ident()) {
+                cols.push(self.column(&tables, None, i, snip)?.1);
+            }
+        }
+        if cols.is_empty() {
+            cols = (0..self.schema.rel(rel).arity()).collect();
+        }
+        let mut pre = vec![];
+        let mut eq = vec![];
+        match ins.source.as_deref() {
+            Some(Query { body, .. }) if matches!(body.as_ref(), SetExpr::Values(_)) => {
+                if let SetExpr::Values(v) = body.as_ref() {
+                    self.selects += 1; // the VALUES query itself
+                    for row in &v.rows {
+                        for (c, e) in cols.iter().zip(row.iter()) {
+                            // Subqueries and calls inside VALUES become reads.
+                            self.collect(&[], e, snip, Some(&mut pre), Clause::Read, &mut [])?;
+                            if v.rows.len() == 1 {
+                                let t = self.term(e);
+                                eq.push((*c, t));
+                            }
+                        }
+                    }
+                }
+            }
+            Some(q) => {
+                // INSERT … SELECT: the SELECT is a read before the
+                // insert; it may return no row, and the program
+                // goes on.
+                self.sub_depth += 1;
+                let r = self.select(q, snip, &[]);
+                self.sub_depth -= 1;
+                pre.push(r?);
+            }
+            None => {}
+        }
+        let q = self.new_statement(StmtType::Ins, rel, snip);
+        self.statements[q].write = self.all(rel);
+        self.bind(q, &eq);
+        self.facts[q].key = self.key_of(rel, &eq);
+        let returning_cols = returning_columns(&ins.returning, &tables, self.schema);
+        let Some(on) = &ins.on else {
+            self.assign_into(into, q, true, &returning_cols, &BTreeSet::new());
+            return Ok(seq(pre, Body::Stmt(q)));
+        };
+        // Upsert: either the insert, or (on a key conflict) the
+        // action on the existing row with the same key.
+        let (assignments, selection) = match on {
+            sqlparser::ast::OnInsert::DuplicateKeyUpdate(a) => (a.clone(), None),
+            sqlparser::ast::OnInsert::OnConflict(c) => match &c.action {
+                sqlparser::ast::OnConflictAction::DoNothing => (vec![], None),
+                sqlparser::ast::OnConflictAction::DoUpdate(d) => {
+                    (d.assignments.clone(), d.selection.clone())
+                }
+            },
+            _ => {
+                return Err(self.unsupported(
+                    snip,
+                    "this ON CONFLICT form",
+                    "use ON CONFLICT … DO NOTHING or DO UPDATE",
+                ))
+            }
+        };
+        let mut scope = tables;
+        scope.push(TableRef {
+            rel,
+            name: "excluded".into(),
+            alias: Some("excluded".into()),
+            pseudo: true,
+        });
+        let mut uses = vec![Uses::default(); 2];
+        let mut writes = BTreeSet::new();
+        for a in &assignments {
+            for col in assignment_columns(&a.target) {
+                writes.insert(self.column(&scope[..1], None, &col, snip)?.1);
+            }
+            self.collect(
+                &scope,
+                &a.value,
+                snip,
+                Some(&mut pre),
+                Clause::Read,
+                &mut uses,
+            )?;
+        }
+        if let Some(w) = &selection {
+            self.collect(&scope, w, snip, Some(&mut pre), Clause::Read, &mut uses)?;
+        }
+        let key = self.facts[q].key.clone();
+        let key_cols: BTreeSet<usize> = match &key {
+            Some(k) => k.iter().copied().collect(),
+            None => self.schema.rel(rel).primary_key.iter().copied().collect(),
+        };
+        let alt = match (&key, writes.is_empty()) {
+            // DO NOTHING: the conflict check read the existing row's key.
+            (Some(k), true) => {
+                let a = self.new_statement(StmtType::KeySel, rel, snip);
+                self.statements[a].read = self.set(rel, &key_cols);
+                self.facts[a].key = Some(k.clone());
+                self.bind(a, &eq);
+                a
+            }
+            (Some(k), false) => {
+                let a = self.new_statement(StmtType::KeyUpd, rel, snip);
+                self.statements[a].read = self.set(rel, &uses[0].read);
+                self.statements[a].write = self.set(rel, &writes);
+                self.facts[a].key = Some(k.clone());
+                self.facts[a].assigns = writes.clone();
+                self.bind(a, &eq);
+                a
+            }
+            // Several rows or no pinned key: any row may conflict.
+            (None, nothing) => {
+                let ty = if nothing {
+                    StmtType::PredSel
+                } else {
+                    StmtType::PredUpd
+                };
+                let a = self.new_statement(ty, rel, snip);
+                self.statements[a].pread = self.all(rel);
+                let mut read = uses[0].read.clone();
+                read.extend(key_cols.iter().copied());
+                self.statements[a].read = self.set(rel, &read);
+                if !nothing {
+                    self.statements[a].write = self.set(rel, &writes);
+                }
+                a
+            }
+        };
+        for v in into {
+            let t = self.fresh();
+            self.env.insert(v.clone(), t);
+        }
+        Ok(seq(pre, Body::Branch(vec![Body::Stmt(q), Body::Stmt(alt)])))
     }
 
     pub(super) fn unsupported(&self, snip: &Snippet, what: &str, help: &str) -> Box<Diag> {
