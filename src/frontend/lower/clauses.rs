@@ -313,23 +313,33 @@ pub(super) fn conjuncts<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
     }
 }
 
-/// For each RETURNING item, the column it returns (plain columns only).
+/// For each RETURNING item, the column of the target it returns (plain
+/// columns only: a qualified one may name another table of UPDATE … FROM).
 pub(super) fn returning_columns(
     r: &Option<Vec<SelectItem>>,
     tables: &[TableRef],
     schema: &Schema,
 ) -> Vec<Option<usize>> {
-    let Some(items) = r else { return vec![] };
+    r.as_ref().map_or(vec![], |items| {
+        item_columns(items, schema.rel(tables[0].rel), false)
+    })
+}
+
+/// For each select-list item, the column of `rel` it is (`None` for
+/// expressions), optionally also when qualified.
+pub(super) fn item_columns(
+    items: &[SelectItem],
+    rel: &crate::schema::Relation,
+    qualified: bool,
+) -> Vec<Option<usize>> {
+    let col = |i: &Ident| rel.attributes.iter().position(|a| same_name(a, i));
     items
         .iter()
         .map(|item| match item {
             SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
                 match strip_nested(e) {
-                    Expr::Identifier(i) => schema
-                        .rel(tables[0].rel)
-                        .attributes
-                        .iter()
-                        .position(|a| same_name(a, i)),
+                    Expr::Identifier(i) => col(i),
+                    Expr::CompoundIdentifier(v) if qualified => v.last().and_then(col),
                     _ => None,
                 }
             }

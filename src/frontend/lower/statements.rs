@@ -656,36 +656,7 @@ impl Lowerer<'_> {
         self.tables_of(&sel.from, snip, &mut tables, &mut ons)?;
         self.selects += 1;
         if tables.is_empty() {
-            // No FROM: only what its expressions read (subqueries, calls).
-            let mut pre = vec![];
-            let mut exprs: Vec<&Expr> = vec![];
-            for item in &sel.projection {
-                match item {
-                    SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
-                        exprs.push(e)
-                    }
-                    _ => {
-                        return Err(self.unsupported(
-                            snip,
-                            "`*` without FROM",
-                            "name a table in FROM",
-                        ))
-                    }
-                }
-            }
-            exprs.extend(sel.selection.iter());
-            exprs.extend(sel.having.iter());
-            for e in exprs {
-                self.collect(&[], e, snip, Some(&mut pre), Clause::Read, &mut [])?;
-            }
-            if pre.is_empty() {
-                self.warn(snip.offset, "statement reads no table; nothing to model");
-            }
-            for v in into {
-                let t = self.fresh();
-                self.env.insert(v.clone(), t);
-            }
-            return Ok(Body::Seq(pre));
+            return self.select_without_from(sel, snip, into);
         }
         let mut pre = vec![];
         let mut uses = vec![Uses::default(); tables.len()];
@@ -750,31 +721,7 @@ impl Lowerer<'_> {
         }
         // INTO: a plain column of a key-based single-table SELECT names that
         // tuple's column; anything else is a fresh symbol.
-        let cols: Vec<Option<usize>> = sel
-            .projection
-            .iter()
-            .map(|item| match item {
-                SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
-                    match strip_nested(e) {
-                        Expr::Identifier(i) => self
-                            .schema
-                            .rel(tables[0].rel)
-                            .attributes
-                            .iter()
-                            .position(|a| same_name(a, i)),
-                        Expr::CompoundIdentifier(v) => v.last().and_then(|i| {
-                            self.schema
-                                .rel(tables[0].rel)
-                                .attributes
-                                .iter()
-                                .position(|a| same_name(a, i))
-                        }),
-                        _ => None,
-                    }
-                }
-                _ => None,
-            })
-            .collect();
+        let cols = item_columns(&sel.projection, self.schema.rel(tables[0].rel), true);
         match (single, first_key_based) {
             (true, Some(s)) => self.assign_into(into, s, true, &cols, &BTreeSet::new()),
             _ => {
@@ -789,6 +736,40 @@ impl Lowerer<'_> {
         } else {
             Body::Seq(parts)
         })
+    }
+    /// A SELECT without FROM reads only what its expressions read:
+    /// subqueries and calls in the list, WHERE and HAVING.
+    fn select_without_from(
+        &mut self,
+        sel: &sqlparser::ast::Select,
+        snip: &Snippet,
+        into: &[String],
+    ) -> Result<Body> {
+        let mut pre = vec![];
+        let mut exprs: Vec<&Expr> = vec![];
+        for item in &sel.projection {
+            match item {
+                SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
+                    exprs.push(e)
+                }
+                _ => {
+                    return Err(self.unsupported(snip, "`*` without FROM", "name a table in FROM"))
+                }
+            }
+        }
+        exprs.extend(sel.selection.iter());
+        exprs.extend(sel.having.iter());
+        for e in exprs {
+            self.collect(&[], e, snip, Some(&mut pre), Clause::Read, &mut [])?;
+        }
+        if pre.is_empty() {
+            self.warn(snip.offset, "statement reads no table; nothing to model");
+        }
+        for v in into {
+            let t = self.fresh();
+            self.env.insert(v.clone(), t);
+        }
+        Ok(Body::Seq(pre))
     }
 }
 
