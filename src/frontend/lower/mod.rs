@@ -131,7 +131,14 @@ pub fn lower_programs_with(
             assigned.extend(fk.columns.iter().map(|(d, _)| (fk.domain, *d)));
         }
     }
-    let pure: HashSet<String> = ctx.pure_functions.iter().cloned().collect();
+    let shared = Shared {
+        schema: &schema,
+        assigned,
+        functions,
+        fk_actions: &ctx.fk_actions,
+        views: &ctx.views,
+        pure: ctx.pure_functions.iter().cloned().collect(),
+    };
     let mut programs = vec![];
     let mut warnings = vec![];
     let mut counter = 0usize;
@@ -152,54 +159,6 @@ pub fn lower_programs_with(
             });
         }
         for (k, nodes) in tree.iter().enumerate() {
-            let mut l = Lowerer {
-                schema: &schema,
-                file: f,
-                assigned: &assigned,
-                functions: &functions,
-                fk_actions: &ctx.fk_actions,
-                views: &ctx.views,
-                pure: &pure,
-                statements: vec![],
-                facts: vec![],
-                env: HashMap::new(),
-                phis: vec![],
-                path: vec![],
-                next_if: 0,
-                scopes: vec![],
-                outer_hits: vec![],
-                fresh: 0,
-                loops: vec![],
-                next_loop: 0,
-                null_tested: null_tested(nodes),
-                stmt_may_miss: false,
-                sub_depth: 0,
-                selects: 0,
-                inlined: 0,
-                inline_stack: vec![],
-                instances: 0,
-                weak_lock: false,
-                counter: &mut counter,
-                warnings: &mut warnings,
-            };
-            let (body, _) = l.block(nodes)?;
-            let body = match body {
-                Some(b) => b,
-                None => {
-                    // Every path aborts: the program never commits anything.
-                    l.truncate(0);
-                    l.warnings.push(Warning {
-                        file: f.name.clone(),
-                        line: 1,
-                        message:
-                            "every path of this program ends in ROLLBACK or RAISE; it commits nothing"
-                                .into(),
-                    });
-                    Body::Seq(vec![])
-                }
-            };
-            l.apply_may_miss();
-            let constraints = l.infer_constraints();
             let (name, abbrev) = if tree.len() > 1 {
                 (
                     format!("{stem}.{}", k + 1),
@@ -208,23 +167,14 @@ pub fn lower_programs_with(
             } else {
                 (stem.clone(), abbreviation(f))
             };
-            if l.statements.is_empty() {
-                l.warnings.push(Warning {
-                    file: f.name.clone(),
-                    line: 1,
-                    message: format!(
-                        "program `{name}` has no SQL statement on any path that commits: it is analysed as an empty transaction"
-                    ),
-                });
-            }
-            programs.push(Program {
-                name,
-                abbrev,
-                statements: l.statements,
-                body,
-                constraints,
-                file: Some(f.name.clone()),
-            });
+            programs.push(lower_transaction(
+                &shared,
+                f,
+                nodes,
+                (name, abbrev),
+                &mut counter,
+                &mut warnings,
+            )?);
         }
     }
     let w = Workload {
@@ -241,6 +191,85 @@ pub fn lower_programs_with(
         .help("please report this with the SQL that caused it"));
     }
     Ok((w, warnings))
+}
+
+/// What every program of a workload shares while it is lowered.
+struct Shared<'a> {
+    schema: &'a Schema,
+    /// Columns some UPDATE (or upsert, or referential action) assigns: a
+    /// UNIQUE key with such a column is no key.
+    assigned: HashSet<(RelId, usize)>,
+    functions: Vec<ParsedFunction<'a>>,
+    fk_actions: &'a [(FkAction, FkAction)],
+    views: &'a [String],
+    pure: HashSet<String>,
+}
+
+/// One transaction of a program file → a BTP with its constraints.
+fn lower_transaction(
+    sh: &Shared,
+    f: &SourceFile,
+    nodes: &[Node],
+    (name, abbrev): (String, Option<String>),
+    counter: &mut usize,
+    warnings: &mut Vec<Warning>,
+) -> Result<Program> {
+    let mut l = Lowerer {
+        schema: sh.schema,
+        file: f,
+        assigned: &sh.assigned,
+        functions: &sh.functions,
+        fk_actions: sh.fk_actions,
+        views: sh.views,
+        pure: &sh.pure,
+        statements: vec![],
+        facts: vec![],
+        env: HashMap::new(),
+        phis: vec![],
+        path: vec![],
+        next_if: 0,
+        scopes: vec![],
+        outer_hits: vec![],
+        fresh: 0,
+        loops: vec![],
+        next_loop: 0,
+        null_tested: null_tested(nodes),
+        stmt_may_miss: false,
+        sub_depth: 0,
+        selects: 0,
+        inlined: 0,
+        inline_stack: vec![],
+        instances: 0,
+        weak_lock: false,
+        counter,
+        warnings,
+    };
+    let (body, _) = l.block(nodes)?;
+    let body = match body {
+        Some(b) => b,
+        None => {
+            // Every path aborts: the program never commits anything.
+            l.truncate(0);
+            l.warn(
+                0,
+                "every path of this program ends in ROLLBACK or RAISE; it commits nothing",
+            );
+            Body::Seq(vec![])
+        }
+    };
+    l.apply_may_miss();
+    let constraints = l.infer_constraints();
+    if l.statements.is_empty() {
+        l.warn(0, format!("program `{name}` has no SQL statement on any path that commits: it is analysed as an empty transaction"));
+    }
+    Ok(Program {
+        name,
+        abbrev,
+        statements: l.statements,
+        body,
+        constraints,
+        file: Some(f.name.clone()),
+    })
 }
 
 /// Columns that some UPDATE (or ON CONFLICT … DO UPDATE) assigns.
