@@ -518,29 +518,7 @@ impl P<'_> {
                 "IF" => nodes.push(self.if_stmt()?),
                 "CASE" => nodes.push(self.case_stmt()?),
                 "LOOP" | "WHILE" | "FOR" => nodes.push(self.loop_stmt(&w)?),
-                "EXIT" | "CONTINUE" => {
-                    let semi = self.semi_after(&w, at, "write EXIT; or EXIT WHEN condition;")?;
-                    let when = if self.word(self.pos + 1).as_deref() == Some("WHEN") {
-                        Some(self.expr(self.toks[self.pos + 1].2, self.toks[semi].1)?)
-                    } else if self.pos + 1 != semi {
-                        return Err(self.err(
-                            at,
-                            w.len(),
-                            format!("unexpected text after {w}"),
-                            &format!(
-                                "write {w}; or {w} WHEN condition; (loop labels are not supported)"
-                            ),
-                        ));
-                    } else {
-                        None
-                    };
-                    self.pos = semi + 1;
-                    nodes.push(Node::Exit {
-                        when,
-                        at,
-                        cont: w == "CONTINUE",
-                    });
-                }
+                "EXIT" | "CONTINUE" => nodes.push(self.exit_stmt(&w)?),
                 "RAISE" => nodes.push(self.raise()?),
                 "ASSERT" => {
                     let semi = self.semi_after("ASSERT", at, "write ASSERT condition;")?;
@@ -558,30 +536,8 @@ impl P<'_> {
                 {
                     nodes.push(self.begin(ctx, &w)?)
                 }
-                "COMMIT" | "END" => {
-                    // END here is PostgreSQL's COMMIT (ends_transaction).
-                    let semi = self.semi_after(&w, at, "end it with `;`")?;
-                    let plain = (self.pos + 1..semi)
-                        .all(|k| matches!(self.word(k).as_deref(), Some("WORK" | "TRANSACTION")));
-                    if !plain {
-                        return Err(self.err(at, w.len(), format!("unsupported form of {w}"), "write COMMIT; (COMMIT AND CHAIN and prepared transactions are not supported)"));
-                    }
-                    if ctx != Ctx::Top {
-                        return Err(self.err(at, w.len(), format!("{w} inside IF, CASE or LOOP"), "isolint splits a program into transactions only at a COMMIT outside every IF, CASE and LOOP; move it, or split the program into files"));
-                    }
-                    self.pos = semi + 1;
-                    nodes.push(Node::Commit { at });
-                }
-                "ROLLBACK" | "ABORT" => {
-                    let semi = self.semi_after(&w, at, "end it with `;`")?;
-                    if (self.pos + 1..semi)
-                        .any(|k| matches!(self.word(k).as_deref(), Some("TO" | "PREPARED" | "AND")))
-                    {
-                        return Err(self.err(at, w.len(), "ROLLBACK TO SAVEPOINT is not supported", "savepoints (partial rollbacks) cannot be modelled; the whole program is one transaction"));
-                    }
-                    self.pos = semi + 1;
-                    nodes.push(Node::Abort);
-                }
+                "COMMIT" | "END" => nodes.push(self.commit_stmt(ctx, &w)?),
+                "ROLLBACK" | "ABORT" => nodes.push(self.rollback_stmt(&w)?),
                 _ => {
                     if let Some(help) = plpgsql_only(&w) {
                         return Err(self.err(
@@ -595,6 +551,65 @@ impl P<'_> {
                 }
             }
         }
+    }
+
+    /// EXIT [WHEN cond]; or CONTINUE [WHEN cond];
+    fn exit_stmt(&mut self, w: &str) -> Result<Node> {
+        let at = self.start();
+        let semi = self.semi_after(&w, at, "write EXIT; or EXIT WHEN condition;")?;
+        let when = if self.word(self.pos + 1).as_deref() == Some("WHEN") {
+            Some(self.expr(self.toks[self.pos + 1].2, self.toks[semi].1)?)
+        } else if self.pos + 1 != semi {
+            return Err(self.err(
+                at,
+                w.len(),
+                format!("unexpected text after {w}"),
+                &format!("write {w}; or {w} WHEN condition; (loop labels are not supported)"),
+            ));
+        } else {
+            None
+        };
+        self.pos = semi + 1;
+        Ok(Node::Exit {
+            when,
+            at,
+            cont: w == "CONTINUE",
+        })
+    }
+
+    /// COMMIT [WORK|TRANSACTION]; (or END;) at the top level.
+    fn commit_stmt(&mut self, ctx: Ctx, w: &str) -> Result<Node> {
+        let at = self.start();
+        // END here is PostgreSQL's COMMIT (ends_transaction).
+        let semi = self.semi_after(&w, at, "end it with `;`")?;
+        let plain = (self.pos + 1..semi)
+            .all(|k| matches!(self.word(k).as_deref(), Some("WORK" | "TRANSACTION")));
+        if !plain {
+            return Err(self.err(
+                at,
+                w.len(),
+                format!("unsupported form of {w}"),
+                "write COMMIT; (COMMIT AND CHAIN and prepared transactions are not supported)",
+            ));
+        }
+        if ctx != Ctx::Top {
+            return Err(self.err(at, w.len(), format!("{w} inside IF, CASE or LOOP"), "isolint splits a program into transactions only at a COMMIT outside every IF, CASE and LOOP; move it, or split the program into files"));
+        }
+        self.pos = semi + 1;
+        Ok(Node::Commit { at })
+    }
+
+    /// ROLLBACK; (ROLLBACK TO SAVEPOINT is an error).
+    fn rollback_stmt(&mut self, w: &str) -> Result<Node> {
+        let at = self.start();
+        let semi = self.semi_after(&w, at, "end it with `;`")?;
+        if (self.pos + 1..semi)
+            .any(|k| matches!(self.word(k).as_deref(), Some("TO" | "PREPARED" | "AND")))
+        {
+            return Err(self.err(at, w.len(), "ROLLBACK TO SAVEPOINT is not supported", "savepoints (partial rollbacks) cannot be modelled; the whole program is one transaction"));
+        }
+        self.pos = semi + 1;
+        Ok(Node::Abort)
     }
 
     /// `END` followed by `;` (or TRANSACTION/WORK) at the top level.
