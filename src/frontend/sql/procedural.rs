@@ -556,7 +556,7 @@ impl P<'_> {
     /// EXIT [WHEN cond]; or CONTINUE [WHEN cond];
     fn exit_stmt(&mut self, w: &str) -> Result<Node> {
         let at = self.start();
-        let semi = self.semi_after(&w, at, "write EXIT; or EXIT WHEN condition;")?;
+        let semi = self.semi_after(w, at, "write EXIT; or EXIT WHEN condition;")?;
         let when = if self.word(self.pos + 1).as_deref() == Some("WHEN") {
             Some(self.expr(self.toks[self.pos + 1].2, self.toks[semi].1)?)
         } else if self.pos + 1 != semi {
@@ -581,7 +581,7 @@ impl P<'_> {
     fn commit_stmt(&mut self, ctx: Ctx, w: &str) -> Result<Node> {
         let at = self.start();
         // END here is PostgreSQL's COMMIT (ends_transaction).
-        let semi = self.semi_after(&w, at, "end it with `;`")?;
+        let semi = self.semi_after(w, at, "end it with `;`")?;
         let plain = (self.pos + 1..semi)
             .all(|k| matches!(self.word(k).as_deref(), Some("WORK" | "TRANSACTION")));
         if !plain {
@@ -602,7 +602,7 @@ impl P<'_> {
     /// ROLLBACK; (ROLLBACK TO SAVEPOINT is an error).
     fn rollback_stmt(&mut self, w: &str) -> Result<Node> {
         let at = self.start();
-        let semi = self.semi_after(&w, at, "end it with `;`")?;
+        let semi = self.semi_after(w, at, "end it with `;`")?;
         if (self.pos + 1..semi)
             .any(|k| matches!(self.word(k).as_deref(), Some("TO" | "PREPARED" | "AND")))
         {
