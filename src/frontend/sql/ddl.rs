@@ -201,7 +201,6 @@ fn add_constraint(
     pending: &mut Vec<PendingFk>,
     unknown_col: &dyn Fn(&Relation, &Ident) -> Box<Diag>,
 ) -> Result<()> {
-    let col_index = |rel: &Relation, i: &Ident| rel.attributes.iter().position(|a| same_name(a, i));
     match tc {
         TableConstraint::PrimaryKey(pk) => {
             let mut cols = vec![];
@@ -329,16 +328,7 @@ pub fn parse_ddl(file: &SourceFile) -> Result<Ddl> {
     let mut functions = vec![];
     let mut fk_actions = vec![];
     let mut pending: Vec<PendingFk> = vec![];
-    let col_index = |rel: &Relation, i: &Ident| rel.attributes.iter().position(|a| same_name(a, i));
-    let unknown_col = |rel: &Relation, i: &Ident| {
-        let (at, len) = span_of(file, &snip, i);
-        Diag::new(format!("table `{}` has no column `{}`", rel.name, i.value))
-            .help(
-                did_you_mean(&i.value, rel.attributes.iter().map(String::as_str))
-                    .unwrap_or_else(|| format!("its columns are: {}", rel.attributes.join(", "))),
-            )
-            .at(file, at, len, "unknown column")
-    };
+    let unknown_col = |rel: &Relation, i: &Ident| unknown_column(file, &snip, rel, i);
     for stmt in &stmts {
         match stmt {
             Statement::CreateTable(ct) => {
@@ -467,6 +457,25 @@ pub fn parse_ddl(file: &SourceFile) -> Result<Ddl> {
             .help("the schema file must contain CREATE TABLE statements")
             .at(file, 0, 0, "in this file"));
     }
+    resolve_foreign_keys(file, &snip, &mut schema, pending, &mut fk_actions)?;
+    Ok(Ddl {
+        schema,
+        functions,
+        fk_actions,
+        views,
+    })
+}
+
+/// Resolve the foreign keys once every table is known: referenced table
+/// and columns (the primary key when none are listed), names made unique.
+fn resolve_foreign_keys(
+    file: &SourceFile,
+    snip: &Snippet,
+    schema: &mut Schema,
+    pending: Vec<PendingFk>,
+    fk_actions: &mut Vec<(FkAction, FkAction)>,
+) -> Result<()> {
+    let unknown_col = |rel: &Relation, i: &Ident| unknown_column(file, snip, rel, i);
     for p in pending {
         let dom = &schema.relations[p.table];
         let Some(target) = last_ident(&p.foreign_table) else {
@@ -477,7 +486,7 @@ pub fn parse_ddl(file: &SourceFile) -> Result<Ddl> {
             .iter()
             .position(|r| same_name(&r.name, &target))
         else {
-            let (at, len) = span_of(file, &snip, &target);
+            let (at, len) = span_of(file, snip, &target);
             return Err(Diag::new(format!(
                 "foreign key of `{}` references unknown table `{}`",
                 dom.name, target.value
@@ -506,7 +515,7 @@ pub fn parse_ddl(file: &SourceFile) -> Result<Ddl> {
             v
         };
         if rcols.len() != dcols.len() {
-            let (at, len) = span_of(file, &snip, &target);
+            let (at, len) = span_of(file, snip, &target);
             return Err(Diag::new(format!(
                 "foreign key of `{}` has {} column(s) but references {} column(s) of `{}`",
                 dom.name,
@@ -534,12 +543,21 @@ pub fn parse_ddl(file: &SourceFile) -> Result<Ddl> {
         });
         fk_actions.push(p.actions);
     }
-    Ok(Ddl {
-        schema,
-        functions,
-        fk_actions,
-        views,
-    })
+    Ok(())
+}
+
+fn col_index(rel: &Relation, i: &Ident) -> Option<usize> {
+    rel.attributes.iter().position(|a| same_name(a, i))
+}
+
+fn unknown_column(file: &SourceFile, snip: &Snippet, rel: &Relation, i: &Ident) -> Box<Diag> {
+    let (at, len) = span_of(file, snip, i);
+    Diag::new(format!("table `{}` has no column `{}`", rel.name, i.value))
+        .help(
+            did_you_mean(&i.value, rel.attributes.iter().map(String::as_str))
+                .unwrap_or_else(|| format!("its columns are: {}", rel.attributes.join(", "))),
+        )
+        .at(file, at, len, "unknown column")
 }
 
 fn pending_fk(fk: &ForeignKeyConstraint, table: usize) -> PendingFk {
