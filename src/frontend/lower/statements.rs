@@ -252,8 +252,27 @@ impl Lowerer<'_> {
             self.assign_into(into, q, true, &returning_cols, &BTreeSet::new());
             return Ok(seq(pre, Body::Stmt(q)));
         };
-        // Upsert: either the insert, or (on a key conflict) the
-        // action on the existing row with the same key.
+        self.upsert(on, q, tables, snip, into, pre)
+    }
+
+    /// An upsert: either the insert `q`, or (on a key conflict) the action
+    /// on the existing row with the same key.
+    fn upsert(
+        &mut self,
+        on: &sqlparser::ast::OnInsert,
+        q: usize,
+        tables: Vec<TableRef>,
+        snip: &Snippet,
+        into: &[String],
+        mut pre: Vec<Body>,
+    ) -> Result<Body> {
+        let rel = tables[0].rel;
+        // The existing row has the key the insert pins.
+        let eq: Vec<(usize, Term)> = self.facts[q]
+            .bound
+            .iter()
+            .map(|(c, t)| (*c, t.clone()))
+            .collect();
         let (assignments, selection) = match on {
             sqlparser::ast::OnInsert::DuplicateKeyUpdate(a) => (a.clone(), None),
             sqlparser::ast::OnInsert::OnConflict(c) => match &c.action {
