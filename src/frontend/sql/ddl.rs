@@ -331,54 +331,7 @@ pub fn parse_ddl(file: &SourceFile) -> Result<Ddl> {
     let unknown_col = |rel: &Relation, i: &Ident| unknown_column(file, &snip, rel, i);
     for stmt in &stmts {
         match stmt {
-            Statement::CreateTable(ct) => {
-                let Some(name) = last_ident(&ct.name) else {
-                    continue;
-                };
-                if schema.relations.iter().any(|r| same_name(&r.name, &name)) {
-                    let (at, len) = span_of(file, &snip, &name);
-                    return Err(
-                        Diag::new(format!("table `{}` is defined twice", name.value)).at(
-                            file,
-                            at,
-                            len,
-                            "second definition",
-                        ),
-                    );
-                }
-                let ti = schema.relations.len();
-                let mut rel = Relation {
-                    name: name.value.clone(),
-                    attributes: ct.columns.iter().map(|c| c.name.value.clone()).collect(),
-                    primary_key: vec![],
-                    unique_keys: vec![],
-                };
-                for (ci, c) in ct.columns.iter().enumerate() {
-                    for opt in &c.options {
-                        match &opt.option {
-                            ColumnOption::PrimaryKey(_) => rel.primary_key = vec![ci],
-                            ColumnOption::Unique(_) => rel.unique_keys.push(vec![ci]),
-                            ColumnOption::ForeignKey(fk) => pending.push(PendingFk {
-                                name: opt
-                                    .name
-                                    .as_ref()
-                                    .or(fk.name.as_ref())
-                                    .map(|n| n.value.clone()),
-                                table: ti,
-                                columns: vec![c.name.clone()],
-                                foreign_table: fk.foreign_table.clone(),
-                                referred: fk.referred_columns.clone(),
-                                actions: (FkAction::of(&fk.on_delete), FkAction::of(&fk.on_update)),
-                            }),
-                            _ => {}
-                        }
-                    }
-                }
-                for tc in &ct.constraints {
-                    add_constraint(&mut rel, tc, ti, &mut pending, &unknown_col)?;
-                }
-                schema.relations.push(rel);
-            }
+            Statement::CreateTable(ct) => create_table(file, &snip, ct, &mut schema, &mut pending)?,
             Statement::AlterTable(at) => {
                 let Some(name) = last_ident(&at.name) else {
                     continue;
@@ -464,6 +417,65 @@ pub fn parse_ddl(file: &SourceFile) -> Result<Ddl> {
         fk_actions,
         views,
     })
+}
+
+/// CREATE TABLE: columns, column- and table-level keys, foreign keys
+/// (resolved later).
+fn create_table(
+    file: &SourceFile,
+    snip: &Snippet,
+    ct: &sqlparser::ast::CreateTable,
+    schema: &mut Schema,
+    pending: &mut Vec<PendingFk>,
+) -> Result<()> {
+    let unknown_col = |rel: &Relation, i: &Ident| unknown_column(file, snip, rel, i);
+    let Some(name) = last_ident(&ct.name) else {
+        return Ok(());
+    };
+    if schema.relations.iter().any(|r| same_name(&r.name, &name)) {
+        let (at, len) = span_of(file, snip, &name);
+        return Err(
+            Diag::new(format!("table `{}` is defined twice", name.value)).at(
+                file,
+                at,
+                len,
+                "second definition",
+            ),
+        );
+    }
+    let ti = schema.relations.len();
+    let mut rel = Relation {
+        name: name.value.clone(),
+        attributes: ct.columns.iter().map(|c| c.name.value.clone()).collect(),
+        primary_key: vec![],
+        unique_keys: vec![],
+    };
+    for (ci, c) in ct.columns.iter().enumerate() {
+        for opt in &c.options {
+            match &opt.option {
+                ColumnOption::PrimaryKey(_) => rel.primary_key = vec![ci],
+                ColumnOption::Unique(_) => rel.unique_keys.push(vec![ci]),
+                ColumnOption::ForeignKey(fk) => pending.push(PendingFk {
+                    name: opt
+                        .name
+                        .as_ref()
+                        .or(fk.name.as_ref())
+                        .map(|n| n.value.clone()),
+                    table: ti,
+                    columns: vec![c.name.clone()],
+                    foreign_table: fk.foreign_table.clone(),
+                    referred: fk.referred_columns.clone(),
+                    actions: (FkAction::of(&fk.on_delete), FkAction::of(&fk.on_update)),
+                }),
+                _ => {}
+            }
+        }
+    }
+    for tc in &ct.constraints {
+        add_constraint(&mut rel, tc, ti, pending, &unknown_col)?;
+    }
+    schema.relations.push(rel);
+    Ok(())
 }
 
 /// Resolve the foreign keys once every table is known: referenced table
