@@ -6,6 +6,43 @@
 //! and a statement pair admitting both a counterflow and a non-counterflow
 //! dependency gives two edges. These are the counting rules that reproduce
 //! Table 2. This module builds the graph; it does not look for cycles.
+//!
+//! # Approximate nodes (programs too large to unfold)
+//!
+//! A program whose Unfold≤2 would not fit (`unfold::plan`) contributes
+//! nodes in [`crate::unfold::Mode::Maximal`] or `Full` mode instead of its
+//! LTPs: each such node N is a sequence of statement occurrences such that
+//! every literal unfolding L of the program is a subsequence of some N
+//! (same statements, same loop-copy tags: take every option, both loop
+//! copies, and L's branch choices — or, for `Full`, all alternatives), and
+//! N keeps only the constraint links whose parent is present, before the
+//! child, in *every* unfolding that contains the child. Claim: if the
+//! literal summary graph has a type-II (type-I) cycle, so does the graph
+//! with approximate nodes; hence "robust" on the approximate graph implies
+//! robust (it may say "not robust" where the literal graph does not).
+//!
+//! Proof. Map each literal node L to a node h(L) ⊇ L (the identity for
+//! literal programs) and each occurrence to itself. (1) Edges: NCDEPTABLE
+//! and NCDEPCONDS read only types and attribute sets, which an occurrence
+//! keeps, so non-counterflow edges map to edges. CDEPCONDS can only be
+//! *blocked* by a protection (same-tuple, FK pair, locking read); the
+//! protections of an occurrence in h(L) come from guaranteed links, whose
+//! parents are in L before the child, where `unfold::link` instantiates
+//! the same link — so protections in h(L) are a subset of those in L and
+//! every counterflow edge maps to a counterflow edge. (2) The closed walk
+//! maps to a closed walk with the same edge labels, so it still has a
+//! non-counterflow edge (type II) or a counterflow edge (type I). (3) At
+//! the distinguished node, "q4' before q4" in L implies it in h(L)
+//! (subsequence), and "q3 is a read" and "e3 is counterflow" are kept.
+//! So the image is a type-II (type-I) cycle, in every induced subgraph
+//! too (subset search maps programs to themselves). ∎
+//!
+//! What is lost: co-occurrence and order are exact for `Maximal` (two
+//! occurrences share a maximal unfolding iff they share a literal one, and
+//! in the same order), but a protection that holds in some unfoldings
+//! only is dropped, and several unfoldings are joined at one node; `Full`
+//! also lets alternatives of one branch meet. `tests/structural.rs`
+//! measures the verdicts this changes, against the literal graph.
 
 use std::collections::HashMap;
 

@@ -139,7 +139,7 @@ pub fn unfold_program(pi: usize, p: &Program) -> Vec<Ltp> {
 
 pub fn unfold_program_with(pi: usize, p: &Program, mode: Mode) -> Vec<Ltp> {
     let canon = Canon::of(p);
-    let body = normalize(&p.body, &canon.fine);
+    let body = normalize_with(&p.body, p, &canon.coarse);
     let loops = loop_paths(p);
     let paths = static_paths(p, &body);
     let seqs = expand(&body, &[], mode, &canon.fine);
@@ -220,31 +220,89 @@ fn is_empty(b: &Body) -> bool {
     matches!(b, Body::Seq(v) if v.is_empty())
 }
 
-/// Equal as bodies once statements are replaced by their content ids.
-fn same(a: &Body, b: &Body, canon: &[usize]) -> bool {
+/// Equal as bodies once statements are replaced by their content ids;
+/// `pairs` collects the statement of `b` matched to each statement of `a`.
+fn same(a: &Body, b: &Body, canon: &[usize], pairs: &mut Vec<(usize, usize)>) -> bool {
     match (a, b) {
-        (Body::Stmt(i), Body::Stmt(j)) => canon[*i] == canon[*j],
-        (Body::Seq(u), Body::Seq(v)) | (Body::Branch(u), Body::Branch(v)) => {
-            u.len() == v.len() && u.iter().zip(v).all(|(x, y)| same(x, y, canon))
+        (Body::Stmt(i), Body::Stmt(j)) => {
+            pairs.push((*j, *i));
+            canon[*i] == canon[*j]
         }
-        (Body::Opt(x), Body::Opt(y)) | (Body::Loop(x), Body::Loop(y)) => same(x, y, canon),
+        (Body::Seq(u), Body::Seq(v)) | (Body::Branch(u), Body::Branch(v)) => {
+            u.len() == v.len() && u.iter().zip(v).all(|(x, y)| same(x, y, canon, pairs))
+        }
+        (Body::Opt(x), Body::Opt(y)) | (Body::Loop(x), Body::Loop(y)) => same(x, y, canon, pairs),
         _ => false,
     }
+}
+
+/// Can branch alternative `b` be dropped in favour of the earlier `a`?
+/// They must be equal up to statement contents (`coarse`), and the
+/// program's constraints must not tell them apart: renaming b's statements
+/// to a's maps the constraints that involve b exactly onto those that
+/// involve a (and none relates the two). Then every unfolding through b
+/// has the same statement contents and, position for position, the same
+/// links as the one through a (link instantiation depends only on the
+/// constraints and the loop nesting, which is the same), so it is the
+/// same LTP and dropping b changes no LTP.
+fn interchangeable(a: &Body, b: &Body, p: &Program, coarse: &[usize]) -> bool {
+    let mut pairs = vec![];
+    if !same(a, b, coarse, &mut pairs) {
+        return false;
+    }
+    if p.constraints.is_empty() {
+        return true;
+    }
+    let n = p.statements.len();
+    // side: 1 for a's statements, 2 for b's; sigma: b → a.
+    let mut side = vec![0u8; n];
+    let mut sigma: Vec<usize> = (0..n).collect();
+    for &(j, i) in &pairs {
+        if i >= n || j >= n {
+            return false;
+        }
+        side[i] = 1;
+        side[j] = 2;
+        sigma[j] = i;
+    }
+    let mut from_b = vec![];
+    let mut of_a = vec![];
+    for c in &p.constraints {
+        let (sc, sp) = (side[c.child], side[c.parent]);
+        if (sc == 1 && sp == 2) || (sc == 2 && sp == 1) {
+            return false;
+        }
+        if sc == 2 || sp == 2 {
+            from_b.push((c.kind, sigma[c.child], sigma[c.parent]));
+        }
+        if sc == 1 || sp == 1 {
+            of_a.push((c.kind, c.child, c.parent));
+        }
+    }
+    from_b.sort();
+    from_b.dedup();
+    of_a.sort();
+    of_a.dedup();
+    from_b == of_a
 }
 
 /// The body with statement-free parts collapsed and identical branch
 /// alternatives merged (issue 8 item 5, issue 13 item 4). A branch, option
 /// or loop without a statement contributes only the empty sequence, so it
-/// becomes the empty sequence; an alternative equal (by `canon`) to an
-/// earlier one adds no unfolding that the earlier one does not. The order
-/// of the remaining unfoldings is unchanged, so LTP numbering is too.
-pub fn normalize(b: &Body, canon: &[usize]) -> Body {
+/// becomes the empty sequence; an alternative [`interchangeable`] with an
+/// earlier one adds no LTP that the earlier one does not. The order of the
+/// remaining unfoldings is unchanged, so LTP numbering is too.
+pub fn normalize(b: &Body, p: &Program) -> Body {
+    normalize_with(b, p, &Canon::of(p).coarse)
+}
+
+fn normalize_with(b: &Body, p: &Program, coarse: &[usize]) -> Body {
     match b {
         Body::Stmt(i) => Body::Stmt(*i),
         Body::Seq(parts) => {
             let mut out = vec![];
             for part in parts {
-                match normalize(part, canon) {
+                match normalize_with(part, p, coarse) {
                     Body::Seq(inner) => out.extend(inner),
                     other => out.push(other),
                 }
@@ -258,8 +316,8 @@ pub fn normalize(b: &Body, canon: &[usize]) -> Body {
         Body::Branch(alts) => {
             let mut out: Vec<Body> = vec![];
             for a in alts {
-                let a = normalize(a, canon);
-                if !out.iter().any(|o| same(o, &a, canon)) {
+                let a = normalize_with(a, p, coarse);
+                if !out.iter().any(|o| interchangeable(o, &a, p, coarse)) {
                     out.push(a);
                 }
             }
@@ -271,12 +329,12 @@ pub fn normalize(b: &Body, canon: &[usize]) -> Body {
                 Body::Branch(out)
             }
         }
-        Body::Opt(x) => match normalize(x, canon) {
+        Body::Opt(x) => match normalize_with(x, p, coarse) {
             e if is_empty(&e) => e,
             o @ Body::Opt(_) => o,
             x => Body::Opt(Box::new(x)),
         },
-        Body::Loop(x) => match normalize(x, canon) {
+        Body::Loop(x) => match normalize_with(x, p, coarse) {
             e if is_empty(&e) => e,
             x => Body::Loop(Box::new(x)),
         },
@@ -611,6 +669,11 @@ pub fn estimate(p: &Program, body: &Body, mode: Mode) -> Estimate {
 /// its maximal unfoldings (or one node), a sound over-approximation.
 pub const MAX_LITERAL_UNFOLDINGS: f64 = 20_000.0;
 
+/// Programs with at most this many literal unfoldings keep them even when
+/// the graph is too large (coarsening them would lose precision for
+/// little gain; the edge guard then refuses the workload).
+pub const MIN_COARSENED_UNFOLDINGS: f64 = 64.0;
+
 /// Estimated edges (Σ over relations of occurrences², the number of
 /// occurrence pairs Algorithm 1 looks at) beyond which isolint does not
 /// build the summary graph: at 16 bytes an edge and up to two edges a
@@ -663,11 +726,7 @@ fn edges_of(estimates: &[Estimate]) -> f64 {
 /// fits or nothing can be coarsened. Deterministic: the same workload
 /// always gets the same plan.
 pub fn plan(w: &Workload) -> Plan {
-    let bodies: Vec<Body> = w
-        .programs
-        .iter()
-        .map(|p| normalize(&p.body, &Canon::of(p).fine))
-        .collect();
+    let bodies: Vec<Body> = w.programs.iter().map(|p| normalize(&p.body, p)).collect();
     let literal: Vec<Estimate> = w
         .programs
         .iter()
@@ -693,11 +752,22 @@ pub fn plan(w: &Workload) -> Plan {
     let mut estimated_edges = edges_of(&estimates);
     while estimated_edges > MAX_ESTIMATED_EDGES {
         // The coarsenable program with the most occurrences, first on ties.
+        // Programs with few unfoldings are never coarsened: a workload of
+        // many small programs (Auction(n)) is analysed literally or not at
+        // all. Maximal mode is skipped when it would not shrink anything
+        // (IF/ELSE blocks: as many maximal unfoldings as unfoldings).
         let pick = (0..modes.len())
+            .filter(|&i| literal[i].nodes > MIN_COARSENED_UNFOLDINGS)
             .filter_map(|i| {
-                let next = modes[i].coarser()?;
-                let e = estimate(&w.programs[i], &bodies[i], next);
-                (e.total_occurrences() < estimates[i].total_occurrences()).then(|| (i, next, e))
+                let current = estimates[i].total_occurrences();
+                let mut next = modes[i].coarser()?;
+                loop {
+                    let e = estimate(&w.programs[i], &bodies[i], next);
+                    if e.total_occurrences() < current {
+                        return Some((i, next, e));
+                    }
+                    next = next.coarser()?;
+                }
             })
             .max_by(|a, b| {
                 estimates[a.0]
