@@ -210,25 +210,43 @@ fn find(
     let mut strong_in: Vec<Option<usize>> = vec![None; n];
     let mut latest_in: Vec<Option<usize>> = vec![None; n];
     let mut earliest_cf_out: Vec<Option<usize>> = vec![None; n];
-    for i in g.edges_within(mask) {
-        let e = &g.edges[i];
-        if !inside(e) {
+    // Latest to_pos of latest_in, earliest from_pos of earliest_cf_out,
+    // kept beside them so the pass reads each edge once, in edge order
+    // (source node by source node, as `edges_within` visits them).
+    let mut latest_pos: Vec<u16> = vec![0; n];
+    let mut earliest_pos: Vec<u16> = vec![0; n];
+    for u in 0..n {
+        let cu = comp[u];
+        if cu == u32::MAX {
             continue;
         }
-        let (u, v) = (e.from as usize, e.to as usize);
-        if !e.counterflow {
-            has_nc.insert(comp[u] as usize);
-        }
-        if strong_in[v].is_none()
-            && (e.counterflow || g.nodes[u].types[e.from_pos as usize].starts_with_read())
-        {
-            strong_in[v] = Some(i);
-        }
-        if latest_in[v].is_none_or(|j| g.edges[j].to_pos < e.to_pos) {
-            latest_in[v] = Some(i);
-        }
-        if e.counterflow && earliest_cf_out[u].is_none_or(|j| g.edges[j].from_pos > e.from_pos) {
-            earliest_cf_out[u] = Some(i);
+        let types = &g.nodes[u].types;
+        for i in g.out_start[u]..g.out_start[u + 1] {
+            let e = &g.edges[i];
+            let v = e.to as usize;
+            // Excluded targets have comp u32::MAX ≠ cu.
+            if comp[v] != cu {
+                continue;
+            }
+            if !e.counterflow {
+                has_nc.insert(cu as usize);
+            }
+            if strong_in[v].is_none()
+                && (e.counterflow
+                    || types
+                        .get(e.from_pos as usize)
+                        .is_none_or(|t| t.starts_with_read()))
+            {
+                strong_in[v] = Some(i);
+            }
+            if latest_in[v].is_none() || latest_pos[v] < e.to_pos {
+                latest_in[v] = Some(i);
+                latest_pos[v] = e.to_pos;
+            }
+            if e.counterflow && (earliest_cf_out[u].is_none() || earliest_pos[u] > e.from_pos) {
+                earliest_cf_out[u] = Some(i);
+                earliest_pos[u] = e.from_pos;
+            }
         }
     }
     for v in 0..n {
