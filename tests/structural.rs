@@ -93,6 +93,7 @@ fn twenty_optional_updates_are_analysed_without_enumerating() {
         ],
     );
     let writer = w.program("Writer").expect("Writer");
+    assert_eq!(count_unfoldings(&w.programs[writer].body), 1 << 20);
     let p = plan(&w);
     assert_eq!(p.modes[writer], Mode::Maximal, "2^20 unfoldings");
     assert!(p.fits());
@@ -172,6 +173,27 @@ pub fn branchy_loop() -> String {
 #[test]
 fn statement_free_branches_do_not_multiply_unfoldings() {
     let w = sql_workload(SCHEMA, &[("P", branchy_loop())]);
+    // The same structure as a BTP with the statement-free parts spelled
+    // out (as the front-end lowered it when issue 8 was filed): loop body
+    // = 16 (15 branches + the missing ELSE) × 2 (IF) × 3 (WHILE: 0, 1, 2
+    // times) × 2 (IF/ELSE) = 192 unfoldings, the loop 1 + 192 + 192² =
+    // 37,057 (the count issue 8 reports); Unfold≤2 gives three LTPs.
+    let mut p = w.programs[0].clone();
+    let empty = || Body::Seq(vec![]);
+    p.body = Body::Loop(Box::new(Body::Seq(vec![
+        Body::Branch((0..16).map(|_| empty()).collect()),
+        Body::Branch(vec![empty(), empty()]),
+        Body::Loop(Box::new(empty())),
+        Body::Branch(vec![empty(), empty()]),
+        Body::Stmt(0),
+        Body::Stmt(1),
+    ])));
+    assert_eq!(count_unfoldings(&p.body), 37_057);
+    let lens: Vec<usize> = unfold_program(0, &p)
+        .iter()
+        .map(|l| l.occurrences.len())
+        .collect();
+    assert_eq!(lens, vec![0, 2, 4]);
     // The loop body reduces to the two UPDATEs: Unfold≤2 gives the empty
     // program, one iteration and two iterations.
     let lens: Vec<usize> = unfold_program(0, &w.programs[0])
