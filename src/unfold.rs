@@ -676,9 +676,11 @@ pub const MIN_COARSENED_UNFOLDINGS: f64 = 64.0;
 
 /// Estimated edges (Σ over relations of occurrences², the number of
 /// occurrence pairs Algorithm 1 looks at) beyond which isolint does not
-/// build the summary graph: at 16 bytes an edge and up to two edges a
-/// pair, 10⁸ pairs is at most 3.2 GB. Auction(1000) is 1.2·10⁷.
-pub const MAX_ESTIMATED_EDGES: f64 = 1.0e8;
+/// build the summary graph. An edge is 16 bytes, written once; a pair
+/// gives at most two edges and usually at most one, so 3·10⁸ pairs is
+/// about 5 GB (10 GB at worst). Auction(1000) is 1.3·10⁷, Auction(3000)
+/// 1.2·10⁸ (81 M edges, 1.3 GB), Auction(10000) 1.3·10⁹.
+pub const MAX_ESTIMATED_EDGES: f64 = 3.0e8;
 
 /// Longest node: positions are `u16` in [`crate::summary_graph::Edge`].
 pub const MAX_NODE_LENGTH: f64 = u16::MAX as f64;

@@ -233,8 +233,8 @@ fn if_else_blocks_on_one_table_fit_instead_of_aborting() {
 #[test]
 fn the_edge_guard_refuses_with_a_message() {
     // Auction(n) has 3n nodes and 8n + 9n² edges (Table 2); Buyer alone
-    // is touched by 3n occurrences. At n = 5000 that is ≥ 2·10⁸ pairs.
-    let w = isolint::generate::auction(5000);
+    // is touched by 3n occurrences. At n = 10000 that is ≥ 9·10⁸ pairs.
+    let w = isolint::generate::auction(10_000);
     let err = isolint::load::check_size(&w).expect_err("too large");
     assert!(err.message.contains("summary graph"), "{}", err.message);
     assert!(err.message.contains("edges"), "{}", err.message);
