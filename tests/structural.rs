@@ -432,6 +432,18 @@ fn random_workload(seed: u64) -> Workload {
                 locking: ty == KeySel && r.chance(15),
             });
         }
+        // Twins: a statement with the same contents as the one before it,
+        // so branches often have alternatives equal up to contents (with
+        // or without the same constraints) and normalization merges them.
+        for s in 1..nstmt {
+            if r.chance(40) {
+                let id = statements[s].id.clone();
+                statements[s] = Statement {
+                    id,
+                    ..statements[s - 1].clone()
+                };
+            }
+        }
         let mut next = 0;
         let mut items = vec![];
         while next < nstmt {
@@ -745,4 +757,26 @@ fn random_workloads_verdict_changes() {
         changed[0], changed[1]
     );
     assert!(not_robust > total / 10 && not_robust < total * 9 / 10);
+}
+
+/// The generator must exercise the merging of alternatives, or
+/// `normalization_keeps_the_literal_graph` would not test it.
+#[test]
+fn generator_produces_mergeable_alternatives() {
+    let mut merged = 0;
+    for seed in 1..=200u64 {
+        let w = random_workload(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        for p in &w.programs {
+            let (mut before, mut after) = (vec![], vec![]);
+            p.body.statements(&mut before);
+            isolint::unfold::normalize(&p.body, p).statements(&mut after);
+            if after.len() < before.len() {
+                merged += 1;
+            }
+        }
+    }
+    assert!(
+        merged > 10,
+        "only {merged} programs with merged alternatives"
+    );
 }
