@@ -83,9 +83,11 @@ pub fn check_size(w: &Workload) -> Result<()> {
         .take(3)
         .map(|&(i, n)| format!("`{}` ({n:.0} statement occurrences)", w.programs[i].name))
         .collect();
+    let total: f64 = plan.estimates.iter().map(|e| e.total_occurrences()).sum();
     Err(Diag::new(format!(
-        "the summary graph of `{}` would have about {:.1e} edges (Σ over relations of statement occurrences²); isolint builds at most {:.0e}",
+        "the summary graph of `{}` ({} programs, {total:.0} statement occurrences after Unfold≤2) would have about {:.1e} edges (Σ over relations of occurrences²); isolint builds at most {:.0e}",
         w.name,
+        w.programs.len(),
         plan.estimated_edges,
         unfold::MAX_ESTIMATED_EDGES
     ))
