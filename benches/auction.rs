@@ -55,3 +55,35 @@ fn check_tpcc_sql(bencher: divan::Bencher) {
             .robust
     });
 }
+
+/// The physical floor the graph build is compared with (issue 13): write
+/// Auction(n)'s 8n + 9n² edges once into a vector sized in advance.
+#[divan::bench(args = [1000], sample_count = 5, sample_size = 1)]
+fn floor_write_edges(bencher: divan::Bencher, n: usize) {
+    let count = 8 * n + 9 * n * n;
+    bencher.bench_local(|| {
+        let mut v: Vec<isolint::summary_graph::Edge> = Vec::with_capacity(count);
+        for i in 0..count {
+            v.push(isolint::summary_graph::Edge {
+                from: (i / 3000) as u32,
+                to: (i % 3000) as u32,
+                from_pos: (i & 3) as u16,
+                to_pos: (i & 7) as u16,
+                counterflow: i & 15 == 0,
+            });
+        }
+        divan::black_box(v).len()
+    });
+}
+
+/// …and read them once (the floor of one pass of the type-II test).
+#[divan::bench(args = [1000], sample_count = 5, sample_size = 1)]
+fn floor_read_pass(bencher: divan::Bencher, n: usize) {
+    let g = build(&auction(n), Settings::default());
+    bencher.bench_local(|| {
+        g.edges
+            .iter()
+            .map(|e| e.to as usize + usize::from(e.counterflow))
+            .sum::<usize>()
+    });
+}

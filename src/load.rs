@@ -5,6 +5,7 @@ use std::path::Path;
 
 use crate::btp::{yaml, Workload};
 use crate::error::{Diag, Result, SourceFile, Warning};
+use crate::unfold;
 
 /// A loaded workload with the front-end's warnings (empty for YAML).
 pub struct Loaded {
@@ -16,7 +17,11 @@ pub struct Loaded {
 /// `schema` overrides the directory manifest's schema (SQL only).
 pub fn load(path: &Path, schema: Option<&Path>) -> Result<Loaded> {
     if path.is_dir() {
-        return load_sql_dir(path, schema);
+        let mut loaded = load_sql_dir(path, schema)?;
+        loaded
+            .warnings
+            .extend(approximation_warnings(&loaded.workload));
+        return Ok(loaded);
     }
     if !path.exists() {
         return Err(Diag::new(format!("no such file or directory: {}", path.display()))
@@ -30,34 +35,88 @@ pub fn load(path: &Path, schema: Option<&Path>) -> Result<Loaded> {
         .help("a BTP YAML file declares its relations under `schema:`; drop --schema"));
     }
     let file = SourceFile::read(path)?;
-    let loaded = Loaded {
-        workload: yaml::parse(&file)?,
-        warnings: vec![],
-    };
-    check_size(&loaded.workload)?;
-    Ok(loaded)
+    let workload = yaml::parse(&file)?;
+    check_size(&workload)?;
+    let warnings = approximation_warnings(&workload);
+    Ok(Loaded { workload, warnings })
 }
 
-/// Refuse programs whose Unfold≤2 explodes (k optional statements in a
-/// row give 2^k linear programs) with a clear message instead of
-/// exhausting memory.
+/// Refuse workloads whose summary graph would not fit, with a clear
+/// message instead of an allocation abort (issue 13). The guard is on the
+/// estimated number of edges (Σ over relations of statement occurrences²,
+/// from the bodies' structure, [`unfold::plan`]), after statement-free
+/// branches are collapsed and identical alternatives merged, and after
+/// programs with too many unfoldings are coarsened to a sound
+/// over-approximation (which [`approximation_warnings`] reports).
 pub fn check_size(w: &Workload) -> Result<()> {
-    for p in &w.programs {
-        let n = crate::unfold::count_unfoldings(&p.body);
-        if n > crate::unfold::MAX_UNFOLDINGS {
-            let mut d = Diag::new(format!(
-                "program `{}` has {n} unfoldings (Unfold≤2, Section 6.1); isolint analyses at most {}",
-                p.name,
-                crate::unfold::MAX_UNFOLDINGS
-            ))
-            .help("split the program, or merge branches that do the same thing: each IF without ELSE doubles the number of linear programs");
-            if let Some(f) = &p.file {
-                d.message = format!("{f}: {}", d.message);
-            }
-            return Err(d);
-        }
+    let plan = unfold::plan(w);
+    if plan.fits() {
+        return Ok(());
     }
-    Ok(())
+    if let Some((pi, e)) = plan
+        .estimates
+        .iter()
+        .enumerate()
+        .find(|(_, e)| e.longest > unfold::MAX_NODE_LENGTH)
+    {
+        let p = &w.programs[pi];
+        let mut d = Diag::new(format!(
+            "program `{}` has a linear program of up to {:.0} statements (Unfold≤2, Section 6.1); isolint analyses at most {:.0}",
+            p.name, e.longest, unfold::MAX_NODE_LENGTH
+        ))
+        .help("split the program: loops are unfolded twice, so nested loops double its length per level");
+        if let Some(f) = &p.file {
+            d.message = format!("{f}: {}", d.message);
+        }
+        return Err(d);
+    }
+    // The programs with the most occurrences, for the message.
+    let mut big: Vec<(usize, f64)> = plan
+        .estimates
+        .iter()
+        .map(|e| e.total_occurrences())
+        .enumerate()
+        .collect();
+    big.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let names: Vec<String> = big
+        .iter()
+        .take(3)
+        .map(|&(i, n)| format!("`{}` ({n:.0} statement occurrences)", w.programs[i].name))
+        .collect();
+    let total: f64 = plan.estimates.iter().map(|e| e.total_occurrences()).sum();
+    Err(Diag::new(format!(
+        "the summary graph of `{}` ({} programs, {total:.0} statement occurrences after Unfold≤2) would have about {:.1e} edges (Σ over relations of occurrences²); isolint builds at most {:.0e}",
+        w.name,
+        w.programs.len(),
+        plan.estimated_edges,
+        unfold::MAX_ESTIMATED_EDGES
+    ))
+    .help(format!(
+        "analyse fewer programs at a time, or split the largest: {}",
+        names.join(", ")
+    )))
+}
+
+/// One warning per program analysed through an over-approximation (its
+/// literal unfoldings would not fit): a "robust" verdict stays sound, a
+/// "not robust" one may be a false alarm.
+pub fn approximation_warnings(w: &Workload) -> Vec<Warning> {
+    let plan = unfold::plan(w);
+    plan.approximated()
+        .map(|pi| {
+            let p = &w.programs[pi];
+            Warning {
+                file: p.file.clone().unwrap_or_else(|| w.name.clone()),
+                line: 1,
+                message: format!(
+                    "program `{}` has about {:.0} unfoldings (Unfold≤2, Section 6.1), too many to analyse one by one; it is analysed through {} instead, which can report a dangerous cycle that no single unfolding has (never the reverse)",
+                    p.name,
+                    plan.literal_unfoldings[pi],
+                    plan.modes[pi].label()
+                ),
+            }
+        })
+        .collect()
 }
 
 fn load_sql_dir(path: &Path, schema: Option<&Path>) -> Result<Loaded> {

@@ -19,7 +19,6 @@
 use std::collections::VecDeque;
 
 use fixedbitset::FixedBitSet;
-use petgraph::csr::Csr;
 
 use crate::summary_graph::{Edge, SummaryGraph};
 
@@ -85,37 +84,78 @@ pub struct Witness {
 pub type Mask<'a> = Option<&'a FixedBitSet>;
 
 /// Strongly connected component id per node (`u32::MAX` for excluded).
+///
+/// Iterative Tarjan directly over the graph's source-grouped edge list
+/// (`out_start`), restricted to `mask`. It cannot fail: an earlier version
+/// built a petgraph CSR and, had that construction ever failed, returned
+/// "no component" for every node, which the caller reads as *robust*
+/// (fail-open, issue 8). Here every node in the mask gets a component.
 pub fn components(g: &SummaryGraph, mask: Mask) -> Vec<u32> {
     let n = g.nodes.len();
-    // Bucket edges by source (O(E)), then dedup targets per row: petgraph's
-    // CSR wants sorted edges, and a global sort of 9M edges is the slow way.
-    let mut rows: Vec<Vec<u32>> = vec![vec![]; n];
-    for i in g.edges_within(mask) {
-        let e = &g.edges[i];
-        rows[e.from as usize].push(e.to);
-    }
-    let mut pairs: Vec<(u32, u32)> = vec![];
-    for (u, row) in rows.iter_mut().enumerate() {
-        row.sort_unstable();
-        row.dedup();
-        pairs.extend(row.iter().map(|&v| (u as u32, v)));
-    }
-    drop(rows);
+    let included = |v: usize| mask.is_none_or(|m| m.contains(v));
+    const UNSEEN: u32 = u32::MAX;
     let mut comp = vec![u32::MAX; n];
-    let csr: Csr<(), (), petgraph::Directed, u32> = match Csr::from_sorted_edges(&pairs) {
-        Ok(c) => c,
-        // Rows are emitted in order and sorted, so this cannot happen.
-        Err(_) => return comp,
-    };
-    for (ci, scc) in petgraph::algo::tarjan_scc(&csr).into_iter().enumerate() {
-        for v in scc {
-            comp[v as usize] = ci as u32;
+    let mut index = vec![UNSEEN; n];
+    let mut low = vec![0u32; n];
+    let mut on_stack = FixedBitSet::with_capacity(n);
+    let mut stack: Vec<u32> = vec![];
+    // DFS frames: (node, next out-edge index to look at).
+    let mut frames: Vec<(u32, usize)> = vec![];
+    let mut next_index = 0u32;
+    let mut next_comp = 0u32;
+    for root in 0..n {
+        if !included(root) || index[root] != UNSEEN {
+            continue;
         }
-    }
-    if let Some(m) = mask {
-        for (v, c) in comp.iter_mut().enumerate() {
-            if !m.contains(v) {
-                *c = u32::MAX;
+        index[root] = next_index;
+        low[root] = next_index;
+        next_index += 1;
+        stack.push(root as u32);
+        on_stack.insert(root);
+        frames.push((root as u32, g.out_start[root]));
+        while let Some(&(v, mut at)) = frames.last() {
+            let v = v as usize;
+            let end = g.out_start[v + 1];
+            let mut descended = false;
+            while at < end {
+                let w = g.edges[at].to as usize;
+                at += 1;
+                if !included(w) {
+                    continue;
+                }
+                if index[w] == UNSEEN {
+                    if let Some(top) = frames.last_mut() {
+                        top.1 = at;
+                    }
+                    index[w] = next_index;
+                    low[w] = next_index;
+                    next_index += 1;
+                    stack.push(w as u32);
+                    on_stack.insert(w);
+                    frames.push((w as u32, g.out_start[w]));
+                    descended = true;
+                    break;
+                } else if on_stack.contains(w) {
+                    low[v] = low[v].min(index[w]);
+                }
+            }
+            if descended {
+                continue;
+            }
+            frames.pop();
+            if let Some(&(parent, _)) = frames.last() {
+                let parent = parent as usize;
+                low[parent] = low[parent].min(low[v]);
+            }
+            if low[v] == index[v] {
+                while let Some(w) = stack.pop() {
+                    on_stack.remove(w as usize);
+                    comp[w as usize] = next_comp;
+                    if w as usize == v {
+                        break;
+                    }
+                }
+                next_comp += 1;
             }
         }
     }
@@ -170,25 +210,43 @@ fn find(
     let mut strong_in: Vec<Option<usize>> = vec![None; n];
     let mut latest_in: Vec<Option<usize>> = vec![None; n];
     let mut earliest_cf_out: Vec<Option<usize>> = vec![None; n];
-    for i in g.edges_within(mask) {
-        let e = &g.edges[i];
-        if !inside(e) {
+    // Latest to_pos of latest_in, earliest from_pos of earliest_cf_out,
+    // kept beside them so the pass reads each edge once, in edge order
+    // (source node by source node, as `edges_within` visits them).
+    let mut latest_pos: Vec<u16> = vec![0; n];
+    let mut earliest_pos: Vec<u16> = vec![0; n];
+    for u in 0..n {
+        let cu = comp[u];
+        if cu == u32::MAX {
             continue;
         }
-        let (u, v) = (e.from as usize, e.to as usize);
-        if !e.counterflow {
-            has_nc.insert(comp[u] as usize);
-        }
-        if strong_in[v].is_none()
-            && (e.counterflow || g.nodes[u].types[e.from_pos as usize].starts_with_read())
-        {
-            strong_in[v] = Some(i);
-        }
-        if latest_in[v].is_none_or(|j| g.edges[j].to_pos < e.to_pos) {
-            latest_in[v] = Some(i);
-        }
-        if e.counterflow && earliest_cf_out[u].is_none_or(|j| g.edges[j].from_pos > e.from_pos) {
-            earliest_cf_out[u] = Some(i);
+        let types = &g.nodes[u].types;
+        for i in g.out_start[u]..g.out_start[u + 1] {
+            let e = &g.edges[i];
+            let v = e.to as usize;
+            // Excluded targets have comp u32::MAX ≠ cu.
+            if comp[v] != cu {
+                continue;
+            }
+            if !e.counterflow {
+                has_nc.insert(cu as usize);
+            }
+            if strong_in[v].is_none()
+                && (e.counterflow
+                    || types
+                        .get(e.from_pos as usize)
+                        .is_none_or(|t| t.starts_with_read()))
+            {
+                strong_in[v] = Some(i);
+            }
+            if latest_in[v].is_none() || latest_pos[v] < e.to_pos {
+                latest_in[v] = Some(i);
+                latest_pos[v] = e.to_pos;
+            }
+            if e.counterflow && (earliest_cf_out[u].is_none() || earliest_pos[u] > e.from_pos) {
+                earliest_cf_out[u] = Some(i);
+                earliest_pos[u] = e.from_pos;
+            }
         }
     }
     for v in 0..n {

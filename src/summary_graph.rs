@@ -6,6 +6,43 @@
 //! and a statement pair admitting both a counterflow and a non-counterflow
 //! dependency gives two edges. These are the counting rules that reproduce
 //! Table 2. This module builds the graph; it does not look for cycles.
+//!
+//! # Approximate nodes (programs too large to unfold)
+//!
+//! A program whose Unfold≤2 would not fit (`unfold::plan`) contributes
+//! nodes in [`crate::unfold::Mode::Maximal`] or `Full` mode instead of its
+//! LTPs: each such node N is a sequence of statement occurrences such that
+//! every literal unfolding L of the program is a subsequence of some N
+//! (same statements, same loop-copy tags: take every option, both loop
+//! copies, and L's branch choices — or, for `Full`, all alternatives), and
+//! N keeps only the constraint links whose parent is present, before the
+//! child, in *every* unfolding that contains the child. Claim: if the
+//! literal summary graph has a type-II (type-I) cycle, so does the graph
+//! with approximate nodes; hence "robust" on the approximate graph implies
+//! robust (it may say "not robust" where the literal graph does not).
+//!
+//! Proof. Map each literal node L to a node h(L) ⊇ L (the identity for
+//! literal programs) and each occurrence to itself. (1) Edges: NCDEPTABLE
+//! and NCDEPCONDS read only types and attribute sets, which an occurrence
+//! keeps, so non-counterflow edges map to edges. CDEPCONDS can only be
+//! *blocked* by a protection (same-tuple, FK pair, locking read); the
+//! protections of an occurrence in h(L) come from guaranteed links, whose
+//! parents are in L before the child, where `unfold::link` instantiates
+//! the same link — so protections in h(L) are a subset of those in L and
+//! every counterflow edge maps to a counterflow edge. (2) The closed walk
+//! maps to a closed walk with the same edge labels, so it still has a
+//! non-counterflow edge (type II) or a counterflow edge (type I). (3) At
+//! the distinguished node, "q4' before q4" in L implies it in h(L)
+//! (subsequence), and "q3 is a read" and "e3 is counterflow" are kept.
+//! So the image is a type-II (type-I) cycle, in every induced subgraph
+//! too (subset search maps programs to themselves). ∎
+//!
+//! What is lost: co-occurrence and order are exact for `Maximal` (two
+//! occurrences share a maximal unfolding iff they share a literal one, and
+//! in the same order), but a protection that holds in some unfoldings
+//! only is dropped, and several unfoldings are joined at one node; `Full`
+//! also lets alternatives of one branch meet. `tests/structural.rs`
+//! measures the verdicts this changes, against the literal graph.
 
 use std::collections::HashMap;
 
@@ -230,24 +267,6 @@ impl SummaryGraph {
     }
 }
 
-/// Stable counting sort of edges by source node; returns the row starts.
-fn group_by_source(edges: Vec<Edge>, n: usize) -> (Vec<Edge>, Vec<usize>) {
-    let mut start = vec![0usize; n + 1];
-    for e in &edges {
-        start[e.from as usize + 1] += 1;
-    }
-    for v in 0..n {
-        start[v + 1] += start[v];
-    }
-    let mut next = start.clone();
-    let mut sorted = edges.clone();
-    for e in edges {
-        sorted[next[e.from as usize]] = e;
-        next[e.from as usize] += 1;
-    }
-    (sorted, start)
-}
-
 /// Unfold≤2 the workload and build its summary graph (Algorithm 1).
 pub fn build(w: &Workload, settings: Settings) -> SummaryGraph {
     build_from_ltps(w, unfold_workload(w), settings)
@@ -274,11 +293,21 @@ pub fn build_from_ltps(w: &Workload, ltps: Vec<Ltp>, settings: Settings) -> Summ
         .collect();
 
     // Group occurrences by relation and by class (identical Effective), so
-    // Algorithm 1's conditions run once per class pair.
+    // Algorithm 1's conditions run once per class pair. Classes are
+    // numbered per relation (dense), and the edge kinds of each class pair
+    // of a relation sit in a dense table: no hashing per occurrence pair.
     let mut classes: HashMap<Effective, u32> = HashMap::new();
     let mut class_list: Vec<Effective> = vec![];
-    let mut by_rel: Vec<Vec<(u32, u16, u32)>> = vec![vec![]; w.schema.relations.len()];
+    let nrel = w.schema.relations.len();
+    // Per relation: occurrences (node, position, local class), in node
+    // and position order; local class → global class.
+    let mut by_rel: Vec<Vec<(u32, u16, u32)>> = vec![vec![]; nrel];
+    let mut rel_classes: Vec<Vec<u32>> = vec![vec![]; nrel];
+    let mut local_of: Vec<HashMap<u32, u32>> = vec![HashMap::new(); nrel];
+    // Per node: its occurrences as (relation, position, local class).
+    let mut node_occ: Vec<Vec<(u32, u16, u32)>> = Vec::with_capacity(nodes.len());
     for (ni, node) in nodes.iter().enumerate() {
+        let mut occ = Vec::with_capacity(node.ltp.occurrences.len());
         for pos in 0..node.ltp.occurrences.len() {
             let eff = effective(w, &node.ltp, pos, settings);
             let rel = node.ltp.statement(w, pos).rel;
@@ -287,34 +316,97 @@ pub fn build_from_ltps(w: &Workload, ltps: Vec<Ltp>, settings: Settings) -> Summ
                 class_list.push(eff);
                 next
             });
-            by_rel[rel].push((ni as u32, pos as u16, class));
+            let next_local = rel_classes[rel].len() as u32;
+            let local = *local_of[rel].entry(class).or_insert_with(|| {
+                rel_classes[rel].push(class);
+                next_local
+            });
+            // Positions and nodes are u16/u32 in `Edge`; `load::check_size`
+            // refuses larger workloads, so a wrap here would be a bug, and
+            // a silent wrap could misorder statements: stop instead.
+            let (node32, pos16) = match (u32::try_from(ni), u16::try_from(pos)) {
+                (Ok(n), Ok(p)) => (n, p),
+                _ => panic!("summary graph too large: node {ni}, position {pos} (load::check_size guards this)"),
+            };
+            by_rel[rel].push((node32, pos16, local));
+            occ.push((rel as u32, pos16, local));
         }
+        // Today's edge order, which witnesses depend on: per source node,
+        // by relation, then position.
+        occ.sort_unstable();
+        node_occ.push(occ);
     }
-    let mut edges = vec![];
-    let mut pair_cache: HashMap<(u32, u32), (bool, bool)> = HashMap::new();
-    for occs in &by_rel {
-        for &(ni, pi, ci) in occs {
-            for &(nj, pj, cj) in occs {
-                let (nc, cf) = *pair_cache.entry((ci, cj)).or_insert_with(|| {
-                    edge_kinds(&class_list[ci as usize], &class_list[cj as usize])
-                });
+    // kinds[rel][ci * L + cj]: bit 0 non-counterflow, bit 1 counterflow.
+    let kinds: Vec<Vec<u8>> = rel_classes
+        .iter()
+        .map(|cl| {
+            let mut t = Vec::with_capacity(cl.len() * cl.len());
+            for &ci in cl {
+                for &cj in cl {
+                    let (nc, cf) = edge_kinds(&class_list[ci as usize], &class_list[cj as usize]);
+                    t.push(u8::from(nc) | (u8::from(cf) << 1));
+                }
+            }
+            t
+        })
+        .collect();
+    // Out-degree of an occurrence of local class ci, counted per class:
+    // Σ over target classes cj of |occurrences of cj| × |kinds(ci, cj)|.
+    let out_degree: Vec<Vec<usize>> = (0..nrel)
+        .map(|rel| {
+            let l = rel_classes[rel].len();
+            let mut hist = vec![0usize; l];
+            for &(_, _, c) in &by_rel[rel] {
+                hist[c as usize] += 1;
+            }
+            (0..l)
+                .map(|ci| {
+                    (0..l)
+                        .map(|cj| hist[cj] * kinds[rel][ci * l + cj].count_ones() as usize)
+                        .sum()
+                })
+                .collect()
+        })
+        .collect();
+    let mut out_start = Vec::with_capacity(nodes.len() + 1);
+    out_start.push(0usize);
+    for occ in &node_occ {
+        let d: usize = occ
+            .iter()
+            .map(|&(rel, _, c)| out_degree[rel as usize][c as usize])
+            .sum();
+        out_start.push(out_start.last().copied().unwrap_or(0) + d);
+    }
+    // Written once, already grouped by source.
+    let mut edges = Vec::with_capacity(out_start.last().copied().unwrap_or(0));
+    for (ni, occ) in node_occ.iter().enumerate() {
+        let from = ni as u32;
+        for &(rel, from_pos, ci) in occ {
+            let rel = rel as usize;
+            let l = rel_classes[rel].len();
+            let row = &kinds[rel][ci as usize * l..(ci as usize + 1) * l];
+            if row.iter().all(|&k| k == 0) {
+                continue;
+            }
+            for &(to, to_pos, cj) in &by_rel[rel] {
+                let k = row[cj as usize];
                 let edge = |counterflow| Edge {
-                    from: ni,
-                    to: nj,
-                    from_pos: pi,
-                    to_pos: pj,
+                    from,
+                    to,
+                    from_pos,
+                    to_pos,
                     counterflow,
                 };
-                if nc {
+                if k & 1 != 0 {
                     edges.push(edge(false));
                 }
-                if cf {
+                if k & 2 != 0 {
                     edges.push(edge(true));
                 }
             }
         }
     }
-    let (edges, out_start) = group_by_source(edges, nodes.len());
+    debug_assert_eq!(Some(&edges.len()), out_start.last());
     SummaryGraph {
         settings,
         nodes,
@@ -355,5 +447,102 @@ fn effective(w: &Workload, ltp: &Ltp, pos: usize, settings: Settings) -> Effecti
         protected_by,
         same_tuple,
         locking: s.locking,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The dense, directly grouped build against the previous one (a hash
+    //! map per class pair, edges collected by relation and then sorted by
+    //! source with a stable counting sort), kept here as the reference:
+    //! same edges in the same order, so witnesses do not change either.
+    use super::*;
+    use crate::btp::yaml;
+    use crate::error::SourceFile;
+
+    fn reference(w: &Workload, settings: Settings) -> (Vec<Edge>, Vec<usize>) {
+        let g = build(w, settings);
+        let nodes = &g.nodes;
+        let mut classes: HashMap<Effective, u32> = HashMap::new();
+        let mut class_list: Vec<Effective> = vec![];
+        let mut by_rel: Vec<Vec<(u32, u16, u32)>> = vec![vec![]; w.schema.relations.len()];
+        for (ni, node) in nodes.iter().enumerate() {
+            for pos in 0..node.ltp.occurrences.len() {
+                let eff = effective(w, &node.ltp, pos, settings);
+                let rel = node.ltp.statement(w, pos).rel;
+                let next = class_list.len() as u32;
+                let class = *classes.entry(eff.clone()).or_insert_with(|| {
+                    class_list.push(eff);
+                    next
+                });
+                by_rel[rel].push((ni as u32, pos as u16, class));
+            }
+        }
+        let mut edges = vec![];
+        let mut pair_cache: HashMap<(u32, u32), (bool, bool)> = HashMap::new();
+        for occs in &by_rel {
+            for &(ni, pi, ci) in occs {
+                for &(nj, pj, cj) in occs {
+                    let (nc, cf) = *pair_cache.entry((ci, cj)).or_insert_with(|| {
+                        edge_kinds(&class_list[ci as usize], &class_list[cj as usize])
+                    });
+                    let edge = |counterflow| Edge {
+                        from: ni,
+                        to: nj,
+                        from_pos: pi,
+                        to_pos: pj,
+                        counterflow,
+                    };
+                    if nc {
+                        edges.push(edge(false));
+                    }
+                    if cf {
+                        edges.push(edge(true));
+                    }
+                }
+            }
+        }
+        let n = nodes.len();
+        let mut start = vec![0usize; n + 1];
+        for e in &edges {
+            start[e.from as usize + 1] += 1;
+        }
+        for v in 0..n {
+            start[v + 1] += start[v];
+        }
+        let mut next = start.clone();
+        let mut sorted = edges.clone();
+        for e in edges {
+            sorted[next[e.from as usize]] = e;
+            next[e.from as usize] += 1;
+        }
+        (sorted, start)
+    }
+
+    #[test]
+    fn dense_build_equals_the_reference() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads");
+        let mut ws = vec![crate::generate::auction(4)];
+        for name in ["smallbank", "tpcc-paper", "auction"] {
+            let file = SourceFile::read(&root.join(format!("{name}.yaml"))).expect("readable");
+            ws.push(yaml::parse(&file).expect("valid"));
+        }
+        for name in ["smallbank", "tpcc"] {
+            ws.push(
+                crate::load::load(&root.join(name), None)
+                    .expect("loads")
+                    .workload,
+            );
+        }
+        for w in &ws {
+            for same_tuple in [true, false] {
+                for s in Settings::paper_rows(same_tuple) {
+                    let g = build(w, s);
+                    let (edges, start) = reference(w, s);
+                    assert_eq!(g.out_start, start, "{} {}", w.name, s.label());
+                    assert!(g.edges == edges, "{} {}", w.name, s.label());
+                }
+            }
+        }
     }
 }

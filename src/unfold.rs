@@ -40,6 +40,9 @@ pub struct Ltp {
     pub unfolding: usize,
     pub occurrences: Vec<Occurrence>,
     pub links: Vec<Link>,
+    /// [`Mode::Literal`] for a real unfolding; otherwise this node stands
+    /// for several unfoldings (an over-approximation, see [`Mode`]).
+    pub mode: Mode,
 }
 
 impl Ltp {
@@ -71,42 +74,86 @@ impl Ltp {
     }
 }
 
-/// Unfold≤2 of every program, in program order. Programs whose unfoldings
-/// are all identical collapse to a single LTP.
+/// How a program becomes nodes of the summary graph.
+///
+/// [`Mode::Literal`] is Unfold≤2 itself and is what the paper's workloads
+/// always get (Table 2 counts nodes and edges per LTP). The two other modes
+/// are sound over-approximations, used only when the literal unfoldings
+/// would not fit (see [`plan`]); the argument is in the module comment of
+/// `src/summary_graph.rs` ("Approximate nodes").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Mode {
+    /// Unfold≤2 (Section 6.1), identical unfoldings merged.
+    Literal,
+    /// One node per *maximal* unfolding: every optional part taken, every
+    /// loop taken twice, one node per combination of branch alternatives.
+    /// Every literal unfolding is a subsequence of one of these. Only the
+    /// constraint links that hold in every unfolding containing the child
+    /// are kept (a protector that may be absent does not protect).
+    Maximal,
+    /// One node: the whole body in textual order, all alternatives of a
+    /// branch one after the other, loops twice. Every literal unfolding is
+    /// a subsequence of it. Links as for `Maximal`.
+    Full,
+}
+
+impl Mode {
+    pub fn label(self) -> &'static str {
+        match self {
+            Mode::Literal => "Unfold≤2",
+            Mode::Maximal => "maximal unfoldings",
+            Mode::Full => "one node over all statements",
+        }
+    }
+
+    fn coarser(self) -> Option<Mode> {
+        match self {
+            Mode::Literal => Some(Mode::Maximal),
+            Mode::Maximal => Some(Mode::Full),
+            Mode::Full => None,
+        }
+    }
+}
+
+/// Unfold≤2 of every program, in program order, each program in the mode
+/// [`plan`] chooses (literal unless that would not fit). Programs whose
+/// unfoldings are all identical collapse to a single LTP.
 pub fn unfold_workload(w: &Workload) -> Vec<Ltp> {
+    unfold_workload_with(w, &plan(w).modes)
+}
+
+/// Unfold every program in the given mode (`modes[p]` for program p).
+pub fn unfold_workload_with(w: &Workload, modes: &[Mode]) -> Vec<Ltp> {
     let mut out = vec![];
     for (pi, p) in w.programs.iter().enumerate() {
-        out.extend(unfold_program(pi, p));
+        let mode = modes.get(pi).copied().unwrap_or(Mode::Literal);
+        out.extend(unfold_program_with(pi, p, mode));
     }
     out
 }
 
+/// Unfold≤2 of one program, literally.
 pub fn unfold_program(pi: usize, p: &Program) -> Vec<Ltp> {
+    unfold_program_with(pi, p, Mode::Literal)
+}
+
+pub fn unfold_program_with(pi: usize, p: &Program, mode: Mode) -> Vec<Ltp> {
+    let canon = Canon::of(p);
+    let body = normalize_with(&p.body, p, &canon.coarse);
     let loops = loop_paths(p);
-    let seqs = expand(&p.body, &[]);
-    // Statements with identical content are interchangeable (e.g. the two
-    // `UPDATE Checking` branches of WriteCheck): intern them for dedup.
-    let mut content: HashMap<Statement, usize> = HashMap::new();
-    let canon: Vec<usize> = p
-        .statements
-        .iter()
-        .map(|s| {
-            let key = Statement {
-                id: String::new(),
-                sql: None,
-                origin: None,
-                ..s.clone()
-            };
-            let n = content.len();
-            *content.entry(key).or_insert(n)
-        })
-        .collect();
+    let paths = static_paths(p, &body);
+    let seqs = expand(&body, &[], mode, &canon.fine);
     let mut seen: HashSet<(Vec<usize>, Vec<Link>)> = HashSet::new();
     let mut ltps = vec![];
     for occ in seqs {
-        let links = link(p, &loops, &occ);
+        let mut links = link(p, &loops, &occ);
+        if mode != Mode::Literal {
+            links.retain(|l| {
+                l.parent < l.child && guaranteed(&paths, &occ[l.parent], &occ[l.child])
+            });
+        }
         let key = (
-            occ.iter().map(|o| canon[o.stmt]).collect::<Vec<_>>(),
+            occ.iter().map(|o| canon.coarse[o.stmt]).collect::<Vec<_>>(),
             links.clone(),
         );
         if seen.insert(key) {
@@ -115,14 +162,209 @@ pub fn unfold_program(pi: usize, p: &Program) -> Vec<Ltp> {
                 unfolding: ltps.len() + 1,
                 occurrences: occ,
                 links,
+                mode,
             });
         }
     }
     ltps
 }
 
-/// All unfoldings of `body`; `iteration` tags the occurrences.
-fn expand(body: &Body, iteration: &[u8]) -> Vec<Vec<Occurrence>> {
+/// Content ids of statements. `coarse`: statements equal up to id, SQL
+/// text and origin share an id (the two `UPDATE Checking` branches of
+/// WriteCheck); unfoldings equal as `coarse` sequences with equal links
+/// are one LTP. `fine`: the same, except that a statement taking part in a
+/// constraint gets an id of its own. Two parts of a body that are equal as
+/// `fine` sequences produce equal links wherever they stand (links only
+/// involve constrained statements, which are then the very same ones), so
+/// merging them early never changes the final set of LTPs.
+struct Canon {
+    coarse: Vec<usize>,
+    fine: Vec<usize>,
+}
+
+impl Canon {
+    fn of(p: &Program) -> Canon {
+        let mut content: HashMap<Statement, usize> = HashMap::new();
+        let coarse: Vec<usize> = p
+            .statements
+            .iter()
+            .map(|s| {
+                let key = Statement {
+                    id: String::new(),
+                    sql: None,
+                    origin: None,
+                    ..s.clone()
+                };
+                let n = content.len();
+                *content.entry(key).or_insert(n)
+            })
+            .collect();
+        let n = p.statements.len();
+        let fine = coarse
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| {
+                let constrained = p.constraints.iter().any(|k| k.child == i || k.parent == i);
+                if constrained {
+                    n + i
+                } else {
+                    c
+                }
+            })
+            .collect();
+        Canon { coarse, fine }
+    }
+}
+
+fn is_empty(b: &Body) -> bool {
+    matches!(b, Body::Seq(v) if v.is_empty())
+}
+
+/// Equal as bodies once statements are replaced by their content ids;
+/// `pairs` collects the statement of `b` matched to each statement of `a`.
+fn same(a: &Body, b: &Body, canon: &[usize], pairs: &mut Vec<(usize, usize)>) -> bool {
+    match (a, b) {
+        (Body::Stmt(i), Body::Stmt(j)) => {
+            pairs.push((*j, *i));
+            canon[*i] == canon[*j]
+        }
+        (Body::Seq(u), Body::Seq(v)) | (Body::Branch(u), Body::Branch(v)) => {
+            u.len() == v.len() && u.iter().zip(v).all(|(x, y)| same(x, y, canon, pairs))
+        }
+        (Body::Opt(x), Body::Opt(y)) | (Body::Loop(x), Body::Loop(y)) => same(x, y, canon, pairs),
+        _ => false,
+    }
+}
+
+/// Can branch alternative `b` be dropped in favour of the earlier `a`?
+/// They must be equal up to statement contents (`coarse`), and the
+/// program's constraints must not tell them apart: renaming b's statements
+/// to a's maps the constraints that involve b exactly onto those that
+/// involve a (and none relates the two). Then every unfolding through b
+/// has the same statement contents and, position for position, the same
+/// links as the one through a (link instantiation depends only on the
+/// constraints and the loop nesting, which is the same), so it is the
+/// same LTP and dropping b changes no LTP.
+fn interchangeable(a: &Body, b: &Body, p: &Program, coarse: &[usize]) -> bool {
+    let mut pairs = vec![];
+    if !same(a, b, coarse, &mut pairs) {
+        return false;
+    }
+    if p.constraints.is_empty() {
+        return true;
+    }
+    let n = p.statements.len();
+    // side: 1 for a's statements, 2 for b's; sigma: b → a.
+    let mut side = vec![0u8; n];
+    let mut sigma: Vec<usize> = (0..n).collect();
+    for &(j, i) in &pairs {
+        if i >= n || j >= n {
+            return false;
+        }
+        side[i] = 1;
+        side[j] = 2;
+        sigma[j] = i;
+    }
+    let mut from_b = vec![];
+    let mut of_a = vec![];
+    for c in &p.constraints {
+        let (sc, sp) = (side[c.child], side[c.parent]);
+        if (sc == 1 && sp == 2) || (sc == 2 && sp == 1) {
+            return false;
+        }
+        if sc == 2 || sp == 2 {
+            from_b.push((c.kind, sigma[c.child], sigma[c.parent]));
+        }
+        if sc == 1 || sp == 1 {
+            of_a.push((c.kind, c.child, c.parent));
+        }
+    }
+    from_b.sort();
+    from_b.dedup();
+    of_a.sort();
+    of_a.dedup();
+    from_b == of_a
+}
+
+/// The body with statement-free parts collapsed and identical branch
+/// alternatives merged (issue 8 item 5, issue 13 item 4). A branch, option
+/// or loop without a statement contributes only the empty sequence, so it
+/// becomes the empty sequence; an alternative [`interchangeable`] with an
+/// earlier one adds no LTP that the earlier one does not. The order of the
+/// remaining unfoldings is unchanged, so LTP numbering is too.
+pub fn normalize(b: &Body, p: &Program) -> Body {
+    normalize_with(b, p, &Canon::of(p).coarse)
+}
+
+fn normalize_with(b: &Body, p: &Program, coarse: &[usize]) -> Body {
+    match b {
+        Body::Stmt(i) => Body::Stmt(*i),
+        Body::Seq(parts) => {
+            let mut out = vec![];
+            for part in parts {
+                match normalize_with(part, p, coarse) {
+                    Body::Seq(inner) => out.extend(inner),
+                    other => out.push(other),
+                }
+            }
+            if out.len() == 1 {
+                out.pop().unwrap_or(Body::Seq(vec![]))
+            } else {
+                Body::Seq(out)
+            }
+        }
+        Body::Branch(alts) => {
+            let mut out: Vec<Body> = vec![];
+            for a in alts {
+                let a = normalize_with(a, p, coarse);
+                if !out.iter().any(|o| interchangeable(o, &a, p, coarse)) {
+                    out.push(a);
+                }
+            }
+            if out.iter().all(is_empty) {
+                Body::Seq(vec![])
+            } else if out.len() == 1 {
+                out.pop().unwrap_or(Body::Seq(vec![]))
+            } else {
+                Body::Branch(out)
+            }
+        }
+        Body::Opt(x) => match normalize_with(x, p, coarse) {
+            e if is_empty(&e) => e,
+            o @ Body::Opt(_) => o,
+            x => Body::Opt(Box::new(x)),
+        },
+        Body::Loop(x) => match normalize_with(x, p, coarse) {
+            e if is_empty(&e) => e,
+            x => Body::Loop(Box::new(x)),
+        },
+    }
+}
+
+/// Drop repeated sequences (by `fine` content and loop iterations),
+/// keeping the first of each: later duplicates would only produce LTPs
+/// that the final merge drops anyway, and keeping first occurrences keeps
+/// the final order (and so the numbering) of the LTPs.
+fn dedup(seqs: Vec<Vec<Occurrence>>, canon: &[usize]) -> Vec<Vec<Occurrence>> {
+    if seqs.len() < 2 {
+        return seqs;
+    }
+    let mut seen: HashSet<Vec<(usize, Vec<u8>)>> = HashSet::new();
+    seqs.into_iter()
+        .filter(|s| {
+            seen.insert(
+                s.iter()
+                    .map(|o| (canon[o.stmt], o.iteration.clone()))
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+/// All unfoldings of `body` in `mode`; `iteration` tags the occurrences.
+/// Merges duplicates bottom up, so identical alternatives and loop copies
+/// never multiply.
+fn expand(body: &Body, iteration: &[u8], mode: Mode, canon: &[usize]) -> Vec<Vec<Occurrence>> {
     match body {
         Body::Stmt(i) => vec![vec![Occurrence {
             stmt: *i,
@@ -131,7 +373,7 @@ fn expand(body: &Body, iteration: &[u8]) -> Vec<Vec<Occurrence>> {
         Body::Seq(parts) => {
             let mut acc: Vec<Vec<Occurrence>> = vec![vec![]];
             for part in parts {
-                let tails = expand(part, iteration);
+                let tails = expand(part, iteration, mode, canon);
                 acc = acc
                     .iter()
                     .flat_map(|head| {
@@ -142,24 +384,50 @@ fn expand(body: &Body, iteration: &[u8]) -> Vec<Vec<Occurrence>> {
                         })
                     })
                     .collect();
+                acc = dedup(acc, canon);
             }
             acc
         }
-        Body::Branch(alts) => alts.iter().flat_map(|a| expand(a, iteration)).collect(),
+        Body::Branch(alts) => match mode {
+            Mode::Literal => dedup(
+                alts.iter()
+                    .flat_map(|a| expand(a, iteration, mode, canon))
+                    .collect(),
+                canon,
+            ),
+            // An empty alternative is a subsequence of any other.
+            Mode::Maximal => dedup(
+                alts.iter()
+                    .filter(|a| !is_empty(a))
+                    .flat_map(|a| expand(a, iteration, mode, canon))
+                    .collect(),
+                canon,
+            ),
+            Mode::Full => vec![alts
+                .iter()
+                .flat_map(|a| expand(a, iteration, mode, canon))
+                .flatten()
+                .collect()],
+        },
         Body::Opt(b) => {
-            let mut v = expand(b, iteration);
-            v.push(vec![]);
-            v
+            let mut v = expand(b, iteration, mode, canon);
+            if mode == Mode::Literal {
+                v.push(vec![]);
+            }
+            dedup(v, canon)
         }
         Body::Loop(b) => {
             let copy = |k: u8| {
                 let mut it = iteration.to_vec();
                 it.push(k);
-                expand(b, &it)
+                expand(b, &it, mode, canon)
             };
             let (one, two) = (copy(1), copy(2));
-            let mut v: Vec<Vec<Occurrence>> = vec![vec![]];
-            v.extend(one.iter().cloned());
+            let mut v: Vec<Vec<Occurrence>> = vec![];
+            if mode == Mode::Literal {
+                v.push(vec![]);
+                v.extend(one.iter().cloned());
+            }
             for a in &one {
                 for b in &two {
                     let mut s = a.clone();
@@ -167,13 +435,106 @@ fn expand(body: &Body, iteration: &[u8]) -> Vec<Vec<Occurrence>> {
                     v.push(s);
                 }
             }
-            v
+            dedup(v, canon)
         }
     }
 }
 
-/// How many unfoldings `body` has before merging (saturating), so callers
-/// can refuse programs whose Unfold≤2 would not fit in memory.
+/// One step of a statement's path from the root of the normalized body:
+/// the node (pre-order number), its kind, and which child the path takes
+/// (for a loop: which copy, filled in per occurrence).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Step {
+    node: u32,
+    kind: StepKind,
+    child: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StepKind {
+    Seq,
+    Branch,
+    Opt,
+    Loop,
+}
+
+fn static_paths(p: &Program, body: &Body) -> Vec<Vec<Step>> {
+    fn walk(b: &Body, path: &mut Vec<Step>, next: &mut u32, out: &mut Vec<Vec<Step>>) {
+        let node = *next;
+        *next += 1;
+        let mut down = |kind, child, b: &Body, path: &mut Vec<Step>, next: &mut u32| {
+            path.push(Step { node, kind, child });
+            walk(b, path, next, out);
+            path.pop();
+        };
+        match b {
+            Body::Stmt(i) => {
+                if let Some(slot) = out.get_mut(*i) {
+                    *slot = path.clone();
+                }
+            }
+            Body::Seq(v) => {
+                for (k, c) in v.iter().enumerate() {
+                    down(StepKind::Seq, k as u32, c, path, next);
+                }
+            }
+            Body::Branch(v) => {
+                for (k, c) in v.iter().enumerate() {
+                    down(StepKind::Branch, k as u32, c, path, next);
+                }
+            }
+            Body::Opt(c) => down(StepKind::Opt, 0, c, path, next),
+            Body::Loop(c) => down(StepKind::Loop, 0, c, path, next),
+        }
+    }
+    let mut out = vec![vec![]; p.statements.len()];
+    walk(body, &mut vec![], &mut 0, &mut out);
+    out
+}
+
+/// The path of one occurrence: loop steps take the occurrence's copy.
+fn occurrence_path(paths: &[Vec<Step>], o: &Occurrence) -> Vec<Step> {
+    let mut it = o.iteration.iter();
+    paths
+        .get(o.stmt)
+        .map(|p| {
+            p.iter()
+                .map(|s| match s.kind {
+                    StepKind::Loop => Step {
+                        child: it.next().copied().map_or(0, u32::from),
+                        ..*s
+                    },
+                    _ => *s,
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Does every literal unfolding that contains occurrence `child` also
+/// contain `parent` before it? Where the two paths part, the node must be
+/// a sequence with `parent` on an earlier part, or a loop with `parent` in
+/// copy 1 and `child` in copy 2 (copy 2 exists only with copy 1); below
+/// that node, `parent` must be reached through sequences only (an option,
+/// a loop or a branch alternative can be left out while `child` is kept).
+/// At a branch the two never occur together.
+fn guaranteed(paths: &[Vec<Step>], parent: &Occurrence, child: &Occurrence) -> bool {
+    let (p, c) = (
+        occurrence_path(paths, parent),
+        occurrence_path(paths, child),
+    );
+    let Some(d) = p.iter().zip(&c).position(|(a, b)| a != b) else {
+        return false;
+    };
+    let ordered = match p[d].kind {
+        StepKind::Seq | StepKind::Loop => p[d].child < c[d].child,
+        StepKind::Branch | StepKind::Opt => false,
+    };
+    ordered && p[d + 1..].iter().all(|s| s.kind == StepKind::Seq)
+}
+
+/// How many unfoldings `body` has before merging (saturating), for
+/// messages. Planning uses [`estimate`] on the normalized body.
 pub fn count_unfoldings(body: &Body) -> u64 {
     match body {
         Body::Stmt(_) => 1,
@@ -191,8 +552,243 @@ pub fn count_unfoldings(body: &Body) -> u64 {
     }
 }
 
-/// The most unfoldings of one program isolint accepts.
-pub const MAX_UNFOLDINGS: u64 = 20_000;
+/// Upper bounds, computed from the body's structure without enumerating:
+/// the number of nodes a program gives in a mode, the number of statement
+/// occurrences per relation over all those nodes, and the longest node.
+#[derive(Debug, Clone, Default)]
+pub struct Estimate {
+    pub nodes: f64,
+    pub occurrences: HashMap<usize, f64>,
+    pub longest: f64,
+}
+
+impl Estimate {
+    pub fn total_occurrences(&self) -> f64 {
+        self.occurrences.values().sum()
+    }
+}
+
+fn scale(m: &HashMap<usize, f64>, k: f64) -> HashMap<usize, f64> {
+    m.iter().map(|(&r, &v)| (r, v * k)).collect()
+}
+
+fn add_into(m: &mut HashMap<usize, f64>, other: &HashMap<usize, f64>) {
+    for (&r, &v) in other {
+        *m.entry(r).or_insert(0.0) += v;
+    }
+}
+
+/// [`Estimate`] of a normalized body in `mode`. In `f64`: the numbers
+/// only decide whether something fits, and never overflow.
+pub fn estimate(p: &Program, body: &Body, mode: Mode) -> Estimate {
+    match body {
+        Body::Stmt(i) => Estimate {
+            nodes: 1.0,
+            occurrences: p
+                .statements
+                .get(*i)
+                .map(|s| HashMap::from([(s.rel, 1.0)]))
+                .unwrap_or_default(),
+            longest: 1.0,
+        },
+        Body::Seq(parts) => {
+            let mut acc = Estimate {
+                nodes: 1.0,
+                ..Estimate::default()
+            };
+            for part in parts {
+                let e = estimate(p, part, mode);
+                let mut occ = scale(&acc.occurrences, e.nodes);
+                add_into(&mut occ, &scale(&e.occurrences, acc.nodes));
+                acc = Estimate {
+                    nodes: acc.nodes * e.nodes,
+                    occurrences: occ,
+                    longest: acc.longest + e.longest,
+                };
+            }
+            acc
+        }
+        Body::Branch(alts) => {
+            let es: Vec<Estimate> = alts
+                .iter()
+                .filter(|a| mode == Mode::Literal || !is_empty(a))
+                .map(|a| estimate(p, a, mode))
+                .collect();
+            let mut occ = HashMap::new();
+            for e in &es {
+                add_into(&mut occ, &e.occurrences);
+            }
+            let longest = if mode == Mode::Full {
+                es.iter().map(|e| e.longest).sum()
+            } else {
+                es.iter().map(|e| e.longest).fold(0.0, f64::max)
+            };
+            let nodes = if mode == Mode::Full {
+                1.0
+            } else {
+                es.iter().map(|e| e.nodes).sum()
+            };
+            Estimate {
+                nodes,
+                occurrences: occ,
+                longest,
+            }
+        }
+        Body::Opt(b) => {
+            let e = estimate(p, b, mode);
+            Estimate {
+                nodes: e.nodes + if mode == Mode::Literal { 1.0 } else { 0.0 },
+                ..e
+            }
+        }
+        Body::Loop(b) => {
+            let e = estimate(p, b, mode);
+            let k = e.nodes;
+            // Copies 1 and 2: one copy alone (literal only) gives O
+            // occurrences in all, the k² pairs give 2kO.
+            let factor = if mode == Mode::Literal {
+                1.0 + 2.0 * k
+            } else {
+                2.0 * k
+            };
+            Estimate {
+                nodes: if mode == Mode::Literal {
+                    1.0 + k + k * k
+                } else {
+                    k * k
+                },
+                occurrences: scale(&e.occurrences, factor),
+                longest: 2.0 * e.longest,
+            }
+        }
+    }
+}
+
+/// Unfoldings of one program beyond which it is not enumerated literally
+/// (the old per-program cap). Above it the program is analysed through
+/// its maximal unfoldings (or one node), a sound over-approximation.
+pub const MAX_LITERAL_UNFOLDINGS: f64 = 20_000.0;
+
+/// Programs with at most this many literal unfoldings keep them even when
+/// the graph is too large (coarsening them would lose precision for
+/// little gain; the edge guard then refuses the workload).
+pub const MIN_COARSENED_UNFOLDINGS: f64 = 64.0;
+
+/// Estimated edges (Σ over relations of occurrences², the number of
+/// occurrence pairs Algorithm 1 looks at) beyond which isolint does not
+/// build the summary graph. An edge is 16 bytes, written once; a pair
+/// gives at most two edges and usually at most one, so 3·10⁸ pairs is
+/// about 5 GB (10 GB at worst). Auction(1000) is 1.3·10⁷, Auction(3000)
+/// 1.2·10⁸ (81 M edges, 1.3 GB), Auction(10000) 1.3·10⁹.
+pub const MAX_ESTIMATED_EDGES: f64 = 3.0e8;
+
+/// Longest node: positions are `u16` in [`crate::summary_graph::Edge`].
+pub const MAX_NODE_LENGTH: f64 = u16::MAX as f64;
+
+/// The mode of each program, and what the summary graph will cost.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub modes: Vec<Mode>,
+    /// Σ over relations of (occurrences in all nodes)².
+    pub estimated_edges: f64,
+    /// Estimate of each program in its mode.
+    pub estimates: Vec<Estimate>,
+    /// Literal unfoldings of each program (after normalization), an upper bound.
+    pub literal_unfoldings: Vec<f64>,
+}
+
+impl Plan {
+    /// The programs analysed approximately.
+    pub fn approximated(&self) -> impl Iterator<Item = usize> + '_ {
+        self.modes
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| **m != Mode::Literal)
+            .map(|(i, _)| i)
+    }
+
+    pub fn fits(&self) -> bool {
+        self.estimated_edges <= MAX_ESTIMATED_EDGES
+            && self.estimates.iter().all(|e| e.longest <= MAX_NODE_LENGTH)
+    }
+}
+
+fn edges_of(estimates: &[Estimate]) -> f64 {
+    let mut per_rel: HashMap<usize, f64> = HashMap::new();
+    for e in estimates {
+        add_into(&mut per_rel, &e.occurrences);
+    }
+    per_rel.values().map(|v| v * v).sum()
+}
+
+/// Choose each program's mode: literal when its (normalized) unfoldings
+/// are at most [`MAX_LITERAL_UNFOLDINGS`] and the whole graph fits in
+/// [`MAX_ESTIMATED_EDGES`]; otherwise the program with the most
+/// occurrences is coarsened (literal → maximal → one node) until the graph
+/// fits or nothing can be coarsened. Deterministic: the same workload
+/// always gets the same plan.
+pub fn plan(w: &Workload) -> Plan {
+    let bodies: Vec<Body> = w.programs.iter().map(|p| normalize(&p.body, p)).collect();
+    let literal: Vec<Estimate> = w
+        .programs
+        .iter()
+        .zip(&bodies)
+        .map(|(p, b)| estimate(p, b, Mode::Literal))
+        .collect();
+    let mut modes = vec![];
+    let mut estimates = vec![];
+    for ((p, b), lit) in w.programs.iter().zip(&bodies).zip(&literal) {
+        let (mode, e) = if lit.nodes <= MAX_LITERAL_UNFOLDINGS {
+            (Mode::Literal, lit.clone())
+        } else {
+            let m = estimate(p, b, Mode::Maximal);
+            if m.nodes <= MAX_LITERAL_UNFOLDINGS {
+                (Mode::Maximal, m)
+            } else {
+                (Mode::Full, estimate(p, b, Mode::Full))
+            }
+        };
+        modes.push(mode);
+        estimates.push(e);
+    }
+    let mut estimated_edges = edges_of(&estimates);
+    while estimated_edges > MAX_ESTIMATED_EDGES {
+        // The coarsenable program with the most occurrences, first on ties.
+        // Programs with few unfoldings are never coarsened: a workload of
+        // many small programs (Auction(n)) is analysed literally or not at
+        // all. Maximal mode is skipped when it would not shrink anything
+        // (IF/ELSE blocks: as many maximal unfoldings as unfoldings).
+        let pick = (0..modes.len())
+            .filter(|&i| literal[i].nodes > MIN_COARSENED_UNFOLDINGS)
+            .filter_map(|i| {
+                let current = estimates[i].total_occurrences();
+                let mut next = modes[i].coarser()?;
+                loop {
+                    let e = estimate(&w.programs[i], &bodies[i], next);
+                    if e.total_occurrences() < current {
+                        return Some((i, next, e));
+                    }
+                    next = next.coarser()?;
+                }
+            })
+            .max_by(|a, b| {
+                estimates[a.0]
+                    .total_occurrences()
+                    .total_cmp(&estimates[b.0].total_occurrences())
+                    .then(b.0.cmp(&a.0))
+            });
+        let Some((i, next, e)) = pick else { break };
+        modes[i] = next;
+        estimates[i] = e;
+        estimated_edges = edges_of(&estimates);
+    }
+    Plan {
+        modes,
+        estimated_edges,
+        estimates,
+        literal_unfoldings: literal.iter().map(|e| e.nodes).collect(),
+    }
+}
 
 /// For each statement, the ids of the loops enclosing it, outermost first.
 fn loop_paths(p: &Program) -> Vec<Vec<usize>> {
