@@ -2,8 +2,9 @@
 //! robustness test, witnesses and (optionally) maximal robust subsets.
 
 use crate::btp::Workload;
+use crate::progress::Progress;
 use crate::robustness::{is_robust, witnesses, Method, Witness};
-use crate::subsets::{maximal_robust_subsets, Subsets};
+use crate::subsets::{search, Subsets, MAX_SUBSETS};
 use crate::summary_graph::{build, Settings, SummaryGraph};
 
 pub struct Analysis {
@@ -22,7 +23,7 @@ pub fn analyze(
     settings: Settings,
     method: Method,
     subsets: bool,
-    progress: bool,
+    progress: &dyn Progress,
 ) -> Analysis {
     let graph = build(w, settings);
     let robust = is_robust(&graph, None, method);
@@ -31,7 +32,9 @@ pub fn analyze(
     } else {
         witnesses(&graph, None, method)
     };
-    let subsets = subsets.then(|| maximal_robust_subsets(&graph, method, progress));
+    // The subset search starts from the verdict on the whole workload
+    // instead of testing it again.
+    let subsets = subsets.then(|| search(&graph, method, MAX_SUBSETS, Some(robust), progress));
     Analysis {
         settings,
         method,

@@ -12,22 +12,24 @@
 //! #programs, never 2^n when the answer is small.
 
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
 
 use fixedbitset::FixedBitSet;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::robustness::{is_robust, Method};
+use crate::oracle::{Compact, View, UNTAGGED};
+use crate::progress::{Progress, Silent, Stage};
+use crate::robustness::Method;
 use crate::summary_graph::SummaryGraph;
 
-/// Robustness oracle over program sets, with a cache and progress display.
+/// Robustness oracle over program sets, with a cache. The summary graph is
+/// grouped once ([`Compact`]); a test builds the node mask of the programs
+/// and walks the groups, without filtering or sorting edges.
 struct Oracle<'g> {
-    g: &'g SummaryGraph,
+    compact: Compact,
+    program_nodes: &'g [Vec<usize>],
+    nodes: usize,
     method: Method,
     cache: HashMap<FixedBitSet, bool>,
-    started: Instant,
-    progress: Option<ProgressBar>,
-    show_progress: bool,
+    progress: &'g dyn Progress,
 }
 
 impl Oracle<'_> {
@@ -35,38 +37,21 @@ impl Oracle<'_> {
         if let Some(&r) = self.cache.get(programs) {
             return r;
         }
-        let mut mask = FixedBitSet::with_capacity(self.g.nodes.len());
+        let mut mask = FixedBitSet::with_capacity(self.nodes);
         for p in programs.ones() {
-            for &n in &self.g.program_nodes[p] {
+            for &n in &self.program_nodes[p] {
                 mask.insert(n);
             }
         }
-        let r = is_robust(self.g, Some(&mask), self.method);
+        let view = View {
+            nodes: Some(&mask),
+            dropped: None,
+        };
+        let r = self.compact.is_robust(view, self.method);
         self.cache.insert(programs.clone(), r);
-        self.tick();
+        self.progress
+            .update(Stage::Subsets, self.cache.len() as u64);
         r
-    }
-
-    /// A spinner on stderr once the search has run for a while (indicatif
-    /// draws nothing when stderr is not a terminal).
-    fn tick(&mut self) {
-        if !self.show_progress {
-            return;
-        }
-        if self.progress.is_none() && self.started.elapsed() > Duration::from_millis(500) {
-            let pb = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-            if let Ok(style) = ProgressStyle::with_template("{spinner} {elapsed} {msg}") {
-                pb.set_style(style);
-            }
-            pb.enable_steady_tick(Duration::from_millis(120));
-            self.progress = Some(pb);
-        }
-        if let Some(pb) = &self.progress {
-            pb.set_message(format!(
-                "maximal robust subsets: {} sets tested",
-                self.cache.len()
-            ));
-        }
     }
 }
 
@@ -86,30 +71,54 @@ pub const MAX_SUBSETS: usize = 100;
 /// Bound on the intermediate list of minimal transversals.
 const MAX_TRANSVERSALS: usize = 200_000;
 
-/// Maximal robust subsets (at most [`MAX_SUBSETS`]). `show_progress`
-/// allows a spinner on a terminal.
-pub fn maximal_robust_subsets(g: &SummaryGraph, method: Method, show_progress: bool) -> Subsets {
-    maximal_robust_subsets_up_to(g, method, show_progress, MAX_SUBSETS)
+/// Maximal robust subsets (at most [`MAX_SUBSETS`]), without progress
+/// reports. The flag is ignored: the library never draws (callers that
+/// want progress use [`search`]); it stays so existing callers compile.
+pub fn maximal_robust_subsets(g: &SummaryGraph, method: Method, _show_progress: bool) -> Subsets {
+    search(g, method, MAX_SUBSETS, None, &Silent)
 }
 
 /// As [`maximal_robust_subsets`], stopping after `limit` sets.
 pub fn maximal_robust_subsets_up_to(
     g: &SummaryGraph,
     method: Method,
-    show_progress: bool,
+    _show_progress: bool,
     limit: usize,
 ) -> Subsets {
+    search(g, method, limit, None, &Silent)
+}
+
+/// Maximal robust subsets, at most `limit`. `whole_robust` is the verdict
+/// on the whole graph when the caller already has it (the analysis always
+/// does): a robust workload is its own only maximal robust subset, and a
+/// non-robust one needs no second full test. Progress goes to `progress`.
+pub fn search(
+    g: &SummaryGraph,
+    method: Method,
+    limit: usize,
+    whole_robust: Option<bool>,
+    progress: &dyn Progress,
+) -> Subsets {
     let n = g.program_nodes.len();
-    let mut oracle = Oracle {
-        g,
-        method,
-        cache: HashMap::new(),
-        started: Instant::now(),
-        progress: None,
-        show_progress,
-    };
     let mut all = FixedBitSet::with_capacity(n);
     all.insert_range(..);
+    if whole_robust == Some(true) {
+        return Subsets {
+            sets: vec![all.ones().collect()],
+            complete: true,
+        };
+    }
+    let mut oracle = Oracle {
+        compact: Compact::new(g, |_| UNTAGGED),
+        program_nodes: &g.program_nodes,
+        nodes: g.nodes.len(),
+        method,
+        cache: HashMap::new(),
+        progress,
+    };
+    if let Some(r) = whole_robust {
+        oracle.cache.insert(all.clone(), r);
+    }
     let mut maximal: Vec<FixedBitSet> = vec![];
     let mut complete = true;
     if oracle.robust(&all) {
@@ -132,9 +141,7 @@ pub fn maximal_robust_subsets_up_to(
             maximal.push(m);
         }
     }
-    if let Some(pb) = oracle.progress.take() {
-        pb.finish_and_clear();
-    }
+    progress.finish(Stage::Subsets);
     let mut sets: Vec<Vec<usize>> = maximal.iter().map(|m| m.ones().collect()).collect();
     sets.sort();
     Subsets { sets, complete }
