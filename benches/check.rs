@@ -5,7 +5,6 @@
 //! YAML parsing. Run with `cargo bench --bench check`.
 
 #[path = "../tests/common/mod.rs"]
-#[allow(dead_code)]
 mod common;
 
 use isolint::analysis::analyze;

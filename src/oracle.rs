@@ -347,6 +347,15 @@ impl Compact {
             .collect()
     }
 
+    /// The first dangerous cycle of the view, or `None` when robust: the
+    /// test of [`Compact::is_robust`] with a certificate on failure.
+    pub fn first_cycle(&self, g: &SummaryGraph, view: View, method: Method) -> Option<Cycle> {
+        let out = self.find(view, method, true);
+        out.found
+            .first()
+            .map(|f| self.cycle(g, view, &out.comp, f, method))
+    }
+
     fn cycle(
         &self,
         g: &SummaryGraph,

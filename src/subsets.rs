@@ -24,7 +24,11 @@ use crate::summary_graph::SummaryGraph;
 /// grouped once ([`Compact`]); a test builds the node mask of the programs
 /// and walks the groups, without filtering or sorting edges.
 struct Oracle<'g> {
+    g: &'g SummaryGraph,
     compact: Compact,
+    /// Programs of dangerous cycles found so far: a set containing one is
+    /// not robust (robustness is hereditary), no test needed.
+    cores: Vec<FixedBitSet>,
     program_nodes: &'g [Vec<usize>],
     nodes: usize,
     method: Method,
@@ -37,6 +41,10 @@ impl Oracle<'_> {
         if let Some(&r) = self.cache.get(programs) {
             return r;
         }
+        if self.cores.iter().any(|c| c.is_subset(programs)) {
+            self.cache.insert(programs.clone(), false);
+            return false;
+        }
         let mut mask = FixedBitSet::with_capacity(self.nodes);
         for p in programs.ones() {
             for &n in &self.program_nodes[p] {
@@ -47,7 +55,15 @@ impl Oracle<'_> {
             nodes: Some(&mask),
             dropped: None,
         };
-        let r = self.compact.is_robust(view, self.method);
+        let cycle = self.compact.first_cycle(self.g, view, self.method);
+        let r = cycle.is_none();
+        if let Some(c) = cycle {
+            let mut core = FixedBitSet::with_capacity(programs.len());
+            for &i in &c.edges {
+                core.insert(self.g.nodes[self.g.edges[i].from as usize].ltp.program);
+            }
+            self.cores.push(core);
+        }
         self.cache.insert(programs.clone(), r);
         self.progress
             .update(Stage::Subsets, self.cache.len() as u64);
@@ -109,7 +125,9 @@ pub fn search(
         };
     }
     let mut oracle = Oracle {
+        g,
         compact: Compact::new(g, |_| UNTAGGED),
+        cores: vec![],
         program_nodes: &g.program_nodes,
         nodes: g.nodes.len(),
         method,
@@ -125,19 +143,32 @@ pub fn search(
         maximal.push(all.clone());
     } else {
         // Minimal transversals of {all \ M : M ∈ maximal}; {∅} initially.
-        let mut transversals: Vec<FixedBitSet> = vec![FixedBitSet::with_capacity(n)];
+        // Each carries "known not robust": a transversal kept by Berge's
+        // step was tested in an earlier round, so it is not tested (or
+        // looked up) again.
+        let mut transversals: Vec<(FixedBitSet, bool)> =
+            vec![(FixedBitSet::with_capacity(n), false)];
+        let mut complements: Vec<FixedBitSet> = vec![];
         loop {
             if maximal.len() >= limit || transversals.len() > MAX_TRANSVERSALS {
                 complete = false;
                 break;
             }
-            transversals.sort_by_key(|t| t.count_ones(..));
-            let next = transversals.iter().find(|t| oracle.robust(t)).cloned();
+            // `add_edge` returns them sorted by size.
+            let mut next = None;
+            for (t, not_robust) in transversals.iter_mut().filter(|t| !t.1) {
+                if oracle.robust(t) {
+                    next = Some(t.clone());
+                    break;
+                }
+                *not_robust = true;
+            }
             let Some(seed) = next else { break };
             let m = grow(&mut oracle, seed, n);
             let mut complement = all.clone();
             complement.difference_with(&m);
-            transversals = add_edge(transversals, &complement);
+            transversals = add_edge(transversals, &complements, &complement);
+            complements.push(complement);
             maximal.push(m);
         }
     }
@@ -173,29 +204,57 @@ fn add_chunk(oracle: &mut Oracle, set: &mut FixedBitSet, chunk: &[usize]) {
 }
 
 /// Berge's incremental step: minimal transversals of H ∪ {edge} from the
-/// minimal transversals of H.
-fn add_edge(transversals: Vec<FixedBitSet>, edge: &FixedBitSet) -> Vec<FixedBitSet> {
-    let mut next: Vec<FixedBitSet> = vec![];
-    for t in transversals {
+/// minimal transversals of H (`hyper`), in the order of the input, then
+/// stably sorted by size (the order the search tests them in).
+///
+/// A transversal t that meets `edge` stays, and stays minimal. One that
+/// misses it gives t ∪ {e} for each e ∈ edge, which is a transversal of
+/// H ∪ {edge}; it is minimal iff each of its elements has a *private* edge
+/// (one it alone hits). e has `edge` (t misses it). v ∈ t needs an F ∈ H
+/// with F ∩ t = {v} and e ∉ F (`edge` meets t ∪ {e} in e only, so it is
+/// nobody else's). So e is excluded exactly when, for some v ∈ t, e lies
+/// in every private edge of v: one pass over H per t, instead of comparing
+/// every candidate with every kept transversal.
+fn add_edge(
+    transversals: Vec<(FixedBitSet, bool)>,
+    hyper: &[FixedBitSet],
+    edge: &FixedBitSet,
+) -> Vec<(FixedBitSet, bool)> {
+    let n = edge.len();
+    let mut next: Vec<(FixedBitSet, bool)> = vec![];
+    let mut private: Vec<Option<FixedBitSet>> = vec![None; n];
+    for (t, not_robust) in transversals {
         if !t.is_disjoint(edge) {
-            next.push(t);
-        } else {
-            for e in edge.ones() {
-                let mut u = t.clone();
-                u.insert(e);
-                next.push(u);
+            next.push((t, not_robust));
+            continue;
+        }
+        for v in t.ones() {
+            private[v] = None;
+        }
+        for f in hyper {
+            let mut hits = f.intersection(&t);
+            if let (Some(v), None) = (hits.next(), hits.next()) {
+                match &mut private[v] {
+                    Some(common) => common.intersect_with(f),
+                    slot => *slot = Some(f.clone()),
+                }
             }
         }
-    }
-    next.sort_by_key(|t| t.count_ones(..));
-    next.dedup();
-    let mut minimal: Vec<FixedBitSet> = vec![];
-    for t in next {
-        if !minimal.iter().any(|m| m.is_subset(&t)) {
-            minimal.push(t);
+        let mut excluded = FixedBitSet::with_capacity(n);
+        for v in t.ones() {
+            if let Some(common) = &private[v] {
+                excluded.union_with(common);
+            }
+        }
+        for e in edge.ones().filter(|&e| !excluded.contains(e)) {
+            let mut u = t.clone();
+            u.insert(e);
+            next.push((u, false));
         }
     }
-    minimal
+    // Stable, with each size computed once.
+    next.sort_by_cached_key(|t| t.0.count_ones(..));
+    next
 }
 
 #[cfg(test)]
@@ -211,10 +270,69 @@ mod tests {
     #[test]
     fn berge_step_keeps_only_minimal_transversals() {
         // Tr({{0,1}}) = {{0},{1}}; adding {1,2} gives {{1},{0,2}}.
-        let t = add_edge(vec![set(3, &[])], &set(3, &[0, 1]));
-        let t = add_edge(t, &set(3, &[1, 2]));
-        let mut got: Vec<Vec<usize>> = t.iter().map(|s| s.ones().collect()).collect();
+        let t = add_edge(vec![(set(3, &[]), false)], &[], &set(3, &[0, 1]));
+        let t = add_edge(t, &[set(3, &[0, 1])], &set(3, &[1, 2]));
+        let mut got: Vec<Vec<usize>> = t.iter().map(|s| s.0.ones().collect()).collect();
         got.sort();
         assert_eq!(got, vec![vec![0, 2], vec![1]]);
+    }
+
+    /// The step before the kept-through index: every candidate against
+    /// every smaller one.
+    fn naive_add_edge(transversals: Vec<FixedBitSet>, edge: &FixedBitSet) -> Vec<FixedBitSet> {
+        let mut next: Vec<FixedBitSet> = vec![];
+        for t in transversals {
+            if !t.is_disjoint(edge) {
+                next.push(t);
+            } else {
+                for e in edge.ones() {
+                    let mut u = t.clone();
+                    u.insert(e);
+                    next.push(u);
+                }
+            }
+        }
+        next.sort_by_key(|t| t.count_ones(..));
+        next.dedup();
+        let mut minimal: Vec<FixedBitSet> = vec![];
+        for t in next {
+            if !minimal.iter().any(|m| m.is_subset(&t)) {
+                minimal.push(t);
+            }
+        }
+        minimal
+    }
+
+    #[test]
+    fn berge_step_equals_naive_step_in_order() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut rnd = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..200 {
+            let n = 3 + (rnd() % 8) as usize;
+            let mut fast = vec![(FixedBitSet::with_capacity(n), false)];
+            let mut slow = vec![FixedBitSet::with_capacity(n)];
+            let mut hyper: Vec<FixedBitSet> = vec![];
+            for _ in 0..(1 + rnd() % 6) {
+                let mut edge = FixedBitSet::with_capacity(n);
+                for v in 0..n {
+                    if rnd() % 3 == 0 {
+                        edge.insert(v);
+                    }
+                }
+                if edge.is_clear() {
+                    edge.insert(0);
+                }
+                fast = add_edge(fast, &hyper, &edge);
+                slow = naive_add_edge(slow, &edge);
+                hyper.push(edge);
+                let fast_sets: Vec<FixedBitSet> = fast.iter().map(|t| t.0.clone()).collect();
+                assert_eq!(fast_sets, slow);
+            }
+        }
     }
 }

@@ -155,7 +155,7 @@ pub fn text(w: &Workload, r: &CheckResult) -> String {
         }
         Some(Suggestion::Impossible { candidates }) => {
             o.push_str(&format!(
-                "\nno fix by promoting key-based reads to FOR UPDATE: a dangerous cycle remains even with all {candidates} candidate reads promoted (its counterflow dependencies start at predicate reads, which a row lock does not cover).\n"
+                "\nno fix by promoting key-based reads to FOR UPDATE: a dangerous cycle remains even with all {candidates} candidate reads promoted (its counterflow dependencies start at predicate-based statements, whose predicate a row lock does not cover).\n"
             ));
         }
         None => {}

@@ -89,7 +89,7 @@ pub fn random_workload(seed: u64, shape: Shape) -> Workload {
         for g in 0..nrel {
             if d != g && r.chance(40) {
                 fks.push(ForeignKey {
-                    name: format!("f{d}{g}"),
+                    name: format!("f{d}_{g}"),
                     domain: d,
                     range: g,
                     columns: vec![],
