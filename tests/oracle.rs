@@ -45,7 +45,7 @@ fn wide() -> Shape {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(150))]
+    #![proptest_config(ProptestConfig::with_cases(50))]
 
     #[test]
     fn grouped_oracle_agrees_on_random_masks(seed in any::<u64>(), bits in 0u8..8) {

@@ -198,7 +198,7 @@ fn some_sets(w: &Workload, g: &SummaryGraph, seed: u64) -> Vec<Vec<StmtRef>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(120))]
+    #![proptest_config(ProptestConfig::with_cases(40))]
 
     #[test]
     fn mask_equals_rebuild_on_random_workloads(seed in any::<u64>(), bits in 0u8..8) {
@@ -297,7 +297,10 @@ fn generator_covers_twins_fixes_and_impossible() {
 
 /// The bundled workloads in all eight settings: the mask equals the
 /// rebuild for every single candidate and for all candidates at once, and
-/// the search answers as the plain search does.
+/// the search answers as the plain search does. (TPC-C's plain search
+/// would rebuild thousands of sets; there, promoting every candidate is
+/// checked not to help, which by the module comment's argument — no twins
+/// among TPC-C's reads — rules out every smaller set too.)
 #[test]
 fn bundled_workloads_mask_and_search() {
     for name in ["smallbank", "tpcc-paper", "auction"] {
@@ -306,12 +309,19 @@ fn bundled_workloads_mask_and_search() {
             let s = settings(bits);
             let g = build(&w, s);
             let cands = candidates_in(&w, &g);
+            assert!(!has_twin(&w, &cands));
             for &c in &cands {
                 assert_mask_equals_rebuild(&w, s, &[c]);
             }
             assert_mask_equals_rebuild(&w, s, &cands);
             for method in [Method::TypeII, Method::TypeI] {
-                assert_search_matches_plain(&w, s, method);
+                if name != "tpcc-paper" {
+                    assert_search_matches_plain(&w, s, method);
+                } else if !is_robust(&g, None, method) {
+                    let got = suggest(&w, s, method, Budget::default());
+                    assert!(matches!(got, Suggestion::Impossible { .. }), "{got:?}");
+                    assert!(!is_robust(&build(&promoted(&w, &cands), s), None, method));
+                }
             }
         }
     }
