@@ -7,7 +7,7 @@
 #[path = "../tests/common/mod.rs"]
 mod common;
 
-use isolint::analysis::analyze;
+use isolint::analysis::analyze_with;
 use isolint::btp::yaml;
 use isolint::check::check;
 use isolint::progress::Silent;
@@ -34,7 +34,9 @@ fn app(n: usize) -> isolint::btp::Workload {
 #[divan::bench(args = [40, 200], sample_count = 5, sample_size = 1)]
 fn analyze_app(bencher: divan::Bencher, n: usize) {
     let w = app(n);
-    bencher.bench_local(|| analyze(&w, Settings::default(), Method::TypeII, false, &Silent).robust);
+    bencher.bench_local(|| {
+        analyze_with(&w, Settings::default(), Method::TypeII, false, &Silent).robust
+    });
 }
 
 /// `check` on the generated app: analysis, the fix search (which proves
@@ -65,7 +67,7 @@ fn check_smallbank_fix(bencher: divan::Bencher) {
 fn analyze_subsets_random(bencher: divan::Bencher, n: usize) {
     let w = common::random_workload(11, common::Shape::programs(n));
     bencher.bench_local(|| {
-        analyze(&w, Settings::default(), Method::TypeII, true, &Silent)
+        analyze_with(&w, Settings::default(), Method::TypeII, true, &Silent)
             .subsets
             .map(|s| s.sets.len())
     });

@@ -2,7 +2,7 @@
 //! robustness test, witnesses and (optionally) maximal robust subsets.
 
 use crate::btp::Workload;
-use crate::progress::Progress;
+use crate::progress::{Progress, Silent};
 use crate::robustness::{is_robust, witnesses, Method, Witness};
 use crate::subsets::{search, Subsets, MAX_SUBSETS};
 use crate::summary_graph::{build, Settings, SummaryGraph};
@@ -18,7 +18,20 @@ pub struct Analysis {
     pub subsets: Option<Subsets>,
 }
 
+/// [`analyze_with`] without progress reports. The flag is ignored (the
+/// library never draws); it stays so existing callers compile.
 pub fn analyze(
+    w: &Workload,
+    settings: Settings,
+    method: Method,
+    subsets: bool,
+    _show_progress: bool,
+) -> Analysis {
+    analyze_with(w, settings, method, subsets, &Silent)
+}
+
+/// The pipeline, with the subset search's progress reported to `progress`.
+pub fn analyze_with(
     w: &Workload,
     settings: Settings,
     method: Method,

@@ -2,7 +2,7 @@
 //! a verified fix (read promotion) or, failing that, the maximal robust
 //! subsets. The output formats live in `report`.
 
-use crate::analysis::{analyze, Analysis};
+use crate::analysis::{analyze_with, Analysis};
 use crate::btp::Workload;
 use crate::progress::{Progress, Silent};
 use crate::promote::{suggest_in, Budget, Suggestion};
@@ -38,7 +38,7 @@ pub fn check_with(
     method: Method,
     progress: &dyn Progress,
 ) -> CheckResult {
-    let analysis = analyze(w, settings, method, false, progress);
+    let analysis = analyze_with(w, settings, method, false, progress);
     if analysis.robust {
         return CheckResult {
             analysis,

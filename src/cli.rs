@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::analysis::analyze;
+use crate::analysis::analyze_with;
 use crate::btp::yaml;
 use crate::error::{write_text, Result};
 use crate::load::{load, Loaded};
@@ -342,7 +342,7 @@ fn execute(cli: Cli) -> Result<i32> {
                 settings.schema.as_deref(),
                 format == Format::Text,
             )?;
-            let a = analyze(
+            let a = analyze_with(
                 &loaded.workload,
                 settings.settings(),
                 method.method(),
