@@ -232,8 +232,7 @@ fn add_edge(
             private[v] = None;
         }
         for f in hyper {
-            let mut hits = f.intersection(&t);
-            if let (Some(v), None) = (hits.next(), hits.next()) {
+            if let Some(v) = only_common(f, &t) {
                 match &mut private[v] {
                     Some(common) => common.intersect_with(f),
                     slot => *slot = Some(f.clone()),
@@ -255,6 +254,23 @@ fn add_edge(
     // Stable, with each size computed once.
     next.sort_by_cached_key(|t| t.0.count_ones(..));
     next
+}
+
+/// The one element `a` and `b` share, if they share exactly one
+/// (word-wise: this runs for every transversal against every edge).
+fn only_common(a: &FixedBitSet, b: &FixedBitSet) -> Option<usize> {
+    let mut found = None;
+    for (i, (x, y)) in a.as_slice().iter().zip(b.as_slice()).enumerate() {
+        let both = x & y;
+        if both == 0 {
+            continue;
+        }
+        if found.is_some() || both & (both - 1) != 0 {
+            return None;
+        }
+        found = Some(i * usize::BITS as usize + both.trailing_zeros() as usize);
+    }
+    found
 }
 
 #[cfg(test)]
@@ -313,7 +329,12 @@ mod tests {
             x
         };
         for _ in 0..200 {
-            let n = 3 + (rnd() % 8) as usize;
+            // One word and several (the word-wise `only_common`).
+            let n = if rnd() % 4 == 0 {
+                60 + (rnd() % 100) as usize
+            } else {
+                3 + (rnd() % 8) as usize
+            };
             let mut fast = vec![(FixedBitSet::with_capacity(n), false)];
             let mut slow = vec![FixedBitSet::with_capacity(n)];
             let mut hyper: Vec<FixedBitSet> = vec![];
