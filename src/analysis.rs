@@ -2,8 +2,9 @@
 //! robustness test, witnesses and (optionally) maximal robust subsets.
 
 use crate::btp::Workload;
+use crate::progress::{Progress, Silent};
 use crate::robustness::{is_robust, witnesses, Method, Witness};
-use crate::subsets::{maximal_robust_subsets, Subsets};
+use crate::subsets::{search, Subsets, MAX_SUBSETS};
 use crate::summary_graph::{build, Settings, SummaryGraph};
 
 pub struct Analysis {
@@ -17,12 +18,25 @@ pub struct Analysis {
     pub subsets: Option<Subsets>,
 }
 
+/// [`analyze_with`] without progress reports. The flag is ignored (the
+/// library never draws); it stays so existing callers compile.
 pub fn analyze(
     w: &Workload,
     settings: Settings,
     method: Method,
     subsets: bool,
-    progress: bool,
+    _show_progress: bool,
+) -> Analysis {
+    analyze_with(w, settings, method, subsets, &Silent)
+}
+
+/// The pipeline, with the subset search's progress reported to `progress`.
+pub fn analyze_with(
+    w: &Workload,
+    settings: Settings,
+    method: Method,
+    subsets: bool,
+    progress: &dyn Progress,
 ) -> Analysis {
     let graph = build(w, settings);
     let robust = is_robust(&graph, None, method);
@@ -31,7 +45,9 @@ pub fn analyze(
     } else {
         witnesses(&graph, None, method)
     };
-    let subsets = subsets.then(|| maximal_robust_subsets(&graph, method, progress));
+    // The subset search starts from the verdict on the whole workload
+    // instead of testing it again.
+    let subsets = subsets.then(|| search(&graph, method, MAX_SUBSETS, Some(robust), progress));
     Analysis {
         settings,
         method,

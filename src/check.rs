@@ -2,11 +2,12 @@
 //! a verified fix (read promotion) or, failing that, the maximal robust
 //! subsets. The output formats live in `report`.
 
-use crate::analysis::{analyze, Analysis};
+use crate::analysis::{analyze_with, Analysis};
 use crate::btp::Workload;
-use crate::promote::{suggest, Budget, Suggestion};
+use crate::progress::{Progress, Silent};
+use crate::promote::{suggest_in, Budget, Suggestion};
 use crate::robustness::Method;
-use crate::subsets::{maximal_robust_subsets, Subsets};
+use crate::subsets::{search, Subsets, MAX_SUBSETS};
 use crate::summary_graph::Settings;
 
 pub struct CheckResult {
@@ -17,8 +18,27 @@ pub struct CheckResult {
     pub subsets: Option<Subsets>,
 }
 
-pub fn check(w: &Workload, settings: Settings, method: Method, progress: bool) -> CheckResult {
-    let analysis = analyze(w, settings, method, false, progress);
+/// [`check_with`] without progress reports. The flag is ignored (the
+/// library never draws); it stays so existing callers compile.
+pub fn check(
+    w: &Workload,
+    settings: Settings,
+    method: Method,
+    _show_progress: bool,
+) -> CheckResult {
+    check_with(w, settings, method, &Silent)
+}
+
+/// The check, with progress of the fix search and the subset search
+/// reported to `progress`. The summary graph is built once: the fix
+/// search masks it (see `promote`) and the subset search groups it.
+pub fn check_with(
+    w: &Workload,
+    settings: Settings,
+    method: Method,
+    progress: &dyn Progress,
+) -> CheckResult {
+    let analysis = analyze_with(w, settings, method, false, progress);
     if analysis.robust {
         return CheckResult {
             analysis,
@@ -26,9 +46,9 @@ pub fn check(w: &Workload, settings: Settings, method: Method, progress: bool) -
             subsets: None,
         };
     }
-    let suggestion = suggest(w, settings, method, Budget::default());
-    let subsets = matches!(suggestion, Suggestion::NotFound { .. })
-        .then(|| maximal_robust_subsets(&analysis.graph, method, progress));
+    let suggestion = suggest_in(w, &analysis.graph, method, Budget::default(), progress);
+    let subsets = (!matches!(suggestion, Suggestion::Promote(_)))
+        .then(|| search(&analysis.graph, method, MAX_SUBSETS, Some(false), progress));
     CheckResult {
         analysis,
         suggestion: Some(suggestion),

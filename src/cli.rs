@@ -2,18 +2,22 @@
 //! each a thin composition of library calls. Exit codes follow ripgrep's
 //! spirit: 0 success, 1 "not robust" (only `check`), 2 bad input.
 
+use std::cell::{Cell, RefCell};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::analysis::analyze;
+use crate::analysis::analyze_with;
 use crate::btp::yaml;
 use crate::error::{write_text, Result};
 use crate::load::{load, Loaded};
+use crate::progress::{Progress, Stage};
 use crate::report;
 use crate::robustness::Method;
-use crate::subsets::maximal_robust_subsets;
+use crate::subsets::{search, MAX_SUBSETS};
 use crate::summary_graph::{build, Granularity, Settings};
 
 #[derive(Parser, Debug)]
@@ -247,17 +251,67 @@ fn load_workload(
     Ok(loaded)
 }
 
+/// Progress of the searches as an indicatif spinner on stderr: only when
+/// stderr is a terminal, and only once a search has run for half a second
+/// (most finish sooner, and CI logs must not fill with redraws).
+struct Spinner {
+    enabled: bool,
+    started: Instant,
+    bar: RefCell<Option<ProgressBar>>,
+    stage: Cell<Option<Stage>>,
+}
+
+impl Spinner {
+    fn new() -> Spinner {
+        Spinner {
+            enabled: std::io::stderr().is_terminal(),
+            started: Instant::now(),
+            bar: RefCell::new(None),
+            stage: Cell::new(None),
+        }
+    }
+}
+
+impl Progress for Spinner {
+    fn update(&self, stage: Stage, done: u64) {
+        if !self.enabled {
+            return;
+        }
+        let mut bar = self.bar.borrow_mut();
+        if bar.is_none() {
+            if self.started.elapsed() < Duration::from_millis(500) {
+                return;
+            }
+            let pb = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+            if let Ok(style) = ProgressStyle::with_template("{spinner} {elapsed} {msg}: {pos}") {
+                pb.set_style(style);
+            }
+            pb.enable_steady_tick(Duration::from_millis(120));
+            *bar = Some(pb);
+        }
+        if let Some(pb) = bar.as_ref() {
+            if self.stage.get() != Some(stage) {
+                self.stage.set(Some(stage));
+                pb.set_message(stage.label());
+            }
+            pb.set_position(done);
+        }
+    }
+
+    fn finish(&self, _stage: Stage) {
+        if let Some(pb) = self.bar.borrow_mut().take() {
+            pb.finish_and_clear();
+        }
+        self.stage.set(None);
+    }
+}
+
 fn run_check(
     w: &crate::btp::Workload,
     settings: &SettingsArgs,
     method: MethodArg,
 ) -> crate::check::CheckResult {
-    crate::check::check(
-        w,
-        settings.settings(),
-        method.method(),
-        std::io::stderr().is_terminal(),
-    )
+    crate::check::check_with(w, settings.settings(), method.method(), &Spinner::new())
 }
 
 fn emit(text: &str) -> Result<i32> {
@@ -288,13 +342,12 @@ fn execute(cli: Cli) -> Result<i32> {
                 settings.schema.as_deref(),
                 format == Format::Text,
             )?;
-            let progress = std::io::stderr().is_terminal();
-            let a = analyze(
+            let a = analyze_with(
                 &loaded.workload,
                 settings.settings(),
                 method.method(),
                 subsets,
-                progress,
+                &Spinner::new(),
             );
             match format {
                 Format::Text => emit(&report::analysis_text(&loaded.workload, &a)),
@@ -364,7 +417,7 @@ fn execute(cli: Cli) -> Result<i32> {
             } else {
                 vec![settings.settings()]
             };
-            let progress = std::io::stderr().is_terminal();
+            let spinner = Spinner::new();
             let table: Vec<(Settings, Vec<crate::subsets::Subsets>)> = rows
                 .iter()
                 .map(|&s| {
@@ -373,7 +426,7 @@ fn execute(cli: Cli) -> Result<i32> {
                         s,
                         methods
                             .iter()
-                            .map(|&m| maximal_robust_subsets(&g, m, progress))
+                            .map(|&m| search(&g, m, MAX_SUBSETS, None, &spinner))
                             .collect(),
                     )
                 })
@@ -388,19 +441,28 @@ fn execute(cli: Cli) -> Result<i32> {
                     let rows: Vec<serde_json::Value> = table
                         .iter()
                         .map(|(s, per)| {
-                            let mut row =
-                                serde_json::json!({"settings": report::settings_json(*s)});
+                            let mut row = serde_json::json!({
+                                "settings": report::settings_json(*s),
+                                "complete": {},
+                            });
                             for (m, subsets) in methods.iter().zip(per) {
-                                row[report::method_key(*m)] = serde_json::json!(
-                                    report::subset_names(w, &subsets.sets, false)
-                                );
+                                let key = report::method_key(*m);
+                                row[key] = serde_json::json!(report::subset_names(
+                                    w,
+                                    &subsets.sets,
+                                    false
+                                ));
+                                row["complete"][key] = serde_json::json!(subsets.complete);
                             }
                             row
                         })
                         .collect();
-                    emit(&json_text(
-                        &serde_json::json!({"workload": w.name, "rows": rows}),
-                    ))
+                    let complete = table.iter().all(|(_, per)| per.iter().all(|s| s.complete));
+                    emit(&json_text(&serde_json::json!({
+                        "workload": w.name,
+                        "rows": rows,
+                        "maximal_robust_subsets_complete": complete,
+                    })))
                 }
             }
         }

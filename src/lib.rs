@@ -11,6 +11,8 @@ pub mod error;
 pub mod frontend;
 pub mod generate;
 pub mod load;
+pub mod oracle;
+pub mod progress;
 pub mod promote;
 pub mod report;
 pub mod robustness;

@@ -3,13 +3,71 @@
 //!
 //! Only a key sel that is the source of a counterflow edge inside a
 //! strongly connected component can matter, so those are the candidates.
-//! Sets are tried by increasing size, so the first robust one is a
-//! smallest; every answer is re-verified by building the promoted
-//! workload's summary graph from scratch and running the robustness test.
+//! Sets are searched by increasing size and, within a size, in
+//! lexicographic order of the sorted candidate list, so the answer is the
+//! first smallest set in that order; every answer is re-verified by
+//! building the promoted workload's summary graph from scratch and running
+//! the robustness test.
+//!
+//! **Masking instead of rebuilding.** Let S be a set of candidates and
+//! G_S the summary graph of `promoted(w, S)`. Claim: G_S restricted to
+//! the nodes of G is G minus the counterflow edges whose source occurrence
+//! is an occurrence of a statement in S; and G_S has no other nodes unless
+//! a statement of S has a *twin* (a statement of the same program equal to
+//! it in everything `unfold` compares, i.e. all but id, SQL and origin).
+//!
+//! - Nodes. `unfold` enumerates the unfoldings in an order that does not
+//!   look at statements, and keeps the first of each class of unfoldings
+//!   equal as sequences of statement *contents* (including `locking`).
+//!   Promotion changes the content of S's statements only, which can only
+//!   split a class (a promoted statement no longer equals its twin), never
+//!   merge two. The first member of an old class is still the first of its
+//!   new class, so every node of G is a node of G_S, with the same
+//!   occurrences and links; without twins the classes are unchanged and
+//!   so are the nodes.
+//! - Edges between nodes of G. `summary_graph::build` decides an edge
+//!   from the pair of `Effective` occurrences, which differ from G's only
+//!   in `locking` of S's occurrences. NCDEPTABLE/NCDEPCONDS never read
+//!   `locking`; CDEPTABLE/CDEPCONDS read it only for the source q_i. For a
+//!   source in S (a key sel) the CDEPTABLE row is F except for the
+//!   key/pred upd/del columns, where CDEPCONDS returns true only via
+//!   `PReadSet(q_i) ∩ WriteSet(q_j)` (PReadSet of a key sel is ⊥, Figure 5,
+//!   enforced by `btp::validate`) or via `ReadSet(q_i) ∩ WriteSet(q_j)`,
+//!   which yields no counterflow edge for a locking read. So exactly the
+//!   counterflow edges leaving S's occurrences disappear; nothing else
+//!   changes.
+//!
+//! Robustness is hereditary (a dangerous cycle of an induced subgraph is
+//! one of the graph), so "the masked graph is robust" is *necessary* for
+//! G_S to be robust, and equivalent to it without twins. The search
+//! therefore tests masks ([`Compact`], one pass over grouped edges, no
+//! rebuild) and rebuilds only a set whose mask is robust: skipping a set
+//! whose mask is not robust never skips an answer, and the rebuild keeps
+//! the answer exact when twins exist. `tests/promote.rs` checks the claim
+//! edge by edge against the rebuild, on random workloads and the bundled
+//! ones.
+//!
+//! **Pruning.** Each dangerous cycle of a masked graph, taken as concrete
+//! edges, survives in the mask of every set that avoids the candidates its
+//! counterflow edges come from (`Cycle::tags`): so every robust set hits
+//! that tag set. The search collects these hitting constraints from every
+//! failed test and enumerates only sets that hit all of them (an implicit
+//! hitting-set search); the skipped sets are exactly ones shown not
+//! robust, so the first set found is the one the plain enumeration would
+//! find. If a cycle has no tag at all (it runs only through edges no
+//! promotion removes: predicate reads, writes, reads already protected),
+//! no set can help and the search stops at once; testing the mask with
+//! every candidate promoted decides that up front.
+
+use std::collections::HashMap;
+
+use fixedbitset::FixedBitSet;
 
 use crate::btp::{StmtType, Workload};
+use crate::oracle::{Compact, View, UNTAGGED};
+use crate::progress::{Progress, Silent, Stage};
 use crate::robustness::{components, is_robust, Method};
-use crate::summary_graph::{build, Settings};
+use crate::summary_graph::{build, Edge, Settings, SummaryGraph};
 
 /// A statement of the workload: (program index, statement index).
 pub type StmtRef = (usize, usize);
@@ -18,11 +76,15 @@ pub type StmtRef = (usize, usize);
 pub enum Suggestion {
     /// Promoting these reads makes the workload robust (re-verified).
     Promote(Vec<StmtRef>),
+    /// Even with every candidate read promoted a dangerous cycle remains:
+    /// no promotion can make the workload robust.
+    Impossible { candidates: usize },
     /// No set of at most `max_size` promotions (within the budget) works.
     NotFound { candidates: usize, tried: usize },
 }
 
-/// Limits of the search: largest promotion set and number of analyses.
+/// Limits of the search: largest promotion set and number of candidate
+/// sets tested.
 #[derive(Debug, Clone, Copy)]
 pub struct Budget {
     pub max_size: usize,
@@ -50,93 +112,242 @@ pub fn promoted(w: &Workload, reads: &[StmtRef]) -> Workload {
 /// Key-based reads that start a counterflow edge of some dangerous
 /// component: the only promotions that can remove a dangerous cycle.
 pub fn candidates(w: &Workload, settings: Settings) -> Vec<StmtRef> {
-    let g = build(w, settings);
+    candidates_in(w, &build(w, settings))
+}
+
+/// [`candidates`] on an already built summary graph of `w`.
+pub fn candidates_in(w: &Workload, g: &SummaryGraph) -> Vec<StmtRef> {
     let mut out: Vec<StmtRef> = vec![];
     // Counterflow edges inside a component: both ends in one SCC, which
     // is exactly when the edge can lie on a cycle.
-    let comp = components(&g, None);
+    let comp = components(g, None);
     for e in g
         .edges
         .iter()
         .filter(|e| e.counterflow && comp[e.from as usize] == comp[e.to as usize])
     {
-        let node = &g.nodes[e.from as usize];
-        let p = node.ltp.program;
-        let s = node.ltp.occurrences[e.from_pos as usize].stmt;
-        let st = &w.programs[p].statements[s];
-        if st.ty == StmtType::KeySel && !st.locking && !out.contains(&(p, s)) {
-            out.push((p, s));
+        let r = source_stmt(g, e);
+        let st = &w.programs[r.0].statements[r.1];
+        if st.ty == StmtType::KeySel && !st.locking && !out.contains(&r) {
+            out.push(r);
         }
     }
     out.sort_unstable();
     out
 }
 
+/// The statement an edge leaves from.
+fn source_stmt(g: &SummaryGraph, e: &Edge) -> StmtRef {
+    let node = &g.nodes[e.from as usize];
+    (
+        node.ltp.program,
+        node.ltp.occurrences[e.from_pos as usize].stmt,
+    )
+}
+
+/// The edges of `g` that remain when the `promoted` statements become
+/// locking reads: by the argument in the module comment, `g` without the
+/// counterflow edges leaving them (for tests and tools; the search masks
+/// instead).
+pub fn masked_edges(g: &SummaryGraph, promoted: &[StmtRef]) -> Vec<Edge> {
+    g.edges
+        .iter()
+        .filter(|e| !(e.counterflow && promoted.contains(&source_stmt(g, e))))
+        .copied()
+        .collect()
+}
+
+/// The smallest verified promotion set (first in lexicographic order of
+/// the candidates among the smallest), building the summary graph.
 pub fn suggest(w: &Workload, settings: Settings, method: Method, budget: Budget) -> Suggestion {
-    let cands = candidates(w, settings);
-    let mut tried = 0;
-    for size in 1..=budget.max_size.min(cands.len()) {
-        let mut idx: Vec<usize> = (0..size).collect();
-        loop {
-            if tried >= budget.max_tries {
-                return Suggestion::NotFound {
-                    candidates: cands.len(),
-                    tried,
-                };
-            }
-            tried += 1;
-            let set: Vec<StmtRef> = idx.iter().map(|&i| cands[i]).collect();
-            if is_robust(&build(&promoted(w, &set), settings), None, method) {
-                return Suggestion::Promote(set);
-            }
-            if !next_combination(&mut idx, cands.len()) {
-                break;
-            }
-        }
-    }
-    Suggestion::NotFound {
-        candidates: cands.len(),
-        tried,
-    }
+    suggest_in(w, &build(w, settings), method, budget, &Silent)
 }
 
-/// Advance `idx` (strictly increasing indices below n) to the next
-/// combination in lexicographic order; false when exhausted.
-fn next_combination(idx: &mut [usize], n: usize) -> bool {
-    let k = idx.len();
-    for i in (0..k).rev() {
-        if idx[i] < n - k + i {
-            idx[i] += 1;
-            for j in i + 1..k {
-                idx[j] = idx[j - 1] + 1;
-            }
-            return true;
+/// [`suggest`] on `g`, the summary graph of `w` (not robust under
+/// `method`).
+pub fn suggest_in(
+    w: &Workload,
+    g: &SummaryGraph,
+    method: Method,
+    budget: Budget,
+    progress: &dyn Progress,
+) -> Suggestion {
+    let cands = candidates_in(w, g);
+    let index: HashMap<StmtRef, u32> = cands
+        .iter()
+        .enumerate()
+        .map(|(i, &r)| (r, i as u32))
+        .collect();
+    // Tag each removable edge with its candidate: a promotion set is then
+    // a set of dropped tags.
+    let compact = Compact::new(g, |i| {
+        let e = &g.edges[i];
+        if !e.counterflow {
+            return UNTAGGED;
         }
-    }
-    false
+        index.get(&source_stmt(g, e)).copied().unwrap_or(UNTAGGED)
+    });
+    let mut search = Search {
+        w,
+        g,
+        compact: &compact,
+        method,
+        cands: &cands,
+        constraints: vec![],
+        chosen: vec![],
+        chosen_set: FixedBitSet::with_capacity(cands.len()),
+        tried: 0,
+        budget,
+        progress,
+    };
+    let result = search.run();
+    progress.finish(Stage::FixSearch);
+    result
 }
 
-#[cfg(test)]
-mod tests {
-    use super::next_combination;
+struct Search<'a> {
+    w: &'a Workload,
+    g: &'a SummaryGraph,
+    compact: &'a Compact,
+    method: Method,
+    cands: &'a [StmtRef],
+    /// Tag sets every robust promotion set must hit.
+    constraints: Vec<Vec<u32>>,
+    chosen: Vec<u32>,
+    chosen_set: FixedBitSet,
+    tried: usize,
+    budget: Budget,
+    progress: &'a dyn Progress,
+}
 
-    #[test]
-    fn combinations_in_order() {
-        let mut idx = vec![0, 1];
-        let mut seen = vec![idx.clone()];
-        while next_combination(&mut idx, 4) {
-            seen.push(idx.clone());
+enum Outcome {
+    Found(Vec<StmtRef>),
+    OutOfBudget,
+    Continue,
+}
+
+impl Search<'_> {
+    fn run(&mut self) -> Suggestion {
+        let n = self.cands.len();
+        let mut all = FixedBitSet::with_capacity(n);
+        all.insert_range(..);
+        self.tried += 1;
+        if !self.masked_robust(&all) {
+            return Suggestion::Impossible { candidates: n };
         }
-        assert_eq!(
-            seen,
-            vec![
-                vec![0, 1],
-                vec![0, 2],
-                vec![0, 3],
-                vec![1, 2],
-                vec![1, 3],
-                vec![2, 3]
-            ]
-        );
+        // The unpromoted graph is not robust: its cycles seed the
+        // constraints.
+        self.learn(&FixedBitSet::with_capacity(n));
+        for size in 1..=self.budget.max_size.min(n) {
+            match self.dfs(size, 0) {
+                Outcome::Found(set) => return Suggestion::Promote(set),
+                Outcome::OutOfBudget => break,
+                Outcome::Continue => {}
+            }
+        }
+        Suggestion::NotFound {
+            candidates: n,
+            tried: self.tried,
+        }
+    }
+
+    fn masked_robust(&self, dropped: &FixedBitSet) -> bool {
+        let view = View {
+            nodes: None,
+            dropped: Some(dropped),
+        };
+        self.compact.is_robust(view, self.method)
+    }
+
+    /// Add the hitting constraints of the dangerous cycles of a mask.
+    fn learn(&mut self, dropped: &FixedBitSet) {
+        let view = View {
+            nodes: None,
+            dropped: Some(dropped),
+        };
+        for c in self.compact.cycles(self.g, view, self.method) {
+            if !self.constraints.contains(&c.tags) {
+                self.constraints.push(c.tags);
+            }
+        }
+    }
+
+    /// Extend `chosen` to `size` elements from indices ≥ `start`, in
+    /// lexicographic order, visiting only sets that can still hit every
+    /// constraint.
+    fn dfs(&mut self, size: usize, start: usize) -> Outcome {
+        if self.chosen.len() == size {
+            return self.test();
+        }
+        let left = size - self.chosen.len();
+        for i in start..=self.cands.len() - left {
+            self.chosen.push(i as u32);
+            self.chosen_set.insert(i);
+            let r = if self.feasible(left - 1, i + 1) {
+                self.dfs(size, i + 1)
+            } else {
+                Outcome::Continue
+            };
+            self.chosen.pop();
+            self.chosen_set.set(i, false);
+            if !matches!(r, Outcome::Continue) {
+                return r;
+            }
+        }
+        Outcome::Continue
+    }
+
+    /// Can `left` more candidates from indices ≥ `next` hit every
+    /// constraint the chosen ones miss? Pairwise disjoint missed
+    /// constraints need one candidate each: a lower bound.
+    fn feasible(&self, left: usize, next: usize) -> bool {
+        let mut used = FixedBitSet::with_capacity(self.cands.len());
+        let mut need = 0;
+        for c in &self.constraints {
+            if c.iter().any(|&t| self.chosen_set.contains(t as usize)) {
+                continue;
+            }
+            let tail = &c[c.partition_point(|&t| (t as usize) < next)..];
+            if tail.is_empty() {
+                return false;
+            }
+            if tail.iter().all(|&t| !used.contains(t as usize)) {
+                need += 1;
+                if need > left {
+                    return false;
+                }
+                tail.iter().for_each(|&t| used.insert(t as usize));
+            }
+        }
+        true
+    }
+
+    fn test(&mut self) -> Outcome {
+        if self.tried >= self.budget.max_tries {
+            return Outcome::OutOfBudget;
+        }
+        self.tried += 1;
+        self.progress.update(Stage::FixSearch, self.tried as u64);
+        let dropped = self.chosen_set.clone();
+        if !self.masked_robust(&dropped) {
+            self.learn(&dropped);
+            return Outcome::Continue;
+        }
+        let set: Vec<StmtRef> = self
+            .chosen
+            .iter()
+            .map(|&i| self.cands[i as usize])
+            .collect();
+        // The mask is robust; the rebuild decides (they differ only when a
+        // promoted read has a twin, see the module comment).
+        if is_robust(
+            &build(&promoted(self.w, &set), self.g.settings),
+            None,
+            self.method,
+        ) {
+            Outcome::Found(set)
+        } else {
+            Outcome::Continue
+        }
     }
 }

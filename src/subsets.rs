@@ -12,22 +12,28 @@
 //! #programs, never 2^n when the answer is small.
 
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
 
 use fixedbitset::FixedBitSet;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::robustness::{is_robust, Method};
+use crate::oracle::{Compact, View, UNTAGGED};
+use crate::progress::{Progress, Silent, Stage};
+use crate::robustness::Method;
 use crate::summary_graph::SummaryGraph;
 
-/// Robustness oracle over program sets, with a cache and progress display.
+/// Robustness oracle over program sets, with a cache. The summary graph is
+/// grouped once ([`Compact`]); a test builds the node mask of the programs
+/// and walks the groups, without filtering or sorting edges.
 struct Oracle<'g> {
     g: &'g SummaryGraph,
+    compact: Compact,
+    /// Programs of dangerous cycles found so far: a set containing one is
+    /// not robust (robustness is hereditary), no test needed.
+    cores: Vec<FixedBitSet>,
+    program_nodes: &'g [Vec<usize>],
+    nodes: usize,
     method: Method,
     cache: HashMap<FixedBitSet, bool>,
-    started: Instant,
-    progress: Option<ProgressBar>,
-    show_progress: bool,
+    progress: &'g dyn Progress,
 }
 
 impl Oracle<'_> {
@@ -35,38 +41,33 @@ impl Oracle<'_> {
         if let Some(&r) = self.cache.get(programs) {
             return r;
         }
-        let mut mask = FixedBitSet::with_capacity(self.g.nodes.len());
+        if self.cores.iter().any(|c| c.is_subset(programs)) {
+            self.cache.insert(programs.clone(), false);
+            return false;
+        }
+        let mut mask = FixedBitSet::with_capacity(self.nodes);
         for p in programs.ones() {
-            for &n in &self.g.program_nodes[p] {
+            for &n in &self.program_nodes[p] {
                 mask.insert(n);
             }
         }
-        let r = is_robust(self.g, Some(&mask), self.method);
-        self.cache.insert(programs.clone(), r);
-        self.tick();
-        r
-    }
-
-    /// A spinner on stderr once the search has run for a while (indicatif
-    /// draws nothing when stderr is not a terminal).
-    fn tick(&mut self) {
-        if !self.show_progress {
-            return;
-        }
-        if self.progress.is_none() && self.started.elapsed() > Duration::from_millis(500) {
-            let pb = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-            if let Ok(style) = ProgressStyle::with_template("{spinner} {elapsed} {msg}") {
-                pb.set_style(style);
+        let view = View {
+            nodes: Some(&mask),
+            dropped: None,
+        };
+        let cycle = self.compact.first_cycle(self.g, view, self.method);
+        let r = cycle.is_none();
+        if let Some(c) = cycle {
+            let mut core = FixedBitSet::with_capacity(programs.len());
+            for &i in &c.edges {
+                core.insert(self.g.nodes[self.g.edges[i].from as usize].ltp.program);
             }
-            pb.enable_steady_tick(Duration::from_millis(120));
-            self.progress = Some(pb);
+            self.cores.push(core);
         }
-        if let Some(pb) = &self.progress {
-            pb.set_message(format!(
-                "maximal robust subsets: {} sets tested",
-                self.cache.len()
-            ));
-        }
+        self.cache.insert(programs.clone(), r);
+        self.progress
+            .update(Stage::Subsets, self.cache.len() as u64);
+        r
     }
 }
 
@@ -86,55 +87,92 @@ pub const MAX_SUBSETS: usize = 100;
 /// Bound on the intermediate list of minimal transversals.
 const MAX_TRANSVERSALS: usize = 200_000;
 
-/// Maximal robust subsets (at most [`MAX_SUBSETS`]). `show_progress`
-/// allows a spinner on a terminal.
-pub fn maximal_robust_subsets(g: &SummaryGraph, method: Method, show_progress: bool) -> Subsets {
-    maximal_robust_subsets_up_to(g, method, show_progress, MAX_SUBSETS)
+/// Maximal robust subsets (at most [`MAX_SUBSETS`]), without progress
+/// reports. The flag is ignored: the library never draws (callers that
+/// want progress use [`search`]); it stays so existing callers compile.
+pub fn maximal_robust_subsets(g: &SummaryGraph, method: Method, _show_progress: bool) -> Subsets {
+    search(g, method, MAX_SUBSETS, None, &Silent)
 }
 
 /// As [`maximal_robust_subsets`], stopping after `limit` sets.
 pub fn maximal_robust_subsets_up_to(
     g: &SummaryGraph,
     method: Method,
-    show_progress: bool,
+    _show_progress: bool,
     limit: usize,
 ) -> Subsets {
+    search(g, method, limit, None, &Silent)
+}
+
+/// Maximal robust subsets, at most `limit`. `whole_robust` is the verdict
+/// on the whole graph when the caller already has it (the analysis always
+/// does): a robust workload is its own only maximal robust subset, and a
+/// non-robust one needs no second full test. Progress goes to `progress`.
+pub fn search(
+    g: &SummaryGraph,
+    method: Method,
+    limit: usize,
+    whole_robust: Option<bool>,
+    progress: &dyn Progress,
+) -> Subsets {
     let n = g.program_nodes.len();
-    let mut oracle = Oracle {
-        g,
-        method,
-        cache: HashMap::new(),
-        started: Instant::now(),
-        progress: None,
-        show_progress,
-    };
     let mut all = FixedBitSet::with_capacity(n);
     all.insert_range(..);
+    if whole_robust == Some(true) {
+        return Subsets {
+            sets: vec![all.ones().collect()],
+            complete: true,
+        };
+    }
+    let mut oracle = Oracle {
+        g,
+        compact: Compact::new(g, |_| UNTAGGED),
+        cores: vec![],
+        program_nodes: &g.program_nodes,
+        nodes: g.nodes.len(),
+        method,
+        cache: HashMap::new(),
+        progress,
+    };
+    if let Some(r) = whole_robust {
+        oracle.cache.insert(all.clone(), r);
+    }
     let mut maximal: Vec<FixedBitSet> = vec![];
     let mut complete = true;
     if oracle.robust(&all) {
         maximal.push(all.clone());
     } else {
         // Minimal transversals of {all \ M : M ∈ maximal}; {∅} initially.
-        let mut transversals: Vec<FixedBitSet> = vec![FixedBitSet::with_capacity(n)];
+        // Each carries "known not robust": a transversal kept by Berge's
+        // step was tested in an earlier round, so it is not tested (or
+        // looked up) again.
+        let mut transversals: Vec<(FixedBitSet, bool)> =
+            vec![(FixedBitSet::with_capacity(n), false)];
+        let mut complements: Vec<FixedBitSet> = vec![];
         loop {
             if maximal.len() >= limit || transversals.len() > MAX_TRANSVERSALS {
                 complete = false;
                 break;
             }
-            transversals.sort_by_key(|t| t.count_ones(..));
-            let next = transversals.iter().find(|t| oracle.robust(t)).cloned();
+            // `add_edge` returns them sorted by size.
+            let mut next = None;
+            for (t, not_robust) in transversals.iter_mut().filter(|t| !t.1) {
+                if oracle.robust(t) {
+                    next = Some(t.clone());
+                    break;
+                }
+                *not_robust = true;
+            }
             let Some(seed) = next else { break };
             let m = grow(&mut oracle, seed, n);
             let mut complement = all.clone();
             complement.difference_with(&m);
-            transversals = add_edge(transversals, &complement);
+            transversals = add_edge(transversals, &complements, &complement);
+            complements.push(complement);
             maximal.push(m);
         }
     }
-    if let Some(pb) = oracle.progress.take() {
-        pb.finish_and_clear();
-    }
+    progress.finish(Stage::Subsets);
     let mut sets: Vec<Vec<usize>> = maximal.iter().map(|m| m.ones().collect()).collect();
     sets.sort();
     Subsets { sets, complete }
@@ -166,29 +204,73 @@ fn add_chunk(oracle: &mut Oracle, set: &mut FixedBitSet, chunk: &[usize]) {
 }
 
 /// Berge's incremental step: minimal transversals of H ∪ {edge} from the
-/// minimal transversals of H.
-fn add_edge(transversals: Vec<FixedBitSet>, edge: &FixedBitSet) -> Vec<FixedBitSet> {
-    let mut next: Vec<FixedBitSet> = vec![];
-    for t in transversals {
+/// minimal transversals of H (`hyper`), in the order of the input, then
+/// stably sorted by size (the order the search tests them in).
+///
+/// A transversal t that meets `edge` stays, and stays minimal. One that
+/// misses it gives t ∪ {e} for each e ∈ edge, which is a transversal of
+/// H ∪ {edge}; it is minimal iff each of its elements has a *private* edge
+/// (one it alone hits). e has `edge` (t misses it). v ∈ t needs an F ∈ H
+/// with F ∩ t = {v} and e ∉ F (`edge` meets t ∪ {e} in e only, so it is
+/// nobody else's). So e is excluded exactly when, for some v ∈ t, e lies
+/// in every private edge of v: one pass over H per t, instead of comparing
+/// every candidate with every kept transversal.
+fn add_edge(
+    transversals: Vec<(FixedBitSet, bool)>,
+    hyper: &[FixedBitSet],
+    edge: &FixedBitSet,
+) -> Vec<(FixedBitSet, bool)> {
+    let n = edge.len();
+    let mut next: Vec<(FixedBitSet, bool)> = vec![];
+    let mut private: Vec<Option<FixedBitSet>> = vec![None; n];
+    for (t, not_robust) in transversals {
         if !t.is_disjoint(edge) {
-            next.push(t);
-        } else {
-            for e in edge.ones() {
-                let mut u = t.clone();
-                u.insert(e);
-                next.push(u);
+            next.push((t, not_robust));
+            continue;
+        }
+        for v in t.ones() {
+            private[v] = None;
+        }
+        for f in hyper {
+            if let Some(v) = only_common(f, &t) {
+                match &mut private[v] {
+                    Some(common) => common.intersect_with(f),
+                    slot => *slot = Some(f.clone()),
+                }
             }
         }
-    }
-    next.sort_by_key(|t| t.count_ones(..));
-    next.dedup();
-    let mut minimal: Vec<FixedBitSet> = vec![];
-    for t in next {
-        if !minimal.iter().any(|m| m.is_subset(&t)) {
-            minimal.push(t);
+        let mut excluded = FixedBitSet::with_capacity(n);
+        for v in t.ones() {
+            if let Some(common) = &private[v] {
+                excluded.union_with(common);
+            }
+        }
+        for e in edge.ones().filter(|&e| !excluded.contains(e)) {
+            let mut u = t.clone();
+            u.insert(e);
+            next.push((u, false));
         }
     }
-    minimal
+    // Stable, with each size computed once.
+    next.sort_by_cached_key(|t| t.0.count_ones(..));
+    next
+}
+
+/// The one element `a` and `b` share, if they share exactly one
+/// (word-wise: this runs for every transversal against every edge).
+fn only_common(a: &FixedBitSet, b: &FixedBitSet) -> Option<usize> {
+    let mut found = None;
+    for (i, (x, y)) in a.as_slice().iter().zip(b.as_slice()).enumerate() {
+        let both = x & y;
+        if both == 0 {
+            continue;
+        }
+        if found.is_some() || both & (both - 1) != 0 {
+            return None;
+        }
+        found = Some(i * usize::BITS as usize + both.trailing_zeros() as usize);
+    }
+    found
 }
 
 #[cfg(test)]
@@ -204,10 +286,74 @@ mod tests {
     #[test]
     fn berge_step_keeps_only_minimal_transversals() {
         // Tr({{0,1}}) = {{0},{1}}; adding {1,2} gives {{1},{0,2}}.
-        let t = add_edge(vec![set(3, &[])], &set(3, &[0, 1]));
-        let t = add_edge(t, &set(3, &[1, 2]));
-        let mut got: Vec<Vec<usize>> = t.iter().map(|s| s.ones().collect()).collect();
+        let t = add_edge(vec![(set(3, &[]), false)], &[], &set(3, &[0, 1]));
+        let t = add_edge(t, &[set(3, &[0, 1])], &set(3, &[1, 2]));
+        let mut got: Vec<Vec<usize>> = t.iter().map(|s| s.0.ones().collect()).collect();
         got.sort();
         assert_eq!(got, vec![vec![0, 2], vec![1]]);
+    }
+
+    /// The step before the kept-through index: every candidate against
+    /// every smaller one.
+    fn naive_add_edge(transversals: Vec<FixedBitSet>, edge: &FixedBitSet) -> Vec<FixedBitSet> {
+        let mut next: Vec<FixedBitSet> = vec![];
+        for t in transversals {
+            if !t.is_disjoint(edge) {
+                next.push(t);
+            } else {
+                for e in edge.ones() {
+                    let mut u = t.clone();
+                    u.insert(e);
+                    next.push(u);
+                }
+            }
+        }
+        next.sort_by_key(|t| t.count_ones(..));
+        next.dedup();
+        let mut minimal: Vec<FixedBitSet> = vec![];
+        for t in next {
+            if !minimal.iter().any(|m| m.is_subset(&t)) {
+                minimal.push(t);
+            }
+        }
+        minimal
+    }
+
+    #[test]
+    fn berge_step_equals_naive_step_in_order() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut rnd = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..200 {
+            // One word and several (the word-wise `only_common`).
+            let n = if rnd() % 4 == 0 {
+                60 + (rnd() % 100) as usize
+            } else {
+                3 + (rnd() % 8) as usize
+            };
+            let mut fast = vec![(FixedBitSet::with_capacity(n), false)];
+            let mut slow = vec![FixedBitSet::with_capacity(n)];
+            let mut hyper: Vec<FixedBitSet> = vec![];
+            for _ in 0..(1 + rnd() % 6) {
+                let mut edge = FixedBitSet::with_capacity(n);
+                for v in 0..n {
+                    if rnd() % 3 == 0 {
+                        edge.insert(v);
+                    }
+                }
+                if edge.is_clear() {
+                    edge.insert(0);
+                }
+                fast = add_edge(fast, &hyper, &edge);
+                slow = naive_add_edge(slow, &edge);
+                hyper.push(edge);
+                let fast_sets: Vec<FixedBitSet> = fast.iter().map(|t| t.0.clone()).collect();
+                assert_eq!(fast_sets, slow);
+            }
+        }
     }
 }

@@ -153,6 +153,11 @@ pub fn text(w: &Workload, r: &CheckResult) -> String {
                 "\nno fix by promoting key-based reads to FOR UPDATE ({candidates} candidate reads, {tried} combinations tried).\n"
             ));
         }
+        Some(Suggestion::Impossible { candidates }) => {
+            o.push_str(&format!(
+                "\nno fix by promoting key-based reads to FOR UPDATE: a dangerous cycle remains even with all {candidates} candidate reads promoted (its counterflow dependencies start at predicate-based statements, whose predicate a row lock does not cover).\n"
+            ));
+        }
         None => {}
     }
     if let Some(s) = &r.subsets {
@@ -169,7 +174,10 @@ pub fn json(w: &Workload, r: &CheckResult, warnings: &[Warning]) -> Value {
     let suggestion = match &r.suggestion {
         Some(Suggestion::Promote(set)) => json!({"verified": true, "edits": edits(w, set)}),
         Some(Suggestion::NotFound { candidates, tried }) => {
-            json!({"verified": false, "edits": [], "candidates": candidates, "tried": tried})
+            json!({"verified": false, "edits": [], "candidates": candidates, "tried": tried, "no_promotion_helps": false})
+        }
+        Some(Suggestion::Impossible { candidates }) => {
+            json!({"verified": false, "edits": [], "candidates": candidates, "no_promotion_helps": true})
         }
         None => Value::Null,
     };

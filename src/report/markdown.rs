@@ -121,7 +121,10 @@ pub fn write(w: &Workload, r: &CheckResult, out: &Path) -> Result<String> {
                 }
             }
             _ => {
-                m.push_str("No set of key-based reads promoted to `FOR UPDATE` makes the workload robust.\n");
+                m.push_str(match &r.suggestion {
+                    Some(Suggestion::NotFound { .. }) => "No set of at most 6 key-based reads promoted to `FOR UPDATE` was found to make the workload robust (the search stopped at its limits).\n",
+                    _ => "No set of key-based reads promoted to `FOR UPDATE` makes the workload robust: a dangerous cycle remains even with every candidate promoted.\n",
+                });
                 if let Some(s) = &r.subsets {
                     m.push_str(&format!(
                         "\nMaximal robust subsets in this setting: {}\n",

@@ -1,0 +1,252 @@
+//! Random BTP workloads for the differential tests (and the benchmarks,
+//! which include this file). Deterministic: a seed gives one workload.
+#![allow(dead_code)]
+
+use isolint::btp::{
+    validate, Body, Constraint, ConstraintKind, Program, Statement, StmtType, Workload,
+};
+use isolint::schema::{AttrSet, ForeignKey, Relation, Schema};
+use isolint::summary_graph::{Granularity, Settings};
+
+/// xorshift over a seed.
+pub struct Rng(pub u64);
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    pub fn chance(&mut self, pct: u64) -> bool {
+        self.next() % 100 < pct
+    }
+}
+
+/// Shape of a random workload.
+#[derive(Clone, Copy)]
+pub struct Shape {
+    pub relations: usize,
+    pub programs: usize,
+    pub statements: usize,
+    /// Percentage of key sel among statement types (the rest uniform).
+    pub key_sel_pct: u64,
+    /// Percentage of programs with a branch between two identical
+    /// statements (a "twin": `unfold` merges the two unfoldings).
+    pub twin_pct: u64,
+    /// Exactly `programs` programs (else 1 to `programs`).
+    pub exact: bool,
+}
+
+impl Shape {
+    pub fn small() -> Shape {
+        Shape {
+            relations: 3,
+            programs: 4,
+            statements: 4,
+            key_sel_pct: 30,
+            twin_pct: 25,
+            exact: false,
+        }
+    }
+
+    /// `n` programs of 1–4 statements over 12 relations: the "random
+    /// programs" of the subset-search benchmarks.
+    pub fn programs(n: usize) -> Shape {
+        Shape {
+            relations: 12,
+            programs: n,
+            statements: 4,
+            key_sel_pct: 30,
+            twin_pct: 0,
+            exact: true,
+        }
+    }
+}
+
+/// Up to `shape.programs` programs of up to `shape.statements` statements
+/// over up to `shape.relations` relations, with FKs, FK and same-tuple
+/// constraints, optional statements, loops and branches.
+pub fn random_workload(seed: u64, shape: Shape) -> Workload {
+    let mut r = Rng(seed | 1);
+    let nrel = if shape.exact {
+        shape.relations
+    } else {
+        1 + r.below(shape.relations)
+    };
+    let relations: Vec<Relation> = (0..nrel)
+        .map(|i| Relation {
+            name: format!("R{i}"),
+            attributes: (0..2 + r.below(2)).map(|a| format!("a{a}")).collect(),
+            primary_key: vec![0],
+            unique_keys: vec![],
+        })
+        .collect();
+    let mut fks = vec![];
+    for d in 0..nrel {
+        for g in 0..nrel {
+            if d != g && r.chance(40) {
+                fks.push(ForeignKey {
+                    name: format!("f{d}_{g}"),
+                    domain: d,
+                    range: g,
+                    columns: vec![],
+                });
+            }
+        }
+    }
+    let schema = Schema {
+        relations,
+        foreign_keys: fks,
+    };
+    let nprog = if shape.exact {
+        shape.programs
+    } else {
+        1 + r.below(shape.programs)
+    };
+    let mut programs = vec![];
+    for p in 0..nprog {
+        let nstmt = 1 + r.below(shape.statements);
+        let mut statements = vec![];
+        for s in 0..nstmt {
+            let ty = if r.chance(shape.key_sel_pct) {
+                StmtType::KeySel
+            } else {
+                StmtType::ALL[r.below(7)]
+            };
+            let rel = r.below(nrel);
+            let arity = schema.relations[rel].arity();
+            let rand_set = |r: &mut Rng| {
+                let mut set = AttrSet::empty(arity);
+                for a in 0..arity {
+                    if r.chance(40) {
+                        set.insert(a);
+                    }
+                }
+                Some(set)
+            };
+            use StmtType::*;
+            let (pread, read, write) = match ty {
+                Ins | KeyDel => (None, None, Some(AttrSet::full(arity))),
+                PredDel => (rand_set(&mut r), None, Some(AttrSet::full(arity))),
+                KeySel => (None, rand_set(&mut r), None),
+                PredSel => (rand_set(&mut r), rand_set(&mut r), None),
+                KeyUpd => (None, rand_set(&mut r), rand_set(&mut r)),
+                PredUpd => (rand_set(&mut r), rand_set(&mut r), rand_set(&mut r)),
+            };
+            statements.push(Statement {
+                id: format!("p{p}s{s}"),
+                ty,
+                rel,
+                pread,
+                read,
+                write,
+                sql: None,
+                origin: None,
+                locking: false,
+            });
+        }
+        let mut items = vec![];
+        let mut i = 0;
+        while i < nstmt {
+            let b = Body::Stmt(i);
+            let item = match r.below(6) {
+                0 => Body::Opt(Box::new(b)),
+                1 => Body::Loop(Box::new(b)),
+                2 if i + 1 < nstmt => {
+                    i += 1;
+                    Body::Branch(vec![b, Body::Stmt(i)])
+                }
+                3 if i + 1 < nstmt => {
+                    i += 1;
+                    Body::Loop(Box::new(Body::Seq(vec![b, Body::Stmt(i)])))
+                }
+                _ => b,
+            };
+            items.push(item);
+            i += 1;
+        }
+        // Twins: two copies of a statement as the two sides of a branch;
+        // `unfold` merges the unfoldings that differ only in the choice.
+        if r.chance(shape.twin_pct) {
+            let t = r.below(nstmt);
+            let a = statements.len();
+            for k in ["a", "b"] {
+                let mut twin = statements[t].clone();
+                twin.id = format!("p{p}t{t}{k}");
+                statements.push(twin);
+            }
+            let pos = r.below(items.len() + 1);
+            items.insert(pos, Body::Branch(vec![Body::Stmt(a), Body::Stmt(a + 1)]));
+        }
+        let n_all = statements.len();
+        let mut constraints = vec![];
+        for c in 0..n_all {
+            for q in 0..n_all {
+                let (sc, sq) = (&statements[c], &statements[q]);
+                if c == q || !r.chance(35) {
+                    continue;
+                }
+                if let Some(f) = schema
+                    .foreign_keys
+                    .iter()
+                    .position(|f| f.domain == sc.rel && f.range == sq.rel)
+                {
+                    if sq.ty.is_key_based() || sq.ty == StmtType::Ins {
+                        constraints.push(Constraint {
+                            kind: ConstraintKind::ForeignKey(f),
+                            child: c,
+                            parent: q,
+                        });
+                    }
+                } else if sc.rel == sq.rel && sq.ty.is_key_write() && sc.ty.is_key_based() && q < c
+                {
+                    constraints.push(Constraint {
+                        kind: ConstraintKind::SameTuple,
+                        child: c,
+                        parent: q,
+                    });
+                }
+            }
+        }
+        programs.push(Program {
+            name: format!("P{p}"),
+            abbrev: None,
+            statements,
+            body: Body::Seq(items),
+            constraints,
+            file: None,
+        });
+    }
+    let w = Workload {
+        name: "random".into(),
+        description: None,
+        schema,
+        programs,
+    };
+    assert_eq!(validate(&w), Ok(()), "generator must produce valid BTPs");
+    w
+}
+
+/// The eight combinations of granularity, FK and same-tuple.
+pub fn settings(bits: u8) -> Settings {
+    Settings {
+        granularity: if bits & 1 == 0 {
+            Granularity::Attribute
+        } else {
+            Granularity::Tuple
+        },
+        foreign_keys: bits & 2 == 0,
+        same_tuple: bits & 4 == 0,
+    }
+}
+
+/// A bundled YAML workload.
+pub fn bundled(name: &str) -> Workload {
+    let path = format!("{}/workloads/{name}.yaml", env!("CARGO_MANIFEST_DIR"));
+    let file = isolint::error::SourceFile::read(std::path::Path::new(&path)).expect("readable");
+    isolint::btp::yaml::parse(&file).expect("valid")
+}
+pub mod app;
