@@ -248,7 +248,7 @@ impl Compact {
         let n = self.n;
         let mut found = vec![];
         let inside = |u: usize, g: &Group| comp[u] != NONE && comp[u] == comp[g.to as usize];
-        let active = |u: usize| (0..n).contains(&u) && comp[u] != NONE;
+        let active = |u: usize| comp[u] != NONE;
         if method == Method::TypeI {
             let mut done = FixedBitSet::with_capacity(n);
             for u in (0..n).filter(|&u| active(u)) {
