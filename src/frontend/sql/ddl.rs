@@ -336,24 +336,18 @@ pub fn parse_ddl(file: &SourceFile) -> Result<Ddl> {
                 let Some(name) = last_ident(&at.name) else {
                     continue;
                 };
-                let Some(ti) = schema
-                    .relations
-                    .iter()
-                    .position(|r| same_name(&r.name, &name))
-                else {
-                    let (off, len) = span_of(file, &snip, &name);
-                    return Err(Diag::new(format!(
-                        "ALTER TABLE of unknown table `{}`",
-                        name.value
-                    ))
-                    .help("create the table before altering it")
-                    .at(file, off, len, "unknown table"));
-                };
+                let ti = table_of(
+                    file,
+                    &snip,
+                    &schema,
+                    &name,
+                    "ALTER TABLE of",
+                    "create the table before altering it",
+                )?;
                 for op in &at.operations {
                     if let AlterTableOperation::AddConstraint { constraint, .. } = op {
-                        let mut rel = schema.relations[ti].clone();
-                        add_constraint(&mut rel, constraint, ti, &mut pending, &unknown_col)?;
-                        schema.relations[ti] = rel;
+                        let rel = &mut schema.relations[ti];
+                        add_constraint(rel, constraint, ti, &mut pending, &unknown_col)?;
                     }
                 }
             }
@@ -363,18 +357,14 @@ pub fn parse_ddl(file: &SourceFile) -> Result<Ddl> {
                 let Some(name) = last_ident(&ci.table_name) else {
                     continue;
                 };
-                let Some(ti) = schema
-                    .relations
-                    .iter()
-                    .position(|r| same_name(&r.name, &name))
-                else {
-                    let (off, len) = span_of(file, &snip, &name);
-                    return Err(
-                        Diag::new(format!("index on unknown table `{}`", name.value))
-                            .help("create the table before its indexes")
-                            .at(file, off, len, "unknown table"),
-                    );
-                };
+                let ti = table_of(
+                    file,
+                    &snip,
+                    &schema,
+                    &name,
+                    "index on",
+                    "create the table before its indexes",
+                )?;
                 let rel = &schema.relations[ti];
                 let cols: Vec<usize> = ci
                     .columns
@@ -556,6 +546,28 @@ fn resolve_foreign_keys(
         fk_actions.push(p.actions);
     }
     Ok(())
+}
+
+/// The index of the table a statement names, or the located error
+/// "`what` unknown table".
+fn table_of(
+    file: &SourceFile,
+    snip: &Snippet,
+    schema: &Schema,
+    name: &Ident,
+    what: &str,
+    help: &str,
+) -> Result<usize> {
+    schema
+        .relations
+        .iter()
+        .position(|r| same_name(&r.name, name))
+        .ok_or_else(|| {
+            let (off, len) = span_of(file, snip, name);
+            Diag::new(format!("{what} unknown table `{}`", name.value))
+                .help(help)
+                .at(file, off, len, "unknown table")
+        })
 }
 
 fn col_index(rel: &Relation, i: &Ident) -> Option<usize> {

@@ -848,24 +848,33 @@ impl P<'_> {
         Ok(LoopHead::Range { var, bounds })
     }
 
+    /// The ELSE branch of an IF or CASE: its body, which must be the last.
+    fn else_branch(&mut self, ctx: Ctx, opener: usize) -> Result<Vec<Node>> {
+        self.pos += 1;
+        let body = self.block(ctx, opener)?;
+        if self.word(self.pos).as_deref() != Some("END") {
+            let at = self.start();
+            return Err(self.err(
+                at,
+                4,
+                "unexpected branch after ELSE",
+                &format!(
+                    "ELSE must be the last branch of {} {}",
+                    if ctx == Ctx::If { "an" } else { "a" },
+                    ctx.closer()
+                ),
+            ));
+        }
+        Ok(body)
+    }
+
     fn if_stmt(&mut self) -> Result<Node> {
         let opener = self.start();
         let mut branches = vec![];
         loop {
             let kw = self.word(self.pos).unwrap_or_default();
             if kw == "ELSE" {
-                self.pos += 1;
-                let body = self.block(Ctx::If, opener)?;
-                branches.push((None, body));
-                if self.word(self.pos).as_deref() != Some("END") {
-                    let at = self.start();
-                    return Err(self.err(
-                        at,
-                        4,
-                        "unexpected branch after ELSE",
-                        "ELSE must be the last branch of an IF",
-                    ));
-                }
+                branches.push((None, self.else_branch(Ctx::If, opener)?));
             } else {
                 let at = self.start();
                 let Some(then) = self.find_word("THEN", true) else {
@@ -945,20 +954,7 @@ impl P<'_> {
                     let body = self.block(Ctx::Case, opener)?;
                     branches.push((Some(cond), body));
                 }
-                Some("ELSE") => {
-                    self.pos += 1;
-                    let body = self.block(Ctx::Case, opener)?;
-                    branches.push((None, body));
-                    if self.word(self.pos).as_deref() != Some("END") {
-                        let at = self.start();
-                        return Err(self.err(
-                            at,
-                            4,
-                            "unexpected branch after ELSE",
-                            "ELSE must be the last branch of a CASE",
-                        ));
-                    }
-                }
+                Some("ELSE") => branches.push((None, self.else_branch(Ctx::Case, opener)?)),
                 Some("END") => {
                     self.pos += 2;
                     self.expect_semi("END CASE")?;
