@@ -2,9 +2,9 @@
 //! Unfold≤2) and the type-II test (Algorithm 2, per SCC) measured
 //! separately. Run with `cargo bench --bench auction`.
 
-use isolint::generate::auction;
-use isolint::robustness::{is_robust, Method};
-use isolint::summary_graph::{build, Settings};
+use isolint::analysis::graph::{build, Settings};
+use isolint::analysis::robustness::{is_robust, Method};
+use isolint::model::generate::auction;
 
 fn main() {
     divan::main();
@@ -26,7 +26,7 @@ fn type2_test(bencher: divan::Bencher, n: usize) {
 fn maximal_subsets(bencher: divan::Bencher, n: usize) {
     let g = build(&auction(n), Settings::default());
     bencher.bench_local(|| {
-        isolint::subsets::maximal_robust_subsets(&g, Method::TypeII, false)
+        isolint::analysis::subsets::maximal_robust_subsets(&g, Method::TypeII, false)
             .sets
             .len()
     });
@@ -37,7 +37,7 @@ fn maximal_subsets(bencher: divan::Bencher, n: usize) {
 #[divan::bench(sample_count = 20)]
 fn lower_tpcc_sql() -> usize {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/tpcc");
-    isolint::load::load(&dir, None)
+    isolint::frontend::load(&dir, None)
         .map(|l| l.workload.programs.len())
         .unwrap_or(0)
 }
@@ -46,13 +46,18 @@ fn lower_tpcc_sql() -> usize {
 #[divan::bench(sample_count = 20)]
 fn check_tpcc_sql(bencher: divan::Bencher) {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/tpcc");
-    let Ok(loaded) = isolint::load::load(&dir, None) else {
+    let Ok(loaded) = isolint::frontend::load(&dir, None) else {
         return;
     };
     bencher.bench_local(|| {
-        isolint::check::check(&loaded.workload, Settings::default(), Method::TypeII, false)
-            .analysis
-            .robust
+        isolint::analysis::check::check(
+            &loaded.workload,
+            Settings::default(),
+            Method::TypeII,
+            false,
+        )
+        .analysis
+        .robust
     });
 }
 
@@ -62,9 +67,9 @@ fn check_tpcc_sql(bencher: divan::Bencher) {
 fn floor_write_edges(bencher: divan::Bencher, n: usize) {
     let count = 8 * n + 9 * n * n;
     bencher.bench_local(|| {
-        let mut v: Vec<isolint::summary_graph::Edge> = Vec::with_capacity(count);
+        let mut v: Vec<isolint::analysis::graph::Edge> = Vec::with_capacity(count);
         for i in 0..count {
-            v.push(isolint::summary_graph::Edge {
+            v.push(isolint::analysis::graph::Edge {
                 from: (i / 3000) as u32,
                 to: (i % 3000) as u32,
                 from_pos: (i & 3) as u16,

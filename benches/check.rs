@@ -8,12 +8,12 @@
 mod common;
 
 use isolint::analysis::analyze_with;
-use isolint::btp::yaml;
-use isolint::check::check;
-use isolint::progress::Silent;
-use isolint::robustness::Method;
-use isolint::subsets::{search, MAX_SUBSETS};
-use isolint::summary_graph::{build, Settings};
+use isolint::analysis::check::check;
+use isolint::analysis::graph::{build, Settings};
+use isolint::analysis::progress::Silent;
+use isolint::analysis::robustness::Method;
+use isolint::analysis::subsets::{search, MAX_SUBSETS};
+use isolint::frontend::yaml;
 
 fn main() {
     divan::main();
@@ -21,10 +21,10 @@ fn main() {
 
 /// Load the generated app with `n` programs (written to a temporary
 /// directory and read through the SQL front-end, as `isolint` does).
-fn app(n: usize) -> isolint::btp::Workload {
+fn app(n: usize) -> isolint::model::btp::Workload {
     let dir = tempfile::tempdir().expect("tempdir");
     common::app::write(dir.path(), 7, n, 25).expect("write app");
-    isolint::load::load(dir.path(), None)
+    isolint::frontend::load(dir.path(), None)
         .expect("generated app loads")
         .workload
 }
@@ -93,16 +93,16 @@ fn subsets_all_settings_both(bencher: divan::Bencher, n: usize) {
 /// lists 100 and stops.
 #[divan::bench(args = [12, 100], sample_count = 5, sample_size = 1)]
 fn subsets_auction_type1(bencher: divan::Bencher, n: usize) {
-    let g = build(&isolint::generate::auction(n), Settings::default());
+    let g = build(&isolint::model::generate::auction(n), Settings::default());
     bencher.bench_local(|| search(&g, Method::TypeI, MAX_SUBSETS, None, &Silent).complete);
 }
 
 /// Parsing BTP YAML: Auction(n) as `isolint generate` writes it.
 #[divan::bench(args = [100, 1000], sample_count = 10)]
 fn parse_yaml(bencher: divan::Bencher, n: usize) {
-    let text = yaml::to_yaml(&isolint::generate::auction(n));
+    let text = isolint::report::yaml::to_yaml(&isolint::model::generate::auction(n));
     bencher.bench_local(|| {
-        let file = isolint::error::SourceFile::new("auction.yaml", text.as_str());
+        let file = isolint::model::error::SourceFile::new("auction.yaml", text.as_str());
         yaml::parse(&file).map(|w| w.programs.len()).unwrap_or(0)
     });
 }

@@ -3,9 +3,9 @@
 //! to BTPs, planned (`unfold::plan`), summary graph built, type-II test.
 //! Run with `cargo bench --bench unfold`.
 
-use isolint::error::SourceFile;
-use isolint::robustness::{is_robust, Method};
-use isolint::summary_graph::{build, Settings};
+use isolint::analysis::graph::{build, Settings};
+use isolint::analysis::robustness::{is_robust, Method};
+use isolint::model::error::SourceFile;
 
 fn main() {
     divan::main();
@@ -66,15 +66,15 @@ const READER: &str = "SELECT a, b INTO :x, :y FROM t WHERE id = :k;\nCOMMIT;\n";
 /// Panics if the SQL does not lower or the workload is refused: a number
 /// measured on an error path would be meaningless.
 fn analyse(program: &str) -> bool {
-    let schema = isolint::sql::ddl::parse_schema(&SourceFile::new("schema.sql", SCHEMA))
+    let schema = isolint::frontend::sql::ddl::parse_schema(&SourceFile::new("schema.sql", SCHEMA))
         .expect("schema parses");
     let sources = [
         SourceFile::new("P.sql", program),
         SourceFile::new("Reader.sql", READER),
     ];
-    let (w, _) = isolint::lower::lower_programs("bench".into(), None, schema, &sources)
+    let (w, _) = isolint::frontend::lower::lower_programs("bench".into(), None, schema, &sources)
         .expect("programs lower");
-    isolint::load::check_size(&w).expect("fits");
+    isolint::analysis::limits::check_size(&w).expect("fits");
     let g = build(&w, Settings::default());
     is_robust(&g, None, Method::TypeII)
 }

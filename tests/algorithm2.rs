@@ -2,12 +2,12 @@
 //! Algorithm 2, on random workloads; and every reported witness checked to
 //! be a real type-II (or type-I) cycle of the summary graph.
 
-use isolint::btp::{
+use isolint::analysis::graph::{build, Granularity, Settings, SummaryGraph};
+use isolint::analysis::robustness::{check_witness, is_robust, witnesses, Method};
+use isolint::model::btp::{
     validate, Body, Constraint, ConstraintKind, Program, Statement, StmtType, Workload,
 };
-use isolint::robustness::{check_witness, is_robust, witnesses, Method};
-use isolint::schema::{AttrSet, ForeignKey, Relation, Schema};
-use isolint::summary_graph::{build, Granularity, Settings, SummaryGraph};
+use isolint::model::schema::{AttrSet, ForeignKey, Relation, Schema};
 use proptest::prelude::*;
 
 /// Reflexive-transitive reachability between nodes.
@@ -286,8 +286,8 @@ fn generator_covers_both_verdicts() {
 fn bundled_witnesses_are_type2_cycles() {
     for name in ["smallbank", "tpcc-paper"] {
         let path = format!("{}/workloads/{name}.yaml", env!("CARGO_MANIFEST_DIR"));
-        let file = isolint::error::SourceFile::read(std::path::Path::new(&path)).expect("readable");
-        let w = isolint::btp::yaml::parse(&file).expect("valid");
+        let file = isolint::frontend::read_source(std::path::Path::new(&path)).expect("readable");
+        let w = isolint::frontend::yaml::parse(&file).expect("valid");
         let g = build(&w, Settings::default());
         let ws = witnesses(&g, None, Method::TypeII);
         assert!(!ws.is_empty(), "{name} is not robust");

@@ -8,16 +8,16 @@
 
 mod common;
 
-use isolint::check::check;
-use isolint::promote::Suggestion;
-use isolint::robustness::{is_robust, Method};
-use isolint::summary_graph::{build, Settings};
+use isolint::analysis::check::check;
+use isolint::analysis::graph::{build, Settings};
+use isolint::analysis::promote::Suggestion;
+use isolint::analysis::robustness::{is_robust, Method};
 
 #[test]
 fn generated_app_has_no_promotion_fix() {
     let dir = tempfile::tempdir().expect("tempdir");
     common::app::write(dir.path(), 7, 20, 25).expect("write");
-    let w = isolint::load::load(dir.path(), None)
+    let w = isolint::frontend::load(dir.path(), None)
         .expect("loads")
         .workload;
     assert_eq!(w.programs.len(), 20);
@@ -27,9 +27,9 @@ fn generated_app_has_no_promotion_fix() {
         panic!("expected no promotion to help, got {:?}", r.suggestion);
     };
     // Promoting every candidate really leaves a dangerous cycle.
-    let all: Vec<_> = isolint::promote::candidates(&w, Settings::default());
+    let all: Vec<_> = isolint::analysis::promote::candidates(&w, Settings::default());
     assert_eq!(all.len(), candidates);
-    let promoted = isolint::promote::promoted(&w, &all);
+    let promoted = isolint::analysis::promote::promoted(&w, &all);
     assert!(!is_robust(
         &build(&promoted, Settings::default()),
         None,
@@ -62,7 +62,7 @@ fn write_fixtures() {
         let w = common::random_workload(11, common::Shape::programs(n));
         std::fs::write(
             dir.join(format!("random{n}.yaml")),
-            isolint::btp::yaml::to_yaml(&w),
+            isolint::report::yaml::to_yaml(&w),
         )
         .expect("write yaml");
     }

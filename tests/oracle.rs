@@ -6,11 +6,11 @@ mod common;
 
 use common::{bundled, random_workload, settings, Rng, Shape};
 use fixedbitset::FixedBitSet;
-use isolint::oracle::{Compact, View, UNTAGGED};
-use isolint::progress::Silent;
-use isolint::robustness::{is_robust, Method};
-use isolint::subsets::{maximal_robust_subsets, search, MAX_SUBSETS};
-use isolint::summary_graph::{build, SummaryGraph};
+use isolint::analysis::graph::{build, SummaryGraph};
+use isolint::analysis::oracle::{Compact, View, UNTAGGED};
+use isolint::analysis::progress::Silent;
+use isolint::analysis::robustness::{is_robust, Method};
+use isolint::analysis::subsets::{maximal_robust_subsets, search, MAX_SUBSETS};
 use proptest::prelude::*;
 
 /// Maximal robust subsets by definition: test all 2^n program sets with

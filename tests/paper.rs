@@ -2,27 +2,28 @@
 //! Expected values come from the paper and from the independent
 //! implementation that produced ../shared/btp/README.md.
 
-use isolint::btp::yaml;
-use isolint::error::SourceFile;
-use isolint::summary_graph::{build, Granularity, Settings};
+use isolint::analysis::graph::{build, Granularity, Settings};
+use isolint::frontend::yaml;
+use isolint::model::error::SourceFile;
 
-fn load(name: &str) -> isolint::btp::Workload {
+fn load(name: &str) -> isolint::model::btp::Workload {
     let path = format!("{}/workloads/{name}.yaml", env!("CARGO_MANIFEST_DIR"));
-    let file = SourceFile::read(std::path::Path::new(&path)).expect("bundled workload readable");
+    let file = isolint::frontend::read_source(std::path::Path::new(&path))
+        .expect("bundled workload readable");
     yaml::parse(&file).unwrap_or_else(|e| panic!("{name}: {e:?}"))
 }
 
 /// The same benchmark lowered from SQL (workloads/NAME/*.sql + schema).
-fn load_sql(name: &str) -> isolint::btp::Workload {
+fn load_sql(name: &str) -> isolint::model::btp::Workload {
     let path = format!("{}/workloads/{name}", env!("CARGO_MANIFEST_DIR"));
-    isolint::load::load(std::path::Path::new(&path), None)
+    isolint::frontend::load(std::path::Path::new(&path), None)
         .unwrap_or_else(|e| panic!("{name}: {e:?}"))
         .workload
 }
 
 /// Both encodings of a benchmark: every number below must hold for the
 /// paper's BTPs and for isolint's lowering of the SQL programs.
-fn both(name: &str) -> [isolint::btp::Workload; 2] {
+fn both(name: &str) -> [isolint::model::btp::Workload; 2] {
     [load(name), load_sql(name)]
 }
 
@@ -75,8 +76,8 @@ fn table2_tpcc() {
     assert_eq!(counts("tpcc-paper", setting(Tpl, false)), (13, 734, 187));
 }
 
-use isolint::robustness::Method;
-use isolint::subsets::maximal_robust_subsets;
+use isolint::analysis::robustness::Method;
+use isolint::analysis::subsets::maximal_robust_subsets;
 
 /// Maximal robust subsets as "{A, B}" strings of abbreviations, sorted.
 fn subsets(name: &str, s: Settings, method: Method) -> Vec<String> {
@@ -85,7 +86,7 @@ fn subsets(name: &str, s: Settings, method: Method) -> Vec<String> {
     a
 }
 
-fn subsets_of(w: &isolint::btp::Workload, s: Settings, method: Method) -> Vec<String> {
+fn subsets_of(w: &isolint::model::btp::Workload, s: Settings, method: Method) -> Vec<String> {
     let g = build(w, s);
     let found = maximal_robust_subsets(&g, method, false);
     assert!(found.complete);
@@ -173,7 +174,7 @@ fn figure7_type1_subsets() {
     }
 }
 
-use isolint::generate::auction;
+use isolint::model::generate::auction;
 
 /// Table 2 and Section 7.3: Auction(n) has 3n nodes, 8n + 9n² edges, n of
 /// them counterflow, and is robust for every n.
@@ -188,7 +189,7 @@ fn auction_n_counts_and_robust() {
             "Auction({n})"
         );
         assert!(
-            isolint::robustness::is_robust(&g, None, Method::TypeII),
+            isolint::analysis::robustness::is_robust(&g, None, Method::TypeII),
             "Auction({n}) robust"
         );
     }
@@ -196,7 +197,7 @@ fn auction_n_counts_and_robust() {
 
 #[test]
 fn generated_auction_1_round_trips_and_matches_bundled_counts() {
-    let text = isolint::btp::yaml::to_yaml(&auction(1));
+    let text = isolint::report::yaml::to_yaml(&auction(1));
     let file = SourceFile::new("auction1.yaml", text.as_str());
     let w = yaml::parse(&file).expect("generated YAML parses");
     assert_eq!(w, auction(1));
@@ -207,7 +208,7 @@ fn generated_auction_1_round_trips_and_matches_bundled_counts() {
     );
 }
 
-use isolint::promote::{promoted, suggest, Budget, Suggestion};
+use isolint::analysis::promote::{promoted, suggest, Budget, Suggestion};
 
 /// SmallBank's fix: WriteCheck's lost update needs its Checking read
 /// locked (q15), its Savings read q14 then still precedes a write-read
@@ -228,7 +229,7 @@ fn smallbank_fix_is_three_locking_reads_and_verified() {
     ids.sort();
     assert_eq!(ids, ["Balance.q7", "WriteCheck.q14", "WriteCheck.q15"]);
     let fixed = promoted(&w, &set);
-    assert!(isolint::robustness::is_robust(
+    assert!(isolint::analysis::robustness::is_robust(
         &build(&fixed, s),
         None,
         Method::TypeII

@@ -11,13 +11,13 @@ mod common;
 use std::collections::HashMap;
 
 use common::{bundled, random_workload, settings, Rng, Shape};
-use isolint::btp::Workload;
-use isolint::oracle::{Compact, View, UNTAGGED};
-use isolint::promote::{
+use isolint::analysis::graph::{build, Settings, SummaryGraph};
+use isolint::analysis::oracle::{Compact, View, UNTAGGED};
+use isolint::analysis::promote::{
     candidates_in, masked_edges, promoted, suggest, Budget, StmtRef, Suggestion,
 };
-use isolint::robustness::{check_witness, is_robust, Method, Reason, Witness};
-use isolint::summary_graph::{build, Settings, SummaryGraph};
+use isolint::analysis::robustness::{check_witness, is_robust, Method, Reason, Witness};
+use isolint::model::btp::Workload;
 use proptest::prelude::*;
 
 /// A node by content: program and occurrence sequence (statement and
@@ -45,7 +45,7 @@ fn node_keys(g: &SummaryGraph) -> Vec<NodeKey> {
 /// program with the same content (what `unfold` compares).
 fn has_twin(w: &Workload, set: &[StmtRef]) -> bool {
     set.iter().any(|&(p, s)| {
-        let strip = |st: &isolint::btp::Statement| {
+        let strip = |st: &isolint::model::btp::Statement| {
             let mut st = st.clone();
             st.id.clear();
             st.sql = None;
@@ -182,7 +182,7 @@ fn some_sets(w: &Workload, g: &SummaryGraph, seed: u64) -> Vec<Vec<StmtRef>> {
             prog.statements
                 .iter()
                 .enumerate()
-                .filter(|(_, st)| st.ty == isolint::btp::StmtType::KeySel && !st.locking)
+                .filter(|(_, st)| st.ty == isolint::model::btp::StmtType::KeySel && !st.locking)
                 .map(move |(s, _)| (p, s))
         })
         .collect();
@@ -229,7 +229,7 @@ proptest! {
         let cands = candidates_in(&w, &g);
         let index: HashMap<StmtRef, u32> =
             cands.iter().enumerate().map(|(i, &r)| (r, i as u32)).collect();
-        let src = |e: &isolint::summary_graph::Edge| {
+        let src = |e: &isolint::analysis::graph::Edge| {
             let n = &g.nodes[e.from as usize];
             (n.ltp.program, n.ltp.occurrences[e.from_pos as usize].stmt)
         };
@@ -345,8 +345,8 @@ programs:
       - { id: c, type: key upd, rel: Acct, read: [bal], write: [bal] }
     body: [{branch: [a, b]}, c]
 "#;
-    let file = isolint::error::SourceFile::new("twins.yaml", yaml);
-    let w = isolint::btp::yaml::parse(&file).expect("valid");
+    let file = isolint::model::error::SourceFile::new("twins.yaml", yaml);
+    let w = isolint::frontend::yaml::parse(&file).expect("valid");
     let s = Settings::default();
     let g = build(&w, s);
     // One unfolding: the branches are identical, so `b` never appears.

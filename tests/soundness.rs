@@ -14,8 +14,8 @@
 use std::path::Path;
 
 use isolint::analysis::analyze;
-use isolint::robustness::Method;
-use isolint::summary_graph::Settings;
+use isolint::analysis::graph::Settings;
+use isolint::analysis::robustness::Method;
 
 /// acct(id PK, grp, bal), total(id PK, s): the issue's schema.
 const ACCT: &str = "CREATE TABLE acct (id INT PRIMARY KEY, grp INT, bal INT);
@@ -48,7 +48,8 @@ fn run(schema: &str, manifest: &str, files: &[(&str, &str)]) -> Result<Outcome, 
     for (n, t) in files {
         std::fs::write(d.path().join(n), t).map_err(|e| e.to_string())?;
     }
-    let loaded = isolint::load::load(Path::new(d.path()), None).map_err(|e| e.message.clone())?;
+    let loaded =
+        isolint::frontend::load(Path::new(d.path()), None).map_err(|e| e.message.clone())?;
     let a = analyze(
         &loaded.workload,
         Settings::default(),
@@ -489,7 +490,7 @@ fn array_subscripts() {
     let d = tempfile::tempdir().expect("tmp");
     std::fs::write(d.path().join("s.sql"), schema).expect("w");
     std::fs::write(d.path().join("P.sql"), p).expect("w");
-    let l = isolint::load::load(d.path(), Some(&d.path().join("s.sql"))).expect("lowers");
+    let l = isolint::frontend::load(d.path(), Some(&d.path().join("s.sql"))).expect("lowers");
     let types: Vec<String> = l.workload.programs[0]
         .statements
         .iter()

@@ -6,23 +6,24 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use assert_cmd::Command;
-use isolint::btp::{yaml, Workload};
-use isolint::error::SourceFile;
-use isolint::unfold::unfold_program;
+use isolint::analysis::unfold::unfold_program;
+use isolint::frontend::yaml;
+use isolint::model::btp::Workload;
+use isolint::model::error::SourceFile;
 
 fn root() -> &'static str {
     env!("CARGO_MANIFEST_DIR")
 }
 
 fn yaml_workload(name: &str) -> Workload {
-    let f =
-        SourceFile::read(Path::new(&format!("{}/workloads/{name}.yaml", root()))).expect("read");
+    let f = isolint::frontend::read_source(Path::new(&format!("{}/workloads/{name}.yaml", root())))
+        .expect("read");
     yaml::parse(&f).expect("valid")
 }
 
 fn sql_workload(dir: &str) -> Workload {
     // Relative, as the CLI is run from the crate root: origins compare equal.
-    isolint::load::load(Path::new(dir), None)
+    isolint::frontend::load(Path::new(dir), None)
         .unwrap_or_else(|e| panic!("{dir}: {e:?}"))
         .workload
 }
@@ -53,7 +54,9 @@ fn constraint_texts(w: &Workload, same_tuple: bool) -> BTreeSet<String> {
         .flat_map(|p| {
             p.constraints
                 .iter()
-                .filter(move |c| same_tuple || c.kind != isolint::btp::ConstraintKind::SameTuple)
+                .filter(move |c| {
+                    same_tuple || c.kind != isolint::model::btp::ConstraintKind::SameTuple
+                })
                 .map(move |c| format!("{}: {}", p.name, w.constraint_text(p, c)))
         })
         .collect()
@@ -113,13 +116,13 @@ fn same_tuple_constraints_inferred() {
 }
 
 /// Lower one program against a small schema.
-fn lower(program: &str) -> Result<Workload, Box<isolint::error::Diag>> {
-    let schema = isolint::sql::ddl::parse_schema(&SourceFile::new(
+fn lower(program: &str) -> Result<Workload, Box<isolint::model::error::Diag>> {
+    let schema = isolint::frontend::sql::ddl::parse_schema(&SourceFile::new(
         "s.sql",
         "CREATE TABLE A (k INT PRIMARY KEY, x INT, y INT, u INT UNIQUE);
          CREATE TABLE B (k INT PRIMARY KEY, ak INT REFERENCES A, z INT);",
     ))?;
-    isolint::lower::lower_programs(
+    isolint::frontend::lower::lower_programs(
         "t".into(),
         None,
         schema,
@@ -129,9 +132,9 @@ fn lower(program: &str) -> Result<Workload, Box<isolint::error::Diag>> {
 }
 
 /// `type rel PReadSet ReadSet WriteSet`, ⊥ for undefined sets.
-fn stmt_text(w: &Workload, s: &isolint::btp::Statement) -> String {
+fn stmt_text(w: &Workload, s: &isolint::model::btp::Statement) -> String {
     let r = w.schema.rel(s.rel);
-    let set = |x: &Option<isolint::schema::AttrSet>| {
+    let set = |x: &Option<isolint::model::schema::AttrSet>| {
         x.as_ref().map_or("⊥".to_string(), |x| {
             format!("{{{}}}", r.names(x).join(","))
         })
@@ -199,7 +202,7 @@ fn key_update_with_extra_conjunct_is_a_branch_unless_it_aborts() {
         ["key upd A ⊥ {y} {x}", "key sel A ⊥ {y} ⊥"]
     );
     assert!(
-        matches!(w.programs[0].body, isolint::btp::Body::Seq(ref v) if matches!(v[0], isolint::btp::Body::Branch(_)))
+        matches!(w.programs[0].body, isolint::model::btp::Body::Seq(ref v) if matches!(v[0], isolint::model::btp::Body::Branch(_)))
     );
     for (idiom, read) in [
         ("UPDATE A SET x = 1 WHERE k = :a AND y = 0 RETURNING x INTO :r;\nIF :r IS NULL THEN ROLLBACK; END IF;", "{x,y}"),
@@ -613,8 +616,8 @@ mod fuzz {
     use super::*;
     use proptest::prelude::*;
 
-    fn schema() -> isolint::schema::Schema {
-        isolint::sql::ddl::parse_schema(&SourceFile::new(
+    fn schema() -> isolint::model::schema::Schema {
+        isolint::frontend::sql::ddl::parse_schema(&SourceFile::new(
             "s.sql",
             "CREATE TABLE A (k INT PRIMARY KEY, x INT, y INT);\nCREATE TABLE B (k INT PRIMARY KEY, ak INT REFERENCES A, z INT);",
         ))
@@ -690,12 +693,12 @@ mod fuzz {
         /// Arbitrary text never panics the front-end.
         #[test]
         fn arbitrary_text_never_panics(text in "\\PC{0,200}") {
-            if let Err(e) = isolint::lower::lower_programs("f".into(), None, schema(), &[SourceFile::new("F.sql", text.clone())]) {
+            if let Err(e) = isolint::frontend::lower::lower_programs("f".into(), None, schema(), &[SourceFile::new("F.sql", text.clone())]) {
                 prop_assert!(!e.message.contains("internal error"), "{}", e.message);
                 // Rendering the diagnostic must not panic either.
                 let _ = format!("{:?}", miette::Report::new(*e));
             }
-            let _ = isolint::sql::ddl::parse_schema(&SourceFile::new("d.sql", text));
+            let _ = isolint::frontend::sql::ddl::parse_schema(&SourceFile::new("d.sql", text));
         }
 
         /// Sequences of real fragments (balanced or not) never panic, and
@@ -704,10 +707,10 @@ mod fuzz {
         fn fragment_soup_never_panics(idx in proptest::collection::vec(0..PIECES.len(), 0..25)) {
             let text: Vec<&str> = idx.iter().map(|&i| PIECES[i]).collect();
             let text = text.join("\n");
-            match isolint::lower::lower_programs("f".into(), None, schema(), &[SourceFile::new("F.sql", text)]) {
+            match isolint::frontend::lower::lower_programs("f".into(), None, schema(), &[SourceFile::new("F.sql", text)]) {
                 Ok((w, _)) => {
-                    prop_assert_eq!(isolint::btp::validate(&w), Ok(()));
-                    let _ = isolint::summary_graph::build(&w, Default::default());
+                    prop_assert_eq!(isolint::model::btp::validate(&w), Ok(()));
+                    let _ = isolint::analysis::graph::build(&w, Default::default());
                 }
                 // A user error is fine; an internal inconsistency is a bug.
                 Err(e) => prop_assert!(!e.message.contains("internal error"), "{}", e.message),
@@ -721,8 +724,8 @@ mod fuzz {
 /// it (Payment writes the customer row before its C_DATA read-then-write).
 #[test]
 fn tpcc_as_specified_with_and_without_same_tuple() {
-    use isolint::robustness::Method;
-    use isolint::summary_graph::{build, Settings};
+    use isolint::analysis::graph::{build, Settings};
+    use isolint::analysis::robustness::Method;
     let subsets = |dir: &str, same_tuple: bool| {
         let w = sql_workload(dir);
         let g = build(
@@ -732,7 +735,7 @@ fn tpcc_as_specified_with_and_without_same_tuple() {
                 ..Settings::default()
             },
         );
-        let found = isolint::subsets::maximal_robust_subsets(&g, Method::TypeII, false);
+        let found = isolint::analysis::subsets::maximal_robust_subsets(&g, Method::TypeII, false);
         isolint::report::subsets_inline(&w, &found)
     };
     assert_eq!(

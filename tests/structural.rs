@@ -10,15 +10,18 @@
 //! `ISOLINT_STRUCTURAL_CASES=N` raises the number of random workloads
 //! (default 200 per property).
 
-use isolint::btp::{
-    validate, yaml, Body, Constraint, ConstraintKind, Program, Statement, StmtType, Workload,
+use isolint::analysis::graph::{build, build_from_ltps, Granularity, Settings, SummaryGraph};
+use isolint::analysis::robustness::{is_robust, Method};
+use isolint::analysis::subsets::maximal_robust_subsets;
+use isolint::analysis::unfold::{
+    count_unfoldings, plan, unfold_program, unfold_workload_with, Mode,
 };
-use isolint::error::SourceFile;
-use isolint::robustness::{is_robust, Method};
-use isolint::schema::{AttrSet, ForeignKey, Relation, Schema};
-use isolint::subsets::maximal_robust_subsets;
-use isolint::summary_graph::{build, build_from_ltps, Granularity, Settings, SummaryGraph};
-use isolint::unfold::{count_unfoldings, plan, unfold_program, unfold_workload_with, Mode};
+use isolint::frontend::yaml;
+use isolint::model::btp::{
+    validate, Body, Constraint, ConstraintKind, Program, Statement, StmtType, Workload,
+};
+use isolint::model::error::SourceFile;
+use isolint::model::schema::{AttrSet, ForeignKey, Relation, Schema};
 use proptest::prelude::*;
 
 fn cases() -> u32 {
@@ -48,13 +51,13 @@ fn settings(bits: u8) -> Settings {
 // ---------------------------------------------------------------- SQL
 
 fn sql_workload(schema: &str, programs: &[(&str, String)]) -> Workload {
-    let schema = isolint::sql::ddl::parse_schema(&SourceFile::new("schema.sql", schema))
+    let schema = isolint::frontend::sql::ddl::parse_schema(&SourceFile::new("schema.sql", schema))
         .expect("schema parses");
     let sources: Vec<SourceFile> = programs
         .iter()
         .map(|(n, t)| SourceFile::new(format!("{n}.sql"), t.as_str()))
         .collect();
-    let (w, _) = isolint::lower::lower_programs("test".into(), None, schema, &sources)
+    let (w, _) = isolint::frontend::lower::lower_programs("test".into(), None, schema, &sources)
         .expect("programs lower");
     w
 }
@@ -221,7 +224,7 @@ fn if_else_blocks_on_one_table_fit_instead_of_aborting() {
     let p = plan(&w);
     assert_eq!(p.modes, vec![Mode::Full]);
     assert!(p.fits());
-    assert!(isolint::load::check_size(&w).is_ok());
+    assert!(isolint::analysis::limits::check_size(&w).is_ok());
     let g = build(&w, Settings::default());
     assert_eq!(g.nodes.len(), 1);
     assert_eq!(g.nodes[0].ltp.occurrences.len(), 28);
@@ -234,14 +237,16 @@ fn if_else_blocks_on_one_table_fit_instead_of_aborting() {
 fn the_edge_guard_refuses_with_a_message() {
     // Auction(n) has 3n nodes and 8n + 9n² edges (Table 2); Buyer alone
     // is touched by 3n occurrences. At n = 10000 that is ≥ 9·10⁸ pairs.
-    let w = isolint::generate::auction(10_000);
-    let err = isolint::load::check_size(&w).expect_err("too large");
+    let w = isolint::model::generate::auction(10_000);
+    let err = isolint::analysis::limits::check_size(&w).expect_err("too large");
     assert!(err.message.contains("summary graph"), "{}", err.message);
     assert!(err.message.contains("edges"), "{}", err.message);
     // Small programs are never coarsened: Auction(n) stays literal.
     assert!(plan(&w).modes.iter().all(|m| *m == Mode::Literal));
     // Auction(1000) fits.
-    assert!(isolint::load::check_size(&isolint::generate::auction(1000)).is_ok());
+    assert!(
+        isolint::analysis::limits::check_size(&isolint::model::generate::auction(1000)).is_ok()
+    );
 }
 
 #[test]
@@ -557,7 +562,7 @@ proptest! {
 /// without any merging, then one LTP per distinct (statement contents,
 /// links) — Section 6.1 by the letter, the oracle for normalization.
 fn naive_graph(w: &Workload, s: Settings) -> SummaryGraph {
-    use isolint::unfold::{Link, Ltp, Occurrence};
+    use isolint::analysis::unfold::{Link, Ltp, Occurrence};
     fn expand(b: &Body, it: &[u8]) -> Vec<Vec<Occurrence>> {
         match b {
             Body::Stmt(i) => vec![vec![Occurrence {
@@ -670,11 +675,12 @@ fn bundled() -> Vec<(String, Workload)> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads");
     let mut out = vec![];
     for name in ["smallbank", "tpcc-paper", "auction"] {
-        let file = SourceFile::read(&root.join(format!("{name}.yaml"))).expect("readable");
+        let file =
+            isolint::frontend::read_source(&root.join(format!("{name}.yaml"))).expect("readable");
         out.push((format!("{name}.yaml"), yaml::parse(&file).expect("valid")));
     }
     for name in ["smallbank", "tpcc-paper", "tpcc", "auction"] {
-        let loaded = isolint::load::load(&root.join(name), None).expect("loads");
+        let loaded = isolint::frontend::load(&root.join(name), None).expect("loads");
         out.push((format!("{name}/"), loaded.workload));
     }
     out
@@ -769,7 +775,7 @@ fn generator_produces_mergeable_alternatives() {
         for p in &w.programs {
             let (mut before, mut after) = (vec![], vec![]);
             p.body.statements(&mut before);
-            isolint::unfold::normalize(&p.body, p).statements(&mut after);
+            isolint::analysis::unfold::normalize(&p.body, p).statements(&mut after);
             if after.len() < before.len() {
                 merged += 1;
             }

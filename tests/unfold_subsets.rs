@@ -1,17 +1,18 @@
 //! Unfold≤2 (Section 6.1) on hand-checked cases, and the maximal-subset
 //! search on a 30-program workload whose answer is small.
 
-use isolint::btp::{yaml, Body, ConstraintKind, Program, Statement, StmtType, Workload};
-use isolint::error::SourceFile;
-use isolint::robustness::Method;
-use isolint::schema::{AttrSet, Relation, Schema};
-use isolint::subsets::maximal_robust_subsets;
-use isolint::summary_graph::{build, Settings};
-use isolint::unfold::{unfold_program, unfold_workload};
+use isolint::analysis::graph::{build, Settings};
+use isolint::analysis::robustness::Method;
+use isolint::analysis::subsets::maximal_robust_subsets;
+use isolint::analysis::unfold::{unfold_program, unfold_workload};
+use isolint::frontend::yaml;
+use isolint::model::btp::{Body, ConstraintKind, Program, Statement, StmtType, Workload};
+use isolint::model::schema::{AttrSet, Relation, Schema};
 
 fn load(name: &str) -> Workload {
     let path = format!("{}/workloads/{name}.yaml", env!("CARGO_MANIFEST_DIR"));
-    yaml::parse(&SourceFile::read(std::path::Path::new(&path)).expect("readable")).expect("valid")
+    yaml::parse(&isolint::frontend::read_source(std::path::Path::new(&path)).expect("readable"))
+        .expect("valid")
 }
 
 #[test]
@@ -163,9 +164,10 @@ fn thirty_programs_small_answer() {
 /// only genuine maximal robust sets.
 #[test]
 fn exponential_answers_are_cut_off_and_flagged() {
-    let w = isolint::generate::auction(12);
+    let w = isolint::model::generate::auction(12);
     let g = build(&w, Settings::default());
-    let found = isolint::subsets::maximal_robust_subsets_up_to(&g, Method::TypeI, false, 50);
+    let found =
+        isolint::analysis::subsets::maximal_robust_subsets_up_to(&g, Method::TypeI, false, 50);
     assert!(!found.complete);
     assert_eq!(found.sets.len(), 50);
     for set in found.sets.iter().take(20) {
@@ -174,7 +176,7 @@ fn exponential_answers_are_cut_off_and_flagged() {
         assert_eq!(items.len(), 12);
     }
     // Small n: all 2^n found and complete.
-    let g = build(&isolint::generate::auction(4), Settings::default());
+    let g = build(&isolint::model::generate::auction(4), Settings::default());
     let found = maximal_robust_subsets(&g, Method::TypeI, false);
     assert!(found.complete);
     assert_eq!(found.sets.len(), 16);

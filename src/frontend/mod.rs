@@ -1,9 +1,62 @@
-//! The front-end: SQL programs, PL/pgSQL-free procedural SQL and schema
-//! DDL → BTPs (Section 5). `sql` parses (the procedural layer by hand,
-//! every statement and expression by sqlparser) and knows nothing about
-//! BTPs; `lower` turns the parsed programs into BTPs with their
-//! constraints and knows nothing about files beyond the ones it is given.
+//! The front-end: workload files → BTPs (Section 5). The only stage that
+//! reads files.
+//!
+//! - `yaml`: BTP YAML (docs/btp-format.md) → a validated [`Workload`].
+//! - `sql`: parses SQL programs (the procedural layer by hand, every
+//!   statement and expression by sqlparser) and schema DDL; knows nothing
+//!   about BTPs.
+//! - `lower`: turns the parsed programs into BTPs with their constraints;
+//!   knows nothing about files beyond the ones it is given.
+//! - `sql_dir`: a directory of `.sql` programs with its manifest.
+//!
+//! Must not: build graphs, decide robustness, print.
+
+use std::path::Path;
+
+use crate::model::btp::Workload;
+use crate::model::error::{Diag, Result, SourceFile, Warning};
 
 pub mod lower;
 pub mod sql;
 pub mod sql_dir;
+pub mod yaml;
+
+/// Read a text file as a [`SourceFile`] (for spans in diagnostics).
+pub fn read_source(path: &Path) -> Result<SourceFile> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(SourceFile::new(path.display().to_string(), text)),
+        Err(e) => Err(Diag::new(format!("cannot read {}: {e}", path.display()))
+            .help("check that the path exists and is a readable UTF-8 text file")),
+    }
+}
+
+/// A loaded workload with the front-end's warnings (empty for YAML).
+pub struct Loaded {
+    pub workload: Workload,
+    pub warnings: Vec<Warning>,
+}
+
+/// Load `path`: a `.yaml`/`.yml` BTP file or a directory of SQL programs.
+/// `schema` overrides the directory manifest's schema (SQL only).
+pub fn load(path: &Path, schema: Option<&Path>) -> Result<Loaded> {
+    if path.is_dir() {
+        return sql_dir::load_dir(path, schema);
+    }
+    if !path.exists() {
+        return Err(Diag::new(format!("no such file or directory: {}", path.display()))
+            .help("give a BTP YAML file (e.g. workloads/auction.yaml) or a directory of .sql programs (e.g. workloads/smallbank)"));
+    }
+    if schema.is_some() {
+        return Err(Diag::new(format!(
+            "--schema applies to a directory of SQL programs, and {} is a file",
+            path.display()
+        ))
+        .help("a BTP YAML file declares its relations under `schema:`; drop --schema"));
+    }
+    let file = read_source(path)?;
+    let workload = yaml::parse(&file)?;
+    Ok(Loaded {
+        workload,
+        warnings: vec![],
+    })
+}

@@ -7,10 +7,10 @@ use serde::Deserialize;
 use sqlparser::ast::Statement as Sql;
 
 use super::lower::{lower_programs_with, Context};
-use crate::error::{Diag, Result, SourceFile};
-use crate::load::{check_size, Loaded};
-use crate::sql::ddl::{parse_ddl, FunctionDef};
-use crate::sql::Snippet;
+use super::sql::ddl::{parse_ddl, FunctionDef};
+use super::sql::Snippet;
+use super::Loaded;
+use crate::model::error::{Diag, Result, SourceFile};
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub(super) struct Manifest {
@@ -33,7 +33,7 @@ pub(super) struct Manifest {
 pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
     let manifest_path = dir.join("isolint.yaml");
     let manifest: Manifest = if manifest_path.exists() {
-        let f = SourceFile::read(&manifest_path)?;
+        let f = super::read_source(&manifest_path)?;
         yaml_serde::from_str(&f.text).map_err(|e| {
             let d = Diag::new(format!("malformed manifest: {}", e.to_string().split(" at line ").next().unwrap_or("")))
                 .help("isolint.yaml may set `schema:` (path relative to the directory), `description:` and `name:`");
@@ -61,7 +61,7 @@ pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
         return Err(Diag::new(format!("schema file {} does not exist", schema_path.display()))
             .help("check the `schema:` path in isolint.yaml (relative to the workload directory) or the --schema argument"));
     }
-    let ddl = parse_ddl(&SourceFile::read(&schema_path)?)?;
+    let ddl = parse_ddl(&super::read_source(&schema_path)?)?;
     let schema = ddl.schema;
     let mut context = Context {
         functions: ddl.functions,
@@ -106,7 +106,7 @@ pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
     }
     let mut sources: Vec<SourceFile> = vec![];
     for p in &files {
-        let f = SourceFile::read(p)?;
+        let f = super::read_source(p)?;
         // A file of CREATE FUNCTIONs only is a library, not a program.
         match function_library(&f)? {
             Some(defs) => context.functions.extend(defs),
@@ -132,13 +132,12 @@ pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
         &sources,
         &context,
     )?;
-    check_size(&workload)?;
     Ok(Loaded { workload, warnings })
 }
 
 /// The functions of a file that holds only `CREATE FUNCTION` statements.
 pub(super) fn function_library(f: &SourceFile) -> Result<Option<Vec<FunctionDef>>> {
-    let starts_with_create = f.text[crate::sql::procedural::blank_prefix(&f.text)..]
+    let starts_with_create = f.text[crate::frontend::sql::procedural::blank_prefix(&f.text)..]
         .get(..6)
         .is_some_and(|w| w.eq_ignore_ascii_case("create"));
     if !starts_with_create {
@@ -148,7 +147,7 @@ pub(super) fn function_library(f: &SourceFile) -> Result<Option<Vec<FunctionDef>
         text: f.text.to_string(),
         offset: 0,
     };
-    let Ok(stmts) = crate::sql::parse_statements(f, &snip) else {
+    let Ok(stmts) = crate::frontend::sql::parse_statements(f, &snip) else {
         return Ok(None);
     };
     if stmts.is_empty() || !stmts.iter().all(|s| matches!(s, Sql::CreateFunction(_))) {
@@ -157,7 +156,7 @@ pub(super) fn function_library(f: &SourceFile) -> Result<Option<Vec<FunctionDef>
     let mut defs = vec![];
     for s in &stmts {
         if let Sql::CreateFunction(cf) = s {
-            defs.push(crate::sql::ddl::function_def(f, &snip, cf)?);
+            defs.push(crate::frontend::sql::ddl::function_def(f, &snip, cf)?);
         }
     }
     Ok(Some(defs))

@@ -8,11 +8,11 @@ use super::{
     method_key, settings_json, steps, subset_names, subsets_inline, warnings_json, witness_json,
     Step,
 };
-use crate::btp::Workload;
-use crate::check::CheckResult;
-use crate::error::Warning;
-use crate::promote::Suggestion;
-use crate::robustness::{Method, Reason, Witness};
+use crate::analysis::check::CheckResult;
+use crate::analysis::promote::Suggestion;
+use crate::analysis::robustness::{Method, Reason, Witness};
+use crate::model::btp::Workload;
+use crate::model::error::Warning;
 
 fn stmt_text(program: &str, stmt: &str, origin: &Option<String>, sql: &Option<String>) -> String {
     let mut s = format!("{program} {stmt}");

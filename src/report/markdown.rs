@@ -8,13 +8,14 @@ use std::process::{Command, Stdio};
 
 use super::check::{edge_line, edit_location, edits};
 use super::{graph_dot, steps, subsets_inline};
-use crate::btp::Workload;
-use crate::check::CheckResult;
-use crate::error::{write_text, Result};
-use crate::promote::Suggestion;
-use crate::robustness::Method;
-use crate::subsets::maximal_robust_subsets;
-use crate::summary_graph::{build, Settings};
+use crate::analysis::check::CheckResult;
+use crate::analysis::graph::{build, Settings};
+use crate::analysis::promote::Suggestion;
+use crate::analysis::robustness::Method;
+use crate::analysis::subsets::maximal_robust_subsets;
+use crate::cli::write_text;
+use crate::model::btp::Workload;
+use crate::model::error::Result;
 
 /// Render `graph.dot` text to SVG with Graphviz, if installed.
 fn render_svg(dot: &str) -> Option<String> {

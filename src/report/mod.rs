@@ -8,13 +8,13 @@ use petgraph::dot::{Config, Dot};
 use petgraph::graph::DiGraph;
 use serde_json::{json, Value};
 
+use crate::analysis::graph::{Edge, Granularity, Settings, SummaryGraph};
+use crate::analysis::robustness::{Method, Witness};
+use crate::analysis::subsets::Subsets;
 use crate::analysis::Analysis;
-use crate::btp::{Body, Program, Statement, StmtType, Workload};
-use crate::error::Warning;
-use crate::robustness::{Method, Witness};
-use crate::schema::AttrSet;
-use crate::subsets::Subsets;
-use crate::summary_graph::{Edge, Granularity, Settings, SummaryGraph};
+use crate::model::btp::{Body, Program, Statement, StmtType, Workload};
+use crate::model::error::Warning;
+use crate::model::schema::AttrSet;
 
 pub fn new_table(header: Vec<&str>) -> Table {
     let mut t = Table::new();
@@ -133,7 +133,7 @@ pub fn dependency_kinds(
     };
     let (ap, ar, aw) = (widen(&a.pread), widen(&a.read), widen(&a.write));
     let (bp, br, bw) = (widen(&b.pread), widen(&b.read), widen(&b.write));
-    let meets = crate::schema::meets;
+    let meets = crate::model::schema::meets;
     let insdel = |t: StmtType| matches!(t, StmtType::Ins | StmtType::KeyDel | StmtType::PredDel);
     let mut kinds = vec![];
     if !counterflow && meets(&aw, &bw) {
@@ -505,3 +505,4 @@ pub fn graph_json(w: &Workload, g: &SummaryGraph) -> Value {
 
 pub mod check;
 pub mod markdown;
+pub mod yaml;

@@ -2,11 +2,11 @@
 //! which include this file). Deterministic: a seed gives one workload.
 #![allow(dead_code)]
 
-use isolint::btp::{
+use isolint::analysis::graph::{Granularity, Settings};
+use isolint::model::btp::{
     validate, Body, Constraint, ConstraintKind, Program, Statement, StmtType, Workload,
 };
-use isolint::schema::{AttrSet, ForeignKey, Relation, Schema};
-use isolint::summary_graph::{Granularity, Settings};
+use isolint::model::schema::{AttrSet, ForeignKey, Relation, Schema};
 
 /// xorshift over a seed.
 pub struct Rng(pub u64);
@@ -246,7 +246,7 @@ pub fn settings(bits: u8) -> Settings {
 /// A bundled YAML workload.
 pub fn bundled(name: &str) -> Workload {
     let path = format!("{}/workloads/{name}.yaml", env!("CARGO_MANIFEST_DIR"));
-    let file = isolint::error::SourceFile::read(std::path::Path::new(&path)).expect("readable");
-    isolint::btp::yaml::parse(&file).expect("valid")
+    let file = isolint::frontend::read_source(std::path::Path::new(&path)).expect("readable");
+    isolint::frontend::yaml::parse(&file).expect("valid")
 }
 pub mod app;

@@ -329,7 +329,7 @@ pub(super) fn returning_columns(
 /// expressions), optionally also when qualified.
 pub(super) fn item_columns(
     items: &[SelectItem],
-    rel: &crate::schema::Relation,
+    rel: &crate::model::schema::Relation,
     qualified: bool,
 ) -> Vec<Option<usize>> {
     let col = |i: &Ident| rel.attributes.iter().position(|a| same_name(a, i));

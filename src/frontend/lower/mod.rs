@@ -23,16 +23,16 @@ use sqlparser::ast::{
     Statement as Sql, TableFactor, TableObject, TableWithJoins, UnaryOperator, Value,
 };
 
-use crate::btp::{
-    validate, Body, Constraint, ConstraintKind, Origin, Program, Statement, StmtType, Workload,
-};
-use crate::error::{did_you_mean, Diag, Result, SourceFile, Warning};
-use crate::schema::{AttrSet, RelId, Schema};
-use crate::sql::ddl::{FkAction, FunctionDef};
-use crate::sql::procedural::{
+use crate::frontend::sql::ddl::{FkAction, FunctionDef};
+use crate::frontend::sql::procedural::{
     abbreviation, parse_program, split_statements, Cond, LoopHead, Node, Stmt,
 };
-use crate::sql::{parse_one, same_name, Snippet};
+use crate::frontend::sql::{parse_one, same_name, Snippet};
+use crate::model::btp::{
+    validate, Body, Constraint, ConstraintKind, Origin, Program, Statement, StmtType, Workload,
+};
+use crate::model::error::{did_you_mean, Diag, Result, SourceFile, Warning};
+use crate::model::schema::{AttrSet, RelId, Schema};
 
 mod clauses;
 mod control;

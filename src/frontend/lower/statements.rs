@@ -431,7 +431,7 @@ impl Lowerer<'_> {
         seen: &mut HashSet<(usize, bool)>,
         parts: &mut Vec<Body>,
     ) {
-        let fks: Vec<(usize, crate::schema::ForeignKey)> = self
+        let fks: Vec<(usize, crate::model::schema::ForeignKey)> = self
             .schema
             .foreign_keys
             .iter()

@@ -26,7 +26,7 @@ impl Lowerer<'_> {
         if key == "?" {
             return self.fresh();
         }
-        // `:a$$i$` is `:a[:i]` (crate::sql::rewrite_subscripts); `$1` is a
+        // `:a$$i$` is `:a[:i]` (crate::frontend::sql::rewrite_subscripts); `$1` is a
         // positional parameter.
         if let Some((array, index)) = key.split_once('$').filter(|(a, _)| !a.is_empty()) {
             let index = index.trim_matches('$').to_string();

@@ -6,8 +6,8 @@
 //! Other DDL (indexes, drops, …) changes no data and is ignored.
 
 use super::{parse_statements, same_name, Snippet};
-use crate::error::{did_you_mean, Diag, Result, SourceFile};
-use crate::schema::{ForeignKey, Relation, Schema};
+use crate::model::error::{did_you_mean, Diag, Result, SourceFile};
+use crate::model::schema::{ForeignKey, Relation, Schema};
 use sqlparser::ast::{
     AlterTableOperation, ColumnOption, ForeignKeyConstraint, Ident, ObjectName, Statement,
     TableConstraint,

@@ -2,7 +2,7 @@
 //! thin procedural layer (`program`). Every SQL statement and expression is
 //! parsed by `sqlparser`; this module only splits the text around IF /
 //! LOOP / EXIT and maps parser errors to file positions. Lowering to BTPs
-//! is `crate::lower`.
+//! is `crate::frontend::lower`.
 
 pub mod ddl;
 pub mod procedural;
@@ -11,7 +11,7 @@ pub mod statement;
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::{Parser, ParserError};
 
-use crate::error::{Diag, SourceFile};
+use crate::model::error::{Diag, SourceFile};
 
 pub(crate) const DIALECT: PostgreSqlDialect = PostgreSqlDialect {};
 

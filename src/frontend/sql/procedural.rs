@@ -10,7 +10,7 @@
 
 use super::statement::{normalize_locks, strip_into};
 use super::{parse_expr, parse_one, Snippet};
-use crate::error::{Diag, Result, SourceFile};
+use crate::model::error::{Diag, Result, SourceFile};
 
 /// An SQL statement of a program, parsed once, with its text and place.
 #[derive(Debug, Clone)]

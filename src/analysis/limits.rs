@@ -1,45 +1,11 @@
-//! Loading a workload from a path: a BTP YAML file, or a directory of
-//! `.sql` programs lowered by the SQL front-end (`lower`).
+//! What the analysis can take on: the size guard on the summary graph
+//! (issue 13) and the warnings for programs analysed through an
+//! over-approximation. Reads no files; the CLI applies these to what the
+//! front-end loaded.
 
-use std::path::Path;
-
-use crate::btp::{yaml, Workload};
-use crate::error::{Diag, Result, SourceFile, Warning};
-use crate::unfold;
-
-/// A loaded workload with the front-end's warnings (empty for YAML).
-pub struct Loaded {
-    pub workload: Workload,
-    pub warnings: Vec<Warning>,
-}
-
-/// Load `path`: a `.yaml`/`.yml` BTP file or a directory of SQL programs.
-/// `schema` overrides the directory manifest's schema (SQL only).
-pub fn load(path: &Path, schema: Option<&Path>) -> Result<Loaded> {
-    if path.is_dir() {
-        let mut loaded = load_sql_dir(path, schema)?;
-        loaded
-            .warnings
-            .extend(approximation_warnings(&loaded.workload));
-        return Ok(loaded);
-    }
-    if !path.exists() {
-        return Err(Diag::new(format!("no such file or directory: {}", path.display()))
-            .help("give a BTP YAML file (e.g. workloads/auction.yaml) or a directory of .sql programs (e.g. workloads/smallbank)"));
-    }
-    if schema.is_some() {
-        return Err(Diag::new(format!(
-            "--schema applies to a directory of SQL programs, and {} is a file",
-            path.display()
-        ))
-        .help("a BTP YAML file declares its relations under `schema:`; drop --schema"));
-    }
-    let file = SourceFile::read(path)?;
-    let workload = yaml::parse(&file)?;
-    check_size(&workload)?;
-    let warnings = approximation_warnings(&workload);
-    Ok(Loaded { workload, warnings })
-}
+use super::unfold;
+use crate::model::btp::Workload;
+use crate::model::error::{Diag, Result, Warning};
 
 /// Refuse workloads whose summary graph would not fit, with a clear
 /// message instead of an allocation abort (issue 13). The guard is on the
@@ -117,8 +83,4 @@ pub fn approximation_warnings(w: &Workload) -> Vec<Warning> {
             }
         })
         .collect()
-}
-
-fn load_sql_dir(path: &Path, schema: Option<&Path>) -> Result<Loaded> {
-    crate::frontend::sql_dir::load_dir(path, schema)
 }

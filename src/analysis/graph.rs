@@ -10,7 +10,7 @@
 //! # Approximate nodes (programs too large to unfold)
 //!
 //! A program whose Unfold≤2 would not fit (`unfold::plan`) contributes
-//! nodes in [`crate::unfold::Mode::Maximal`] or `Full` mode instead of its
+//! nodes in [`crate::analysis::unfold::Mode::Maximal`] or `Full` mode instead of its
 //! LTPs: each such node N is a sequence of statement occurrences such that
 //! every literal unfolding L of the program is a subsequence of some N
 //! (same statements, same loop-copy tags: take every option, both loop
@@ -48,167 +48,11 @@ use std::collections::HashMap;
 
 use fixedbitset::FixedBitSet;
 
-use crate::btp::{ConstraintKind, StmtType, Workload};
-use crate::schema::{meets, AttrSet};
-use crate::unfold::{unfold_workload, Ltp};
-
-/// Attribute or tuple granularity of dependencies (Section 7.2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Granularity {
-    Attribute,
-    Tuple,
-}
-
-/// The analysis settings: the paper's four ('attr dep', 'tpl dep', each
-/// with or without '+ FK'), plus isolint's same-tuple constraints.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Settings {
-    pub granularity: Granularity,
-    /// Use foreign-key constraints `q_j = f(q_i)` in CDEPCONDS.
-    pub foreign_keys: bool,
-    /// Use same-tuple constraints `q_k = id(q_i)` (not in the paper).
-    pub same_tuple: bool,
-}
-
-impl Default for Settings {
-    fn default() -> Settings {
-        Settings {
-            granularity: Granularity::Attribute,
-            foreign_keys: true,
-            same_tuple: true,
-        }
-    }
-}
-
-impl Settings {
-    /// The paper's four settings in the row order of Figures 6 and 7.
-    pub fn paper_rows(same_tuple: bool) -> [Settings; 4] {
-        let s = |granularity, foreign_keys| Settings {
-            granularity,
-            foreign_keys,
-            same_tuple,
-        };
-        [
-            s(Granularity::Tuple, false),
-            s(Granularity::Attribute, false),
-            s(Granularity::Tuple, true),
-            s(Granularity::Attribute, true),
-        ]
-    }
-
-    /// The paper's row label, e.g. `attr dep + FK`.
-    pub fn label(&self) -> String {
-        let g = match self.granularity {
-            Granularity::Attribute => "attr dep",
-            Granularity::Tuple => "tpl dep",
-        };
-        let fk = if self.foreign_keys { " + FK" } else { "" };
-        format!("{g}{fk}")
-    }
-}
-
-/// One entry of Tables 1a/1b: `Some(b)` is a fixed answer, `None` is the
-/// table's ⊥ (decided by NCDEPCONDS / CDEPCONDS).
-type Cell = Option<bool>;
-const T: Cell = Some(true);
-const F: Cell = Some(false);
-const U: Cell = None;
-
-/// Table 1a, NCDEPTABLE[q_i][q_j]. Rows and columns in the paper's order:
-/// ins, key sel, pred sel, key upd, pred upd, key del, pred del.
-#[rustfmt::skip]
-pub const NCDEPTABLE: [[Cell; 7]; 7] = [
-    /* ins      */ [F, U, T, U, T, U, T],
-    /* key sel  */ [F, F, F, U, U, U, U],
-    /* pred sel */ [T, F, F, U, U, T, T],
-    /* key upd  */ [F, U, U, U, U, U, U],
-    /* pred upd */ [T, U, U, U, U, T, T],
-    /* key del  */ [F, F, T, F, T, F, T],
-    /* pred del */ [T, F, T, U, T, T, T],
-];
-
-/// Table 1b, CDEPTABLE[q_i][q_j], same order.
-#[rustfmt::skip]
-pub const CDEPTABLE: [[Cell; 7]; 7] = [
-    /* ins      */ [F, F, F, F, F, F, F],
-    /* key sel  */ [F, F, F, U, U, U, U],
-    /* pred sel */ [T, F, F, U, U, T, T],
-    /* key upd  */ [F, F, F, F, F, F, F],
-    /* pred upd */ [T, F, F, U, U, T, T],
-    /* key del  */ [F, F, F, F, F, F, F],
-    /* pred del */ [T, F, F, U, U, T, T],
-];
-
-/// A statement occurrence as Algorithm 1 sees it: its sets after the
-/// granularity setting, and which constraints protect it.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct Effective {
-    ty: StmtType,
-    pread: Option<AttrSet>,
-    read: Option<AttrSet>,
-    write: Option<AttrSet>,
-    /// Foreign keys f with a constraint q_k = f(q_i), q_k earlier in the
-    /// LTP and of type key upd, key del or ins (CDEPCONDS).
-    protected_by: Vec<usize>,
-    /// q_i has a same-tuple constraint q_k = id(q_i) with such a q_k.
-    same_tuple: bool,
-    /// q_i takes row locks on what it reads (`FOR UPDATE`/`FOR SHARE`).
-    locking: bool,
-}
-
-/// NCDEPCONDS(q_i, q_j) of Algorithm 1.
-fn ncdep_conds(a: &Effective, b: &Effective) -> bool {
-    meets(&a.write, &b.write)
-        || meets(&a.write, &b.read)
-        || meets(&a.write, &b.pread)
-        || meets(&a.read, &b.write)
-        || meets(&a.pread, &b.write)
-}
-
-/// CDEPCONDS(q_i, q_j) of Algorithm 1, with the FK rule, plus the
-/// same-tuple rule (docs/same-tuple.md): a read of a tuple this
-/// transaction already wrote cannot be the source of a counterflow
-/// rw-antidependency.
-fn cdep_conds(a: &Effective, b: &Effective) -> bool {
-    if meets(&a.pread, &b.write) {
-        return true;
-    }
-    if meets(&a.read, &b.write) {
-        // A read under a row lock, or of a tuple this transaction already
-        // wrote, is ordered against every writer of the tuple by the
-        // writer's lock (docs/locking-reads.md, docs/same-tuple.md).
-        if a.same_tuple || a.locking {
-            return false;
-        }
-        // Both programs wrote f(t) before touching t: they are ordered by
-        // the write on the parent tuple.
-        if a.protected_by.iter().any(|f| b.protected_by.contains(f)) {
-            return false;
-        }
-        return true;
-    }
-    false
-}
-
-fn decide(
-    table: &[[Cell; 7]; 7],
-    a: &Effective,
-    b: &Effective,
-    conds: fn(&Effective, &Effective) -> bool,
-) -> bool {
-    match table[a.ty.index()][b.ty.index()] {
-        Some(v) => v,
-        None => conds(a, b),
-    }
-}
-
-/// `(non-counterflow edge?, counterflow edge?)` for q_i → q_j.
-fn edge_kinds(a: &Effective, b: &Effective) -> (bool, bool) {
-    (
-        decide(&NCDEPTABLE, a, b, ncdep_conds),
-        decide(&CDEPTABLE, a, b, cdep_conds),
-    )
-}
+use super::rules::{edge_kinds, Effective};
+use super::unfold::{unfold_workload, Ltp};
+use crate::model::btp::{ConstraintKind, StmtType, Workload};
+use crate::model::schema::AttrSet;
+pub use crate::model::settings::{Granularity, Settings};
 
 /// An edge (P_i, q_i, c, q_j, P_j): nodes are indices into
 /// [`SummaryGraph::nodes`], statements are positions in those LTPs.
@@ -457,8 +301,7 @@ mod tests {
     //! source with a stable counting sort), kept here as the reference:
     //! same edges in the same order, so witnesses do not change either.
     use super::*;
-    use crate::btp::yaml;
-    use crate::error::SourceFile;
+    use crate::frontend::yaml;
 
     fn reference(w: &Workload, settings: Settings) -> (Vec<Edge>, Vec<usize>) {
         let g = build(w, settings);
@@ -522,14 +365,15 @@ mod tests {
     #[test]
     fn dense_build_equals_the_reference() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads");
-        let mut ws = vec![crate::generate::auction(4)];
+        let mut ws = vec![crate::model::generate::auction(4)];
         for name in ["smallbank", "tpcc-paper", "auction"] {
-            let file = SourceFile::read(&root.join(format!("{name}.yaml"))).expect("readable");
+            let file =
+                crate::frontend::read_source(&root.join(format!("{name}.yaml"))).expect("readable");
             ws.push(yaml::parse(&file).expect("valid"));
         }
         for name in ["smallbank", "tpcc"] {
             ws.push(
-                crate::load::load(&root.join(name), None)
+                crate::frontend::load(&root.join(name), None)
                     .expect("loads")
                     .workload,
             );

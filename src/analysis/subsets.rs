@@ -15,10 +15,10 @@ use std::collections::HashMap;
 
 use fixedbitset::FixedBitSet;
 
-use crate::oracle::{Compact, View, UNTAGGED};
-use crate::progress::{Progress, Silent, Stage};
-use crate::robustness::Method;
-use crate::summary_graph::SummaryGraph;
+use crate::analysis::graph::SummaryGraph;
+use crate::analysis::oracle::{Compact, View, UNTAGGED};
+use crate::analysis::progress::{Progress, Silent, Stage};
+use crate::analysis::robustness::Method;
 
 /// Robustness oracle over program sets, with a cache. The summary graph is
 /// grouped once ([`Compact`]); a test builds the node mask of the programs

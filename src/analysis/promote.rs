@@ -63,11 +63,11 @@ use std::collections::HashMap;
 
 use fixedbitset::FixedBitSet;
 
-use crate::btp::{StmtType, Workload};
-use crate::oracle::{Compact, View, UNTAGGED};
-use crate::progress::{Progress, Silent, Stage};
-use crate::robustness::{components, is_robust, Method};
-use crate::summary_graph::{build, Edge, Settings, SummaryGraph};
+use crate::analysis::graph::{build, Edge, Settings, SummaryGraph};
+use crate::analysis::oracle::{Compact, View, UNTAGGED};
+use crate::analysis::progress::{Progress, Silent, Stage};
+use crate::analysis::robustness::{components, is_robust, Method};
+use crate::model::btp::{StmtType, Workload};
 
 /// A statement of the workload: (program index, statement index).
 pub type StmtRef = (usize, usize);

@@ -11,14 +11,14 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::analysis::analyze_with;
-use crate::btp::yaml;
-use crate::error::{write_text, Result};
-use crate::load::{load, Loaded};
-use crate::progress::{Progress, Stage};
+use crate::analysis::graph::{build, Granularity, Settings};
+use crate::analysis::limits::{approximation_warnings, check_size};
+use crate::analysis::progress::{Progress, Stage};
+use crate::analysis::robustness::Method;
+use crate::analysis::subsets::{search, MAX_SUBSETS};
+use crate::frontend::{load, Loaded};
+use crate::model::error::{Diag, Result};
 use crate::report;
-use crate::robustness::Method;
-use crate::subsets::{search, MAX_SUBSETS};
-use crate::summary_graph::{build, Granularity, Settings};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -242,7 +242,10 @@ fn load_workload(
     schema: Option<&std::path::Path>,
     text: bool,
 ) -> Result<Loaded> {
-    let loaded = load(path, schema)?;
+    let mut loaded = load(path, schema)?;
+    check_size(&loaded.workload)?;
+    let approximated = approximation_warnings(&loaded.workload);
+    loaded.warnings.extend(approximated);
     if text {
         for w in &loaded.warnings {
             eprintln!("{w}");
@@ -307,11 +310,11 @@ impl Progress for Spinner {
 }
 
 fn run_check(
-    w: &crate::btp::Workload,
+    w: &crate::model::btp::Workload,
     settings: &SettingsArgs,
     method: MethodArg,
-) -> crate::check::CheckResult {
-    crate::check::check_with(w, settings.settings(), method.method(), &Spinner::new())
+) -> crate::analysis::check::CheckResult {
+    crate::analysis::check::check_with(w, settings.settings(), method.method(), &Spinner::new())
 }
 
 fn emit(text: &str) -> Result<i32> {
@@ -418,7 +421,7 @@ fn execute(cli: Cli) -> Result<i32> {
                 vec![settings.settings()]
             };
             let spinner = Spinner::new();
-            let table: Vec<(Settings, Vec<crate::subsets::Subsets>)> = rows
+            let table: Vec<(Settings, Vec<crate::analysis::subsets::Subsets>)> = rows
                 .iter()
                 .map(|&s| {
                     let g = build(w, s);
@@ -433,7 +436,7 @@ fn execute(cli: Cli) -> Result<i32> {
                 .collect();
             match format {
                 Format::Text => {
-                    let rows: Vec<(String, Vec<crate::subsets::Subsets>)> =
+                    let rows: Vec<(String, Vec<crate::analysis::subsets::Subsets>)> =
                         table.into_iter().map(|(s, r)| (s.label(), r)).collect();
                     emit(&report::subsets_table(w, &rows, &methods))
                 }
@@ -486,17 +489,25 @@ fn execute(cli: Cli) -> Result<i32> {
             let loaded = load_workload(&workload, schema.as_deref(), format == BtpFormat::Text)?;
             match format {
                 BtpFormat::Text => emit(&report::btp_text(&loaded.workload)),
-                BtpFormat::Yaml => emit(&yaml::to_yaml(&loaded.workload)),
+                BtpFormat::Yaml => emit(&report::yaml::to_yaml(&loaded.workload)),
             }
         }
         Command::Generate {
             what: Generate::Auction { n, output },
         } => {
-            let text = yaml::to_yaml(&crate::generate::auction(n as usize));
+            let text = report::yaml::to_yaml(&crate::model::generate::auction(n as usize));
             match output {
                 Some(path) => write_text(&path, &text).map(|_| 0),
                 None => emit(&text),
             }
         }
     }
+}
+
+/// Write a text file, with an error that says which file and why.
+pub(crate) fn write_text(path: &std::path::Path, text: &str) -> Result<()> {
+    std::fs::write(path, text).map_err(|e| {
+        Diag::new(format!("cannot write {}: {e}", path.display()))
+            .help("check that the directory exists and is writable")
+    })
 }

@@ -20,7 +20,7 @@ use std::collections::VecDeque;
 
 use fixedbitset::FixedBitSet;
 
-use crate::summary_graph::{Edge, SummaryGraph};
+use crate::analysis::graph::{Edge, SummaryGraph};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Method {

@@ -1,11 +1,28 @@
-//! The whole pipeline as one call: BTPs → Unfold≤2 → summary graph →
-//! robustness test, witnesses and (optionally) maximal robust subsets.
+//! The analysis: BTPs → Unfold≤2 (`unfold`, Section 6.1) → summary graph
+//! (`graph` with the edge rules of `rules`, Algorithm 1) → type-II cycle
+//! test and witnesses (`robustness`, Algorithm 2) → maximal robust
+//! subsets (`subsets`, Section 7.2) and verified read promotion
+//! (`promote`). This file runs the pipeline as one call.
+//!
+//! Depends on `model` only. Must not: read files, print, or format text
+//! for people (progress goes through the `progress` trait).
 
-use crate::btp::Workload;
-use crate::progress::{Progress, Silent};
-use crate::robustness::{is_robust, witnesses, Method, Witness};
-use crate::subsets::{search, Subsets, MAX_SUBSETS};
-use crate::summary_graph::{build, Settings, SummaryGraph};
+pub mod check;
+pub mod graph;
+pub mod limits;
+pub mod oracle;
+pub mod progress;
+pub mod promote;
+pub mod robustness;
+pub mod rules;
+pub mod subsets;
+pub mod unfold;
+
+use crate::analysis::graph::{build, Settings, SummaryGraph};
+use crate::analysis::progress::{Progress, Silent};
+use crate::analysis::robustness::{is_robust, witnesses, Method, Witness};
+use crate::analysis::subsets::{search, Subsets, MAX_SUBSETS};
+use crate::model::btp::Workload;
 
 pub struct Analysis {
     pub settings: Settings,

@@ -11,7 +11,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::btp::{Body, ConstraintKind, Program, Statement, Workload};
+use crate::model::btp::{Body, ConstraintKind, Program, Statement, Workload};
 
 /// One statement occurrence in an LTP.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -682,7 +682,7 @@ pub const MIN_COARSENED_UNFOLDINGS: f64 = 64.0;
 /// 1.2·10⁸ (81 M edges, 1.3 GB), Auction(10000) 1.3·10⁹.
 pub const MAX_ESTIMATED_EDGES: f64 = 3.0e8;
 
-/// Longest node: positions are `u16` in [`crate::summary_graph::Edge`].
+/// Longest node: positions are `u16` in [`crate::analysis::graph::Edge`].
 pub const MAX_NODE_LENGTH: f64 = u16::MAX as f64;
 
 /// The mode of each program, and what the summary graph will cost.

@@ -5,14 +5,13 @@
 //! (`None` = ⊥, distinct from the empty set), a control structure
 //! ([`Body`]: sequence, `P1 | P2`, `P | ε`, `loop(P)`) and constraints
 //! `q_j = f(q_i)`. This module owns the model and its validation
-//! (Figure 5, the FK rules of Section 5.1); `yaml` reads and writes it.
+//! (Figure 5, the FK rules of Section 5.1); `frontend::yaml` reads it and
+//! `report::yaml` writes it.
 //! It does not unfold or analyse anything.
-
-pub mod yaml;
 
 use std::fmt;
 
-use crate::schema::{AttrSet, FkId, RelId, Schema};
+use crate::model::schema::{AttrSet, FkId, RelId, Schema};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum StmtType {

@@ -2,13 +2,13 @@
 //! a verified fix (read promotion) or, failing that, the maximal robust
 //! subsets. The output formats live in `report`.
 
+use crate::analysis::graph::Settings;
+use crate::analysis::progress::{Progress, Silent};
+use crate::analysis::promote::{suggest_in, Budget, Suggestion};
+use crate::analysis::robustness::Method;
+use crate::analysis::subsets::{search, Subsets, MAX_SUBSETS};
 use crate::analysis::{analyze_with, Analysis};
-use crate::btp::Workload;
-use crate::progress::{Progress, Silent};
-use crate::promote::{suggest_in, Budget, Suggestion};
-use crate::robustness::Method;
-use crate::subsets::{search, Subsets, MAX_SUBSETS};
-use crate::summary_graph::Settings;
+use crate::model::btp::Workload;
 
 pub struct CheckResult {
     pub analysis: Analysis,

@@ -5,7 +5,6 @@
 //! file with a labelled span when we know where the problem is, and a hint.
 //! `main` renders it with miette and exits with code 2.
 
-use std::path::Path;
 use std::sync::Arc;
 
 use miette::{Diagnostic, NamedSource, SourceSpan};
@@ -123,14 +122,6 @@ impl SourceFile {
         }
     }
 
-    pub fn read(path: &Path) -> Result<SourceFile> {
-        match std::fs::read_to_string(path) {
-            Ok(text) => Ok(SourceFile::new(path.display().to_string(), text)),
-            Err(e) => Err(Diag::new(format!("cannot read {}: {e}", path.display()))
-                .help("check that the path exists and is a readable UTF-8 text file")),
-        }
-    }
-
     /// 1-based line and column (in characters) of a byte offset.
     pub fn line_col(&self, offset: usize) -> (usize, usize) {
         let offset = offset.min(self.text.len());
@@ -157,14 +148,6 @@ impl SourceFile {
         }
         self.text.len()
     }
-}
-
-/// Write a text file, with an error that says which file and why.
-pub fn write_text(path: &Path, text: &str) -> Result<()> {
-    std::fs::write(path, text).map_err(|e| {
-        Diag::new(format!("cannot write {}: {e}", path.display()))
-            .help("check that the directory exists and is writable")
-    })
 }
 
 /// "Did you mean" for a misspelt name: the closest candidate by edit

@@ -2,8 +2,8 @@
 //! own relation Bids_i and programs FindBids_i and PlaceBid_i as in
 //! Figure 2, all sharing Buyer and Log. Auction(1) is the paper's Auction.
 
-use crate::btp::{Body, Constraint, ConstraintKind, Program, Statement, StmtType, Workload};
-use crate::schema::{AttrSet, ForeignKey, Relation, Schema};
+use crate::model::btp::{Body, Constraint, ConstraintKind, Program, Statement, StmtType, Workload};
+use crate::model::schema::{AttrSet, ForeignKey, Relation, Schema};
 
 pub fn auction(n: usize) -> Workload {
     let rel = |name: String, attrs: &[&str]| Relation {

@@ -31,8 +31,8 @@ use std::collections::{HashMap, VecDeque};
 
 use fixedbitset::FixedBitSet;
 
-use crate::robustness::Method;
-use crate::summary_graph::{Edge, SummaryGraph};
+use crate::analysis::graph::{Edge, SummaryGraph};
+use crate::analysis::robustness::Method;
 
 /// Tag of edges no tag mask removes.
 pub const UNTAGGED: u32 = u32::MAX;

@@ -1,0 +1,29 @@
+//! Edge rules: for an isolation level, which dependencies between two
+//! statement occurrences become summary-graph edges, and whether they are
+//! counterflow. The graph builder (`graph`) asks here and nowhere else, so
+//! a new level (snapshot isolation, issue 12) is a new module beside
+//! `mvrc` and no change to the builder.
+
+use crate::model::btp::StmtType;
+use crate::model::schema::AttrSet;
+
+pub mod mvrc;
+
+pub(crate) use mvrc::edge_kinds;
+
+/// A statement occurrence as Algorithm 1 sees it: its sets after the
+/// granularity setting, and which constraints protect it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct Effective {
+    pub(crate) ty: StmtType,
+    pub(crate) pread: Option<AttrSet>,
+    pub(crate) read: Option<AttrSet>,
+    pub(crate) write: Option<AttrSet>,
+    /// Foreign keys f with a constraint q_k = f(q_i), q_k earlier in the
+    /// LTP and of type key upd, key del or ins (CDEPCONDS).
+    pub(crate) protected_by: Vec<usize>,
+    /// q_i has a same-tuple constraint q_k = id(q_i) with such a q_k.
+    pub(crate) same_tuple: bool,
+    /// q_i takes row locks on what it reads (`FOR UPDATE`/`FOR SHARE`).
+    pub(crate) locking: bool,
+}
