@@ -26,7 +26,7 @@ fn type2_test(bencher: divan::Bencher, n: usize) {
 fn maximal_subsets(bencher: divan::Bencher, n: usize) {
     let g = build(&auction(n), Settings::default());
     bencher.bench_local(|| {
-        isolint::analysis::subsets::maximal_robust_subsets(&g, Method::TypeII, false)
+        isolint::analysis::subsets::maximal_robust_subsets(&g, Method::TypeII)
             .sets
             .len()
     });
@@ -50,14 +50,7 @@ fn check_tpcc_sql(bencher: divan::Bencher) {
         return;
     };
     bencher.bench_local(|| {
-        isolint::analysis::check::check(
-            &loaded.workload,
-            Settings::default(),
-            Method::TypeII,
-            false,
-        )
-        .analysis
-        .robust
+        isolint::analysis::check(&loaded.workload, Settings::default(), Method::TypeII).robust
     });
 }
 

@@ -8,7 +8,7 @@
 
 mod common;
 
-use isolint::analysis::check::check;
+use isolint::analysis::check;
 use isolint::analysis::graph::{build, Settings};
 use isolint::analysis::promote::Suggestion;
 use isolint::analysis::robustness::{is_robust, Method};
@@ -21,8 +21,8 @@ fn generated_app_has_no_promotion_fix() {
         .expect("loads")
         .workload;
     assert_eq!(w.programs.len(), 20);
-    let r = check(&w, Settings::default(), Method::TypeII, false);
-    assert!(!r.analysis.robust);
+    let r = check(&w, Settings::default(), Method::TypeII);
+    assert!(!r.robust);
     let Some(Suggestion::Impossible { candidates }) = r.suggestion else {
         panic!("expected no promotion to help, got {:?}", r.suggestion);
     };
@@ -38,7 +38,7 @@ fn generated_app_has_no_promotion_fix() {
     // Each listed subset is robust (maximality is checked in tests/oracle.rs).
     let subsets = r.subsets.expect("subsets when no fix");
     assert!(!subsets.sets.is_empty());
-    let g = &r.analysis.graph;
+    let g = &r.graph;
     for set in &subsets.sets {
         let mut mask = fixedbitset::FixedBitSet::with_capacity(g.nodes.len());
         for &p in set {

@@ -78,7 +78,7 @@ proptest! {
         let w = random_workload(seed, wide());
         let g = build(&w, settings(bits));
         for method in [Method::TypeII, Method::TypeI] {
-            let found = maximal_robust_subsets(&g, method, false);
+            let found = maximal_robust_subsets(&g, method);
             prop_assert!(found.complete);
             prop_assert_eq!(found.sets, brute_force(&g, method));
         }
@@ -106,7 +106,7 @@ fn generator_covers_several_maximal_sets() {
     let (mut robust, mut several) = (0, 0);
     for seed in 1..200u64 {
         let g = build(&random_workload(seed * 7919, wide()), settings(0));
-        let found = maximal_robust_subsets(&g, Method::TypeII, false);
+        let found = maximal_robust_subsets(&g, Method::TypeII);
         if found.sets.len() == 1 && found.sets[0].len() == g.program_nodes.len() {
             robust += 1;
         }
@@ -130,7 +130,7 @@ fn bundled_subsets_equal_brute_force() {
             let g = build(&w, settings(bits));
             for method in [Method::TypeII, Method::TypeI] {
                 assert_eq!(
-                    maximal_robust_subsets(&g, method, false).sets,
+                    maximal_robust_subsets(&g, method).sets,
                     brute_force(&g, method),
                     "{name} {bits} {method:?}"
                 );

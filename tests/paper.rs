@@ -88,7 +88,7 @@ fn subsets(name: &str, s: Settings, method: Method) -> Vec<String> {
 
 fn subsets_of(w: &isolint::model::btp::Workload, s: Settings, method: Method) -> Vec<String> {
     let g = build(w, s);
-    let found = maximal_robust_subsets(&g, method, false);
+    let found = maximal_robust_subsets(&g, method);
     assert!(found.complete);
     let mut out: Vec<String> = found
         .sets

@@ -50,13 +50,7 @@ fn run(schema: &str, manifest: &str, files: &[(&str, &str)]) -> Result<Outcome, 
     }
     let loaded =
         isolint::frontend::load(Path::new(d.path()), None).map_err(|e| e.message.clone())?;
-    let a = analyze(
-        &loaded.workload,
-        Settings::default(),
-        Method::TypeII,
-        false,
-        false,
-    );
+    let a = analyze(&loaded.workload, Settings::default(), Method::TypeII, false);
     Ok(Outcome {
         robust: a.robust,
         warnings: loaded.warnings.iter().map(|w| w.message.clone()).collect(),

@@ -735,7 +735,7 @@ fn tpcc_as_specified_with_and_without_same_tuple() {
                 ..Settings::default()
             },
         );
-        let found = isolint::analysis::subsets::maximal_robust_subsets(&g, Method::TypeII, false);
+        let found = isolint::analysis::subsets::maximal_robust_subsets(&g, Method::TypeII);
         isolint::report::subsets_inline(&w, &found)
     };
     assert_eq!(

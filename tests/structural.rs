@@ -530,8 +530,8 @@ proptest! {
                     prop_assert_eq!(l, a, "Maximal without constraints is exact");
                 }
             }
-            let ls = maximal_robust_subsets(&lit, Method::TypeII, false);
-            let gs = maximal_robust_subsets(&g, Method::TypeII, false);
+            let ls = maximal_robust_subsets(&lit, Method::TypeII);
+            let gs = maximal_robust_subsets(&g, Method::TypeII);
             for set in &gs.sets {
                 prop_assert!(ls.sets.iter().any(|l| set.iter().all(|p| l.contains(p))),
                     "approximate robust set {:?} not robust literally", set);
@@ -709,8 +709,8 @@ fn bundled_workloads_through_the_approximation() {
                     if l != a {
                         verdicts[k] += 1;
                     }
-                    let ls = maximal_robust_subsets(&lit, method, false).sets;
-                    let gs = maximal_robust_subsets(&g, method, false).sets;
+                    let ls = maximal_robust_subsets(&lit, method).sets;
+                    let gs = maximal_robust_subsets(&g, method).sets;
                     for set in &gs {
                         assert!(
                             ls.iter().any(|l| set.iter().all(|p| l.contains(p))),

@@ -151,7 +151,7 @@ fn thirty_programs_small_answer() {
         programs,
     };
     let g = build(&w, Settings::default());
-    let subsets = maximal_robust_subsets(&g, Method::TypeII, false);
+    let subsets = maximal_robust_subsets(&g, Method::TypeII);
     let readers: Vec<usize> = (0..30).step_by(2).collect();
     let writers: Vec<usize> = (1..30).step_by(2).collect();
     assert!(subsets.complete);
@@ -166,8 +166,7 @@ fn thirty_programs_small_answer() {
 fn exponential_answers_are_cut_off_and_flagged() {
     let w = isolint::model::generate::auction(12);
     let g = build(&w, Settings::default());
-    let found =
-        isolint::analysis::subsets::maximal_robust_subsets_up_to(&g, Method::TypeI, false, 50);
+    let found = isolint::analysis::subsets::maximal_robust_subsets_up_to(&g, Method::TypeI, 50);
     assert!(!found.complete);
     assert_eq!(found.sets.len(), 50);
     for set in found.sets.iter().take(20) {
@@ -177,7 +176,7 @@ fn exponential_answers_are_cut_off_and_flagged() {
     }
     // Small n: all 2^n found and complete.
     let g = build(&isolint::model::generate::auction(4), Settings::default());
-    let found = maximal_robust_subsets(&g, Method::TypeI, false);
+    let found = maximal_robust_subsets(&g, Method::TypeI);
     assert!(found.complete);
     assert_eq!(found.sets.len(), 16);
 }

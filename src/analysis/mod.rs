@@ -2,12 +2,13 @@
 //! (`graph` with the edge rules of `rules`, Algorithm 1) → type-II cycle
 //! test and witnesses (`robustness`, Algorithm 2) → maximal robust
 //! subsets (`subsets`, Section 7.2) and verified read promotion
-//! (`promote`). This file runs the pipeline as one call.
+//! (`promote`). This file runs the pipeline per command and returns
+//! [`Findings`], the one result the reports render.
 //!
 //! Depends on `model` only. Must not: read files, print, or format text
 //! for people (progress goes through the `progress` trait).
 
-pub mod check;
+pub mod findings;
 pub mod graph;
 pub mod limits;
 pub mod oracle;
@@ -18,43 +19,32 @@ pub mod rules;
 pub mod subsets;
 pub mod unfold;
 
-use crate::analysis::graph::{build, Settings, SummaryGraph};
-use crate::analysis::progress::{Progress, Silent};
-use crate::analysis::robustness::{is_robust, witnesses, Method, Witness};
-use crate::analysis::subsets::{search, Subsets, MAX_SUBSETS};
+pub use findings::Findings;
+
 use crate::model::btp::Workload;
+use crate::model::settings::Settings;
+use findings::{edits, steps, Isolation, SubsetTable};
+use graph::build;
+use progress::{Progress, Silent};
+use promote::{suggest_in, Budget, Suggestion};
+use robustness::{is_robust, witnesses, Method};
+use subsets::{search, MAX_SUBSETS};
 
-pub struct Analysis {
-    pub settings: Settings,
-    pub method: Method,
-    pub graph: SummaryGraph,
-    pub robust: bool,
-    /// One per strongly connected component that has a dangerous cycle.
-    pub witnesses: Vec<Witness>,
-    /// Sorted program-index lists, when asked for.
-    pub subsets: Option<Subsets>,
-}
-
-/// [`analyze_with`] without progress reports. The flag is ignored (the
-/// library never draws); it stays so existing callers compile.
-pub fn analyze(
-    w: &Workload,
-    settings: Settings,
-    method: Method,
-    subsets: bool,
-    _show_progress: bool,
-) -> Analysis {
+/// [`analyze_with`] without progress reports.
+pub fn analyze(w: &Workload, settings: Settings, method: Method, subsets: bool) -> Findings {
     analyze_with(w, settings, method, subsets, &Silent)
 }
 
-/// The pipeline, with the subset search's progress reported to `progress`.
+/// `isolint analyze`: verdict, one witness per dangerous component, and
+/// (when asked) the maximal robust subsets, with the subset search's
+/// progress reported to `progress`.
 pub fn analyze_with(
     w: &Workload,
     settings: Settings,
     method: Method,
     subsets: bool,
     progress: &dyn Progress,
-) -> Analysis {
+) -> Findings {
     let graph = build(w, settings);
     let robust = is_robust(&graph, None, method);
     let witnesses = if robust {
@@ -62,15 +52,94 @@ pub fn analyze_with(
     } else {
         witnesses(&graph, None, method)
     };
+    let cycles = witnesses.iter().map(|x| steps(w, &graph, x)).collect();
     // The subset search starts from the verdict on the whole workload
     // instead of testing it again.
     let subsets = subsets.then(|| search(&graph, method, MAX_SUBSETS, Some(robust), progress));
-    Analysis {
+    Findings {
         settings,
         method,
         graph,
         robust,
         witnesses,
+        cycles,
         subsets,
+        suggestion: None,
+        edits: vec![],
+        isolation: Isolation::uniform(w.programs.len(), robust, false),
+        table: None,
+    }
+}
+
+/// [`check_with`] without progress reports.
+pub fn check(w: &Workload, settings: Settings, method: Method) -> Findings {
+    check_with(w, settings, method, &Silent)
+}
+
+/// `isolint check`: the verdict, a verified fix (read promotion) or,
+/// failing that, the maximal robust subsets. The summary graph is built
+/// once: the fix search masks it (see `promote`) and the subset search
+/// groups it.
+pub fn check_with(
+    w: &Workload,
+    settings: Settings,
+    method: Method,
+    progress: &dyn Progress,
+) -> Findings {
+    let mut f = analyze_with(w, settings, method, false, progress);
+    if f.robust {
+        return f;
+    }
+    let suggestion = suggest_in(w, &f.graph, method, Budget::default(), progress);
+    if let Suggestion::Promote(set) = &suggestion {
+        f.edits = edits(w, set);
+        f.isolation = Isolation::uniform(w.programs.len(), false, true);
+    } else {
+        f.subsets = Some(search(&f.graph, method, MAX_SUBSETS, Some(false), progress));
+    }
+    f.suggestion = Some(suggestion);
+    f
+}
+
+/// `isolint report`: the check, plus the Figure 6/7 table over the
+/// paper's four settings (with the same-tuple setting of `settings`).
+pub fn report_with(
+    w: &Workload,
+    settings: Settings,
+    method: Method,
+    progress: &dyn Progress,
+) -> Findings {
+    let mut f = check_with(w, settings, method, progress);
+    f.table = Some(subset_table(
+        w,
+        &Settings::paper_rows(settings.same_tuple),
+        &[Method::TypeII, Method::TypeI],
+        progress,
+    ));
+    f
+}
+
+/// Maximal robust subsets for each setting and method (`isolint subsets`,
+/// Figures 6 and 7).
+pub fn subset_table(
+    w: &Workload,
+    rows: &[Settings],
+    methods: &[Method],
+    progress: &dyn Progress,
+) -> SubsetTable {
+    let rows = rows
+        .iter()
+        .map(|&s| {
+            let g = build(w, s);
+            let per = methods
+                .iter()
+                .map(|&m| search(&g, m, MAX_SUBSETS, None, progress))
+                .collect();
+            (s, per)
+        })
+        .collect();
+    SubsetTable {
+        methods: methods.to_vec(),
+        rows,
     }
 }

@@ -90,17 +90,12 @@ const MAX_TRANSVERSALS: usize = 200_000;
 /// Maximal robust subsets (at most [`MAX_SUBSETS`]), without progress
 /// reports. The flag is ignored: the library never draws (callers that
 /// want progress use [`search`]); it stays so existing callers compile.
-pub fn maximal_robust_subsets(g: &SummaryGraph, method: Method, _show_progress: bool) -> Subsets {
+pub fn maximal_robust_subsets(g: &SummaryGraph, method: Method) -> Subsets {
     search(g, method, MAX_SUBSETS, None, &Silent)
 }
 
 /// As [`maximal_robust_subsets`], stopping after `limit` sets.
-pub fn maximal_robust_subsets_up_to(
-    g: &SummaryGraph,
-    method: Method,
-    _show_progress: bool,
-    limit: usize,
-) -> Subsets {
+pub fn maximal_robust_subsets_up_to(g: &SummaryGraph, method: Method, limit: usize) -> Subsets {
     search(g, method, limit, None, &Silent)
 }
 

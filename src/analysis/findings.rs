@@ -1,0 +1,188 @@
+//! [`Findings`]: the one result every report renders. The verdict, the
+//! summary graph, each dangerous cycle resolved to programs, statements
+//! and dependency kinds, the maximal robust subsets, the verified read
+//! promotion, the isolation level each program needs, and (for the
+//! Markdown report) the Figure 6/7 table over the paper's settings.
+//!
+//! Everything here is computed; `report` only formats it.
+
+use super::graph::SummaryGraph;
+use super::promote::Suggestion;
+use super::robustness::{Method, Witness};
+use super::subsets::Subsets;
+use crate::model::btp::{StmtType, Workload};
+use crate::model::isolation::{Allocation, Level};
+use crate::model::schema::{meets, AttrSet};
+use crate::model::settings::{Granularity, Settings};
+
+pub struct Findings {
+    pub settings: Settings,
+    pub method: Method,
+    pub graph: SummaryGraph,
+    pub robust: bool,
+    /// One per strongly connected component that has a dangerous cycle.
+    pub witnesses: Vec<Witness>,
+    /// Each witness's edges in source terms, in the order of `witnesses`.
+    pub cycles: Vec<Vec<Step>>,
+    /// Maximal robust subsets (sorted program-index lists), when asked
+    /// for; `check` computes them when no promotion makes the whole robust.
+    pub subsets: Option<Subsets>,
+    /// `check` only: `None` when robust or not asked.
+    pub suggestion: Option<Suggestion>,
+    /// The promoted reads of a verified fix, in source terms.
+    pub edits: Vec<Edit>,
+    /// The level each program needs as the programs are, and after the
+    /// verified edits (when there are some).
+    pub isolation: Isolation,
+    /// `report` only: Figures 6 and 7 over the paper's four settings.
+    pub table: Option<SubsetTable>,
+}
+
+/// The level each program needs. The test covers a workload that runs
+/// entirely under READ COMMITTED; it says nothing about mixing levels (an
+/// RC transaction next to SERIALIZABLE ones can still take part in an
+/// anomaly), so the answer is uniform: READ COMMITTED for every program
+/// when robust, SERIALIZABLE for every program otherwise.
+pub struct Isolation {
+    pub as_is: Allocation,
+    pub with_edits: Option<Allocation>,
+}
+
+impl Isolation {
+    pub fn uniform(programs: usize, robust: bool, fixed: bool) -> Isolation {
+        let level = |ok: bool| {
+            if ok {
+                Level::ReadCommitted
+            } else {
+                Level::Serializable
+            }
+        };
+        Isolation {
+            as_is: Allocation::uniform(programs, level(robust)),
+            with_edits: (!robust && fixed).then(|| Allocation::uniform(programs, level(true))),
+        }
+    }
+}
+
+/// Maximal robust subsets per setting (rows) and method (columns).
+pub struct SubsetTable {
+    pub methods: Vec<Method>,
+    pub rows: Vec<(Settings, Vec<Subsets>)>,
+}
+
+/// One read to promote to `FOR UPDATE`, located in the source.
+pub struct Edit {
+    pub program: String,
+    pub statement: String,
+    pub file: Option<String>,
+    pub line: Option<usize>,
+    pub sql: Option<String>,
+}
+
+/// One edge of a witness, resolved to programs and statements.
+pub struct Step {
+    pub from: String,
+    pub from_program: String,
+    pub from_stmt: String,
+    pub from_sql: Option<String>,
+    pub from_origin: Option<String>,
+    pub to: String,
+    pub to_program: String,
+    pub to_stmt: String,
+    pub to_sql: Option<String>,
+    pub to_origin: Option<String>,
+    pub counterflow: bool,
+    pub kinds: Vec<&'static str>,
+}
+
+/// The edges of `wit` in source terms.
+pub fn steps(w: &Workload, g: &SummaryGraph, wit: &Witness) -> Vec<Step> {
+    wit.edges
+        .iter()
+        .map(|e| {
+            let (a, b) = (&g.nodes[e.from as usize], &g.nodes[e.to as usize]);
+            let (sa, sb) = (
+                a.ltp.statement(w, e.from_pos as usize),
+                b.ltp.statement(w, e.to_pos as usize),
+            );
+            let origin = |s: &crate::model::btp::Statement| {
+                s.origin.as_ref().map(|o| format!("{}:{}", o.file, o.line))
+            };
+            Step {
+                from: a.name.clone(),
+                from_program: w.programs[a.ltp.program].name.clone(),
+                from_stmt: a.ltp.occurrence_label(w, e.from_pos as usize),
+                from_sql: sa.sql.clone(),
+                from_origin: origin(sa),
+                to: b.name.clone(),
+                to_program: w.programs[b.ltp.program].name.clone(),
+                to_stmt: b.ltp.occurrence_label(w, e.to_pos as usize),
+                to_sql: sb.sql.clone(),
+                to_origin: origin(sb),
+                counterflow: e.counterflow,
+                kinds: dependency_kinds(w, sa, sb, e.counterflow, g.settings),
+            }
+        })
+        .collect()
+}
+
+/// The promoted reads of `set` with their locations.
+pub fn edits(w: &Workload, set: &[(usize, usize)]) -> Vec<Edit> {
+    set.iter()
+        .map(|&(p, q)| {
+            let prog = &w.programs[p];
+            let st = &prog.statements[q];
+            Edit {
+                program: prog.name.clone(),
+                statement: st.id.clone(),
+                file: st
+                    .origin
+                    .as_ref()
+                    .map(|o| o.file.clone())
+                    .or_else(|| prog.file.clone()),
+                line: st.origin.as_ref().map(|o| o.line),
+                sql: st.sql.clone(),
+            }
+        })
+        .collect()
+}
+
+/// What kinds of dependency an edge stands for (for people: the edge
+/// itself is decided by `rules`), from the statements' sets after the
+/// granularity setting.
+pub fn dependency_kinds(
+    w: &Workload,
+    a: &crate::model::btp::Statement,
+    b: &crate::model::btp::Statement,
+    counterflow: bool,
+    s: Settings,
+) -> Vec<&'static str> {
+    let arity = w.schema.rel(a.rel).arity();
+    let widen = |x: &Option<AttrSet>| match s.granularity {
+        Granularity::Attribute => x.clone(),
+        Granularity::Tuple => x.as_ref().map(|_| AttrSet::full(arity)),
+    };
+    let (ap, ar, aw) = (widen(&a.pread), widen(&a.read), widen(&a.write));
+    let (bp, br, bw) = (widen(&b.pread), widen(&b.read), widen(&b.write));
+    let insdel = |t: StmtType| matches!(t, StmtType::Ins | StmtType::KeyDel | StmtType::PredDel);
+    let mut kinds = vec![];
+    if !counterflow && meets(&aw, &bw) {
+        kinds.push("ww");
+    }
+    if !counterflow && meets(&aw, &br) {
+        kinds.push("wr");
+    }
+    if !counterflow && bp.is_some() && aw.is_some() && (insdel(a.ty) || meets(&aw, &bp)) {
+        kinds.push("predicate wr");
+    }
+    if meets(&ar, &bw) {
+        kinds.push("rw");
+    }
+    if ap.is_some() && bw.is_some() && (insdel(b.ty) || meets(&ap, &bw)) {
+        kinds.push("predicate rw");
+    }
+    if kinds.is_empty() {
+        kinds.push("dependency");
+    }
+    kinds
+}

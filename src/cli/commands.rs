@@ -1,0 +1,168 @@
+//! One function per subcommand: load (front-end), admit (size guard),
+//! analyse, render (report), emit. Only composition lives here.
+
+use std::path::Path;
+
+use super::args::{Cli, Command, Format, Generate, InputArgs, MethodChoice};
+use super::progress::Spinner;
+use super::{emit, json_text, render_svg, write_text};
+use crate::analysis::limits::{approximation_warnings, check_size};
+use crate::analysis::robustness::Method;
+use crate::analysis::{self, graph};
+use crate::frontend::{load, Loaded};
+use crate::model::error::Result;
+use crate::model::settings::Settings;
+use crate::report;
+
+pub fn execute(cli: Cli) -> Result<i32> {
+    match cli.command {
+        Command::Analyze {
+            input,
+            settings,
+            method,
+            subsets,
+            format,
+        } => {
+            let format = format.require("analyze", &[Format::Text, Format::Json])?;
+            let loaded = load_workload(&input, format == Format::Text)?;
+            let w = &loaded.workload;
+            let f = analysis::analyze_with(
+                w,
+                settings.settings(),
+                method.method(),
+                subsets,
+                &Spinner::new(),
+            );
+            match format {
+                Format::Json => emit(&json_text(&report::json::analyze(w, &f, &loaded.warnings))),
+                _ => emit(&report::text::analyze(w, &f)),
+            }
+        }
+        Command::Check {
+            input,
+            settings,
+            method,
+            format,
+        } => {
+            let offered = [Format::Text, Format::Json, Format::Sarif, Format::Github];
+            let format = format.require("check", &offered)?;
+            let loaded = load_workload(&input, format == Format::Text)?;
+            let w = &loaded.workload;
+            let f = analysis::check_with(w, settings.settings(), method.method(), &Spinner::new());
+            let path = input.workload.display().to_string();
+            let text = match format {
+                Format::Json => json_text(&report::json::check(w, &f, &loaded.warnings)),
+                Format::Sarif => json_text(&report::sarif::check(&f, &path)),
+                Format::Github => report::github::check(w, &f, &path),
+                _ => report::text::check(w, &f),
+            };
+            emit(&text)?;
+            Ok(if f.robust { 0 } else { 1 })
+        }
+        Command::Report {
+            input,
+            settings,
+            method,
+            output,
+        } => {
+            let loaded = load_workload(&input, true)?;
+            let w = &loaded.workload;
+            let f = analysis::report_with(w, settings.settings(), method.method(), &Spinner::new());
+            let graph = write_report(w, &f, &output)?;
+            eprintln!("wrote {} and {graph}", output.display());
+            Ok(0)
+        }
+        Command::Subsets {
+            input,
+            settings,
+            all_settings,
+            method,
+            format,
+        } => {
+            let format = format.require("subsets", &[Format::Text, Format::Json])?;
+            let loaded = load_workload(&input, format == Format::Text)?;
+            let w = &loaded.workload;
+            let methods: Vec<Method> = match method {
+                MethodChoice::Type2 => vec![Method::TypeII],
+                MethodChoice::Type1 => vec![Method::TypeI],
+                MethodChoice::Both => vec![Method::TypeII, Method::TypeI],
+            };
+            let rows: Vec<Settings> = if all_settings {
+                Settings::paper_rows(!settings.no_same_tuple).to_vec()
+            } else {
+                vec![settings.settings()]
+            };
+            let table = analysis::subset_table(w, &rows, &methods, &Spinner::new());
+            match format {
+                Format::Json => emit(&json_text(&report::json::subsets(w, &table))),
+                _ => emit(&report::text::subsets(w, &table)),
+            }
+        }
+        Command::Graph {
+            input,
+            settings,
+            format,
+        } => {
+            let format = format.require("graph", &[Format::Dot, Format::Json])?;
+            let loaded = load_workload(&input, false)?;
+            let g = graph::build(&loaded.workload, settings.settings());
+            match format {
+                Format::Json => emit(&json_text(&report::json::graph(&loaded.workload, &g))),
+                _ => emit(&report::dot::graph(&loaded.workload, &g)),
+            }
+        }
+        Command::Btp { input, format } => {
+            let format = format.require("btp", &[Format::Text, Format::Yaml])?;
+            let loaded = load_workload(&input, format == Format::Text)?;
+            match format {
+                Format::Yaml => emit(&report::yaml::to_yaml(&loaded.workload)),
+                _ => emit(&report::text::btp(&loaded.workload)),
+            }
+        }
+        Command::Generate {
+            what: Generate::Auction { n, output },
+        } => {
+            let text = report::yaml::to_yaml(&crate::model::generate::auction(n as usize));
+            match output {
+                Some(path) => write_text(&path, &text).map(|_| 0),
+                None => emit(&text),
+            }
+        }
+    }
+}
+
+/// Load a workload and admit it to the analysis (size guard, warnings for
+/// over-approximated programs). Front-end warnings go to stderr for text
+/// output; the JSON formats carry them in a `warnings` key instead.
+fn load_workload(input: &InputArgs, text: bool) -> Result<Loaded> {
+    let mut loaded = load(&input.workload, input.schema.as_deref())?;
+    check_size(&loaded.workload)?;
+    let approximated = approximation_warnings(&loaded.workload);
+    loaded.warnings.extend(approximated);
+    if text {
+        for w in &loaded.warnings {
+            eprintln!("{w}");
+        }
+    }
+    Ok(loaded)
+}
+
+/// Writes the Markdown report to `out` and the graph next to it (SVG
+/// when Graphviz is installed, DOT otherwise); returns the graph file's
+/// name.
+fn write_report(
+    w: &crate::model::btp::Workload,
+    f: &analysis::Findings,
+    out: &Path,
+) -> Result<String> {
+    let stem = out.file_stem().and_then(|s| s.to_str()).unwrap_or("report");
+    let dir = out.parent().unwrap_or(Path::new(""));
+    let dot = report::dot::graph(w, &f.graph);
+    let (graph_name, graph_text) = match render_svg(&dot) {
+        Some(svg) => (format!("{stem}-graph.svg"), svg),
+        None => (format!("{stem}-graph.dot"), dot),
+    };
+    write_text(&dir.join(&graph_name), &graph_text)?;
+    write_text(out, &report::markdown::render(w, f, &graph_name))?;
+    Ok(graph_name)
+}

@@ -1,0 +1,48 @@
+//! GitHub Actions workflow commands (`::error`, `::notice`).
+
+use super::{edge_line, edit_line, programs_of, split_origin};
+use crate::analysis::findings::Findings;
+use crate::model::btp::Workload;
+use crate::model::isolation::Level;
+
+/// GitHub Actions workflow commands: one `::error` per witness at the
+/// statement that starts its counterflow dependency, `::notice` per fix.
+pub fn check(w: &Workload, a: &Findings, workload_path: &str) -> String {
+    let esc = |s: &str| {
+        s.replace('%', "%25")
+            .replace('\r', "%0D")
+            .replace('\n', "%0A")
+    };
+    let mut o = String::new();
+    for st in &a.cycles {
+        let primary = st.iter().find(|s| s.counterflow).unwrap_or(&st[0]);
+        let (file, line) = split_origin(&primary.from_origin, workload_path);
+        let line = line.map(|l| format!(",line={l}")).unwrap_or_default();
+        let body: Vec<String> = st.iter().map(edge_line).collect();
+        o.push_str(&format!(
+            "::error file={file}{line},title=isolint%3A not robust against {}::{}\n",
+            Level::ReadCommitted,
+            esc(&format!(
+                "Dangerous cycle through {}:\n{}",
+                programs_of(st).join(", "),
+                body.join("\n")
+            ))
+        ));
+    }
+    for e in &a.edits {
+        let file = e.file.as_deref().unwrap_or(workload_path);
+        let line = e.line.map(|l| format!(",line={l}")).unwrap_or_default();
+        o.push_str(&format!(
+            "::notice file={file}{line},title=isolint fix::{}\n",
+            esc(&edit_line(e))
+        ));
+    }
+    if a.robust {
+        o.push_str(&format!(
+            "isolint: {} is robust against {}\n",
+            w.name,
+            Level::ReadCommitted
+        ));
+    }
+    o
+}

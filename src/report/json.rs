@@ -1,0 +1,206 @@
+//! JSON for scripts (docs/json.md): `analyze`, `check`, `subsets`,
+//! `graph`. Keys are a stable interface; add, never rename.
+
+use serde_json::{json, Value};
+
+use super::{method_key, subset_names};
+use crate::analysis::findings::{Edit, Findings, Step, SubsetTable};
+use crate::analysis::graph::SummaryGraph;
+use crate::analysis::promote::Suggestion;
+use crate::analysis::robustness::{Method, Witness};
+use crate::model::btp::Workload;
+use crate::model::error::Warning;
+use crate::model::isolation::Allocation;
+use crate::model::settings::{Granularity, Settings};
+
+fn witness(wit: &Witness, steps: &[Step], method: Method) -> Value {
+    let edges: Vec<Value> = steps
+        .iter()
+        .map(|s| {
+            json!({
+                "from": s.from, "from_program": s.from_program, "from_statement": s.from_stmt,
+                "from_sql": s.from_sql, "from_origin": s.from_origin,
+                "to": s.to, "to_program": s.to_program, "to_statement": s.to_stmt,
+                "to_sql": s.to_sql, "to_origin": s.to_origin,
+                "counterflow": s.counterflow, "dependencies": s.kinds,
+            })
+        })
+        .collect();
+    let pair = match method {
+        Method::TypeII => json!([0, 1]),
+        Method::TypeI => json!([0]),
+    };
+    json!({ "reason": wit.reason.describe(), "distinguished_edges": pair, "edges": edges })
+}
+
+pub fn settings(s: Settings) -> Value {
+    json!({
+        "granularity": match s.granularity { Granularity::Attribute => "attribute", Granularity::Tuple => "tuple" },
+        "foreign_keys": s.foreign_keys,
+        "same_tuple": s.same_tuple,
+        "label": s.label(),
+    })
+}
+
+fn warnings(ws: &[Warning]) -> Value {
+    Value::Array(
+        ws.iter()
+            .map(|x| json!({"file": x.file, "line": x.line, "message": x.message}))
+            .collect(),
+    )
+}
+
+/// `isolint analyze --format json`.
+pub fn analyze(w: &Workload, a: &Findings, warns: &[Warning]) -> Value {
+    let mut v = json!({
+        "workload": w.name,
+        "settings": settings(a.settings),
+        "method": method_key(a.method),
+        "robust": a.robust,
+        "summary_graph": {
+            "nodes": a.graph.nodes.len(),
+            "edges": a.graph.edges.len(),
+            "counterflow_edges": a.graph.counterflow_edges(),
+        },
+        "witness": a.witnesses.first().map(|x| witness(x, &a.cycles[0], a.method)),
+        "witnesses": witnesses(a),
+        "warnings": warnings(warns),
+    });
+    if let Some(s) = &a.subsets {
+        v["maximal_robust_subsets"] = json!(subset_names(w, &s.sets, false));
+        v["maximal_robust_subsets_complete"] = json!(s.complete);
+    }
+    v
+}
+
+/// `isolint check --format json`.
+pub fn check(w: &Workload, a: &Findings, warns: &[Warning]) -> Value {
+    let suggestion = match &a.suggestion {
+        Some(Suggestion::Promote(_)) => json!({"verified": true, "edits": edits(&a.edits)}),
+        Some(Suggestion::NotFound { candidates, tried }) => {
+            json!({"verified": false, "edits": [], "candidates": candidates, "tried": tried, "no_promotion_helps": false})
+        }
+        Some(Suggestion::Impossible { candidates }) => {
+            json!({"verified": false, "edits": [], "candidates": candidates, "no_promotion_helps": true})
+        }
+        None => Value::Null,
+    };
+    json!({
+        "workload": w.name,
+        "robust": a.robust,
+        "method": method_key(a.method),
+        "settings": settings(a.settings),
+        "summary_graph": {
+            "nodes": a.graph.nodes.len(),
+            "edges": a.graph.edges.len(),
+            "counterflow_edges": a.graph.counterflow_edges(),
+        },
+        "witnesses": witnesses(a),
+        "suggestion": suggestion,
+        "maximal_robust_subsets": a.subsets.as_ref().map(|s| subset_names(w, &s.sets, false)),
+        "maximal_robust_subsets_complete": a.subsets.as_ref().map(|s| s.complete),
+        "isolation": isolation(w, a),
+        "warnings": warnings(warns),
+    })
+}
+
+/// The isolation level each program needs, for CI (see
+/// [`Isolation`](crate::analysis::findings::Isolation)).
+fn isolation(w: &Workload, a: &Findings) -> Value {
+    let per = |alloc: &Allocation| -> serde_json::Map<String, Value> {
+        w.programs
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.name.clone(), json!(alloc.level(i).sql())))
+            .collect()
+    };
+    json!({
+        "as_is": per(&a.isolation.as_is),
+        "with_suggested_edits": a.isolation.with_edits.as_ref().map(per),
+    })
+}
+
+/// The promoted reads of a verified fix.
+fn edits(edits: &[Edit]) -> Vec<Value> {
+    edits
+        .iter()
+        .map(|e| {
+            json!({
+                "program": e.program,
+                "statement": e.statement,
+                "file": e.file,
+                "line": e.line,
+                "sql": e.sql,
+                "edit": "add FOR UPDATE",
+            })
+        })
+        .collect()
+}
+
+fn witnesses(a: &Findings) -> Vec<Value> {
+    a.witnesses
+        .iter()
+        .zip(&a.cycles)
+        .map(|(x, steps)| witness(x, steps, a.method))
+        .collect()
+}
+
+/// `isolint subsets --format json`.
+pub fn subsets(w: &Workload, table: &SubsetTable) -> Value {
+    let rows: Vec<Value> = table
+        .rows
+        .iter()
+        .map(|(s, per)| {
+            let mut row = json!({
+                "settings": settings(*s),
+                "complete": {},
+            });
+            for (m, subsets) in table.methods.iter().zip(per) {
+                let key = method_key(*m);
+                row[key] = json!(subset_names(w, &subsets.sets, false));
+                row["complete"][key] = json!(subsets.complete);
+            }
+            row
+        })
+        .collect();
+    let complete = table
+        .rows
+        .iter()
+        .all(|(_, per)| per.iter().all(|s| s.complete));
+    json!({
+        "workload": w.name,
+        "rows": rows,
+        "maximal_robust_subsets_complete": complete,
+    })
+}
+
+/// `isolint graph --format json`.
+pub fn graph(w: &Workload, g: &SummaryGraph) -> Value {
+    let nodes: Vec<Value> = g
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let stmts: Vec<String> = (0..n.ltp.occurrences.len()).map(|p| n.ltp.occurrence_label(w, p)).collect();
+            json!({"id": i, "name": n.name, "program": w.programs[n.ltp.program].name, "statements": stmts})
+        })
+        .collect();
+    let edges: Vec<Value> = g
+        .edges
+        .iter()
+        .map(|e| {
+            json!({
+                "from": e.from, "from_statement": g.nodes[e.from as usize].ltp.occurrence_label(w, e.from_pos as usize),
+                "to": e.to, "to_statement": g.nodes[e.to as usize].ltp.occurrence_label(w, e.to_pos as usize),
+                "counterflow": e.counterflow,
+            })
+        })
+        .collect();
+    json!({
+        "workload": w.name,
+        "settings": settings(g.settings),
+        "nodes": nodes,
+        "edges": edges,
+        "counts": {"nodes": g.nodes.len(), "edges": g.edges.len(), "counterflow_edges": g.counterflow_edges()},
+    })
+}

@@ -1,0 +1,279 @@
+//! Text for terminals: comfy-table tables and plain lines (`analyze`,
+//! `check`, `subsets`, `btp`).
+
+use super::{body_text, edge_line, edit_line, new_table, programs_of, subsets_inline};
+use crate::analysis::findings::{Findings, Step, SubsetTable};
+use crate::analysis::promote::Suggestion;
+use crate::analysis::robustness::{Method, Reason, Witness};
+use crate::model::btp::{Statement, Workload};
+use crate::model::isolation::Level;
+use crate::model::schema::AttrSet;
+
+/// The level the verdicts are about.
+const RC: Level = Level::ReadCommitted;
+
+fn set_text(w: &Workload, s: &Statement, set: &Option<AttrSet>) -> String {
+    match set {
+        None => "⊥".into(),
+        Some(set) => format!("{{{}}}", w.schema.rel(s.rel).names(set).join(", ")),
+    }
+}
+
+fn origin_text(s: &Statement) -> String {
+    s.origin
+        .as_ref()
+        .map(|o| format!("{}:{}", o.file, o.line))
+        .unwrap_or_default()
+}
+
+/// Figure 2: the BTP of every program, with control structure and
+/// constraints.
+pub fn btp(w: &Workload) -> String {
+    let mut out = String::new();
+    for p in &w.programs {
+        let title = match &p.abbrev {
+            Some(a) => format!("{} ({a})", p.name),
+            None => p.name.clone(),
+        };
+        out.push_str(&format!("{title}\n"));
+        let with_source = p.statements.iter().any(|s| s.origin.is_some());
+        let mut header = vec![
+            "q",
+            "type(q)",
+            "rel(q)",
+            "PReadSet(q)",
+            "ReadSet(q)",
+            "WriteSet(q)",
+        ];
+        if with_source {
+            header.push("source");
+        }
+        let mut t = new_table(header);
+        for s in &p.statements {
+            let ty = if s.locking {
+                format!("{} (locking)", s.ty)
+            } else {
+                s.ty.to_string()
+            };
+            let mut row = vec![
+                s.id.clone(),
+                ty,
+                w.schema.rel(s.rel).name.clone(),
+                set_text(w, s, &s.pread),
+                set_text(w, s, &s.read),
+                set_text(w, s, &s.write),
+            ];
+            if with_source {
+                row.push(origin_text(s));
+            }
+            t.add_row(row);
+        }
+        out.push_str(&format!("{t}\n"));
+        out.push_str(&format!("  program: {}\n", body_text(p, &p.body)));
+        if !p.constraints.is_empty() {
+            let cs: Vec<String> = p
+                .constraints
+                .iter()
+                .map(|c| w.constraint_text(p, c))
+                .collect();
+            out.push_str(&format!("  constraints: {}\n", cs.join(", ")));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn short_sql(sql: &Option<String>) -> String {
+    match sql {
+        Some(s) if s.chars().count() > 60 => format!("{}…", s.chars().take(59).collect::<String>()),
+        Some(s) => s.clone(),
+        None => String::new(),
+    }
+}
+
+/// One dangerous cycle as a table, an edge per row.
+pub fn cycle_table(steps: &[Step]) -> String {
+    let mut t = new_table(vec![
+        "#",
+        "from",
+        "statement",
+        "dependency",
+        "to",
+        "statement",
+    ]);
+    for (i, s) in steps.iter().enumerate() {
+        let stmt = |id: &str, origin: &Option<String>, sql: &Option<String>| {
+            let mut x = id.to_string();
+            if let Some(o) = origin {
+                x.push_str(&format!(" ({o})"));
+            }
+            let sql = short_sql(sql);
+            if !sql.is_empty() {
+                x.push_str(&format!("\n{sql}"));
+            }
+            x
+        };
+        let dep = format!(
+            "{}{}",
+            s.kinds.join(", "),
+            if s.counterflow { "\ncounterflow" } else { "" }
+        );
+        t.add_row(vec![
+            (i + 1).to_string(),
+            s.from.clone(),
+            stmt(&s.from_stmt, &s.from_origin, &s.from_sql),
+            dep,
+            s.to.clone(),
+            stmt(&s.to_stmt, &s.to_origin, &s.to_sql),
+        ]);
+    }
+    format!("{t}\n")
+}
+
+/// `isolint analyze`.
+pub fn analyze(w: &Workload, a: &Findings) -> String {
+    let mut o = String::new();
+    let g = &a.graph;
+    o.push_str(&format!(
+        "workload: {} ({} programs)\nsettings: {}{}; method: {}\nsummary graph: {} nodes, {} edges ({} counterflow)\n\n",
+        w.name,
+        w.programs.len(),
+        a.settings.label(),
+        if a.settings.same_tuple { ", same-tuple constraints" } else { "" },
+        a.method.label(),
+        g.nodes.len(),
+        g.edges.len(),
+        g.counterflow_edges()
+    ));
+    if a.robust {
+        o.push_str(&format!("ROBUST against {}: every schedule these programs can produce under {RC} is serializable.\n", RC.abbreviation()));
+    } else {
+        o.push_str(&format!("NOT ROBUST against {}: the summary graph has a dangerous cycle, so {RC} may produce non-serializable schedules.\n", RC.abbreviation()));
+        for (i, (wit, steps)) in a.witnesses.iter().zip(&a.cycles).enumerate() {
+            o.push_str(&format!(
+                "\nwitness {} ({}; programs: {}):\n",
+                i + 1,
+                wit.reason.describe(),
+                programs_of(steps).join(", ")
+            ));
+            o.push_str(&cycle_table(steps));
+            if a.method == Method::TypeII {
+                o.push_str("edges 1 and 2 are the adjacent pair that makes the cycle type-II.\n");
+            }
+        }
+    }
+    if let Some(s) = &a.subsets {
+        o.push_str(&format!(
+            "\nmaximal robust subsets: {}\n",
+            subsets_inline(w, s)
+        ));
+    }
+    o
+}
+
+/// Figure 6/7 table: one row per setting, one column per method.
+pub fn subsets(w: &Workload, table: &SubsetTable) -> String {
+    let methods = &table.methods;
+    let mut header = vec!["setting"];
+    for m in methods {
+        header.push(match m {
+            Method::TypeII => "Alg 2 (type-II)",
+            Method::TypeI => "method of [3] (type-I)",
+        });
+    }
+    let mut t = new_table(header);
+    for (settings, per_method) in &table.rows {
+        let mut row = vec![settings.label()];
+        row.extend(per_method.iter().map(|s| subsets_inline(w, s)));
+        t.add_row(row);
+    }
+    format!("{}: maximal robust subsets\n{t}\n", w.name)
+}
+
+fn pair_explanation(w: &Witness, steps: &[Step], method: Method) -> String {
+    match method {
+        Method::TypeI => format!("type-I: edge 1 is counterflow ({})", steps[0].from_program),
+        Method::TypeII => {
+            let (a, b) = (&steps[0], &steps[1 % steps.len()]);
+            let why = match w.reason {
+                Reason::AdjacentCounterflow => "both are counterflow".to_string(),
+                Reason::OutgoingBeforeIncoming => format!(
+                    "edge 2 is counterflow and leaves from {}, which runs before {} where edge 1 enters",
+                    b.from_stmt, a.to_stmt
+                ),
+                Reason::IncomingFromRead => format!(
+                    "edge 2 is counterflow and edge 1 comes from {} {}, which starts with a (predicate) read",
+                    a.from_program, a.from_stmt
+                ),
+                Reason::Counterflow => w.reason.describe().to_string(),
+            };
+            format!(
+                "type-II because edges 1 and 2 meet in {}: {why}",
+                b.from_program
+            )
+        }
+    }
+}
+
+/// `isolint check`.
+pub fn check(w: &Workload, a: &Findings) -> String {
+    let mut o = format!(
+        "isolint check: {} — {} against {} ({}, {})\n",
+        w.name,
+        if a.robust { "ROBUST" } else { "NOT ROBUST" },
+        RC.abbreviation(),
+        a.method.label(),
+        a.settings.label()
+    );
+    if a.robust {
+        o.push_str(&format!(
+            "All programs may run under {RC}: every schedule is serializable.\n"
+        ));
+        return o;
+    }
+    o.push_str(&format!(
+        "Run these programs under {}, or apply the fix below, or deploy only a robust subset.\n",
+        Level::Serializable
+    ));
+    o.push_str(&format!(
+        "{} dangerous cycle(s), one per strongly connected component:\n",
+        a.witnesses.len()
+    ));
+    for (i, (wit, st)) in a.witnesses.iter().zip(&a.cycles).enumerate() {
+        o.push_str(&format!(
+            "\ncycle {}: {}\n",
+            i + 1,
+            programs_of(&st).join(", ")
+        ));
+        for (k, s) in st.iter().enumerate() {
+            o.push_str(&format!("  {}. {}\n", k + 1, edge_line(s)));
+        }
+        o.push_str(&format!("  {}\n", pair_explanation(wit, st, a.method)));
+    }
+    match &a.suggestion {
+        Some(Suggestion::Promote(_)) => {
+            o.push_str("\nsuggested fix (verified: the promoted workload is robust):\n");
+            for e in &a.edits {
+                o.push_str(&format!("  {}\n", edit_line(e)));
+            }
+        }
+        Some(Suggestion::NotFound { candidates, tried }) => {
+            o.push_str(&format!(
+                "\nno fix by promoting key-based reads to FOR UPDATE ({candidates} candidate reads, {tried} combinations tried).\n"
+            ));
+        }
+        Some(Suggestion::Impossible { candidates }) => {
+            o.push_str(&format!(
+                "\nno fix by promoting key-based reads to FOR UPDATE: a dangerous cycle remains even with all {candidates} candidate reads promoted (its counterflow dependencies start at predicate-based statements, whose predicate a row lock does not cover).\n"
+            ));
+        }
+        None => {}
+    }
+    if let Some(s) = &a.subsets {
+        o.push_str(&format!(
+            "maximal robust subsets (safe to run together under {RC}): {}\n",
+            subsets_inline(w, s)
+        ));
+    }
+    o
+}
