@@ -19,6 +19,12 @@ pub struct Spinner {
     stage: Cell<Option<Stage>>,
 }
 
+impl Default for Spinner {
+    fn default() -> Spinner {
+        Spinner::new()
+    }
+}
+
 impl Spinner {
     pub fn new() -> Spinner {
         Spinner {

@@ -243,7 +243,7 @@ pub fn check(w: &Workload, a: &Findings) -> String {
         o.push_str(&format!(
             "\ncycle {}: {}\n",
             i + 1,
-            programs_of(&st).join(", ")
+            programs_of(st).join(", ")
         ));
         for (k, s) in st.iter().enumerate() {
             o.push_str(&format!("  {}. {}\n", k + 1, edge_line(s)));
