@@ -116,12 +116,28 @@ pub fn build(w: &Workload, settings: Settings) -> SummaryGraph {
     build_from_ltps(w, unfold_workload(w), settings)
 }
 
+/// Algorithm 1 over given LTPs (or approximate nodes, see the module
+/// comment).
 pub fn build_from_ltps(w: &Workload, ltps: Vec<Ltp>, settings: Settings) -> SummaryGraph {
+    let (nodes, program_nodes) = make_nodes(w, ltps);
+    let occ = Occurrences::classify(w, &nodes, settings);
+    let kinds = occ.kind_tables();
+    let (edges, out_start) = occ.edges(&kinds);
+    SummaryGraph {
+        settings,
+        nodes,
+        edges,
+        out_start,
+        program_nodes,
+    }
+}
+
+fn make_nodes(w: &Workload, ltps: Vec<Ltp>) -> (Vec<Node>, Vec<Vec<usize>>) {
     let mut program_nodes = vec![vec![]; w.programs.len()];
     for (i, l) in ltps.iter().enumerate() {
         program_nodes[l.program].push(i);
     }
-    let nodes: Vec<Node> = ltps
+    let nodes = ltps
         .into_iter()
         .map(|ltp| {
             let n = program_nodes[ltp.program].len();
@@ -135,129 +151,171 @@ pub fn build_from_ltps(w: &Workload, ltps: Vec<Ltp>, settings: Settings) -> Summ
             }
         })
         .collect();
+    (nodes, program_nodes)
+}
 
-    // Group occurrences by relation and by class (identical Effective), so
-    // Algorithm 1's conditions run once per class pair. Classes are
-    // numbered per relation (dense), and the edge kinds of each class pair
-    // of a relation sit in a dense table: no hashing per occurrence pair.
-    let mut classes: HashMap<Effective, u32> = HashMap::new();
-    let mut class_list: Vec<Effective> = vec![];
-    let nrel = w.schema.relations.len();
-    // Per relation: occurrences (node, position, local class), in node
-    // and position order; local class → global class.
-    let mut by_rel: Vec<Vec<(u32, u16, u32)>> = vec![vec![]; nrel];
-    let mut rel_classes: Vec<Vec<u32>> = vec![vec![]; nrel];
-    let mut local_of: Vec<HashMap<u32, u32>> = vec![HashMap::new(); nrel];
-    // Per node: its occurrences as (relation, position, local class).
-    let mut node_occ: Vec<Vec<(u32, u16, u32)>> = Vec::with_capacity(nodes.len());
-    for (ni, node) in nodes.iter().enumerate() {
-        let mut occ = Vec::with_capacity(node.ltp.occurrences.len());
-        for pos in 0..node.ltp.occurrences.len() {
-            let eff = effective(w, &node.ltp, pos, settings);
-            let rel = node.ltp.statement(w, pos).rel;
-            let next = class_list.len() as u32;
-            let class = *classes.entry(eff.clone()).or_insert_with(|| {
-                class_list.push(eff);
-                next
-            });
-            let next_local = rel_classes[rel].len() as u32;
-            let local = *local_of[rel].entry(class).or_insert_with(|| {
-                rel_classes[rel].push(class);
-                next_local
-            });
-            // Positions and nodes are u16/u32 in `Edge`; `load::check_size`
-            // refuses larger workloads, so a wrap here would be a bug, and
-            // a silent wrap could misorder statements: stop instead.
-            let (node32, pos16) = match (u32::try_from(ni), u16::try_from(pos)) {
-                (Ok(n), Ok(p)) => (n, p),
-                _ => panic!("summary graph too large: node {ni}, position {pos} (load::check_size guards this)"),
-            };
-            by_rel[rel].push((node32, pos16, local));
-            occ.push((rel as u32, pos16, local));
-        }
-        // Today's edge order, which witnesses depend on: per source node,
-        // by relation, then position.
-        occ.sort_unstable();
-        node_occ.push(occ);
-    }
-    // kinds[rel][ci * L + cj]: bit 0 non-counterflow, bit 1 counterflow.
-    let kinds: Vec<Vec<u8>> = rel_classes
-        .iter()
-        .map(|cl| {
-            let mut t = Vec::with_capacity(cl.len() * cl.len());
-            for &ci in cl {
-                for &cj in cl {
-                    let (nc, cf) = edge_kinds(&class_list[ci as usize], &class_list[cj as usize]);
-                    t.push(u8::from(nc) | (u8::from(cf) << 1));
-                }
-            }
-            t
-        })
-        .collect();
-    // Out-degree of an occurrence of local class ci, counted per class:
-    // Σ over target classes cj of |occurrences of cj| × |kinds(ci, cj)|.
-    let out_degree: Vec<Vec<usize>> = (0..nrel)
-        .map(|rel| {
-            let l = rel_classes[rel].len();
-            let mut hist = vec![0usize; l];
-            for &(_, _, c) in &by_rel[rel] {
-                hist[c as usize] += 1;
-            }
-            (0..l)
-                .map(|ci| {
-                    (0..l)
-                        .map(|cj| hist[cj] * kinds[rel][ci * l + cj].count_ones() as usize)
-                        .sum()
-                })
-                .collect()
-        })
-        .collect();
-    let mut out_start = Vec::with_capacity(nodes.len() + 1);
-    out_start.push(0usize);
-    for occ in &node_occ {
-        let d: usize = occ
-            .iter()
-            .map(|&(rel, _, c)| out_degree[rel as usize][c as usize])
-            .sum();
-        out_start.push(out_start.last().copied().unwrap_or(0) + d);
-    }
-    // Written once, already grouped by source.
-    let mut edges = Vec::with_capacity(out_start.last().copied().unwrap_or(0));
-    for (ni, occ) in node_occ.iter().enumerate() {
-        let from = ni as u32;
-        for &(rel, from_pos, ci) in occ {
-            let rel = rel as usize;
-            let l = rel_classes[rel].len();
-            let row = &kinds[rel][ci as usize * l..(ci as usize + 1) * l];
-            if row.iter().all(|&k| k == 0) {
-                continue;
-            }
-            for &(to, to_pos, cj) in &by_rel[rel] {
-                let k = row[cj as usize];
-                let edge = |counterflow| Edge {
-                    from,
-                    to,
-                    from_pos,
-                    to_pos,
-                    counterflow,
+/// Statement occurrences grouped by relation and by class (identical
+/// [`Effective`]), so Algorithm 1's conditions run once per class pair.
+/// Classes are numbered per relation (dense), and the edge kinds of each
+/// class pair of a relation sit in a dense table: no hashing per
+/// occurrence pair.
+struct Occurrences {
+    class_list: Vec<Effective>,
+    /// Per relation: occurrences (node, position, local class), in node
+    /// and position order.
+    by_rel: Vec<Vec<(u32, u16, u32)>>,
+    /// Per relation: local class → global class.
+    rel_classes: Vec<Vec<u32>>,
+    /// Per node: its occurrences as (relation, position, local class).
+    node_occ: Vec<Vec<(u32, u16, u32)>>,
+}
+
+impl Occurrences {
+    fn classify(w: &Workload, nodes: &[Node], settings: Settings) -> Occurrences {
+        let nrel = w.schema.relations.len();
+        let mut classes: HashMap<Effective, u32> = HashMap::new();
+        let mut local_of: Vec<HashMap<u32, u32>> = vec![HashMap::new(); nrel];
+        let mut o = Occurrences {
+            class_list: vec![],
+            by_rel: vec![vec![]; nrel],
+            rel_classes: vec![vec![]; nrel],
+            node_occ: Vec::with_capacity(nodes.len()),
+        };
+        for (ni, node) in nodes.iter().enumerate() {
+            let mut occ = Vec::with_capacity(node.ltp.occurrences.len());
+            for pos in 0..node.ltp.occurrences.len() {
+                let eff = effective(w, &node.ltp, pos, settings);
+                let rel = node.ltp.statement(w, pos).rel;
+                let next = o.class_list.len() as u32;
+                let class = *classes.entry(eff.clone()).or_insert_with(|| {
+                    o.class_list.push(eff);
+                    next
+                });
+                let next_local = o.rel_classes[rel].len() as u32;
+                let local = *local_of[rel].entry(class).or_insert_with(|| {
+                    o.rel_classes[rel].push(class);
+                    next_local
+                });
+                // Positions and nodes are u16/u32 in `Edge`; `limits::check_size`
+                // refuses larger workloads, so a wrap here would be a bug, and
+                // a silent wrap could misorder statements: stop instead.
+                let (node32, pos16) = match (u32::try_from(ni), u16::try_from(pos)) {
+                    (Ok(n), Ok(p)) => (n, p),
+                    _ => panic!("summary graph too large: node {ni}, position {pos} (limits::check_size guards this)"),
                 };
-                if k & 1 != 0 {
-                    edges.push(edge(false));
+                o.by_rel[rel].push((node32, pos16, local));
+                occ.push((rel as u32, pos16, local));
+            }
+            // Today's edge order, which witnesses depend on: per source
+            // node, by relation, then position.
+            occ.sort_unstable();
+            o.node_occ.push(occ);
+        }
+        o
+    }
+
+    /// kinds[rel][ci * L + cj]: bit 0 non-counterflow, bit 1 counterflow.
+    fn kind_tables(&self) -> Vec<Vec<u8>> {
+        self.rel_classes
+            .iter()
+            .map(|cl| {
+                let mut t = Vec::with_capacity(cl.len() * cl.len());
+                for &ci in cl {
+                    for &cj in cl {
+                        let (a, b) = (&self.class_list[ci as usize], &self.class_list[cj as usize]);
+                        let (nc, cf) = edge_kinds(a, b);
+                        t.push(u8::from(nc) | (u8::from(cf) << 1));
+                    }
                 }
-                if k & 2 != 0 {
-                    edges.push(edge(true));
+                t
+            })
+            .collect()
+    }
+
+    /// Where each node's out-edges start: the out-degree of an occurrence
+    /// of local class ci, counted per class, is Σ over target classes cj
+    /// of |occurrences of cj| × |kinds(ci, cj)|.
+    fn out_start(&self, kinds: &[Vec<u8>]) -> Vec<usize> {
+        let out_degree: Vec<Vec<usize>> = (0..self.by_rel.len())
+            .map(|rel| {
+                let l = self.rel_classes[rel].len();
+                let mut hist = vec![0usize; l];
+                for &(_, _, c) in &self.by_rel[rel] {
+                    hist[c as usize] += 1;
+                }
+                (0..l)
+                    .map(|ci| {
+                        (0..l)
+                            .map(|cj| hist[cj] * kinds[rel][ci * l + cj].count_ones() as usize)
+                            .sum()
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut out_start = Vec::with_capacity(self.node_occ.len() + 1);
+        out_start.push(0usize);
+        for occ in &self.node_occ {
+            let d: usize = occ
+                .iter()
+                .map(|&(rel, _, c)| out_degree[rel as usize][c as usize])
+                .sum();
+            out_start.push(out_start.last().copied().unwrap_or(0) + d);
+        }
+        out_start
+    }
+
+    /// The edges, written once, already grouped by source.
+    fn edges(&self, kinds: &[Vec<u8>]) -> (Vec<Edge>, Vec<usize>) {
+        let out_start = self.out_start(kinds);
+        let mut edges = Vec::with_capacity(out_start.last().copied().unwrap_or(0));
+        for (ni, occ) in self.node_occ.iter().enumerate() {
+            let from = ni as u32;
+            for &(rel, from_pos, ci) in occ {
+                let rel = rel as usize;
+                let l = self.rel_classes[rel].len();
+                let row = &kinds[rel][ci as usize * l..(ci as usize + 1) * l];
+                if row.iter().all(|&k| k == 0) {
+                    continue;
+                }
+                for &(to, to_pos, cj) in &self.by_rel[rel] {
+                    let k = row[cj as usize];
+                    let edge = |counterflow| Edge {
+                        from,
+                        to,
+                        from_pos,
+                        to_pos,
+                        counterflow,
+                    };
+                    if k & 1 != 0 {
+                        edges.push(edge(false));
+                    }
+                    if k & 2 != 0 {
+                        edges.push(edge(true));
+                    }
                 }
             }
         }
+        debug_assert_eq!(Some(&edges.len()), out_start.last());
+        (edges, out_start)
     }
-    debug_assert_eq!(Some(&edges.len()), out_start.last());
-    SummaryGraph {
-        settings,
-        nodes,
-        edges,
-        out_start,
-        program_nodes,
+}
+
+/// `(non-counterflow edge?, counterflow edge?)` from occurrence `pa` of
+/// `a` to occurrence `pb` of `b` (Algorithm 1 for one pair, without the
+/// grouping `build` does; for tests and explanations).
+pub fn edge_kinds_between(
+    w: &Workload,
+    (a, pa): (&Ltp, usize),
+    (b, pb): (&Ltp, usize),
+    settings: Settings,
+) -> (bool, bool) {
+    if a.statement(w, pa).rel != b.statement(w, pb).rel {
+        return (false, false);
     }
+    edge_kinds(
+        &effective(w, a, pa, settings),
+        &effective(w, b, pb, settings),
+    )
 }
 
 fn effective(w: &Workload, ltp: &Ltp, pos: usize, settings: Settings) -> Effective {
@@ -291,102 +349,5 @@ fn effective(w: &Workload, ltp: &Ltp, pos: usize, settings: Settings) -> Effecti
         protected_by,
         same_tuple,
         locking: s.locking,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    //! The dense, directly grouped build against the previous one (a hash
-    //! map per class pair, edges collected by relation and then sorted by
-    //! source with a stable counting sort), kept here as the reference:
-    //! same edges in the same order, so witnesses do not change either.
-    use super::*;
-    use crate::frontend::yaml;
-
-    fn reference(w: &Workload, settings: Settings) -> (Vec<Edge>, Vec<usize>) {
-        let g = build(w, settings);
-        let nodes = &g.nodes;
-        let mut classes: HashMap<Effective, u32> = HashMap::new();
-        let mut class_list: Vec<Effective> = vec![];
-        let mut by_rel: Vec<Vec<(u32, u16, u32)>> = vec![vec![]; w.schema.relations.len()];
-        for (ni, node) in nodes.iter().enumerate() {
-            for pos in 0..node.ltp.occurrences.len() {
-                let eff = effective(w, &node.ltp, pos, settings);
-                let rel = node.ltp.statement(w, pos).rel;
-                let next = class_list.len() as u32;
-                let class = *classes.entry(eff.clone()).or_insert_with(|| {
-                    class_list.push(eff);
-                    next
-                });
-                by_rel[rel].push((ni as u32, pos as u16, class));
-            }
-        }
-        let mut edges = vec![];
-        let mut pair_cache: HashMap<(u32, u32), (bool, bool)> = HashMap::new();
-        for occs in &by_rel {
-            for &(ni, pi, ci) in occs {
-                for &(nj, pj, cj) in occs {
-                    let (nc, cf) = *pair_cache.entry((ci, cj)).or_insert_with(|| {
-                        edge_kinds(&class_list[ci as usize], &class_list[cj as usize])
-                    });
-                    let edge = |counterflow| Edge {
-                        from: ni,
-                        to: nj,
-                        from_pos: pi,
-                        to_pos: pj,
-                        counterflow,
-                    };
-                    if nc {
-                        edges.push(edge(false));
-                    }
-                    if cf {
-                        edges.push(edge(true));
-                    }
-                }
-            }
-        }
-        let n = nodes.len();
-        let mut start = vec![0usize; n + 1];
-        for e in &edges {
-            start[e.from as usize + 1] += 1;
-        }
-        for v in 0..n {
-            start[v + 1] += start[v];
-        }
-        let mut next = start.clone();
-        let mut sorted = edges.clone();
-        for e in edges {
-            sorted[next[e.from as usize]] = e;
-            next[e.from as usize] += 1;
-        }
-        (sorted, start)
-    }
-
-    #[test]
-    fn dense_build_equals_the_reference() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads");
-        let mut ws = vec![crate::model::generate::auction(4)];
-        for name in ["smallbank", "tpcc-paper", "auction"] {
-            let file =
-                crate::frontend::read_source(&root.join(format!("{name}.yaml"))).expect("readable");
-            ws.push(yaml::parse(&file).expect("valid"));
-        }
-        for name in ["smallbank", "tpcc"] {
-            ws.push(
-                crate::frontend::load(&root.join(name), None)
-                    .expect("loads")
-                    .workload,
-            );
-        }
-        for w in &ws {
-            for same_tuple in [true, false] {
-                for s in Settings::paper_rows(same_tuple) {
-                    let g = build(w, s);
-                    let (edges, start) = reference(w, s);
-                    assert_eq!(g.out_start, start, "{} {}", w.name, s.label());
-                    assert!(g.edges == edges, "{} {}", w.name, s.label());
-                }
-            }
-        }
     }
 }

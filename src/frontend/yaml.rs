@@ -248,58 +248,12 @@ fn convert_program(
     pi: usize,
     p: &RawProgram,
 ) -> std::result::Result<Program, Problem> {
-    let mut statements = vec![];
-    for (si, s) in p.statements.iter().enumerate() {
-        let ty = StmtType::parse(&s.ty).ok_or_else(|| {
-            problem(
-                Site::Field(pi, si, "type"),
-                Some(&s.ty),
-                format!("unknown statement type `{}`", s.ty),
-                Some(
-                    "use one of: ins, key sel, pred sel, key upd, pred upd, key del, pred del"
-                        .into(),
-                ),
-            )
-        })?;
-        let rel = rel_index(schema, &s.rel, Site::Field(pi, si, "rel"))?;
-        let relation = schema.rel(rel);
-        let set = |field: &'static str,
-                   v: &Option<Vec<String>>|
-         -> std::result::Result<Option<AttrSet>, Problem> {
-            v.as_ref()
-                .map(|names| {
-                    let mut set = AttrSet::empty(relation.arity());
-                    for n in names {
-                        set.insert(attr_index(relation, n, Site::Field(pi, si, field))?);
-                    }
-                    Ok(set)
-                })
-                .transpose()
-        };
-        let mut write = set("write", &s.write)?;
-        // Inserts and deletes write every attribute; let users omit it.
-        if write.is_none() && matches!(ty, StmtType::Ins | StmtType::KeyDel | StmtType::PredDel) {
-            write = Some(AttrSet::full(relation.arity()));
-        }
-        let origin = s.origin.as_ref().and_then(|o| {
-            let (file, line) = o.rsplit_once(':')?;
-            Some(Origin {
-                file: file.to_string(),
-                line: line.parse().ok()?,
-            })
-        });
-        statements.push(Statement {
-            id: s.id.clone(),
-            ty,
-            rel,
-            pread: set("pread", &s.pread)?,
-            read: set("read", &s.read)?,
-            write,
-            sql: s.sql.clone(),
-            origin,
-            locking: s.lock,
-        });
-    }
+    let statements = p
+        .statements
+        .iter()
+        .enumerate()
+        .map(|(si, s)| convert_statement(schema, pi, si, s))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
     let lookup = |id: &str, site: Site| -> std::result::Result<usize, Problem> {
         statements.iter().position(|s| s.id == id).ok_or_else(|| {
             problem(
@@ -317,45 +271,12 @@ fn convert_program(
         None => Body::Seq((0..statements.len()).map(Body::Stmt).collect()),
         Some(v) => convert_body(v, &|id| lookup(id, Site::Field(pi, usize::MAX, "body")), pi)?,
     };
-    let mut constraints = vec![];
-    for (ci, text) in p.constraints.iter().enumerate() {
-        let site = Site::Constraint(pi, ci);
-        let bad = || {
-            problem(
-                site,
-                None,
-                format!("cannot read constraint `{text}`"),
-                Some("write it as the paper does: `q_j = f(q_i)` with f a foreign key name, or `q_k = id(q_i)` for a same-tuple constraint".into()),
-            )
-        };
-        let (lhs, rhs) = text.split_once('=').ok_or_else(bad)?;
-        let rhs = rhs.trim();
-        let (f, arg) = rhs
-            .strip_suffix(')')
-            .and_then(|r| r.split_once('('))
-            .ok_or_else(bad)?;
-        let parent = lookup(lhs.trim(), site)?;
-        let child = lookup(arg.trim(), site)?;
-        let kind = match f.trim() {
-            "id" => ConstraintKind::SameTuple,
-            name => ConstraintKind::ForeignKey(schema.foreign_key(name).ok_or_else(|| {
-                problem(
-                    site,
-                    Some(name),
-                    format!("unknown foreign key `{name}`"),
-                    Some(
-                        did_you_mean(name, schema.foreign_keys.iter().map(|f| f.name.as_str()))
-                            .unwrap_or_else(|| "declare it under `schema: foreign_keys:`".into()),
-                    ),
-                )
-            })?),
-        };
-        constraints.push(Constraint {
-            kind,
-            child,
-            parent,
-        });
-    }
+    let constraints = p
+        .constraints
+        .iter()
+        .enumerate()
+        .map(|(ci, text)| convert_constraint(schema, text, Site::Constraint(pi, ci), &lookup))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
     Ok(Program {
         name: p.name.clone(),
         abbrev: p.abbrev.clone(),
@@ -363,6 +284,105 @@ fn convert_program(
         body,
         constraints,
         file: p.file.clone(),
+    })
+}
+
+/// One statement of program `pi`, its attribute names resolved.
+fn convert_statement(
+    schema: &Schema,
+    pi: usize,
+    si: usize,
+    s: &RawStatement,
+) -> std::result::Result<Statement, Problem> {
+    let ty = StmtType::parse(&s.ty).ok_or_else(|| {
+        problem(
+            Site::Field(pi, si, "type"),
+            Some(&s.ty),
+            format!("unknown statement type `{}`", s.ty),
+            Some("use one of: ins, key sel, pred sel, key upd, pred upd, key del, pred del".into()),
+        )
+    })?;
+    let rel = rel_index(schema, &s.rel, Site::Field(pi, si, "rel"))?;
+    let relation = schema.rel(rel);
+    let set = |field: &'static str,
+               v: &Option<Vec<String>>|
+     -> std::result::Result<Option<AttrSet>, Problem> {
+        v.as_ref()
+            .map(|names| {
+                let mut set = AttrSet::empty(relation.arity());
+                for n in names {
+                    set.insert(attr_index(relation, n, Site::Field(pi, si, field))?);
+                }
+                Ok(set)
+            })
+            .transpose()
+    };
+    let mut write = set("write", &s.write)?;
+    // Inserts and deletes write every attribute; let users omit it.
+    if write.is_none() && matches!(ty, StmtType::Ins | StmtType::KeyDel | StmtType::PredDel) {
+        write = Some(AttrSet::full(relation.arity()));
+    }
+    let origin = s.origin.as_ref().and_then(|o| {
+        let (file, line) = o.rsplit_once(':')?;
+        Some(Origin {
+            file: file.to_string(),
+            line: line.parse().ok()?,
+        })
+    });
+    Ok(Statement {
+        id: s.id.clone(),
+        ty,
+        rel,
+        pread: set("pread", &s.pread)?,
+        read: set("read", &s.read)?,
+        write,
+        sql: s.sql.clone(),
+        origin,
+        locking: s.lock,
+    })
+}
+
+/// `q_j = f(q_i)` or `q_k = id(q_i)`, statements looked up by id.
+fn convert_constraint(
+    schema: &Schema,
+    text: &str,
+    site: Site,
+    lookup: &dyn Fn(&str, Site) -> std::result::Result<usize, Problem>,
+) -> std::result::Result<Constraint, Problem> {
+    let bad = || {
+        problem(
+            site,
+            None,
+            format!("cannot read constraint `{text}`"),
+            Some("write it as the paper does: `q_j = f(q_i)` with f a foreign key name, or `q_k = id(q_i)` for a same-tuple constraint".into()),
+        )
+    };
+    let (lhs, rhs) = text.split_once('=').ok_or_else(bad)?;
+    let rhs = rhs.trim();
+    let (f, arg) = rhs
+        .strip_suffix(')')
+        .and_then(|r| r.split_once('('))
+        .ok_or_else(bad)?;
+    let parent = lookup(lhs.trim(), site)?;
+    let child = lookup(arg.trim(), site)?;
+    let kind = match f.trim() {
+        "id" => ConstraintKind::SameTuple,
+        name => ConstraintKind::ForeignKey(schema.foreign_key(name).ok_or_else(|| {
+            problem(
+                site,
+                Some(name),
+                format!("unknown foreign key `{name}`"),
+                Some(
+                    did_you_mean(name, schema.foreign_keys.iter().map(|f| f.name.as_str()))
+                        .unwrap_or_else(|| "declare it under `schema: foreign_keys:`".into()),
+                ),
+            )
+        })?),
+    };
+    Ok(Constraint {
+        kind,
+        child,
+        parent,
     })
 }
 

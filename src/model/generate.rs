@@ -5,18 +5,14 @@
 use crate::model::btp::{Body, Constraint, ConstraintKind, Program, Statement, StmtType, Workload};
 use crate::model::schema::{AttrSet, ForeignKey, Relation, Schema};
 
+/// Auction(n): relations Buyer, Log, Bids1..Bidsn; programs FindBids_i,
+/// PlaceBid_i for each item i.
 pub fn auction(n: usize) -> Workload {
-    let rel = |name: String, attrs: &[&str]| Relation {
-        name,
-        attributes: attrs.iter().map(|a| a.to_string()).collect(),
-        primary_key: vec![0],
-        unique_keys: vec![],
-    };
     let (buyer, log) = (0, 1);
     let mut schema = Schema {
         relations: vec![
-            rel("Buyer".into(), &["id", "calls"]),
-            rel("Log".into(), &["id", "buyerId", "bid"]),
+            relation("Buyer".into(), &["id", "calls"]),
+            relation("Log".into(), &["id", "buyerId", "bid"]),
         ],
         foreign_keys: vec![ForeignKey {
             name: "fLog".into(),
@@ -25,24 +21,12 @@ pub fn auction(n: usize) -> Workload {
             columns: vec![(1, 0)],
         }],
     };
-    let set = |arity: usize, idx: &[usize]| Some(AttrSet::from_indices(arity, idx.iter().copied()));
-    let stmt = |id: String, ty: StmtType, rel: usize, pread, read, write, sql: String| Statement {
-        id,
-        ty,
-        rel,
-        pread,
-        read,
-        write,
-        sql: Some(sql),
-        origin: None,
-        locking: false,
-    };
     let mut programs = vec![];
     for i in 1..=n {
         let bids = schema.relations.len();
         schema
             .relations
-            .push(rel(format!("Bids{i}"), &["buyerId", "bid"]));
+            .push(relation(format!("Bids{i}"), &["buyerId", "bid"]));
         let fk = schema.foreign_keys.len();
         schema.foreign_keys.push(ForeignKey {
             name: format!("fBids{i}"),
@@ -50,100 +34,8 @@ pub fn auction(n: usize) -> Workload {
             range: buyer,
             columns: vec![(0, 0)],
         });
-        let calls = || {
-            stmt(
-                "q".into(),
-                StmtType::KeyUpd,
-                buyer,
-                None,
-                set(2, &[1]),
-                set(2, &[1]),
-                "UPDATE Buyer SET calls = calls + 1 WHERE id = :B".into(),
-            )
-        };
-        programs.push(Program {
-            name: format!("FindBids{i}"),
-            abbrev: Some(format!("FB{i}")),
-            statements: vec![
-                Statement {
-                    id: "q1".into(),
-                    ..calls()
-                },
-                stmt(
-                    "q2".into(),
-                    StmtType::PredSel,
-                    bids,
-                    set(2, &[1]),
-                    set(2, &[1]),
-                    None,
-                    format!("SELECT bid FROM Bids{i} WHERE bid >= :T"),
-                ),
-            ],
-            body: Body::Seq(vec![Body::Stmt(0), Body::Stmt(1)]),
-            constraints: vec![],
-            file: None,
-        });
-        programs.push(Program {
-            name: format!("PlaceBid{i}"),
-            abbrev: Some(format!("PB{i}")),
-            statements: vec![
-                Statement {
-                    id: "q3".into(),
-                    ..calls()
-                },
-                stmt(
-                    "q4".into(),
-                    StmtType::KeySel,
-                    bids,
-                    None,
-                    set(2, &[1]),
-                    None,
-                    format!("SELECT bid INTO :C FROM Bids{i} WHERE buyerId = :B"),
-                ),
-                stmt(
-                    "q5".into(),
-                    StmtType::KeyUpd,
-                    bids,
-                    None,
-                    set(2, &[]),
-                    set(2, &[1]),
-                    format!("UPDATE Bids{i} SET bid = :V WHERE buyerId = :B"),
-                ),
-                stmt(
-                    "q6".into(),
-                    StmtType::Ins,
-                    log,
-                    None,
-                    None,
-                    set(3, &[0, 1, 2]),
-                    "INSERT INTO Log VALUES (:logId, :B, :V)".into(),
-                ),
-            ],
-            body: Body::Seq(vec![
-                Body::Stmt(0),
-                Body::Stmt(1),
-                Body::Opt(Box::new(Body::Stmt(2))),
-                Body::Stmt(3),
-            ]),
-            constraints: vec![
-                Constraint {
-                    kind: ConstraintKind::ForeignKey(fk),
-                    child: 1,
-                    parent: 0,
-                },
-                Constraint {
-                    kind: ConstraintKind::ForeignKey(fk),
-                    child: 2,
-                    parent: 0,
-                },
-                Constraint {
-                    kind: ConstraintKind::ForeignKey(0),
-                    child: 3,
-                    parent: 0,
-                },
-            ],
-            file: None,
-        });
+        programs.push(find_bids(i, buyer, bids));
+        programs.push(place_bid(i, buyer, bids, log, fk));
     }
     Workload {
         name: format!("Auction({n})"),
@@ -154,5 +46,114 @@ pub fn auction(n: usize) -> Workload {
         )),
         schema,
         programs,
+    }
+}
+
+/// A relation whose first attribute is the key.
+fn relation(name: String, attrs: &[&str]) -> Relation {
+    Relation {
+        name,
+        attributes: attrs.iter().map(|a| a.to_string()).collect(),
+        primary_key: vec![0],
+        unique_keys: vec![],
+    }
+}
+
+fn set(arity: usize, idx: &[usize]) -> Option<AttrSet> {
+    Some(AttrSet::from_indices(arity, idx.iter().copied()))
+}
+
+/// A statement: `sets` = (PReadSet, ReadSet, WriteSet).
+fn stmt(id: &str, ty: StmtType, rel: usize, sets: [Option<AttrSet>; 3], sql: String) -> Statement {
+    let [pread, read, write] = sets;
+    Statement {
+        id: id.into(),
+        ty,
+        rel,
+        pread,
+        read,
+        write,
+        sql: Some(sql),
+        origin: None,
+        locking: false,
+    }
+}
+
+/// Both programs first count the buyer's calls (q1, q3).
+fn count_call(id: &str, buyer: usize) -> Statement {
+    let sql = "UPDATE Buyer SET calls = calls + 1 WHERE id = :B".to_string();
+    stmt(
+        id,
+        StmtType::KeyUpd,
+        buyer,
+        [None, set(2, &[1]), set(2, &[1])],
+        sql,
+    )
+}
+
+/// FindBids_i: q1; q2 (Figure 2).
+fn find_bids(i: usize, buyer: usize, bids: usize) -> Program {
+    let q2 = format!("SELECT bid FROM Bids{i} WHERE bid >= :T");
+    Program {
+        name: format!("FindBids{i}"),
+        abbrev: Some(format!("FB{i}")),
+        statements: vec![
+            count_call("q1", buyer),
+            stmt(
+                "q2",
+                StmtType::PredSel,
+                bids,
+                [set(2, &[1]), set(2, &[1]), None],
+                q2,
+            ),
+        ],
+        body: Body::Seq(vec![Body::Stmt(0), Body::Stmt(1)]),
+        constraints: vec![],
+        file: None,
+    }
+}
+
+/// PlaceBid_i: q3; q4; (q5 | ε); q6 with q3 = fBids_i(q4) = fBids_i(q5)
+/// = fLog(q6) (Figure 2).
+fn place_bid(i: usize, buyer: usize, bids: usize, log: usize, fk: usize) -> Program {
+    let fk_of = |f: usize, child: usize| Constraint {
+        kind: ConstraintKind::ForeignKey(f),
+        child,
+        parent: 0,
+    };
+    let (q4, q5) = (
+        format!("SELECT bid INTO :C FROM Bids{i} WHERE buyerId = :B"),
+        format!("UPDATE Bids{i} SET bid = :V WHERE buyerId = :B"),
+    );
+    let q6 = "INSERT INTO Log VALUES (:logId, :B, :V)".to_string();
+    Program {
+        name: format!("PlaceBid{i}"),
+        abbrev: Some(format!("PB{i}")),
+        statements: vec![
+            count_call("q3", buyer),
+            stmt("q4", StmtType::KeySel, bids, [None, set(2, &[1]), None], q4),
+            stmt(
+                "q5",
+                StmtType::KeyUpd,
+                bids,
+                [None, set(2, &[]), set(2, &[1])],
+                q5,
+            ),
+            stmt(
+                "q6",
+                StmtType::Ins,
+                log,
+                [None, None, set(3, &[0, 1, 2])],
+                q6,
+            ),
+        ],
+        body: Body::Seq(vec![
+            Body::Stmt(0),
+            Body::Stmt(1),
+            Body::Opt(Box::new(Body::Stmt(2))),
+            Body::Stmt(3),
+        ]),
+        constraints: vec![fk_of(fk, 1), fk_of(fk, 2), fk_of(0, 3)],
+        file: None,
     }
 }
