@@ -72,8 +72,9 @@ fn analyse(program: &str) -> bool {
         SourceFile::new("P.sql", program),
         SourceFile::new("Reader.sql", READER),
     ];
-    let (w, _) = isolint::frontend::lower::lower_programs("bench".into(), None, schema, &sources)
-        .expect("programs lower");
+    let w = isolint::frontend::lower::lower_programs("bench".into(), None, schema, &sources)
+        .expect("programs lower")
+        .workload;
     isolint::analysis::limits::check_size(&w).expect("fits");
     let g = build(&w, Settings::default());
     is_robust(&g, None, Method::TypeII)

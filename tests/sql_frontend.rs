@@ -128,7 +128,7 @@ fn lower(program: &str) -> Result<Workload, Box<isolint::model::error::Diag>> {
         schema,
         &[SourceFile::new("P.sql", program)],
     )
-    .map(|(w, _)| w)
+    .map(|l| l.workload)
 }
 
 /// `type rel PReadSet ReadSet WriteSet`, ⊥ for undefined sets.
@@ -708,7 +708,8 @@ mod fuzz {
             let text: Vec<&str> = idx.iter().map(|&i| PIECES[i]).collect();
             let text = text.join("\n");
             match isolint::frontend::lower::lower_programs("f".into(), None, schema(), &[SourceFile::new("F.sql", text)]) {
-                Ok((w, _)) => {
+                Ok(l) => {
+                    let w = l.workload;
                     prop_assert_eq!(isolint::model::btp::validate(&w), Ok(()));
                     let _ = isolint::analysis::graph::build(&w, Default::default());
                 }
@@ -748,4 +749,41 @@ fn tpcc_as_specified_with_and_without_same_tuple() {
         "{NO, Pay}, {OS, Pay, SL}"
     );
     assert_eq!(subsets("workloads/tpcc", true), "{NO, Pay}, {OS, Pay, SL}");
+}
+
+/// Provenance (issue 9): which columns each statement pins, to which
+/// symbolic values. From Amalgamate's text: q1 and q2 look accounts up by
+/// name (the parameters), q3 and q4 pin CustomerID to the column q1 read
+/// (`:x`), q5 to the one q2 read (`:y`).
+#[test]
+fn provenance_names_the_values_each_statement_pins() {
+    use isolint::model::provenance::Value;
+    let dir = format!("{}/workloads/smallbank", root());
+    let l = isolint::frontend::load(Path::new(&dir), None).expect("loads");
+    let w = &l.workload;
+    let p = w.program("Amalgamate").expect("Amalgamate");
+    let rel = |q: usize| w.schema.rel(w.programs[p].statements[q].rel);
+    let pins = |q: usize| -> Vec<(String, Value)> {
+        l.provenance
+            .pins(p, q)
+            .iter()
+            .map(|(c, v)| (rel(q).attributes[*c].clone(), v.clone()))
+            .collect()
+    };
+    let col = |stmt, name: &str| Value::Column {
+        stmt,
+        attr: rel(stmt).attr(name).expect("column"),
+    };
+    assert_eq!(pins(0), vec![("Name".into(), Value::Param("n1".into()))]);
+    assert_eq!(pins(1), vec![("Name".into(), Value::Param("n2".into()))]);
+    assert_eq!(pins(2), vec![("CustomerID".into(), col(0, "CustomerID"))]);
+    assert_eq!(pins(3), vec![("CustomerID".into(), col(0, "CustomerID"))]);
+    assert_eq!(pins(4), vec![("CustomerID".into(), col(1, "CustomerID"))]);
+    // BTP YAML carries no values.
+    let y = isolint::frontend::load(
+        Path::new(&format!("{}/workloads/smallbank.yaml", root())),
+        None,
+    )
+    .expect("loads");
+    assert!(y.provenance.pins(0, 0).is_empty());
 }

@@ -57,8 +57,9 @@ fn sql_workload(schema: &str, programs: &[(&str, String)]) -> Workload {
         .iter()
         .map(|(n, t)| SourceFile::new(format!("{n}.sql"), t.as_str()))
         .collect();
-    let (w, _) = isolint::frontend::lower::lower_programs("test".into(), None, schema, &sources)
-        .expect("programs lower");
+    let w = isolint::frontend::lower::lower_programs("test".into(), None, schema, &sources)
+        .expect("programs lower")
+        .workload;
     w
 }
 

@@ -15,6 +15,7 @@ use std::path::Path;
 
 use crate::model::btp::Workload;
 use crate::model::error::{Diag, Result, SourceFile, Warning};
+use crate::model::provenance::Provenance;
 
 pub mod lower;
 pub mod sql;
@@ -30,10 +31,13 @@ pub fn read_source(path: &Path) -> Result<SourceFile> {
     }
 }
 
-/// A loaded workload with the front-end's warnings (empty for YAML).
+/// A loaded workload: the BTPs, the front-end's warnings about what it
+/// over-approximated or assumed, and the provenance of each statement's
+/// pinned columns (both empty for BTP YAML).
 pub struct Loaded {
     pub workload: Workload,
     pub warnings: Vec<Warning>,
+    pub provenance: Provenance,
 }
 
 /// Load `path`: a `.yaml`/`.yml` BTP file or a directory of SQL programs.
@@ -58,5 +62,6 @@ pub fn load(path: &Path, schema: Option<&Path>) -> Result<Loaded> {
     Ok(Loaded {
         workload,
         warnings: vec![],
+        provenance: Provenance::default(),
     })
 }

@@ -125,14 +125,13 @@ pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
             d.file_name().map(|n| n.to_string_lossy().into_owned())
         })
         .unwrap_or_else(|| "workload".into());
-    let (workload, warnings) = lower_programs_with(
+    lower_programs_with(
         name,
         manifest.description.clone(),
         schema,
         &sources,
         &context,
-    )?;
-    Ok(Loaded { workload, warnings })
+    )
 }
 
 /// The functions of a file that holds only `CREATE FUNCTION` statements.

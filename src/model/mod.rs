@@ -9,5 +9,6 @@ pub mod btp;
 pub mod error;
 pub mod generate;
 pub mod isolation;
+pub mod provenance;
 pub mod schema;
 pub mod settings;

@@ -23,6 +23,7 @@ use sqlparser::ast::{
     Statement as Sql, TableFactor, TableObject, TableWithJoins, UnaryOperator, Value,
 };
 
+use super::Loaded;
 use crate::frontend::sql::ddl::{FkAction, FunctionDef};
 use crate::frontend::sql::procedural::{
     abbreviation, parse_program, split_statements, Cond, LoopHead, Node, Stmt,
@@ -32,6 +33,7 @@ use crate::model::btp::{
     validate, Body, Constraint, ConstraintKind, Origin, Program, Statement, StmtType, Workload,
 };
 use crate::model::error::{did_you_mean, Diag, Result, SourceFile, Warning};
+use crate::model::provenance::{Pins, Provenance, Value as PinValue};
 use crate::model::schema::{AttrSet, RelId, Schema};
 
 mod clauses;
@@ -67,7 +69,7 @@ pub fn lower_programs(
     description: Option<String>,
     schema: Schema,
     sources: &[SourceFile],
-) -> Result<(Workload, Vec<Warning>)> {
+) -> Result<Loaded> {
     lower_programs_with(name, description, schema, sources, &Context::default())
 }
 
@@ -104,7 +106,7 @@ pub fn lower_programs_with(
     schema: Schema,
     sources: &[SourceFile],
     ctx: &Context,
-) -> Result<(Workload, Vec<Warning>)> {
+) -> Result<Loaded> {
     // Parse everything first: UNIQUE keys count only if no UPDATE assigns
     // them, which needs the whole workload.
     let mut trees = vec![];
@@ -140,6 +142,7 @@ pub fn lower_programs_with(
         pure: ctx.pure_functions.iter().cloned().collect(),
     };
     let mut programs = vec![];
+    let mut provenance = Provenance::default();
     let mut warnings = vec![];
     let mut counter = 0usize;
     for (f, tree) in sources.iter().zip(&trees) {
@@ -167,14 +170,16 @@ pub fn lower_programs_with(
             } else {
                 (stem.clone(), abbreviation(f))
             };
-            programs.push(lower_transaction(
+            let (program, pins) = lower_transaction(
                 &shared,
                 f,
                 nodes,
                 (name, abbrev),
                 &mut counter,
                 &mut warnings,
-            )?);
+            )?;
+            programs.push(program);
+            provenance.programs.push(pins);
         }
     }
     let w = Workload {
@@ -190,7 +195,11 @@ pub fn lower_programs_with(
         ))
         .help("please report this with the SQL that caused it"));
     }
-    Ok((w, warnings))
+    Ok(Loaded {
+        workload: w,
+        warnings,
+        provenance,
+    })
 }
 
 /// What every program of a workload shares while it is lowered.
@@ -213,7 +222,7 @@ fn lower_transaction(
     (name, abbrev): (String, Option<String>),
     counter: &mut usize,
     warnings: &mut Vec<Warning>,
-) -> Result<Program> {
+) -> Result<(Program, Vec<Pins>)> {
     let mut l = Lowerer {
         schema: sh.schema,
         file: f,
@@ -262,14 +271,16 @@ fn lower_transaction(
     if l.statements.is_empty() {
         l.warn(0, format!("program `{name}` has no SQL statement on any path that commits: it is analysed as an empty transaction"));
     }
-    Ok(Program {
+    let pins = l.pins();
+    let program = Program {
         name,
         abbrev,
         statements: l.statements,
         body,
         constraints,
         file: Some(f.name.clone()),
-    })
+    };
+    Ok((program, pins))
 }
 
 /// Columns that some UPDATE (or ON CONFLICT … DO UPDATE) assigns.

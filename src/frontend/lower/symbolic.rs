@@ -123,3 +123,41 @@ impl Lowerer<'_> {
         }
     }
 }
+
+impl Lowerer<'_> {
+    /// Provenance (see `model::provenance`): each statement's pinned
+    /// columns, their terms resolved along the statement's own path.
+    pub(super) fn pins(&self) -> Vec<Pins> {
+        self.facts
+            .iter()
+            .map(|f| {
+                let mut v: Pins = f
+                    .bound
+                    .iter()
+                    .map(|(c, t)| (*c, self.value(&self.resolve(t, &f.path, 0))))
+                    .collect();
+                v.sort_by_key(|(c, _)| *c);
+                v
+            })
+            .collect()
+    }
+
+    fn value(&self, t: &Term) -> PinValue {
+        match t {
+            Term::Param(p) => PinValue::Param(p.clone()),
+            Term::Lit(l) => PinValue::Literal(l.clone()),
+            Term::Fresh(n) => PinValue::Unknown(*n),
+            Term::Col(stmt, attr) => PinValue::Column {
+                stmt: *stmt,
+                attr: *attr,
+            },
+            // A value after an IF that is not on this statement's path:
+            // which branch ran is not known here.
+            Term::Phi(_) => PinValue::Unknown(usize::MAX),
+            Term::Elem(a, i) => PinValue::Element {
+                array: Box::new(self.value(a)),
+                index: Box::new(self.value(i)),
+            },
+        }
+    }
+}
