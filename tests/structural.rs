@@ -57,10 +57,9 @@ fn sql_workload(schema: &str, programs: &[(&str, String)]) -> Workload {
         .iter()
         .map(|(n, t)| SourceFile::new(format!("{n}.sql"), t.as_str()))
         .collect();
-    let w = isolint::frontend::lower::lower_programs("test".into(), None, schema, &sources)
+    isolint::frontend::lower::lower_programs("test".into(), None, schema, &sources)
         .expect("programs lower")
-        .workload;
-    w
+        .workload
 }
 
 const SCHEMA: &str = "CREATE TABLE t (id INT PRIMARY KEY, a INT, b INT, c INT);\n";
