@@ -2,13 +2,22 @@
 //! Algorithm 2, on random workloads; and every reported witness checked to
 //! be a real type-II (or type-I) cycle of the summary graph.
 
-use isolint::analysis::graph::{build, Granularity, Settings, SummaryGraph};
+use isolint::analysis::graph::{build, Settings, SummaryGraph};
 use isolint::analysis::robustness::{check_witness, is_robust, witnesses, Method};
-use isolint::model::btp::{
-    validate, Body, Constraint, ConstraintKind, Program, Statement, StmtType, Workload,
-};
-use isolint::model::schema::{AttrSet, ForeignKey, Relation, Schema};
+use isolint::model::btp::StmtType;
 use proptest::prelude::*;
+
+mod common;
+use common::{random_workload, settings, Shape};
+
+/// Small workloads: the literal Algorithm 2 is cubic in the edges.
+fn shape() -> Shape {
+    Shape {
+        key_sel_pct: 0,
+        twin_pct: 0,
+        ..Shape::small()
+    }
+}
 
 /// Reflexive-transitive reachability between nodes.
 fn reachability(g: &SummaryGraph) -> Vec<Vec<bool>> {
@@ -75,177 +84,12 @@ fn literal_type1(g: &SummaryGraph) -> bool {
         .any(|e| e.counterflow && reach[e.to as usize][e.from as usize])
 }
 
-/// Small deterministic generator: xorshift over a seed.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn chance(&mut self, pct: u64) -> bool {
-        self.next() % 100 < pct
-    }
-}
-
-fn random_workload(seed: u64) -> Workload {
-    let mut r = Rng(seed | 1);
-    let nrel = 1 + r.below(3);
-    let relations: Vec<Relation> = (0..nrel)
-        .map(|i| Relation {
-            name: format!("R{i}"),
-            attributes: (0..2 + r.below(2)).map(|a| format!("a{a}")).collect(),
-            primary_key: vec![0],
-            unique_keys: vec![],
-        })
-        .collect();
-    let mut fks = vec![];
-    for d in 0..nrel {
-        for g in 0..nrel {
-            if d != g && r.chance(40) {
-                fks.push(ForeignKey {
-                    name: format!("f{d}{g}"),
-                    domain: d,
-                    range: g,
-                    columns: vec![],
-                });
-            }
-        }
-    }
-    let schema = Schema {
-        relations,
-        foreign_keys: fks,
-    };
-    let nprog = 1 + r.below(4);
-    let mut programs = vec![];
-    for p in 0..nprog {
-        let nstmt = 1 + r.below(4);
-        let mut statements = vec![];
-        for s in 0..nstmt {
-            let ty = StmtType::ALL[r.below(7)];
-            let rel = r.below(nrel);
-            let arity = schema.relations[rel].arity();
-            let rand_set = |r: &mut Rng| {
-                let mut set = AttrSet::empty(arity);
-                for a in 0..arity {
-                    if r.chance(40) {
-                        set.insert(a);
-                    }
-                }
-                Some(set)
-            };
-            use StmtType::*;
-            let (pread, read, write) = match ty {
-                Ins | KeyDel => (None, None, Some(AttrSet::full(arity))),
-                PredDel => (rand_set(&mut r), None, Some(AttrSet::full(arity))),
-                KeySel => (None, rand_set(&mut r), None),
-                PredSel => (rand_set(&mut r), rand_set(&mut r), None),
-                KeyUpd => (None, rand_set(&mut r), rand_set(&mut r)),
-                PredUpd => (rand_set(&mut r), rand_set(&mut r), rand_set(&mut r)),
-            };
-            statements.push(Statement {
-                id: format!("p{p}s{s}"),
-                ty,
-                rel,
-                pread,
-                read,
-                write,
-                sql: None,
-                origin: None,
-                locking: false,
-            });
-        }
-        // Body: a sequence whose items are occasionally wrapped.
-        let mut items = vec![];
-        let mut i = 0;
-        while i < nstmt {
-            let b = Body::Stmt(i);
-            let item = match r.below(6) {
-                0 => Body::Opt(Box::new(b)),
-                1 => Body::Loop(Box::new(b)),
-                2 if i + 1 < nstmt => {
-                    i += 1;
-                    Body::Branch(vec![b, Body::Stmt(i)])
-                }
-                3 if i + 1 < nstmt => {
-                    i += 1;
-                    Body::Loop(Box::new(Body::Seq(vec![b, Body::Stmt(i)])))
-                }
-                _ => b,
-            };
-            items.push(item);
-            i += 1;
-        }
-        let mut constraints = vec![];
-        for c in 0..nstmt {
-            for q in 0..nstmt {
-                let (sc, sq) = (&statements[c], &statements[q]);
-                if c == q || !r.chance(35) {
-                    continue;
-                }
-                if let Some(f) = schema
-                    .foreign_keys
-                    .iter()
-                    .position(|f| f.domain == sc.rel && f.range == sq.rel)
-                {
-                    if sq.ty.is_key_based() || sq.ty == StmtType::Ins {
-                        constraints.push(Constraint {
-                            kind: ConstraintKind::ForeignKey(f),
-                            child: c,
-                            parent: q,
-                        });
-                    }
-                } else if sc.rel == sq.rel && sq.ty.is_key_write() && sc.ty.is_key_based() && q < c
-                {
-                    constraints.push(Constraint {
-                        kind: ConstraintKind::SameTuple,
-                        child: c,
-                        parent: q,
-                    });
-                }
-            }
-        }
-        programs.push(Program {
-            name: format!("P{p}"),
-            abbrev: None,
-            statements,
-            body: Body::Seq(items),
-            constraints,
-            file: None,
-        });
-    }
-    let w = Workload {
-        name: "random".into(),
-        description: None,
-        schema,
-        programs,
-    };
-    assert_eq!(validate(&w), Ok(()), "generator must produce valid BTPs");
-    w
-}
-
-fn settings(bits: u8) -> Settings {
-    Settings {
-        granularity: if bits & 1 == 0 {
-            Granularity::Attribute
-        } else {
-            Granularity::Tuple
-        },
-        foreign_keys: bits & 2 == 0,
-        same_tuple: bits & 4 == 0,
-    }
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 
     #[test]
     fn fast_type2_agrees_with_literal_algorithm2(seed in any::<u64>(), bits in 0u8..8) {
-        let w = random_workload(seed);
+        let w = random_workload(seed, shape());
         let g = build(&w, settings(bits));
         prop_assert_eq!(is_robust(&g, None, Method::TypeII), literal_algorithm2(&g));
         prop_assert_eq!(is_robust(&g, None, Method::TypeI), literal_type1(&g));
@@ -253,7 +97,7 @@ proptest! {
 
     #[test]
     fn every_witness_is_a_real_cycle(seed in any::<u64>(), bits in 0u8..8) {
-        let w = random_workload(seed);
+        let w = random_workload(seed, shape());
         let g = build(&w, settings(bits));
         for method in [Method::TypeII, Method::TypeI] {
             let ws = witnesses(&g, None, method);
@@ -271,7 +115,7 @@ proptest! {
 fn generator_covers_both_verdicts() {
     let (mut robust, mut not) = (0, 0);
     for seed in 1..300u64 {
-        let g = build(&random_workload(seed * 7919), Settings::default());
+        let g = build(&random_workload(seed * 7919, shape()), Settings::default());
         if literal_algorithm2(&g) {
             robust += 1;
         } else {

@@ -10,7 +10,7 @@
 //! `ISOLINT_STRUCTURAL_CASES=N` raises the number of random workloads
 //! (default 200 per property).
 
-use isolint::analysis::graph::{build, build_from_ltps, Granularity, Settings, SummaryGraph};
+use isolint::analysis::graph::{build, build_from_ltps, Settings, SummaryGraph};
 use isolint::analysis::robustness::{is_robust, Method};
 use isolint::analysis::subsets::maximal_robust_subsets;
 use isolint::analysis::unfold::{
@@ -24,6 +24,11 @@ use isolint::model::error::SourceFile;
 use isolint::model::schema::{AttrSet, ForeignKey, Relation, Schema};
 use proptest::prelude::*;
 
+mod common;
+use common::{
+    finish, random_constraints, random_program, random_schema, random_statement, settings, Rng,
+};
+
 fn cases() -> u32 {
     std::env::var("ISOLINT_STRUCTURAL_CASES")
         .ok()
@@ -34,18 +39,6 @@ fn cases() -> u32 {
 fn graph(w: &Workload, mode: Mode, s: Settings) -> SummaryGraph {
     let modes = vec![mode; w.programs.len()];
     build_from_ltps(w, unfold_workload_with(w, &modes), s)
-}
-
-fn settings(bits: u8) -> Settings {
-    Settings {
-        granularity: if bits & 1 == 0 {
-            Granularity::Attribute
-        } else {
-            Granularity::Tuple
-        },
-        foreign_keys: bits & 2 == 0,
-        same_tuple: bits & 4 == 0,
-    }
 }
 
 // ---------------------------------------------------------------- SQL
@@ -328,22 +321,6 @@ fn optional_protector_is_not_trusted() {
 
 // ------------------------------------------------ random workloads
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn chance(&mut self, pct: u64) -> bool {
-        self.next() % 100 < pct
-    }
-}
-
 /// A random body over statements `next..`: nested sequences, branches,
 /// options and loops (depth ≤ 3), each statement used once.
 fn random_body(r: &mut Rng, next: &mut usize, n: usize, depth: u32) -> Body {
@@ -373,70 +350,17 @@ fn random_body(r: &mut Rng, next: &mut usize, n: usize, depth: u32) -> Body {
 fn random_workload(seed: u64) -> Workload {
     let mut r = Rng(seed | 1);
     let nrel = 1 + r.below(3);
-    let relations: Vec<Relation> = (0..nrel)
-        .map(|i| Relation {
-            name: format!("R{i}"),
-            attributes: (0..2 + r.below(2)).map(|a| format!("a{a}")).collect(),
-            primary_key: vec![0],
-            unique_keys: vec![],
-        })
-        .collect();
-    let mut fks = vec![];
-    for d in 0..nrel {
-        for g in 0..nrel {
-            if d != g && r.chance(50) {
-                fks.push(ForeignKey {
-                    name: format!("f{d}{g}"),
-                    domain: d,
-                    range: g,
-                    columns: vec![],
-                });
-            }
-        }
-    }
-    let schema = Schema {
-        relations,
-        foreign_keys: fks,
-    };
+    let schema = random_schema(&mut r, nrel, 50);
     let nprog = 1 + r.below(3);
     let mut programs = vec![];
     for p in 0..nprog {
         let nstmt = 1 + r.below(6);
-        let mut statements = vec![];
-        for s in 0..nstmt {
-            let ty = StmtType::ALL[r.below(7)];
-            let rel = r.below(nrel);
-            let arity = schema.relations[rel].arity();
-            let rand_set = |r: &mut Rng| {
-                let mut set = AttrSet::empty(arity);
-                for a in 0..arity {
-                    if r.chance(40) {
-                        set.insert(a);
-                    }
-                }
-                Some(set)
-            };
-            use StmtType::*;
-            let (pread, read, write) = match ty {
-                Ins | KeyDel => (None, None, Some(AttrSet::full(arity))),
-                PredDel => (rand_set(&mut r), None, Some(AttrSet::full(arity))),
-                KeySel => (None, rand_set(&mut r), None),
-                PredSel => (rand_set(&mut r), rand_set(&mut r), None),
-                KeyUpd => (None, rand_set(&mut r), rand_set(&mut r)),
-                PredUpd => (rand_set(&mut r), rand_set(&mut r), rand_set(&mut r)),
-            };
-            statements.push(Statement {
-                id: format!("p{p}s{s}"),
-                ty,
-                rel,
-                pread,
-                read,
-                write,
-                sql: None,
-                origin: None,
-                locking: ty == KeySel && r.chance(15),
-            });
-        }
+        let mut statements: Vec<Statement> = (0..nstmt)
+            .map(|s| {
+                let ty = StmtType::ALL[r.below(7)];
+                random_statement(&mut r, &schema, format!("p{p}s{s}"), ty, Some(15))
+            })
+            .collect();
         // Twins: a statement with the same contents as the one before it,
         // so branches often have alternatives equal up to contents (with
         // or without the same constraints) and normalization merges them.
@@ -459,52 +383,10 @@ fn random_workload(seed: u64) -> Workload {
         if count_unfoldings(&body) > 300 {
             body = Body::Seq((0..nstmt).map(Body::Stmt).collect());
         }
-        let mut constraints = vec![];
-        for c in 0..nstmt {
-            for q in 0..nstmt {
-                let (sc, sq) = (&statements[c], &statements[q]);
-                if c == q || !r.chance(45) {
-                    continue;
-                }
-                if let Some(f) = schema
-                    .foreign_keys
-                    .iter()
-                    .position(|f| f.domain == sc.rel && f.range == sq.rel)
-                {
-                    if sq.ty.is_key_based() || sq.ty == StmtType::Ins {
-                        constraints.push(Constraint {
-                            kind: ConstraintKind::ForeignKey(f),
-                            child: c,
-                            parent: q,
-                        });
-                    }
-                } else if sc.rel == sq.rel && sq.ty.is_key_write() && sc.ty.is_key_based() && q < c
-                {
-                    constraints.push(Constraint {
-                        kind: ConstraintKind::SameTuple,
-                        child: c,
-                        parent: q,
-                    });
-                }
-            }
-        }
-        programs.push(Program {
-            name: format!("P{p}"),
-            abbrev: None,
-            statements,
-            body,
-            constraints,
-            file: None,
-        });
+        let constraints = random_constraints(&mut r, &schema, &statements, 45);
+        programs.push(random_program(p, statements, body, constraints));
     }
-    let w = Workload {
-        name: "random".into(),
-        description: None,
-        schema,
-        programs,
-    };
-    assert_eq!(validate(&w), Ok(()), "generator must produce valid BTPs");
-    w
+    finish(schema, programs)
 }
 
 proptest! {

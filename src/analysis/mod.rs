@@ -16,6 +16,7 @@ pub mod progress;
 pub mod promote;
 pub mod robustness;
 pub mod rules;
+pub mod scc;
 pub mod subsets;
 pub mod unfold;
 

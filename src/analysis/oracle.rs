@@ -33,6 +33,7 @@ use fixedbitset::FixedBitSet;
 
 use crate::analysis::graph::{Edge, SummaryGraph};
 use crate::analysis::robustness::Method;
+use crate::analysis::scc::tarjan;
 
 /// Tag of edges no tag mask removes.
 pub const UNTAGGED: u32 = u32::MAX;
@@ -177,69 +178,15 @@ impl Compact {
     /// Strongly connected components of the view (iterative Tarjan);
     /// `NONE` for nodes outside it.
     fn components(&self, view: View) -> Vec<u32> {
-        let n = self.n;
-        let mut index = vec![NONE; n];
-        let mut low = vec![0u32; n];
-        let mut comp = vec![NONE; n];
-        let mut on_stack = FixedBitSet::with_capacity(n);
-        let mut stack: Vec<u32> = vec![];
-        let mut call: Vec<(u32, u32)> = vec![];
-        let mut next_index = 0u32;
-        let mut next_comp = 0u32;
-        for root in 0..n {
-            if index[root] != NONE || !view.node(root) {
-                continue;
-            }
-            call.push((root as u32, self.row[root]));
-            index[root] = next_index;
-            low[root] = next_index;
-            next_index += 1;
-            stack.push(root as u32);
-            on_stack.insert(root);
-            while let Some(&mut (u, ref mut at)) = call.last_mut() {
-                let u = u as usize;
-                let end = self.row[u + 1];
-                let mut descended = false;
-                while *at < end {
-                    let g = &self.groups[*at as usize];
-                    *at += 1;
-                    if !view.group(g) {
-                        continue;
-                    }
-                    let v = g.to as usize;
-                    if index[v] == NONE {
-                        index[v] = next_index;
-                        low[v] = next_index;
-                        next_index += 1;
-                        stack.push(v as u32);
-                        on_stack.insert(v);
-                        call.push((v as u32, self.row[v]));
-                        descended = true;
-                        break;
-                    } else if on_stack.contains(v) {
-                        low[u] = low[u].min(index[v]);
-                    }
-                }
-                if descended {
-                    continue;
-                }
-                call.pop();
-                if let Some(&(p, _)) = call.last() {
-                    low[p as usize] = low[p as usize].min(low[u]);
-                }
-                if low[u] == index[u] {
-                    while let Some(x) = stack.pop() {
-                        on_stack.set(x as usize, false);
-                        comp[x as usize] = next_comp;
-                        if x as usize == u {
-                            break;
-                        }
-                    }
-                    next_comp += 1;
-                }
-            }
-        }
-        comp
+        tarjan(
+            self.n,
+            |v| view.node(v),
+            |u| self.row[u] as usize..self.row[u + 1] as usize,
+            |at| {
+                let g = &self.groups[at];
+                view.group(g).then_some(g.to as usize)
+            },
+        )
     }
 
     /// `robustness::find` over groups: per SCC the first dangerous pair.

@@ -21,6 +21,7 @@ use std::collections::VecDeque;
 use fixedbitset::FixedBitSet;
 
 use crate::analysis::graph::{Edge, SummaryGraph};
+use crate::analysis::scc::tarjan;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Method {
@@ -85,81 +86,19 @@ pub type Mask<'a> = Option<&'a FixedBitSet>;
 
 /// Strongly connected component id per node (`u32::MAX` for excluded).
 ///
-/// Iterative Tarjan directly over the graph's source-grouped edge list
-/// (`out_start`), restricted to `mask`. It cannot fail: an earlier version
-/// built a petgraph CSR and, had that construction ever failed, returned
-/// "no component" for every node, which the caller reads as *robust*
-/// (fail-open, issue 8). Here every node in the mask gets a component.
+/// Tarjan (`scc`) directly over the graph's source-grouped edge list
+/// (`out_start`), restricted to `mask`.
 pub fn components(g: &SummaryGraph, mask: Mask) -> Vec<u32> {
-    let n = g.nodes.len();
     let included = |v: usize| mask.is_none_or(|m| m.contains(v));
-    const UNSEEN: u32 = u32::MAX;
-    let mut comp = vec![u32::MAX; n];
-    let mut index = vec![UNSEEN; n];
-    let mut low = vec![0u32; n];
-    let mut on_stack = FixedBitSet::with_capacity(n);
-    let mut stack: Vec<u32> = vec![];
-    // DFS frames: (node, next out-edge index to look at).
-    let mut frames: Vec<(u32, usize)> = vec![];
-    let mut next_index = 0u32;
-    let mut next_comp = 0u32;
-    for root in 0..n {
-        if !included(root) || index[root] != UNSEEN {
-            continue;
-        }
-        index[root] = next_index;
-        low[root] = next_index;
-        next_index += 1;
-        stack.push(root as u32);
-        on_stack.insert(root);
-        frames.push((root as u32, g.out_start[root]));
-        while let Some(&(v, mut at)) = frames.last() {
-            let v = v as usize;
-            let end = g.out_start[v + 1];
-            let mut descended = false;
-            while at < end {
-                let w = g.edges[at].to as usize;
-                at += 1;
-                if !included(w) {
-                    continue;
-                }
-                if index[w] == UNSEEN {
-                    if let Some(top) = frames.last_mut() {
-                        top.1 = at;
-                    }
-                    index[w] = next_index;
-                    low[w] = next_index;
-                    next_index += 1;
-                    stack.push(w as u32);
-                    on_stack.insert(w);
-                    frames.push((w as u32, g.out_start[w]));
-                    descended = true;
-                    break;
-                } else if on_stack.contains(w) {
-                    low[v] = low[v].min(index[w]);
-                }
-            }
-            if descended {
-                continue;
-            }
-            frames.pop();
-            if let Some(&(parent, _)) = frames.last() {
-                let parent = parent as usize;
-                low[parent] = low[parent].min(low[v]);
-            }
-            if low[v] == index[v] {
-                while let Some(w) = stack.pop() {
-                    on_stack.remove(w as usize);
-                    comp[w as usize] = next_comp;
-                    if w as usize == v {
-                        break;
-                    }
-                }
-                next_comp += 1;
-            }
-        }
-    }
-    comp
+    tarjan(
+        g.nodes.len(),
+        included,
+        |v| g.out_start[v]..g.out_start[v + 1],
+        |at| {
+            let w = g.edges[at].to as usize;
+            included(w).then_some(w)
+        },
+    )
 }
 
 /// The dangerous adjacent pair found in one SCC: edge indices and reason.

@@ -31,12 +31,7 @@ pub enum Command {
     /// Decide robustness against MVRC; print the verdict, a witness per dangerous component, and optionally the maximal robust subsets.
     Analyze {
         #[command(flatten)]
-        input: InputArgs,
-        #[command(flatten)]
-        settings: SettingsArgs,
-        /// type2: Algorithm 2 (the paper); type1: any cycle with a counterflow edge (Alomari and Fekete).
-        #[arg(long, value_enum, default_value_t = MethodArg::Type2)]
-        method: MethodArg,
+        args: AnalysisArgs,
         /// Also compute the maximal robust subsets of programs.
         #[arg(long)]
         subsets: bool,
@@ -47,12 +42,7 @@ pub enum Command {
     /// Pre-deploy check for CI: exit 0 if robust, 1 if not, 2 on bad input; explains each dangerous cycle and suggests a verified fix.
     Check {
         #[command(flatten)]
-        input: InputArgs,
-        #[command(flatten)]
-        settings: SettingsArgs,
-        /// type2: Algorithm 2 (the paper); type1: any cycle with a counterflow edge (Alomari and Fekete).
-        #[arg(long, value_enum, default_value_t = MethodArg::Type2)]
-        method: MethodArg,
+        args: AnalysisArgs,
         /// text for people; json (docs/json.md), sarif (SARIF 2.1.0) or github (Actions annotations) for CI.
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
@@ -60,12 +50,7 @@ pub enum Command {
     /// Write a Markdown report (verdict, Table 2 statistics, Figures 6/7 table, witnesses, fix, graph as SVG).
     Report {
         #[command(flatten)]
-        input: InputArgs,
-        #[command(flatten)]
-        settings: SettingsArgs,
-        /// type2: Algorithm 2 (the paper); type1: any cycle with a counterflow edge (Alomari and Fekete).
-        #[arg(long, value_enum, default_value_t = MethodArg::Type2)]
-        method: MethodArg,
+        args: AnalysisArgs,
         /// Markdown file to write; the graph goes next to it.
         #[arg(short, long, value_name = "FILE")]
         output: PathBuf,
@@ -135,6 +120,19 @@ pub struct SettingsArgs {
     /// Ignore same-tuple constraints (isolint's extension): the paper's exact semantics.
     #[arg(long)]
     pub no_same_tuple: bool,
+}
+
+/// What `analyze`, `check` and `report` share: the input, the settings
+/// and the test.
+#[derive(Args, Debug, Clone)]
+pub struct AnalysisArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub settings: SettingsArgs,
+    /// type2: Algorithm 2 (the paper); type1: any cycle with a counterflow edge (Alomari and Fekete).
+    #[arg(long, value_enum, default_value_t = MethodArg::Type2)]
+    pub method: MethodArg,
 }
 
 /// What to read: the workload and, for a SQL directory, its schema.

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::args::{Cli, Command, Format, Generate, InputArgs, MethodChoice};
+use super::args::{AnalysisArgs, Cli, Command, Format, Generate, InputArgs, MethodChoice};
 use super::progress::Spinner;
 use super::{emit, json_text, render_svg, write_text};
 use crate::analysis::limits::{approximation_warnings, check_size};
@@ -14,64 +14,16 @@ use crate::model::error::Result;
 use crate::model::settings::Settings;
 use crate::report;
 
+/// Run one subcommand; returns the exit code.
 pub fn execute(cli: Cli) -> Result<i32> {
     match cli.command {
         Command::Analyze {
-            input,
-            settings,
-            method,
+            args,
             subsets,
             format,
-        } => {
-            let format = format.require("analyze", &[Format::Text, Format::Json])?;
-            let loaded = load_workload(&input, format == Format::Text)?;
-            let w = &loaded.workload;
-            let f = analysis::analyze_with(
-                w,
-                settings.settings(),
-                method.method(),
-                subsets,
-                &Spinner::new(),
-            );
-            match format {
-                Format::Json => emit(&json_text(&report::json::analyze(w, &f, &loaded.warnings))),
-                _ => emit(&report::text::analyze(w, &f)),
-            }
-        }
-        Command::Check {
-            input,
-            settings,
-            method,
-            format,
-        } => {
-            let offered = [Format::Text, Format::Json, Format::Sarif, Format::Github];
-            let format = format.require("check", &offered)?;
-            let loaded = load_workload(&input, format == Format::Text)?;
-            let w = &loaded.workload;
-            let f = analysis::check_with(w, settings.settings(), method.method(), &Spinner::new());
-            let path = input.workload.display().to_string();
-            let text = match format {
-                Format::Json => json_text(&report::json::check(w, &f, &loaded.warnings)),
-                Format::Sarif => json_text(&report::sarif::check(&f, &path)),
-                Format::Github => report::github::check(w, &f, &path),
-                _ => report::text::check(w, &f),
-            };
-            emit(&text)?;
-            Ok(if f.robust { 0 } else { 1 })
-        }
-        Command::Report {
-            input,
-            settings,
-            method,
-            output,
-        } => {
-            let loaded = load_workload(&input, true)?;
-            let w = &loaded.workload;
-            let f = analysis::report_with(w, settings.settings(), method.method(), &Spinner::new());
-            let graph = write_report(w, &f, &output)?;
-            eprintln!("wrote {} and {graph}", output.display());
-            Ok(0)
-        }
+        } => analyze(&args, subsets, format),
+        Command::Check { args, format } => check(&args, format),
+        Command::Report { args, output } => write_report(&args, &output),
         Command::Subsets {
             input,
             settings,
@@ -79,9 +31,6 @@ pub fn execute(cli: Cli) -> Result<i32> {
             method,
             format,
         } => {
-            let format = format.require("subsets", &[Format::Text, Format::Json])?;
-            let loaded = load_workload(&input, format == Format::Text)?;
-            let w = &loaded.workload;
             let methods: Vec<Method> = match method {
                 MethodChoice::Type2 => vec![Method::TypeII],
                 MethodChoice::Type1 => vec![Method::TypeI],
@@ -92,11 +41,7 @@ pub fn execute(cli: Cli) -> Result<i32> {
             } else {
                 vec![settings.settings()]
             };
-            let table = analysis::subset_table(w, &rows, &methods, &Spinner::new());
-            match format {
-                Format::Json => emit(&json_text(&report::json::subsets(w, &table))),
-                _ => emit(&report::text::subsets(w, &table)),
-            }
+            subsets(&input, &rows, &methods, format)
         }
         Command::Graph {
             input,
@@ -131,6 +76,53 @@ pub fn execute(cli: Cli) -> Result<i32> {
     }
 }
 
+fn analyze(args: &AnalysisArgs, subsets: bool, format: Format) -> Result<i32> {
+    let format = format.require("analyze", &[Format::Text, Format::Json])?;
+    let loaded = load_workload(&args.input, format == Format::Text)?;
+    let w = &loaded.workload;
+    let (settings, method) = (args.settings.settings(), args.method.method());
+    let f = analysis::analyze_with(w, settings, method, subsets, &Spinner::new());
+    match format {
+        Format::Json => emit(&json_text(&report::json::analyze(w, &f, &loaded.warnings))),
+        _ => emit(&report::text::analyze(w, &f)),
+    }
+}
+
+/// Exit 0 when robust, 1 when not.
+fn check(args: &AnalysisArgs, format: Format) -> Result<i32> {
+    let offered = [Format::Text, Format::Json, Format::Sarif, Format::Github];
+    let format = format.require("check", &offered)?;
+    let loaded = load_workload(&args.input, format == Format::Text)?;
+    let w = &loaded.workload;
+    let (settings, method) = (args.settings.settings(), args.method.method());
+    let f = analysis::check_with(w, settings, method, &Spinner::new());
+    let path = args.input.workload.display().to_string();
+    let text = match format {
+        Format::Json => json_text(&report::json::check(w, &f, &loaded.warnings)),
+        Format::Sarif => json_text(&report::sarif::check(&f, &path)),
+        Format::Github => report::github::check(w, &f, &path),
+        _ => report::text::check(w, &f),
+    };
+    emit(&text)?;
+    Ok(if f.robust { 0 } else { 1 })
+}
+
+fn subsets(
+    input: &InputArgs,
+    rows: &[Settings],
+    methods: &[Method],
+    format: Format,
+) -> Result<i32> {
+    let format = format.require("subsets", &[Format::Text, Format::Json])?;
+    let loaded = load_workload(input, format == Format::Text)?;
+    let w = &loaded.workload;
+    let table = analysis::subset_table(w, rows, methods, &Spinner::new());
+    match format {
+        Format::Json => emit(&json_text(&report::json::subsets(w, &table))),
+        _ => emit(&report::text::subsets(w, &table)),
+    }
+}
+
 /// Load a workload and admit it to the analysis (size guard, warnings for
 /// over-approximated programs). Front-end warnings go to stderr for text
 /// output; the JSON formats carry them in a `warnings` key instead.
@@ -147,14 +139,13 @@ fn load_workload(input: &InputArgs, text: bool) -> Result<Loaded> {
     Ok(loaded)
 }
 
-/// Writes the Markdown report to `out` and the graph next to it (SVG
-/// when Graphviz is installed, DOT otherwise); returns the graph file's
-/// name.
-fn write_report(
-    w: &crate::model::btp::Workload,
-    f: &analysis::Findings,
-    out: &Path,
-) -> Result<String> {
+/// Writes the Markdown report to `out` and the summary graph next to it
+/// (SVG when Graphviz is installed, DOT otherwise).
+fn write_report(args: &AnalysisArgs, out: &Path) -> Result<i32> {
+    let loaded = load_workload(&args.input, true)?;
+    let w = &loaded.workload;
+    let (settings, method) = (args.settings.settings(), args.method.method());
+    let f = analysis::report_with(w, settings, method, &Spinner::new());
     let stem = out.file_stem().and_then(|s| s.to_str()).unwrap_or("report");
     let dir = out.parent().unwrap_or(Path::new(""));
     let dot = report::dot::graph(w, &f.graph);
@@ -163,6 +154,7 @@ fn write_report(
         None => (format!("{stem}-graph.dot"), dot),
     };
     write_text(&dir.join(&graph_name), &graph_text)?;
-    write_text(out, &report::markdown::render(w, f, &graph_name))?;
-    Ok(graph_name)
+    write_text(out, &report::markdown::render(w, &f, &graph_name))?;
+    eprintln!("wrote {} and {graph_name}", out.display());
+    Ok(0)
 }

@@ -76,31 +76,7 @@ pub fn random_workload(seed: u64, shape: Shape) -> Workload {
     } else {
         1 + r.below(shape.relations)
     };
-    let relations: Vec<Relation> = (0..nrel)
-        .map(|i| Relation {
-            name: format!("R{i}"),
-            attributes: (0..2 + r.below(2)).map(|a| format!("a{a}")).collect(),
-            primary_key: vec![0],
-            unique_keys: vec![],
-        })
-        .collect();
-    let mut fks = vec![];
-    for d in 0..nrel {
-        for g in 0..nrel {
-            if d != g && r.chance(40) {
-                fks.push(ForeignKey {
-                    name: format!("f{d}_{g}"),
-                    domain: d,
-                    range: g,
-                    columns: vec![],
-                });
-            }
-        }
-    }
-    let schema = Schema {
-        relations,
-        foreign_keys: fks,
-    };
+    let schema = random_schema(&mut r, nrel, 40);
     let nprog = if shape.exact {
         shape.programs
     } else {
@@ -116,37 +92,13 @@ pub fn random_workload(seed: u64, shape: Shape) -> Workload {
             } else {
                 StmtType::ALL[r.below(7)]
             };
-            let rel = r.below(nrel);
-            let arity = schema.relations[rel].arity();
-            let rand_set = |r: &mut Rng| {
-                let mut set = AttrSet::empty(arity);
-                for a in 0..arity {
-                    if r.chance(40) {
-                        set.insert(a);
-                    }
-                }
-                Some(set)
-            };
-            use StmtType::*;
-            let (pread, read, write) = match ty {
-                Ins | KeyDel => (None, None, Some(AttrSet::full(arity))),
-                PredDel => (rand_set(&mut r), None, Some(AttrSet::full(arity))),
-                KeySel => (None, rand_set(&mut r), None),
-                PredSel => (rand_set(&mut r), rand_set(&mut r), None),
-                KeyUpd => (None, rand_set(&mut r), rand_set(&mut r)),
-                PredUpd => (rand_set(&mut r), rand_set(&mut r), rand_set(&mut r)),
-            };
-            statements.push(Statement {
-                id: format!("p{p}s{s}"),
+            statements.push(random_statement(
+                &mut r,
+                &schema,
+                format!("p{p}s{s}"),
                 ty,
-                rel,
-                pread,
-                read,
-                write,
-                sql: None,
-                origin: None,
-                locking: false,
-            });
+                None,
+            ));
         }
         let mut items = vec![];
         let mut i = 0;
@@ -181,45 +133,147 @@ pub fn random_workload(seed: u64, shape: Shape) -> Workload {
             let pos = r.below(items.len() + 1);
             items.insert(pos, Body::Branch(vec![Body::Stmt(a), Body::Stmt(a + 1)]));
         }
-        let n_all = statements.len();
-        let mut constraints = vec![];
-        for c in 0..n_all {
-            for q in 0..n_all {
-                let (sc, sq) = (&statements[c], &statements[q]);
-                if c == q || !r.chance(35) {
-                    continue;
-                }
-                if let Some(f) = schema
-                    .foreign_keys
-                    .iter()
-                    .position(|f| f.domain == sc.rel && f.range == sq.rel)
-                {
-                    if sq.ty.is_key_based() || sq.ty == StmtType::Ins {
-                        constraints.push(Constraint {
-                            kind: ConstraintKind::ForeignKey(f),
-                            child: c,
-                            parent: q,
-                        });
-                    }
-                } else if sc.rel == sq.rel && sq.ty.is_key_write() && sc.ty.is_key_based() && q < c
-                {
+        let constraints = random_constraints(&mut r, &schema, &statements, 35);
+        programs.push(random_program(p, statements, Body::Seq(items), constraints));
+    }
+    finish(schema, programs)
+}
+
+/// `nrel` relations `R0…` of 2–3 attributes keyed by the first, and a
+/// foreign key between each ordered pair with chance `fk_pct`.
+pub fn random_schema(r: &mut Rng, nrel: usize, fk_pct: u64) -> Schema {
+    let relations: Vec<Relation> = (0..nrel)
+        .map(|i| Relation {
+            name: format!("R{i}"),
+            attributes: (0..2 + r.below(2)).map(|a| format!("a{a}")).collect(),
+            primary_key: vec![0],
+            unique_keys: vec![],
+        })
+        .collect();
+    let mut fks = vec![];
+    for d in 0..nrel {
+        for g in 0..nrel {
+            if d != g && r.chance(fk_pct) {
+                fks.push(ForeignKey {
+                    name: format!("f{d}_{g}"),
+                    domain: d,
+                    range: g,
+                    columns: vec![],
+                });
+            }
+        }
+    }
+    Schema {
+        relations,
+        foreign_keys: fks,
+    }
+}
+
+/// A statement of type `ty` on a random relation with random sets (the
+/// ones Figure 5 allows); a key sel locks with chance `locking_pct`.
+pub fn random_statement(
+    r: &mut Rng,
+    schema: &Schema,
+    id: String,
+    ty: StmtType,
+    locking_pct: Option<u64>,
+) -> Statement {
+    let rel = r.below(schema.relations.len());
+    let arity = schema.relations[rel].arity();
+    let rand_set = |r: &mut Rng| {
+        let mut set = AttrSet::empty(arity);
+        for a in 0..arity {
+            if r.chance(40) {
+                set.insert(a);
+            }
+        }
+        Some(set)
+    };
+    use StmtType::*;
+    let (pread, read, write) = match ty {
+        Ins | KeyDel => (None, None, Some(AttrSet::full(arity))),
+        PredDel => (rand_set(r), None, Some(AttrSet::full(arity))),
+        KeySel => (None, rand_set(r), None),
+        PredSel => (rand_set(r), rand_set(r), None),
+        KeyUpd => (None, rand_set(r), rand_set(r)),
+        PredUpd => (rand_set(r), rand_set(r), rand_set(r)),
+    };
+    let locking = match locking_pct {
+        Some(pct) => ty == KeySel && r.chance(pct),
+        None => false,
+    };
+    Statement {
+        id,
+        ty,
+        rel,
+        pread,
+        read,
+        write,
+        sql: None,
+        origin: None,
+        locking,
+    }
+}
+
+/// FK constraints `q = f(c)` where a foreign key joins the relations and
+/// q is key-based or an insert, else same-tuple `q = id(c)` where q is an
+/// earlier key-based write of c's relation; each pair with chance `pct`.
+pub fn random_constraints(
+    r: &mut Rng,
+    schema: &Schema,
+    statements: &[Statement],
+    pct: u64,
+) -> Vec<Constraint> {
+    let n = statements.len();
+    let mut constraints = vec![];
+    for c in 0..n {
+        for q in 0..n {
+            let (sc, sq) = (&statements[c], &statements[q]);
+            if c == q || !r.chance(pct) {
+                continue;
+            }
+            if let Some(f) = schema
+                .foreign_keys
+                .iter()
+                .position(|f| f.domain == sc.rel && f.range == sq.rel)
+            {
+                if sq.ty.is_key_based() || sq.ty == StmtType::Ins {
                     constraints.push(Constraint {
-                        kind: ConstraintKind::SameTuple,
+                        kind: ConstraintKind::ForeignKey(f),
                         child: c,
                         parent: q,
                     });
                 }
+            } else if sc.rel == sq.rel && sq.ty.is_key_write() && sc.ty.is_key_based() && q < c {
+                constraints.push(Constraint {
+                    kind: ConstraintKind::SameTuple,
+                    child: c,
+                    parent: q,
+                });
             }
         }
-        programs.push(Program {
-            name: format!("P{p}"),
-            abbrev: None,
-            statements,
-            body: Body::Seq(items),
-            constraints,
-            file: None,
-        });
     }
+    constraints
+}
+
+pub fn random_program(
+    p: usize,
+    statements: Vec<Statement>,
+    body: Body,
+    constraints: Vec<Constraint>,
+) -> Program {
+    Program {
+        name: format!("P{p}"),
+        abbrev: None,
+        statements,
+        body,
+        constraints,
+        file: None,
+    }
+}
+
+/// The workload, checked against Figure 5 and the FK rules.
+pub fn finish(schema: Schema, programs: Vec<Program>) -> Workload {
     let w = Workload {
         name: "random".into(),
         description: None,
