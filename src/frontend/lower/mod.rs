@@ -43,6 +43,8 @@ mod infer;
 mod scope;
 mod statements;
 mod symbolic;
+#[cfg(test)]
+mod tests;
 
 use clauses::*;
 use control::*;
