@@ -318,3 +318,19 @@ fn smallbank_sql_fix_applied_is_robust() {
     ]);
     assert_eq!(btp.matches("key sel (locking)").count(), 3, "{btp}");
 }
+
+/// A "robust" names what it rests on (Section 5.4), in text and JSON;
+/// and a `--format` a command does not offer is an input error (exit 2)
+/// that lists the ones it does.
+#[test]
+fn robust_verdict_states_its_assumption_and_formats_are_checked() {
+    let (code, out, _) = run(&["check", "workloads/auction"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("Section 5.4") && out.contains("finds its row"), "{out}");
+    let (_, out, _) = run(&["analyze", "workloads/auction", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert!(v["assumptions"][0].as_str().is_some_and(|s| s.contains("Section 5.4")));
+    let (code, _, err) = run(&["analyze", "workloads/auction", "--format", "sarif"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("has no --format sarif") && err.contains("text, json"), "{err}");
+}

@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use super::{method_key, subset_names};
+use super::{method_key, subset_names, ASSUMPTION};
 use crate::analysis::findings::{Edit, Findings, Step, SubsetTable};
 use crate::analysis::graph::SummaryGraph;
 use crate::analysis::promote::Suggestion;
@@ -65,6 +65,7 @@ pub fn analyze(w: &Workload, a: &Findings, warns: &[Warning]) -> Value {
         "witness": a.witnesses.first().map(|x| witness(x, &a.cycles[0], a.method)),
         "witnesses": witnesses(a),
         "warnings": warnings(warns),
+        "assumptions": [ASSUMPTION],
     });
     if let Some(s) = &a.subsets {
         v["maximal_robust_subsets"] = json!(subset_names(w, &s.sets, false));
@@ -101,6 +102,7 @@ pub fn check(w: &Workload, a: &Findings, warns: &[Warning]) -> Value {
         "maximal_robust_subsets_complete": a.subsets.as_ref().map(|s| s.complete),
         "isolation": isolation(w, a),
         "warnings": warnings(warns),
+        "assumptions": [ASSUMPTION],
     })
 }
 

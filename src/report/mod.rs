@@ -14,6 +14,14 @@ use crate::analysis::robustness::Method;
 use crate::analysis::subsets::Subsets;
 use crate::model::btp::{Body, Program, Workload};
 
+/// What every "robust" rests on besides the SQL itself: the paper's model
+/// of READ COMMITTED (Section 5.4), in particular that a key-based
+/// statement finds its row or its transaction aborts. The front-end lowers
+/// a read whose missing row the program handles as predicate-based, so
+/// the assumption is only relied on where the program does not go on
+/// without the row.
+pub const ASSUMPTION: &str = "assumes, as the paper's Section 5.4, that each statement reads the last committed versions at its start, that writes wait for uncommitted writes of the same row, and that a key-based statement finds its row or its transaction aborts (reads whose missing row the program handles are analysed as predicate reads)";
+
 pub mod dot;
 pub mod github;
 pub mod json;

@@ -1,7 +1,7 @@
 //! Text for terminals: comfy-table tables and plain lines (`analyze`,
 //! `check`, `subsets`, `btp`).
 
-use super::{body_text, edge_line, edit_line, new_table, programs_of, subsets_inline};
+use super::{body_text, edge_line, edit_line, new_table, programs_of, subsets_inline, ASSUMPTION};
 use crate::analysis::findings::{Findings, Step, SubsetTable};
 use crate::analysis::promote::Suggestion;
 use crate::analysis::robustness::{Method, Reason, Witness};
@@ -147,6 +147,7 @@ pub fn analyze(w: &Workload, a: &Findings) -> String {
     ));
     if a.robust {
         o.push_str(&format!("ROBUST against {}: every schedule these programs can produce under {RC} is serializable.\n", RC.abbreviation()));
+        o.push_str(&format!("This {ASSUMPTION}.\n"));
     } else {
         o.push_str(&format!("NOT ROBUST against {}: the summary graph has a dangerous cycle, so {RC} may produce non-serializable schedules.\n", RC.abbreviation()));
         for (i, (wit, steps)) in a.witnesses.iter().zip(&a.cycles).enumerate() {
@@ -227,7 +228,7 @@ pub fn check(w: &Workload, a: &Findings) -> String {
     );
     if a.robust {
         o.push_str(&format!(
-            "All programs may run under {RC}: every schedule is serializable.\n"
+            "All programs may run under {RC}: every schedule is serializable.\nThis {ASSUMPTION}.\n"
         ));
         return o;
     }
