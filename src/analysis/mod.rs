@@ -8,6 +8,7 @@
 //! for people (progress goes through the `progress` trait).
 
 pub mod check;
+pub mod explorer;
 pub mod graph;
 pub mod limits;
 pub mod oracle;
