@@ -147,8 +147,11 @@ fn skeleton(w: &Workload, g: &SummaryGraph, v: usize) -> TxnSpec {
     TxnSpec { node: v, steps }
 }
 
-/// Marks the occurrences that may conflict with another transaction's.
-fn mark_hot(txns: &mut [TxnSpec]) {
+/// Marks the occurrences that may conflict with another transaction's,
+/// and those a constraint ties to a hot one (the parent of a shared tuple
+/// is shared too: two transactions touching one child tuple meet at its
+/// parent, which is what CDEPCONDS's foreign-key rule is about).
+fn mark_hot(txns: &mut [TxnSpec], links: &[&[Link]]) {
     let n = txns.len();
     for a in 0..n {
         for i in 0..txns[a].steps.len() {
@@ -160,6 +163,18 @@ fn mark_hot(txns: &mut [TxnSpec]) {
                     .any(|o| o.rel == s.rel && s.acc.may_conflict(&o.acc))
             });
             txns[a].steps[i].hot = hot;
+        }
+        let steps = &mut txns[a].steps;
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for l in links[a] {
+                if steps[l.child].hot != steps[l.parent].hot {
+                    steps[l.child].hot = true;
+                    steps[l.parent].hot = true;
+                    changed = true;
+                }
+            }
         }
     }
 }
@@ -211,7 +226,8 @@ pub(super) fn instances(
     if !may_cycle(&txns) {
         return ControlFlow::Continue(());
     }
-    mark_hot(&mut txns);
+    let links: Vec<&[Link]> = nodes.iter().map(|&v| &g.nodes[v].ltp.links[..]).collect();
+    mark_hot(&mut txns, &links);
     let mut tuples = vec![];
     let mut order = vec![];
     for (a, t) in txns.iter_mut().enumerate() {
@@ -231,7 +247,7 @@ pub(super) fn instances(
         }
     }
     let mut e = Enumerator {
-        links: nodes.iter().map(|&v| &g.nodes[v].ltp.links[..]).collect(),
+        links,
         per_rel,
         inst: Instance {
             txns,
