@@ -94,10 +94,7 @@ fn run(cases: u64) -> Counts {
             (true, None) => c.robust += 1,
             (true, Some(s)) => {
                 c.violations += 1;
-                eprintln!(
-                    "seed {seed}: VIOLATION\n{}",
-                    s.describe(&w).join("\n")
-                );
+                eprintln!("seed {seed}: VIOLATION\n{}", s.describe(&w).join("\n"));
             }
             (false, Some(_)) => {
                 c.alarms += 1;

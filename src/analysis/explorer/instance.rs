@@ -390,6 +390,24 @@ impl Enumerator<'_> {
             return ControlFlow::Continue(());
         }
         let mut inst = self.inst.clone();
+        // Predicate statements range over the whole relation: the shared
+        // tuples no key-based statement picked exist too.
+        let pred_rels: HashSet<RelId> = inst
+            .txns
+            .iter()
+            .flat_map(|t| &t.steps)
+            .filter(|s| s.hot && s.tuple.is_none())
+            .map(|s| s.rel)
+            .collect();
+        for rel in pred_rels {
+            let used = self.shared.get(&rel).map_or(0, Vec::len);
+            for _ in used..self.per_rel {
+                inst.tuples.push(TupleSpec {
+                    rel,
+                    kind: TupleKind::Shared,
+                });
+            }
+        }
         for (a, t) in inst.txns.iter_mut().enumerate() {
             for l in self.links[a] {
                 if let ConstraintKind::ForeignKey(fk) = l.kind {
@@ -412,7 +430,11 @@ impl Enumerator<'_> {
         let txns = &self.inst.txns;
         let mut best: Option<Vec<usize>> = None;
         for perm in permutations(txns.len()) {
-            if perm.iter().enumerate().any(|(i, &p)| txns[i].node != txns[p].node) {
+            if perm
+                .iter()
+                .enumerate()
+                .any(|(i, &p)| txns[i].node != txns[p].node)
+            {
                 continue;
             }
             let mut names: HashMap<usize, usize> = HashMap::new();

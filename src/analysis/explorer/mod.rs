@@ -23,9 +23,7 @@ use std::fmt;
 use std::ops::ControlFlow;
 
 pub use instance::TupleKind;
-pub use schedule::{
-    DepKind, Dependency, Op, OpKind, Schedule, Seen, Step, Transaction, Tuple,
-};
+pub use schedule::{DepKind, Dependency, Op, OpKind, Schedule, Seen, Step, Transaction, Tuple};
 
 use crate::analysis::graph::SummaryGraph;
 use crate::analysis::robustness::Witness;
@@ -103,7 +101,10 @@ pub enum Confirmation {
     Confirmed(Schedule),
     /// No counterexample among the witness's programs within the bounds:
     /// possibly a false alarm of the static test.
-    NotWithinBounds { bounds: Bounds, explored: Stats },
+    NotWithinBounds {
+        bounds: Bounds,
+        explored: Stats,
+    },
 }
 
 /// Searches all LTPs of the graph (independently of the static test).
@@ -134,14 +135,24 @@ pub fn confirm(w: &Workload, g: &SummaryGraph, witness: &Witness, bounds: Bounds
 
 /// Searches transaction sets drawn from `nodes` (summary-graph node
 /// indices), smallest sets first.
-pub fn explore_nodes(w: &Workload, g: &SummaryGraph, nodes: &[usize], bounds: Bounds) -> Exploration {
+pub fn explore_nodes(
+    w: &Workload,
+    g: &SummaryGraph,
+    nodes: &[usize],
+    bounds: Bounds,
+) -> Exploration {
     let mut out = Exploration {
         found: None,
         explored: Stats::default(),
         bounds,
         skipped: None,
     };
-    if let Some(r) = w.schema.relations.iter().find(|r| r.arity() > instance::MAX_ARITY) {
+    if let Some(r) = w
+        .schema
+        .relations
+        .iter()
+        .find(|r| r.arity() > instance::MAX_ARITY)
+    {
         out.skipped = Some(format!(
             "relation `{}` has more than {} attributes",
             r.name,

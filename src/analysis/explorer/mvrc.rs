@@ -265,7 +265,8 @@ impl<'a> Search<'a> {
             let ok = match s.ty {
                 StmtType::Ins => st.tuples[t].life == Life::Unborn && Self::writable(st, i, t),
                 StmtType::KeySel if s.locking => {
-                    Self::visible(st, i, t) && st.tuples[t].pending.is_none_or(|(w, _)| w as usize == i)
+                    Self::visible(st, i, t)
+                        && st.tuples[t].pending.is_none_or(|(w, _)| w as usize == i)
                 }
                 StmtType::KeySel => Self::visible(st, i, t),
                 _ => Self::visible(st, i, t) && Self::writable(st, i, t),
@@ -321,8 +322,7 @@ impl<'a> Search<'a> {
         let spec = &self.inst.tuples[t];
         spec.rel == s.rel
             && !matches!(spec.kind, super::instance::TupleKind::Private(o) if o != i)
-            && s
-                .parents
+            && s.parents
                 .iter()
                 .all(|&(f, p)| self.inst.fk.get(&(f, t)) == Some(&p))
     }

@@ -180,7 +180,8 @@ impl Schedule {
                 None => format!("  C{}", s.txn + 1),
                 Some(pos) => {
                     let id = self.statement_id(s.txn, pos);
-                    let ops: Vec<String> = s.ops.iter().map(|o| self.op_text(w, s.txn, o)).collect();
+                    let ops: Vec<String> =
+                        s.ops.iter().map(|o| self.op_text(w, s.txn, o)).collect();
                     format!("  T{} {id}: {}", s.txn + 1, ops.join(" "))
                 }
             };
@@ -190,7 +191,9 @@ impl Schedule {
             .cycle_edges()
             .iter()
             .map(|d| {
-                let on = d.tuple.map_or(String::new(), |t| format!(" on {}", self.tuples[t].name));
+                let on = d
+                    .tuple
+                    .map_or(String::new(), |t| format!(" on {}", self.tuples[t].name));
                 format!("T{} -{}{on}-> T{}", d.from + 1, d.kind.label(), d.to + 1)
             })
             .collect();
