@@ -16,7 +16,7 @@
 mod common;
 
 use common::{random_workload, Rng, Shape};
-use isolint::analysis::explorer::{explore, Bounds, Exploration};
+use isolint::analysis::explorer::{explore, verify, Bounds, Exploration};
 use isolint::analysis::graph::{build, Settings};
 use isolint::analysis::robustness::{is_robust, Method};
 use isolint::model::btp::{StmtType, Workload};
@@ -66,6 +66,7 @@ proptest! {
     fn explorer_finding_implies_static_alarm(seed in any::<u64>()) {
         let (w, robust, e) = verdicts(seed);
         if let Some(s) = &e.found {
+            prop_assert_eq!(verify(s), Ok(()));
             prop_assert!(!robust, "static test says robust, explorer found:\n{}", s.describe(&w).join("\n"));
         }
     }
@@ -96,7 +97,11 @@ fn run(cases: u64) -> Counts {
                 c.violations += 1;
                 eprintln!("seed {seed}: VIOLATION\n{}", s.describe(&w).join("\n"));
             }
-            (false, Some(_)) => {
+            (false, Some(s)) => {
+                if let Err(why) = verify(s) {
+                    c.violations += 1;
+                    eprintln!("seed {seed}: schedule does not verify: {why}");
+                }
                 c.alarms += 1;
                 c.confirmed += 1;
             }

@@ -18,12 +18,14 @@
 mod instance;
 mod mvrc;
 mod schedule;
+mod verify;
 
 use std::fmt;
 use std::ops::ControlFlow;
 
 pub use instance::TupleKind;
 pub use schedule::{DepKind, Dependency, Op, OpKind, Schedule, Seen, Step, Transaction, Tuple};
+pub use verify::verify;
 
 use crate::analysis::graph::SummaryGraph;
 use crate::analysis::robustness::Witness;

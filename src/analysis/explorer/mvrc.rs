@@ -86,6 +86,12 @@ pub(super) struct Search<'a> {
     pub exhausted: bool,
 }
 
+/// The attribute indices of a mask (⊥ and ∅ alike: no attribute).
+fn indices(m: Option<Mask>) -> Vec<usize> {
+    let m = m.unwrap_or(0);
+    (0..128).filter(|i| m & (1 << i) != 0).collect()
+}
+
 /// Does the adjacency have a cycle? Returns one as a closed list of
 /// transactions (first = last omitted).
 pub(super) fn find_cycle(edges: &[u8]) -> Option<Vec<usize>> {
@@ -409,6 +415,7 @@ impl<'s> Exec<'s> {
             kind: OpKind::Read,
             tuple: Some(t),
             rel: self.search.inst.tuples[t].rel,
+            attrs: indices(attrs),
             seen: Some(seen),
         });
         let m = attrs.unwrap_or(0);
@@ -436,6 +443,7 @@ impl<'s> Exec<'s> {
             kind,
             tuple: Some(t),
             rel,
+            attrs: indices(s.acc.write),
             seen: None,
         });
         let m = s.acc.write.unwrap_or(0);
@@ -470,6 +478,7 @@ impl<'s> Exec<'s> {
             kind: OpKind::PredRead,
             tuple: None,
             rel,
+            attrs: indices(s.acc.pread),
             seen: None,
         });
         let tuples: Vec<usize> = (0..self.st.tuples.len())

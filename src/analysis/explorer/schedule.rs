@@ -72,6 +72,9 @@ pub struct Op {
     pub kind: OpKind,
     pub tuple: Option<usize>,
     pub rel: RelId,
+    /// Attr(o) (Section 3.2), after the granularity setting: ReadSet,
+    /// WriteSet or PReadSet of the statement; all attributes for I and D.
+    pub attrs: Vec<usize>,
     /// For reads: the version observed.
     pub seen: Option<Seen>,
 }
