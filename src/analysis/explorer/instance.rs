@@ -20,6 +20,7 @@ use std::ops::ControlFlow;
 use crate::analysis::graph::{Granularity, SummaryGraph};
 use crate::analysis::unfold::Link;
 use crate::model::btp::{ConstraintKind, StmtType, Workload};
+use crate::model::isolation::{Allocation, Level};
 use crate::model::schema::{AttrSet, FkId, RelId};
 
 /// Attribute set of one relation as a bit mask (relations of up to 128
@@ -99,6 +100,8 @@ pub(super) struct StepSpec {
 pub(super) struct TxnSpec {
     /// Summary-graph node (LTP) this transaction instantiates.
     pub node: usize,
+    /// The isolation level it runs at.
+    pub level: Level,
     pub steps: Vec<StepSpec>,
 }
 
@@ -120,7 +123,7 @@ fn mask_of(set: &Option<AttrSet>, arity: usize, g: Granularity) -> Option<Mask> 
 }
 
 /// The steps of one transaction instantiating node `v`, tuples unset.
-fn skeleton(w: &Workload, g: &SummaryGraph, v: usize) -> TxnSpec {
+fn skeleton(w: &Workload, g: &SummaryGraph, v: usize, alloc: &Allocation) -> TxnSpec {
     let ltp = &g.nodes[v].ltp;
     let gran = g.settings.granularity;
     let steps = (0..ltp.occurrences.len())
@@ -144,7 +147,11 @@ fn skeleton(w: &Workload, g: &SummaryGraph, v: usize) -> TxnSpec {
             }
         })
         .collect();
-    TxnSpec { node: v, steps }
+    TxnSpec {
+        node: v,
+        level: alloc.level(ltp.program),
+        steps,
+    }
 }
 
 /// Marks the occurrences that may conflict with another transaction's,
@@ -204,6 +211,10 @@ pub(super) fn may_cycle(txns: &[TxnSpec]) -> bool {
 /// inserts of every transaction, in transaction then position order.
 struct Enumerator<'a> {
     links: Vec<&'a [Link]>,
+    /// Per foreign key: is `f` injective? It is when its columns include
+    /// the whole primary key of dom(f) (SmallBank's Checking → Account):
+    /// two child tuples then never share a parent.
+    injective: Vec<bool>,
     per_rel: usize,
     inst: Instance,
     /// Shared tuples in use, per relation (restricted growth).
@@ -220,9 +231,10 @@ pub(super) fn instances(
     g: &SummaryGraph,
     nodes: &[usize],
     per_rel: usize,
+    alloc: &Allocation,
     f: &mut dyn FnMut(&Instance) -> ControlFlow<()>,
 ) -> ControlFlow<()> {
-    let mut txns: Vec<TxnSpec> = nodes.iter().map(|&v| skeleton(w, g, v)).collect();
+    let mut txns: Vec<TxnSpec> = nodes.iter().map(|&v| skeleton(w, g, v, alloc)).collect();
     if !may_cycle(&txns) {
         return ControlFlow::Continue(());
     }
@@ -248,6 +260,15 @@ pub(super) fn instances(
     }
     let mut e = Enumerator {
         links,
+        injective: w
+            .schema
+            .foreign_keys
+            .iter()
+            .map(|f| {
+                let pk = &w.schema.rel(f.domain).primary_key;
+                !pk.is_empty() && pk.iter().all(|a| f.columns.iter().any(|(d, _)| d == a))
+            })
+            .collect(),
         per_rel,
         inst: Instance {
             txns,
@@ -376,6 +397,15 @@ impl Enumerator<'_> {
                 Some(&p) if p != parent => return false,
                 Some(_) => {}
                 None => {
+                    let taken = self.injective[f]
+                        && self
+                            .inst
+                            .fk
+                            .iter()
+                            .any(|(&(g, _), &p)| g == f && p == parent);
+                    if taken {
+                        return false;
+                    }
                     self.inst.fk.insert((f, child), parent);
                 }
             }

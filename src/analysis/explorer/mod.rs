@@ -30,6 +30,7 @@ pub use verify::verify;
 use crate::analysis::graph::SummaryGraph;
 use crate::analysis::robustness::Witness;
 use crate::model::btp::Workload;
+use crate::model::isolation::{Allocation, Level};
 
 /// How far the search goes. Every answer states them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -136,12 +137,26 @@ pub fn confirm(w: &Workload, g: &SummaryGraph, witness: &Witness, bounds: Bounds
 }
 
 /// Searches transaction sets drawn from `nodes` (summary-graph node
-/// indices), smallest sets first.
+/// indices), smallest sets first, at READ COMMITTED.
 pub fn explore_nodes(
     w: &Workload,
     g: &SummaryGraph,
     nodes: &[usize],
     bounds: Bounds,
+) -> Exploration {
+    let alloc = Allocation::uniform(w.programs.len(), Level::ReadCommitted);
+    explore_at(w, g, nodes, bounds, &alloc)
+}
+
+/// [`explore_nodes`] with each program at its level in `alloc`: READ
+/// COMMITTED or REPEATABLE READ (snapshot isolation, first updater wins).
+/// SERIALIZABLE is not modelled: the answer is `skipped`.
+pub fn explore_at(
+    w: &Workload,
+    g: &SummaryGraph,
+    nodes: &[usize],
+    bounds: Bounds,
+    alloc: &Allocation,
 ) -> Exploration {
     let mut out = Exploration {
         found: None,
@@ -162,11 +177,18 @@ pub fn explore_nodes(
         ));
         return out;
     }
+    if let Some(p) = (0..w.programs.len()).find(|&p| alloc.level(p) == Level::Serializable) {
+        out.skipped = Some(format!(
+            "`{}` runs at SERIALIZABLE, which the explorer does not model",
+            w.programs[p].name
+        ));
+        return out;
+    }
     let nrel = w.schema.relations.len();
     for size in 2..=bounds.max_txns.clamp(2, 8) {
         let mut chosen = vec![];
         let flow = multisets(nodes, size, 0, &mut chosen, &mut |set| {
-            instance::instances(w, g, set, bounds.tuples_per_relation, &mut |inst| {
+            instance::instances(w, g, set, bounds.tuples_per_relation, alloc, &mut |inst| {
                 let budget = bounds.max_states.saturating_sub(out.explored.states);
                 let mut search = mvrc::Search::new(inst, nrel, budget);
                 let found = search.run(search.initial());
@@ -230,6 +252,7 @@ fn build(
             let node = &g.nodes[t.node];
             Transaction {
                 node: t.node,
+                level: t.level,
                 program: node.ltp.program,
                 unfolding: node.ltp.unfolding,
                 name: node.name.clone(),

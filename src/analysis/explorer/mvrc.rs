@@ -41,6 +41,7 @@ use std::collections::HashSet;
 use super::instance::{Instance, Mask, StepSpec};
 use super::schedule::{DepKind, Dependency, Op, OpKind, Seen, Step};
 use crate::model::btp::StmtType;
+use crate::model::isolation::Level;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Life {
@@ -51,9 +52,10 @@ enum Life {
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct Tup {
-    /// Last committed version.
-    life: Life,
-    last: Option<u8>,
+    /// The initial version: alive, or unborn for an inserted tuple.
+    init: Life,
+    /// Committed versions in order (writer, life after the write).
+    history: Vec<(u8, Life)>,
     /// The uncommitted writer and its own view of the tuple.
     pending: Option<(u8, Life)>,
     /// Attributes written / read per transaction; `insdel` bit per txn.
@@ -73,6 +75,9 @@ pub(super) struct State {
     preads: Vec<Option<Mask>>,
     /// SeG adjacency: bit j of `edges[i]` is an edge T_i → T_j.
     pub edges: Vec<u8>,
+    /// REPEATABLE READ: the transactions committed when T_i's snapshot
+    /// was taken (its first statement).
+    snap: Vec<Option<u8>>,
 }
 
 pub(super) struct Search<'a> {
@@ -150,11 +155,11 @@ impl<'a> Search<'a> {
             .tuples
             .iter()
             .map(|t| Tup {
-                life: match t.kind {
+                init: match t.kind {
                     super::instance::TupleKind::Inserted(_) => Life::Unborn,
                     _ => Life::Alive,
                 },
-                last: None,
+                history: vec![],
                 pending: None,
                 wrote: vec![0; k],
                 insdel: 0,
@@ -167,6 +172,7 @@ impl<'a> Search<'a> {
             tuples,
             preads: vec![None; self.nrel * k],
             edges: vec![0; k],
+            snap: vec![None; k],
         }
     }
 
@@ -228,8 +234,7 @@ impl<'a> Search<'a> {
         for t in &mut next.tuples {
             if let Some((w, life)) = t.pending {
                 if w as usize == i {
-                    t.life = life;
-                    t.last = Some(w);
+                    t.history.push((w, life));
                     t.pending = None;
                 }
             }
@@ -245,57 +250,98 @@ impl<'a> Search<'a> {
         (next, step)
     }
 
-    /// Is tuple `t` visible to transaction `i` (last committed version, or
-    /// its own write)?
-    fn visible(st: &State, i: usize, t: usize) -> bool {
-        let tup = &st.tuples[t];
-        match tup.pending {
-            Some((w, life)) if w as usize == i => life == Life::Alive,
-            _ => tup.life == Life::Alive,
+    /// The committed transactions whose writes statement-start reads of
+    /// transaction `i` see: all committed now (READ COMMITTED), or those
+    /// committed before its snapshot (REPEATABLE READ).
+    fn view(&self, st: &State, i: usize) -> u8 {
+        let now = (0..st.pc.len())
+            .filter(|&x| self.committed(st, x))
+            .fold(0u8, |m, x| m | (1 << x));
+        match self.inst.txns[i].level {
+            Level::ReadCommitted => now,
+            _ => st.snap[i].unwrap_or(now),
         }
     }
 
-    /// May transaction `i` write (or lock) `t` now: no uncommitted write or
-    /// row lock of another transaction.
-    fn writable(st: &State, i: usize, t: usize) -> bool {
+    /// The version of `t` transaction `i` sees with view `view`: its own
+    /// write, else the last committed version in the view (writer, life).
+    fn seen(st: &State, i: usize, t: usize, view: u8) -> (Seen, Life) {
         let tup = &st.tuples[t];
-        tup.pending.is_none_or(|(w, _)| w as usize == i) && tup.locks & !(1 << i) == 0
+        match tup.pending {
+            Some((w, life)) if w as usize == i => (Seen::Own, life),
+            _ => tup
+                .history
+                .iter()
+                .rev()
+                .find(|(x, _)| view & (1 << x) != 0)
+                .map_or((Seen::Initial, tup.init), |&(x, l)| {
+                    (Seen::Txn(x as usize), l)
+                }),
+        }
+    }
+
+    fn visible(st: &State, i: usize, t: usize, view: u8) -> bool {
+        Self::seen(st, i, t, view).1 == Life::Alive
+    }
+
+    /// May transaction `i` write (or lock) `t` now: no uncommitted write or
+    /// row lock of another transaction, and (first updater wins, for
+    /// REPEATABLE READ) no committed write outside its view.
+    fn writable(st: &State, i: usize, t: usize, view: u8) -> bool {
+        let tup = &st.tuples[t];
+        tup.pending.is_none_or(|(w, _)| w as usize == i)
+            && tup.locks & !(1 << i) == 0
+            && Self::current(st, t, view)
+    }
+
+    /// No committed write of `t` outside `view` (always so under READ
+    /// COMMITTED, whose view is every committed transaction).
+    fn current(st: &State, t: usize, view: u8) -> bool {
+        st.tuples[t]
+            .history
+            .iter()
+            .all(|(x, _)| view & (1 << x) != 0)
     }
 
     /// Instantiations of the next statement of transaction `i`.
     fn statement(&self, st: &State, i: usize) -> Vec<(State, Step)> {
         let pc = st.pc[i] as usize;
         let s = &self.inst.txns[i].steps[pc];
-        let mut exec = Exec::new(self, st, i, pc);
+        let view = self.view(st, i);
         if let Some(t) = s.tuple {
             let ok = match s.ty {
-                StmtType::Ins => st.tuples[t].life == Life::Unborn && Self::writable(st, i, t),
-                StmtType::KeySel if s.locking => {
-                    Self::visible(st, i, t)
-                        && st.tuples[t].pending.is_none_or(|(w, _)| w as usize == i)
+                StmtType::Ins => {
+                    Self::seen(st, i, t, u8::MAX).1 == Life::Unborn
+                        && Self::writable(st, i, t, view)
                 }
-                StmtType::KeySel => Self::visible(st, i, t),
-                _ => Self::visible(st, i, t) && Self::writable(st, i, t),
+                StmtType::KeySel if s.locking => {
+                    Self::visible(st, i, t, view)
+                        && st.tuples[t].pending.is_none_or(|(w, _)| w as usize == i)
+                        && Self::current(st, t, view)
+                }
+                StmtType::KeySel => Self::visible(st, i, t, view),
+                _ => Self::visible(st, i, t, view) && Self::writable(st, i, t, view),
             };
             if !ok {
                 return vec![];
             }
+            let mut exec = Exec::new(self, st, i, pc, view);
             exec.key(s, t);
             return vec![exec.finish()];
         }
-        self.predicate(st, i, s)
+        self.predicate(st, i, s, view)
     }
 
     /// A predicate statement: PR[R], then reads of every eligible visible
     /// tuple (selection), or of a chosen subset of those not locked by
     /// others, each followed by its write or delete.
-    fn predicate(&self, st: &State, i: usize, s: &StepSpec) -> Vec<(State, Step)> {
+    fn predicate(&self, st: &State, i: usize, s: &StepSpec, view: u8) -> Vec<(State, Step)> {
         let pc = st.pc[i] as usize;
         let eligible: Vec<usize> = (0..self.inst.tuples.len())
-            .filter(|&t| self.eligible(s, i, t) && Self::visible(st, i, t))
+            .filter(|&t| self.eligible(s, i, t) && Self::visible(st, i, t, view))
             .collect();
         if s.ty == StmtType::PredSel {
-            let mut exec = Exec::new(self, st, i, pc);
+            let mut exec = Exec::new(self, st, i, pc, view);
             exec.pred_read(s);
             for &t in &eligible {
                 exec.read(t, s.acc.read);
@@ -304,11 +350,11 @@ impl<'a> Search<'a> {
         }
         let free: Vec<usize> = eligible
             .into_iter()
-            .filter(|&t| Self::writable(st, i, t))
+            .filter(|&t| Self::writable(st, i, t, view))
             .collect();
         (0u32..1 << free.len())
             .map(|set| {
-                let mut exec = Exec::new(self, st, i, pc);
+                let mut exec = Exec::new(self, st, i, pc, view);
                 exec.pred_read(s);
                 for (b, &t) in free.iter().enumerate() {
                     if set & (1 << b) != 0 {
@@ -340,15 +386,22 @@ struct Exec<'s> {
     search: &'s Search<'s>,
     st: State,
     i: usize,
+    /// The committed transactions this statement's reads see.
+    view: u8,
     step: Step,
 }
 
 impl<'s> Exec<'s> {
-    fn new(search: &'s Search<'s>, st: &State, i: usize, pos: usize) -> Exec<'s> {
+    fn new(search: &'s Search<'s>, st: &State, i: usize, pos: usize, view: u8) -> Exec<'s> {
+        let mut st = st.clone();
+        if search.inst.txns[i].level != Level::ReadCommitted && st.snap[i].is_none() {
+            st.snap[i] = Some(view);
+        }
         Exec {
             search,
-            st: st.clone(),
+            st,
             i,
+            view,
             step: Step {
                 txn: i,
                 pos: Some(pos),
@@ -381,8 +434,9 @@ impl<'s> Exec<'s> {
         (0..k).filter(move |&x| x != i)
     }
 
-    fn committed(&self, x: usize) -> bool {
-        self.search.committed(&self.st, x)
+    /// Are T_x's writes in the version this statement reads?
+    fn in_view(&self, x: usize) -> bool {
+        self.view & (1 << x) != 0
     }
 
     /// A key-based statement or insert on tuple `t` (Section 5.2).
@@ -405,12 +459,7 @@ impl<'s> Exec<'s> {
     /// R[t] with attributes `attrs`.
     fn read(&mut self, t: usize, attrs: Option<Mask>) {
         let i = self.i;
-        let tup = &self.st.tuples[t];
-        let seen = match (tup.pending, tup.last) {
-            (Some((w, _)), _) if w as usize == i => Seen::Own,
-            (_, Some(w)) => Seen::Txn(w as usize),
-            (_, None) => Seen::Initial,
-        };
+        let (seen, _) = Search::seen(&self.st, i, t, self.view);
         self.step.ops.push(Op {
             kind: OpKind::Read,
             tuple: Some(t),
@@ -420,8 +469,10 @@ impl<'s> Exec<'s> {
         });
         let m = attrs.unwrap_or(0);
         for x in self.others().collect::<Vec<_>>() {
+            // A writer outside the view (uncommitted, or committed after a
+            // REPEATABLE READ snapshot) wrote a newer version: rw.
             let wrote = self.st.tuples[t].wrote[x] & m != 0;
-            if wrote && self.committed(x) {
+            if wrote && self.in_view(x) {
                 self.edge(x, i, DepKind::Wr, Some(t));
             } else if wrote {
                 self.edge(i, x, DepKind::Rw, Some(t));
@@ -490,7 +541,7 @@ impl<'s> Exec<'s> {
                 if tup.insdel & (1 << x) == 0 && tup.wrote[x] & p == 0 {
                     continue;
                 }
-                if self.committed(x) {
+                if self.in_view(x) {
                     self.edge(x, i, DepKind::PredWr, Some(t));
                 } else {
                     self.edge(i, x, DepKind::PredRw, Some(t));

@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 use super::instance::TupleKind;
 use super::Bounds;
 use crate::model::btp::Workload;
+use crate::model::isolation::Level;
 use crate::model::schema::RelId;
 
 /// One transaction of the schedule.
@@ -16,6 +17,8 @@ use crate::model::schema::RelId;
 pub struct Transaction {
     /// Summary-graph node (LTP) it instantiates.
     pub node: usize,
+    /// The isolation level it ran at.
+    pub level: Level,
     /// Program index in the workload and 1-based unfolding number.
     pub program: usize,
     pub unfolding: usize,
@@ -176,7 +179,7 @@ impl Schedule {
     pub fn describe(&self, w: &Workload) -> Vec<String> {
         let mut out = vec![];
         for (i, t) in self.transactions.iter().enumerate() {
-            out.push(format!("T{} = {}", i + 1, t.name));
+            out.push(format!("T{} = {} ({})", i + 1, t.name, t.level));
         }
         for s in &self.steps {
             let line = match s.pos {

@@ -1,7 +1,10 @@
 //! An independent check of a schedule the search returns, straight from
 //! the paper's definitions rather than the search's incremental state:
 //! replay the operations, check read-last-committed and no dirty writes
-//! (Definition 3.3) and that every read saw the version it reports, then
+//! (Definition 3.3; for REPEATABLE READ: reads from the snapshot of the
+//! first statement, and no write of a tuple written by a transaction that
+//! committed after that snapshot) and that every read saw the version it
+//! reports, then
 //! build SeG(s) from all pairs of operations (Section 3.4) and check that
 //! the reported cycle is in it (Theorem 3.2: not conflict serializable).
 //! The tests and the soundness harness run it on every schedule found.
@@ -10,6 +13,7 @@ use std::collections::HashMap;
 
 use super::instance::TupleKind;
 use super::schedule::{Op, OpKind, Schedule, Seen};
+use crate::model::isolation::Level;
 
 /// A version of a tuple: index in its write order; `None` = initial.
 type Version = Option<usize>;
@@ -31,18 +35,29 @@ struct Replay<'s> {
     /// Per tuple: writers (txn, kind) in write order.
     versions: Vec<Vec<(usize, OpKind)>>,
     committed: Vec<bool>,
+    /// REPEATABLE READ: the transactions committed at T_i's first statement.
+    snapshot: Vec<Option<Vec<bool>>>,
     done: Vec<Done>,
 }
 
 impl Replay<'_> {
+    /// Are T_w's writes visible to T_txn's statements: committed (READ
+    /// COMMITTED), or committed before its snapshot (REPEATABLE READ)?
+    fn sees(&self, txn: usize, w: usize) -> bool {
+        match &self.snapshot[txn] {
+            Some(snap) => snap[w],
+            None => self.committed[w],
+        }
+    }
+
     /// The version transaction `txn` sees of `t`: its own last write, else
-    /// the last version whose writer committed.
+    /// the last version whose writer it sees.
     fn visible_version(&self, txn: usize, t: usize) -> Version {
         let vs = &self.versions[t];
         if let Some(i) = vs.iter().rposition(|&(w, _)| w == txn) {
             return Some(i);
         }
-        vs.iter().rposition(|&(w, _)| self.committed[w])
+        vs.iter().rposition(|&(w, _)| self.sees(txn, w))
     }
 
     /// Is that version a live tuple (not unborn, not dead)?
@@ -92,6 +107,13 @@ impl Replay<'_> {
                 if let Some(&(w, _)) = vs.iter().find(|&&(w, _)| w != txn && !self.committed[w]) {
                     return Err(format!(
                         "dirty write: T{} writes a tuple T{} wrote and has not committed",
+                        txn + 1,
+                        w + 1
+                    ));
+                }
+                if let Some(&(w, _)) = vs.iter().find(|&&(w, _)| w != txn && !self.sees(txn, w)) {
+                    return Err(format!(
+                        "lost update: T{} writes a tuple T{} wrote after its snapshot",
                         txn + 1,
                         w + 1
                     ));
@@ -169,6 +191,7 @@ pub fn verify(s: &Schedule) -> Result<(), String> {
         s,
         versions: vec![vec![]; s.tuples.len()],
         committed: vec![false; k],
+        snapshot: vec![None; k],
         done: vec![],
     };
     for step in &s.steps {
@@ -178,6 +201,10 @@ pub fn verify(s: &Schedule) -> Result<(), String> {
         match step.pos {
             None => r.committed[step.txn] = true,
             Some(_) => {
+                let level = s.transactions[step.txn].level;
+                if level != Level::ReadCommitted && r.snapshot[step.txn].is_none() {
+                    r.snapshot[step.txn] = Some(r.committed.clone());
+                }
                 for op in &step.ops {
                     r.op(step.txn, op)?;
                 }
