@@ -42,6 +42,9 @@ pub struct Bounds {
     pub tuples_per_relation: usize,
     /// Stop after visiting this many search states in total.
     pub max_states: u64,
+    /// Partial-order reduction (state merging and ample sets, see `mvrc`).
+    /// Off only to test that it loses nothing.
+    pub reduce: bool,
 }
 
 impl Default for Bounds {
@@ -50,6 +53,7 @@ impl Default for Bounds {
             max_txns: 3,
             tuples_per_relation: 2,
             max_states: 2_000_000,
+            reduce: true,
         }
     }
 }
@@ -190,7 +194,7 @@ pub fn explore_at(
         let flow = multisets(nodes, size, 0, &mut chosen, &mut |set| {
             instance::instances(w, g, set, bounds.tuples_per_relation, alloc, &mut |inst| {
                 let budget = bounds.max_states.saturating_sub(out.explored.states);
-                let mut search = mvrc::Search::new(inst, nrel, budget);
+                let mut search = mvrc::Search::new(inst, nrel, budget, bounds.reduce);
                 let found = search.run(search.initial());
                 out.explored.add(&Stats {
                     instances: 1,

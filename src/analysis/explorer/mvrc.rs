@@ -34,7 +34,16 @@
 //! state caching. (2) A step marked independent (see `instance`) runs
 //! alone when enabled: it commutes with every step of the others and adds
 //! no edge, so every schedule is equivalent to one where it runs now (an
-//! ample set; the state space is acyclic, so no proviso is needed).
+//! ample set; the state space is acyclic, so no proviso is needed). The
+//! first statement of a REPEATABLE READ transaction takes its snapshot, so
+//! it is never run alone.
+//!
+//! REPEATABLE READ (PostgreSQL's snapshot isolation): a transaction's
+//! statements read the versions committed before its first statement
+//! (its snapshot) or its own writes, and a write or locking read of a
+//! tuple that a transaction outside the snapshot has committed a write of
+//! is not enabled (first updater wins: PostgreSQL aborts the writer with a
+//! serialization failure, and schedules with aborts are not considered).
 
 use std::collections::HashSet;
 
@@ -89,6 +98,8 @@ pub(super) struct Search<'a> {
     pub schedules: u64,
     pub budget: u64,
     pub exhausted: bool,
+    /// State merging and ample sets on.
+    reduce: bool,
 }
 
 /// The attribute indices of a mask (⊥ and ∅ alike: no attribute).
@@ -135,7 +146,7 @@ pub(super) fn find_cycle(edges: &[u8]) -> Option<Vec<usize>> {
 }
 
 impl<'a> Search<'a> {
-    pub fn new(inst: &'a Instance, nrel: usize, budget: u64) -> Search<'a> {
+    pub fn new(inst: &'a Instance, nrel: usize, budget: u64, reduce: bool) -> Search<'a> {
         Search {
             inst,
             nrel,
@@ -145,6 +156,7 @@ impl<'a> Search<'a> {
             schedules: 0,
             budget,
             exhausted: false,
+            reduce,
         }
     }
 
@@ -183,7 +195,7 @@ impl<'a> Search<'a> {
             self.exhausted = true;
             return None;
         }
-        if !self.visited.insert(st.clone()) {
+        if self.reduce && !self.visited.insert(st.clone()) {
             return None;
         }
         self.states += 1;
@@ -221,7 +233,11 @@ impl<'a> Search<'a> {
             } else {
                 continue;
             };
-            if pc < steps.len() && steps[pc].independent && !succ.is_empty() {
+            // A REPEATABLE READ transaction's first statement takes its
+            // snapshot, which depends on when it runs: never ample.
+            let snapshot = self.inst.txns[i].level != Level::ReadCommitted && st.snap[i].is_none();
+            let ample = self.reduce && steps.get(pc).is_some_and(|s| s.independent);
+            if ample && !snapshot && !succ.is_empty() {
                 return succ;
             }
             all.extend(succ);
