@@ -2,13 +2,17 @@
 //! workload, independent of the static test) and of `confirm` (every
 //! static witness) on SmallBank, TPC-C (`workloads/tpcc`) and
 //! Auction(3), at the default bounds (k ≤ 3, 2 shared tuples per
-//! relation). Run with `cargo bench --bench explorer`; the explored
-//! schedule counts are printed once per workload.
+//! relation), and `explore` with every program at REPEATABLE READ. Run
+//! with `cargo bench --bench explorer`; the search counts (instances,
+//! states, complete schedules) are printed once per workload.
 
-use isolint::analysis::explorer::{confirm, explore, Bounds, Confirmation};
+use isolint::analysis::explorer::{
+    confirm, explore, explore_at, explore_nodes, Bounds, Confirmation,
+};
 use isolint::analysis::graph::{build, Settings, SummaryGraph};
 use isolint::analysis::robustness::{witnesses, Method};
 use isolint::model::btp::Workload;
+use isolint::model::isolation::{Allocation, Level};
 
 fn main() {
     divan::main();
@@ -58,18 +62,46 @@ fn explore_all(bencher: divan::Bencher, name: &str) {
 fn confirm_witnesses(bencher: divan::Bencher, name: &str) {
     let (w, g) = setup(name);
     let ws = witnesses(&g, None, Method::TypeII);
-    let run = || {
+    for wit in &ws {
+        // The same search `confirm` runs, for its counts.
+        let mut nodes: Vec<usize> = wit
+            .edges
+            .iter()
+            .flat_map(|e| [e.from as usize, e.to as usize])
+            .collect();
+        nodes.sort_unstable();
+        nodes.dedup();
+        let e = explore_nodes(&w, &g, &nodes, Bounds::default());
+        eprintln!(
+            "confirm {name}: found {}: {:?}",
+            e.found.is_some(),
+            e.explored
+        );
+    }
+    bencher.bench_local(|| {
         ws.iter()
-            .map(|wit| match confirm(&w, &g, wit, Bounds::default()) {
-                Confirmation::Confirmed(s) => (1, s.steps.len() as u64),
-                Confirmation::NotWithinBounds { explored, .. } => (0, explored.states),
+            .filter(|wit| {
+                matches!(
+                    confirm(&w, &g, wit, Bounds::default()),
+                    Confirmation::Confirmed(_)
+                )
             })
-            .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
-    };
+            .count()
+    });
+}
+
+/// Every program at REPEATABLE READ (snapshot isolation).
+#[divan::bench(args = WORKLOADS, sample_count = 3, sample_size = 1)]
+fn explore_repeatable_read(bencher: divan::Bencher, name: &str) {
+    let (w, g) = setup(name);
+    let alloc = Allocation::uniform(w.programs.len(), Level::RepeatableRead);
+    let nodes: Vec<usize> = (0..g.nodes.len()).collect();
+    let run = || explore_at(&w, &g, &nodes, Bounds::default(), &alloc);
+    let e = run();
     eprintln!(
-        "confirm {name}: {} witnesses, (confirmed, states) = {:?}",
-        ws.len(),
-        run()
+        "explore at RR {name}: found {}: {:?}",
+        e.found.is_some(),
+        e.explored
     );
-    bencher.bench_local(run);
+    bencher.bench_local(|| run().explored.states);
 }

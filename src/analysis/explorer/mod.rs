@@ -24,7 +24,9 @@ use std::fmt;
 use std::ops::ControlFlow;
 
 pub use instance::TupleKind;
-pub use schedule::{DepKind, Dependency, Op, OpKind, Schedule, Seen, Step, Transaction, Tuple};
+pub use schedule::{
+    DepKind, Dependency, Final, Op, OpKind, Schedule, Seen, Step, Transaction, Tuple,
+};
 pub use verify::verify;
 
 use crate::analysis::graph::SummaryGraph;
@@ -52,7 +54,7 @@ impl Default for Bounds {
         Bounds {
             max_txns: 3,
             tuples_per_relation: 2,
-            max_states: 2_000_000,
+            max_states: 1_000_000,
             reduce: true,
         }
     }
@@ -112,6 +114,31 @@ pub enum Confirmation {
         bounds: Bounds,
         explored: Stats,
     },
+}
+
+impl Confirmation {
+    /// Plain text: "confirmed" and the schedule, or the wording for
+    /// an alarm the bounds could not confirm.
+    pub fn describe(&self, w: &Workload) -> Vec<String> {
+        match self {
+            Confirmation::Confirmed(s) => {
+                let mut out =
+                    vec!["confirmed: a non-serializable READ COMMITTED schedule".to_string()];
+                out.extend(s.describe(w));
+                out
+            }
+            Confirmation::NotWithinBounds { bounds, explored } => {
+                let cut = if explored.exhausted {
+                    " (state budget reached)"
+                } else {
+                    ""
+                };
+                vec![format!(
+                    "not confirmed within bounds ({bounds}){cut}: possibly a false alarm of the static test"
+                )]
+            }
+        }
+    }
 }
 
 /// Searches all LTPs of the graph (independently of the static test).
@@ -178,6 +205,17 @@ pub fn explore_at(
             "relation `{}` has more than {} attributes",
             r.name,
             instance::MAX_ARITY
+        ));
+        return out;
+    }
+    // Program counters are bytes; an LTP this long is out of reach anyway.
+    if let Some(&v) = nodes
+        .iter()
+        .find(|&&v| g.nodes[v].ltp.occurrences.len() > 250)
+    {
+        out.skipped = Some(format!(
+            "`{}` has more than 250 statements",
+            g.nodes[v].name
         ));
         return out;
     }

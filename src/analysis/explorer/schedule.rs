@@ -126,6 +126,16 @@ pub struct Dependency {
     pub op: usize,
 }
 
+/// A tuple's state at the end of a schedule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Final {
+    pub tuple: usize,
+    /// The transaction that wrote its last version.
+    pub writer: usize,
+    /// False when that version is the dead one (deleted).
+    pub exists: bool,
+}
+
 /// A complete schedule allowed under MVRC whose serialization graph has a
 /// cycle: a counterexample to robustness.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -153,6 +163,31 @@ impl Schedule {
                 self.dependencies()
                     .find(|d| d.from == a && d.to == b)
                     .copied()
+            })
+            .collect()
+    }
+
+    /// The final state: for every tuple some transaction wrote, the last
+    /// writer and whether the tuple exists at the end.
+    pub fn final_state(&self) -> Vec<Final> {
+        let mut last: Vec<Option<(usize, OpKind)>> = vec![None; self.tuples.len()];
+        for step in &self.steps {
+            for op in &step.ops {
+                if let (Some(t), OpKind::Write | OpKind::Insert | OpKind::Delete) =
+                    (op.tuple, op.kind)
+                {
+                    last[t] = Some((step.txn, op.kind));
+                }
+            }
+        }
+        last.iter()
+            .enumerate()
+            .filter_map(|(tuple, l)| {
+                l.map(|(writer, kind)| Final {
+                    tuple,
+                    writer,
+                    exists: kind != OpKind::Delete,
+                })
             })
             .collect()
     }
@@ -203,6 +238,19 @@ impl Schedule {
                 format!("T{} -{}{on}-> T{}", d.from + 1, d.kind.label(), d.to + 1)
             })
             .collect();
+        let finals: Vec<String> = self
+            .final_state()
+            .iter()
+            .map(|f| {
+                let what = if f.exists { "written" } else { "deleted" };
+                format!(
+                    "{} {what} last by T{}",
+                    self.tuples[f.tuple].name,
+                    f.writer + 1
+                )
+            })
+            .collect();
+        out.push(format!("final state: {}", finals.join(", ")));
         out.push(format!("cycle: {}", edges.join(", ")));
         out.push(format!("bounds: {}", self.bounds));
         out
