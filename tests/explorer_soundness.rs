@@ -190,3 +190,41 @@ fn reduction_loses_nothing() {
     println!("reduction: {agree} cases agree ({found} with a schedule)");
     assert!(agree > 30 && found > 5);
 }
+
+/// Prints the first unconfirmed alarms that did not hit the budget, for
+/// inspection (`-- --ignored --nocapture`).
+#[test]
+#[ignore]
+fn print_unconfirmed() {
+    let mut shown = 0;
+    for seed in 0..400 {
+        let (w, robust, e) = verdicts(seed);
+        if robust || e.found.is_some() || e.explored.exhausted {
+            continue;
+        }
+        let g = build(&w, Settings::default());
+        let ws = isolint::analysis::robustness::witnesses(&g, None, Method::TypeII);
+        println!("seed {seed} bounds {:?}", bounds(seed));
+        println!("{}", isolint::report::yaml::to_yaml(&w));
+        for wit in ws.iter().take(1) {
+            for e in &wit.edges {
+                println!(
+                    "  {} {} -{}-> {} {}",
+                    g.nodes[e.from as usize].name,
+                    g.nodes[e.from as usize]
+                        .ltp
+                        .occurrence_label(&w, e.from_pos as usize),
+                    if e.counterflow { "cf" } else { "nc" },
+                    g.nodes[e.to as usize]
+                        .ltp
+                        .occurrence_label(&w, e.to_pos as usize),
+                    g.nodes[e.to as usize].name
+                );
+            }
+        }
+        shown += 1;
+        if shown == 3 {
+            break;
+        }
+    }
+}

@@ -207,6 +207,14 @@ pub(super) fn may_cycle(txns: &[TxnSpec]) -> bool {
     })
 }
 
+/// A tuple choice for a key-based occurrence.
+#[derive(Debug, Clone, Copy)]
+enum Candidate {
+    Existing(usize),
+    NewShared,
+    NewPrivate,
+}
+
 /// Depth-first assignment of tuples to the key-based occurrences and
 /// inserts of every transaction, in transaction then position order.
 struct Enumerator<'a> {
@@ -291,24 +299,19 @@ impl Enumerator<'_> {
         let Some(&(a, pos)) = self.order.get(i) else {
             return self.finish(f);
         };
-        for cand in self.candidates(a, pos) {
+        for choice in self.candidates(a, pos) {
             let saved_tuples = self.inst.tuples.len();
             let saved_shared = self.shared.clone();
             let saved_fk = self.inst.fk.clone();
-            let fresh = cand >= saved_tuples;
-            if fresh {
-                let rel = self.inst.txns[a].steps[pos].rel;
-                let hot = self.inst.txns[a].steps[pos].hot;
-                let kind = if hot {
-                    TupleKind::Shared
-                } else {
-                    TupleKind::Private(a)
-                };
-                self.inst.tuples.push(TupleSpec { rel, kind });
-                if hot {
-                    self.shared.entry(rel).or_default().push(cand);
+            let rel = self.inst.txns[a].steps[pos].rel;
+            let cand = match choice {
+                Candidate::Existing(t) => t,
+                Candidate::NewShared => {
+                    self.shared.entry(rel).or_default().push(saved_tuples);
+                    self.new_tuple(rel, TupleKind::Shared)
                 }
-            }
+                Candidate::NewPrivate => self.new_tuple(rel, TupleKind::Private(a)),
+            };
             let prev = self.inst.txns[a].steps[pos].tuple;
             self.inst.txns[a].steps[pos].tuple = Some(cand);
             if self.consistent(a, pos) {
@@ -322,23 +325,32 @@ impl Enumerator<'_> {
         ControlFlow::Continue(())
     }
 
-    /// Tuples occurrence `pos` of transaction `a` may touch. An index equal
-    /// to `tuples.len()` stands for a fresh tuple.
-    fn candidates(&self, a: usize, pos: usize) -> Vec<usize> {
+    fn new_tuple(&mut self, rel: RelId, kind: TupleKind) -> usize {
+        self.inst.tuples.push(TupleSpec { rel, kind });
+        self.inst.tuples.len() - 1
+    }
+
+    /// Tuples occurrence `pos` of transaction `a` may touch: for a hot
+    /// occurrence the shared tuples in use, a new shared one (up to the
+    /// bound), the inserted ones, and, when another transaction reads its
+    /// relation by predicate, a tuple of its own: it still meets that
+    /// predicate read, and leaves the shared tuples to the occurrences
+    /// that need them.
+    fn candidates(&self, a: usize, pos: usize) -> Vec<Candidate> {
         let s = &self.inst.txns[a].steps[pos];
         if let Some(t) = s.tuple {
-            return vec![t]; // an insert's own tuple
+            return vec![Candidate::Existing(t)]; // an insert's own tuple
         }
         if let Some(t) = self.forced(a, pos) {
-            return vec![t];
+            return vec![Candidate::Existing(t)];
         }
-        let fresh = self.inst.tuples.len();
         if !s.hot {
-            return vec![fresh];
+            return vec![Candidate::NewPrivate];
         }
-        let mut out = self.shared.get(&s.rel).cloned().unwrap_or_default();
-        if out.len() < self.per_rel {
-            out.push(fresh);
+        let shared = self.shared.get(&s.rel).map_or(&[][..], Vec::as_slice);
+        let mut out: Vec<Candidate> = shared.iter().map(|&t| Candidate::Existing(t)).collect();
+        if shared.len() < self.per_rel {
+            out.push(Candidate::NewShared);
         }
         out.extend(
             self.inst
@@ -346,8 +358,17 @@ impl Enumerator<'_> {
                 .iter()
                 .enumerate()
                 .filter(|(_, t)| t.rel == s.rel && matches!(t.kind, TupleKind::Inserted(_)))
-                .map(|(i, _)| i),
+                .map(|(i, _)| Candidate::Existing(i)),
         );
+        let predicate_read = self.inst.txns.iter().enumerate().any(|(b, t)| {
+            b != a
+                && t.steps
+                    .iter()
+                    .any(|o| o.rel == s.rel && o.acc.pread.is_some())
+        });
+        if predicate_read {
+            out.push(Candidate::NewPrivate);
+        }
         out
     }
 
