@@ -10,8 +10,15 @@
 //! independently of the static test (the soundness harness compares the
 //! two). A schedule found is a real counterexample (every step is allowed
 //! by the semantics in `mvrc`); "nothing found" only speaks for the
-//! bounds, which every answer carries. `docs/explorer.md` gives the
-//! semantics, the bounds and the reductions.
+//! bounds, which every answer carries. [`explore_at`] runs each program
+//! at its own level (READ COMMITTED or REPEATABLE READ). [`verify`]
+//! re-checks a schedule from the paper's definitions, independently of
+//! the search. `docs/explorer.md` gives the semantics, the bounds and the
+//! reductions.
+//!
+//! Modules: `instance` (transactions and tuples, Section 5.2, symmetry),
+//! `mvrc` (the schedules a level allows and SeG(s), the search),
+//! `schedule` (the answer as data), `verify` (the independent check).
 //!
 //! Depends on `model` and the summary graph's nodes; never prints.
 
