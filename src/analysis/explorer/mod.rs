@@ -1,0 +1,334 @@
+//! Bounded schedule explorer: looks for a concrete schedule allowed under
+//! MVRC (Definition 3.3) that is not conflict serializable (Theorem 3.2:
+//! its serialization graph has a cycle), over at most `k` transactions
+//! instantiated from the LTPs of a summary graph and a small tuple domain.
+//!
+//! The static test (Algorithm 2) is sufficient, not necessary: a "not
+//! robust" may be a false alarm. [`confirm`] searches the programs of one
+//! witness cycle and returns a counterexample [`Schedule`] or "not
+//! confirmed within bounds"; [`explore`] searches the whole workload
+//! independently of the static test (the soundness harness compares the
+//! two). A schedule found is a real counterexample (every step is allowed
+//! by the semantics in `mvrc`); "nothing found" only speaks for the
+//! bounds, which every answer carries. [`explore_at`] runs each program
+//! at its own level (READ COMMITTED or REPEATABLE READ). [`verify`]
+//! re-checks a schedule from the paper's definitions, independently of
+//! the search. `docs/explorer.md` gives the semantics, the bounds and the
+//! reductions.
+//!
+//! Modules: `instance` (transactions and tuples, Section 5.2, symmetry),
+//! `mvrc` (the schedules a level allows and SeG(s), the search),
+//! `schedule` (the answer as data), `verify` (the independent check).
+//!
+//! Depends on `model` and the summary graph's nodes; never prints.
+
+mod instance;
+mod mvrc;
+mod schedule;
+mod verify;
+
+use std::fmt;
+use std::ops::ControlFlow;
+
+pub use instance::TupleKind;
+pub use schedule::{
+    DepKind, Dependency, Final, Op, OpKind, Schedule, Seen, Step, Transaction, Tuple,
+};
+pub use verify::verify;
+
+use crate::analysis::graph::SummaryGraph;
+use crate::analysis::robustness::Witness;
+use crate::model::btp::Workload;
+use crate::model::isolation::{Allocation, Level};
+
+/// How far the search goes. Every answer states them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Bounds {
+    /// At most this many concurrent transactions (k; at least 2).
+    pub max_txns: usize,
+    /// Shared tuples per relation in the initial database (inserted tuples
+    /// and tuples only one transaction touches come on top).
+    pub tuples_per_relation: usize,
+    /// Stop after visiting this many search states in total.
+    pub max_states: u64,
+    /// Partial-order reduction (state merging and ample sets, see `mvrc`).
+    /// Off only to test that it loses nothing.
+    pub reduce: bool,
+}
+
+impl Default for Bounds {
+    fn default() -> Bounds {
+        Bounds {
+            max_txns: 3,
+            tuples_per_relation: 2,
+            max_states: 1_000_000,
+            reduce: true,
+        }
+    }
+}
+
+impl fmt::Display for Bounds {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "k ≤ {} transactions, {} shared tuples per relation, ≤ {} states",
+            self.max_txns, self.tuples_per_relation, self.max_states
+        )
+    }
+}
+
+/// What a search covered.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Transaction sets with their tuple assignments (after symmetry).
+    pub instances: u64,
+    /// Distinct search states (partial schedules up to reordering of
+    /// independent steps).
+    pub states: u64,
+    /// Distinct complete schedules reached.
+    pub schedules: u64,
+    /// The state budget ran out: the bounds were not searched completely.
+    pub exhausted: bool,
+}
+
+impl Stats {
+    fn add(&mut self, other: &Stats) {
+        self.instances += other.instances;
+        self.states += other.states;
+        self.schedules += other.schedules;
+        self.exhausted |= other.exhausted;
+    }
+}
+
+/// The answer of [`explore`].
+#[derive(Debug, Clone)]
+pub struct Exploration {
+    /// A non-serializable MVRC schedule, if one was found.
+    pub found: Option<Schedule>,
+    pub explored: Stats,
+    pub bounds: Bounds,
+    /// Why the search did not run (a relation wider than 128 attributes).
+    pub skipped: Option<String>,
+}
+
+/// The answer of [`confirm`] for one witness.
+#[derive(Debug, Clone)]
+pub enum Confirmation {
+    Confirmed(Schedule),
+    /// No counterexample among the witness's programs within the bounds:
+    /// possibly a false alarm of the static test.
+    NotWithinBounds {
+        bounds: Bounds,
+        explored: Stats,
+    },
+}
+
+impl Confirmation {
+    /// Plain text: "confirmed" and the schedule, or the issue's wording for
+    /// an alarm the bounds could not confirm.
+    pub fn describe(&self, w: &Workload) -> Vec<String> {
+        match self {
+            Confirmation::Confirmed(s) => {
+                let mut out =
+                    vec!["confirmed: a non-serializable READ COMMITTED schedule".to_string()];
+                out.extend(s.describe(w));
+                out
+            }
+            Confirmation::NotWithinBounds { bounds, explored } => {
+                let cut = if explored.exhausted {
+                    " (state budget reached)"
+                } else {
+                    ""
+                };
+                vec![format!(
+                    "not confirmed within bounds ({bounds}){cut}: possibly a false alarm of the static test"
+                )]
+            }
+        }
+    }
+}
+
+/// Searches all LTPs of the graph (independently of the static test).
+pub fn explore(w: &Workload, g: &SummaryGraph, bounds: Bounds) -> Exploration {
+    let nodes: Vec<usize> = (0..g.nodes.len()).collect();
+    explore_nodes(w, g, &nodes, bounds)
+}
+
+/// Searches the LTPs on the witness cycle: multisets of them of size 2 to
+/// `k`, repeats allowed (two instances of one program).
+pub fn confirm(w: &Workload, g: &SummaryGraph, witness: &Witness, bounds: Bounds) -> Confirmation {
+    let mut nodes: Vec<usize> = witness
+        .edges
+        .iter()
+        .flat_map(|e| [e.from as usize, e.to as usize])
+        .collect();
+    nodes.sort_unstable();
+    nodes.dedup();
+    let e = explore_nodes(w, g, &nodes, bounds);
+    match e.found {
+        Some(s) => Confirmation::Confirmed(s),
+        None => Confirmation::NotWithinBounds {
+            bounds,
+            explored: e.explored,
+        },
+    }
+}
+
+/// Searches transaction sets drawn from `nodes` (summary-graph node
+/// indices), smallest sets first, at READ COMMITTED.
+pub fn explore_nodes(
+    w: &Workload,
+    g: &SummaryGraph,
+    nodes: &[usize],
+    bounds: Bounds,
+) -> Exploration {
+    let alloc = Allocation::uniform(w.programs.len(), Level::ReadCommitted);
+    explore_at(w, g, nodes, bounds, &alloc)
+}
+
+/// [`explore_nodes`] with each program at its level in `alloc`: READ
+/// COMMITTED or REPEATABLE READ (snapshot isolation, first updater wins).
+/// SERIALIZABLE is not modelled: the answer is `skipped`.
+pub fn explore_at(
+    w: &Workload,
+    g: &SummaryGraph,
+    nodes: &[usize],
+    bounds: Bounds,
+    alloc: &Allocation,
+) -> Exploration {
+    let mut out = Exploration {
+        found: None,
+        explored: Stats::default(),
+        bounds,
+        skipped: None,
+    };
+    if let Some(r) = w
+        .schema
+        .relations
+        .iter()
+        .find(|r| r.arity() > instance::MAX_ARITY)
+    {
+        out.skipped = Some(format!(
+            "relation `{}` has more than {} attributes",
+            r.name,
+            instance::MAX_ARITY
+        ));
+        return out;
+    }
+    // Program counters are bytes; an LTP this long is out of reach anyway.
+    if let Some(&v) = nodes
+        .iter()
+        .find(|&&v| g.nodes[v].ltp.occurrences.len() > 250)
+    {
+        out.skipped = Some(format!(
+            "`{}` has more than 250 statements",
+            g.nodes[v].name
+        ));
+        return out;
+    }
+    if let Some(p) = (0..w.programs.len()).find(|&p| alloc.level(p) == Level::Serializable) {
+        out.skipped = Some(format!(
+            "`{}` runs at SERIALIZABLE, which the explorer does not model",
+            w.programs[p].name
+        ));
+        return out;
+    }
+    let nrel = w.schema.relations.len();
+    for size in 2..=bounds.max_txns.clamp(2, 8) {
+        let mut chosen = vec![];
+        let flow = multisets(nodes, size, 0, &mut chosen, &mut |set| {
+            instance::instances(w, g, set, bounds.tuples_per_relation, alloc, &mut |inst| {
+                let budget = bounds.max_states.saturating_sub(out.explored.states);
+                let mut search = mvrc::Search::new(inst, nrel, budget, bounds.reduce);
+                let found = search.run(search.initial());
+                out.explored.add(&Stats {
+                    instances: 1,
+                    states: search.states,
+                    schedules: search.schedules,
+                    exhausted: search.exhausted,
+                });
+                if let Some(end) = found {
+                    out.found = Some(build(w, g, inst, search.path, &end, bounds));
+                    return ControlFlow::Break(());
+                }
+                if search.exhausted {
+                    return ControlFlow::Break(());
+                }
+                ControlFlow::Continue(())
+            })
+        });
+        if flow.is_break() {
+            break;
+        }
+    }
+    out
+}
+
+/// Calls `f` on every multiset of `size` elements of `nodes` (as sorted
+/// lists: transactions of one LTP are interchangeable).
+fn multisets(
+    nodes: &[usize],
+    size: usize,
+    from: usize,
+    chosen: &mut Vec<usize>,
+    f: &mut dyn FnMut(&[usize]) -> ControlFlow<()>,
+) -> ControlFlow<()> {
+    if chosen.len() == size {
+        return f(chosen);
+    }
+    for i in from..nodes.len() {
+        chosen.push(nodes[i]);
+        let flow = multisets(nodes, size, i, chosen, f);
+        chosen.pop();
+        flow?;
+    }
+    ControlFlow::Continue(())
+}
+
+/// The schedule found: names for transactions and tuples, the steps.
+fn build(
+    w: &Workload,
+    g: &SummaryGraph,
+    inst: &instance::Instance,
+    steps: Vec<Step>,
+    end: &mvrc::State,
+    bounds: Bounds,
+) -> Schedule {
+    let transactions = inst
+        .txns
+        .iter()
+        .map(|t| {
+            let node = &g.nodes[t.node];
+            Transaction {
+                node: t.node,
+                level: t.level,
+                program: node.ltp.program,
+                unfolding: node.ltp.unfolding,
+                name: node.name.clone(),
+                labels: (0..node.ltp.occurrences.len())
+                    .map(|p| node.ltp.occurrence_label(w, p))
+                    .collect(),
+            }
+        })
+        .collect();
+    let mut count = vec![0usize; w.schema.relations.len()];
+    let tuples = inst
+        .tuples
+        .iter()
+        .map(|t| {
+            count[t.rel] += 1;
+            Tuple {
+                rel: t.rel,
+                name: format!("{}#{}", w.schema.rel(t.rel).name, count[t.rel]),
+                kind: t.kind,
+            }
+        })
+        .collect();
+    Schedule {
+        bounds,
+        transactions,
+        tuples,
+        steps,
+        cycle: mvrc::find_cycle(&end.edges).unwrap_or_default(),
+    }
+}

@@ -1,0 +1,570 @@
+//! The schedules MVRC allows (Definition 3.3, Section 5.4), explored
+//! depth-first over one instance, with the serialization graph SeG(s)
+//! (Section 3.4) built as the schedule grows.
+//!
+//! Semantics. A statement is one atomic chunk (Section 3.3) that reads,
+//! for every tuple, the last committed version at its start, or the
+//! transaction's own uncommitted write (read-last-committed). A write of a
+//! tuple that another uncommitted transaction wrote is not enabled (no
+//! dirty writes; PostgreSQL blocks it until that one commits and then acts
+//! on the latest committed version, which is the same as running the whole
+//! statement after that commit). A locking read (`FOR UPDATE/SHARE`) waits
+//! the same way and holds its row lock to commit, so writes of the tuple by
+//! others wait for it (docs/locking-reads.md). Key-based statements need
+//! their tuple visible (Section 5.4: otherwise the statement fails); a
+//! predicate statement reads all tuples of its relation through its
+//! predicate (PR[R]), reads every visible tuple it may, and updates or
+//! deletes a chosen subset of them. Versions are installed in write order,
+//! which under no dirty writes is also commit order.
+//!
+//! Dependencies are computed incrementally: a read depends (wr) on every
+//! committed writer of the tuple with a common attribute and is
+//! anti-depended (rw) by the uncommitted one; a write depends (ww) on the
+//! committed writers and anti-depends (rw) on every earlier reader, whose
+//! version is necessarily older. Predicate reads do the same over all
+//! tuples of the relation, where an insert or delete conflicts whatever
+//! the attributes. Only which transaction pairs are ordered matters for
+//! the cycle, so the state keeps per tuple the attributes each transaction
+//! read and wrote, not the operations.
+//!
+//! Reductions. (1) States reached by different interleavings are merged
+//! (the future depends only on the state, which includes the edges so
+//! far); interleavings that differ by the order of independent steps reach
+//! the same state, so each is explored once — partial-order reduction by
+//! state caching. (2) A step marked independent (see `instance`) runs
+//! alone when enabled: it commutes with every step of the others and adds
+//! no edge, so every schedule is equivalent to one where it runs now (an
+//! ample set; the state space is acyclic, so no proviso is needed). The
+//! first statement of a REPEATABLE READ transaction takes its snapshot, so
+//! it is never run alone.
+//!
+//! REPEATABLE READ (PostgreSQL's snapshot isolation): a transaction's
+//! statements read the versions committed before its first statement
+//! (its snapshot) or its own writes, and a write or locking read of a
+//! tuple that a transaction outside the snapshot has committed a write of
+//! is not enabled (first updater wins: PostgreSQL aborts the writer with a
+//! serialization failure, and schedules with aborts are not considered).
+
+use std::collections::HashSet;
+
+use super::instance::{Instance, Mask, StepSpec};
+use super::schedule::{DepKind, Dependency, Op, OpKind, Seen, Step};
+use crate::model::btp::StmtType;
+use crate::model::isolation::Level;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Life {
+    Unborn,
+    Alive,
+    Dead,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Tup {
+    /// The initial version: alive, or unborn for an inserted tuple.
+    init: Life,
+    /// Committed versions in order (writer, life after the write).
+    history: Vec<(u8, Life)>,
+    /// The uncommitted writer and its own view of the tuple.
+    pending: Option<(u8, Life)>,
+    /// Attributes written / read per transaction; `insdel` bit per txn.
+    wrote: Vec<Mask>,
+    insdel: u8,
+    read: Vec<Mask>,
+    /// Transactions holding a row lock from a locking read.
+    locks: u8,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(super) struct State {
+    /// Steps done per transaction; `steps.len() + 1` once committed.
+    pc: Vec<u8>,
+    tuples: Vec<Tup>,
+    /// PReadSet union per (relation slot, transaction): `preads[r * k + i]`.
+    preads: Vec<Option<Mask>>,
+    /// SeG adjacency: bit j of `edges[i]` is an edge T_i → T_j.
+    pub edges: Vec<u8>,
+    /// REPEATABLE READ: the transactions committed when T_i's snapshot
+    /// was taken (its first statement).
+    snap: Vec<Option<u8>>,
+}
+
+pub(super) struct Search<'a> {
+    inst: &'a Instance,
+    nrel: usize,
+    visited: HashSet<State>,
+    pub path: Vec<Step>,
+    pub states: u64,
+    pub schedules: u64,
+    pub budget: u64,
+    pub exhausted: bool,
+    /// State merging and ample sets on.
+    reduce: bool,
+}
+
+/// The attribute indices of a mask (⊥ and ∅ alike: no attribute).
+fn indices(m: Option<Mask>) -> Vec<usize> {
+    let m = m.unwrap_or(0);
+    (0..128).filter(|i| m & (1 << i) != 0).collect()
+}
+
+/// Does the adjacency have a cycle? Returns one as a closed list of
+/// transactions (first = last omitted).
+pub(super) fn find_cycle(edges: &[u8]) -> Option<Vec<usize>> {
+    let n = edges.len();
+    // Shortest cycle through each start, by BFS (n ≤ 8).
+    let mut best: Option<Vec<usize>> = None;
+    for s in 0..n {
+        let mut prev = vec![usize::MAX; n];
+        let mut queue = std::collections::VecDeque::from([s]);
+        let mut seen = vec![false; n];
+        while let Some(v) = queue.pop_front() {
+            for u in (0..n).filter(|&u| edges[v] & (1 << u) != 0) {
+                if u == s {
+                    let mut cyc = vec![v];
+                    let mut x = v;
+                    while x != s {
+                        x = prev[x];
+                        cyc.push(x);
+                    }
+                    cyc.reverse();
+                    if best.as_ref().is_none_or(|b| cyc.len() < b.len()) {
+                        best = Some(cyc);
+                    }
+                    queue.clear();
+                    break;
+                }
+                if !seen[u] {
+                    seen[u] = true;
+                    prev[u] = v;
+                    queue.push_back(u);
+                }
+            }
+        }
+    }
+    best
+}
+
+impl<'a> Search<'a> {
+    pub fn new(inst: &'a Instance, nrel: usize, budget: u64, reduce: bool) -> Search<'a> {
+        Search {
+            inst,
+            nrel,
+            visited: HashSet::new(),
+            path: vec![],
+            states: 0,
+            schedules: 0,
+            budget,
+            exhausted: false,
+            reduce,
+        }
+    }
+
+    pub fn initial(&self) -> State {
+        let k = self.inst.txns.len();
+        let tuples = self
+            .inst
+            .tuples
+            .iter()
+            .map(|t| Tup {
+                init: match t.kind {
+                    super::instance::TupleKind::Inserted(_) => Life::Unborn,
+                    _ => Life::Alive,
+                },
+                history: vec![],
+                pending: None,
+                wrote: vec![0; k],
+                insdel: 0,
+                read: vec![0; k],
+                locks: 0,
+            })
+            .collect();
+        State {
+            pc: vec![0; k],
+            tuples,
+            preads: vec![None; self.nrel * k],
+            edges: vec![0; k],
+            snap: vec![None; k],
+        }
+    }
+
+    /// Depth-first search for a complete schedule with a SeG cycle; on
+    /// success `path` holds its steps and the final state is returned.
+    pub fn run(&mut self, st: State) -> Option<State> {
+        if self.states >= self.budget {
+            self.exhausted = true;
+            return None;
+        }
+        if self.reduce && !self.visited.insert(st.clone()) {
+            return None;
+        }
+        self.states += 1;
+        let k = self.inst.txns.len();
+        if (0..k).all(|i| self.committed(&st, i)) {
+            self.schedules += 1;
+            return find_cycle(&st.edges).map(|_| st);
+        }
+        for (next, step) in self.successors(&st) {
+            self.path.push(step);
+            if let Some(done) = self.run(next) {
+                return Some(done);
+            }
+            self.path.pop();
+        }
+        None
+    }
+
+    fn committed(&self, st: &State, i: usize) -> bool {
+        st.pc[i] as usize > self.inst.txns[i].steps.len()
+    }
+
+    /// Enabled steps; only one transaction's if its next step is
+    /// independent (ample set).
+    fn successors(&self, st: &State) -> Vec<(State, Step)> {
+        let k = self.inst.txns.len();
+        let mut all = vec![];
+        for i in 0..k {
+            let steps = &self.inst.txns[i].steps;
+            let pc = st.pc[i] as usize;
+            let succ = if pc < steps.len() {
+                self.statement(st, i)
+            } else if pc == steps.len() {
+                vec![self.commit(st, i)]
+            } else {
+                continue;
+            };
+            // A REPEATABLE READ transaction's first statement takes its
+            // snapshot, which depends on when it runs: never ample.
+            let snapshot = self.inst.txns[i].level != Level::ReadCommitted && st.snap[i].is_none();
+            let ample = self.reduce && steps.get(pc).is_some_and(|s| s.independent);
+            if ample && !snapshot && !succ.is_empty() {
+                return succ;
+            }
+            all.extend(succ);
+        }
+        all
+    }
+
+    fn commit(&self, st: &State, i: usize) -> (State, Step) {
+        let mut next = st.clone();
+        for t in &mut next.tuples {
+            if let Some((w, life)) = t.pending {
+                if w as usize == i {
+                    t.history.push((w, life));
+                    t.pending = None;
+                }
+            }
+            t.locks &= !(1 << i);
+        }
+        next.pc[i] += 1;
+        let step = Step {
+            txn: i,
+            pos: None,
+            ops: vec![],
+            deps: vec![],
+        };
+        (next, step)
+    }
+
+    /// The committed transactions whose writes statement-start reads of
+    /// transaction `i` see: all committed now (READ COMMITTED), or those
+    /// committed before its snapshot (REPEATABLE READ).
+    fn view(&self, st: &State, i: usize) -> u8 {
+        let now = (0..st.pc.len())
+            .filter(|&x| self.committed(st, x))
+            .fold(0u8, |m, x| m | (1 << x));
+        match self.inst.txns[i].level {
+            Level::ReadCommitted => now,
+            _ => st.snap[i].unwrap_or(now),
+        }
+    }
+
+    /// The version of `t` transaction `i` sees with view `view`: its own
+    /// write, else the last committed version in the view (writer, life).
+    fn seen(st: &State, i: usize, t: usize, view: u8) -> (Seen, Life) {
+        let tup = &st.tuples[t];
+        match tup.pending {
+            Some((w, life)) if w as usize == i => (Seen::Own, life),
+            _ => tup
+                .history
+                .iter()
+                .rev()
+                .find(|(x, _)| view & (1 << x) != 0)
+                .map_or((Seen::Initial, tup.init), |&(x, l)| {
+                    (Seen::Txn(x as usize), l)
+                }),
+        }
+    }
+
+    fn visible(st: &State, i: usize, t: usize, view: u8) -> bool {
+        Self::seen(st, i, t, view).1 == Life::Alive
+    }
+
+    /// May transaction `i` write (or lock) `t` now: no uncommitted write or
+    /// row lock of another transaction, and (first updater wins, for
+    /// REPEATABLE READ) no committed write outside its view.
+    fn writable(st: &State, i: usize, t: usize, view: u8) -> bool {
+        let tup = &st.tuples[t];
+        tup.pending.is_none_or(|(w, _)| w as usize == i)
+            && tup.locks & !(1 << i) == 0
+            && Self::current(st, t, view)
+    }
+
+    /// No committed write of `t` outside `view` (always so under READ
+    /// COMMITTED, whose view is every committed transaction).
+    fn current(st: &State, t: usize, view: u8) -> bool {
+        st.tuples[t]
+            .history
+            .iter()
+            .all(|(x, _)| view & (1 << x) != 0)
+    }
+
+    /// Instantiations of the next statement of transaction `i`.
+    fn statement(&self, st: &State, i: usize) -> Vec<(State, Step)> {
+        let pc = st.pc[i] as usize;
+        let s = &self.inst.txns[i].steps[pc];
+        let view = self.view(st, i);
+        if let Some(t) = s.tuple {
+            let ok = match s.ty {
+                StmtType::Ins => {
+                    Self::seen(st, i, t, u8::MAX).1 == Life::Unborn
+                        && Self::writable(st, i, t, view)
+                }
+                StmtType::KeySel if s.locking => {
+                    Self::visible(st, i, t, view)
+                        && st.tuples[t].pending.is_none_or(|(w, _)| w as usize == i)
+                        && Self::current(st, t, view)
+                }
+                StmtType::KeySel => Self::visible(st, i, t, view),
+                _ => Self::visible(st, i, t, view) && Self::writable(st, i, t, view),
+            };
+            if !ok {
+                return vec![];
+            }
+            let mut exec = Exec::new(self, st, i, pc, view);
+            exec.key(s, t);
+            return vec![exec.finish()];
+        }
+        self.predicate(st, i, s, view)
+    }
+
+    /// A predicate statement: PR[R], then reads of every eligible visible
+    /// tuple (selection), or of a chosen subset of those not locked by
+    /// others, each followed by its write or delete.
+    fn predicate(&self, st: &State, i: usize, s: &StepSpec, view: u8) -> Vec<(State, Step)> {
+        let pc = st.pc[i] as usize;
+        let eligible: Vec<usize> = (0..self.inst.tuples.len())
+            .filter(|&t| self.eligible(s, i, t) && Self::visible(st, i, t, view))
+            .collect();
+        if s.ty == StmtType::PredSel {
+            let mut exec = Exec::new(self, st, i, pc, view);
+            exec.pred_read(s);
+            for &t in &eligible {
+                exec.read(t, s.acc.read);
+            }
+            return vec![exec.finish()];
+        }
+        let free: Vec<usize> = eligible
+            .into_iter()
+            .filter(|&t| Self::writable(st, i, t, view))
+            .collect();
+        (0u32..1 << free.len())
+            .map(|set| {
+                let mut exec = Exec::new(self, st, i, pc, view);
+                exec.pred_read(s);
+                for (b, &t) in free.iter().enumerate() {
+                    if set & (1 << b) != 0 {
+                        exec.read(t, s.acc.read);
+                        exec.write(s, t);
+                    }
+                }
+                exec.finish()
+            })
+            .collect()
+    }
+
+    /// May predicate statement `s` of transaction `i` touch tuple `t`: of
+    /// its relation, not another transaction's private tuple, and with the
+    /// parent its foreign-key constraints require.
+    fn eligible(&self, s: &StepSpec, i: usize, t: usize) -> bool {
+        let spec = &self.inst.tuples[t];
+        spec.rel == s.rel
+            && !matches!(spec.kind, super::instance::TupleKind::Private(o) if o != i)
+            && s.parents
+                .iter()
+                .all(|&(f, p)| self.inst.fk.get(&(f, t)) == Some(&p))
+    }
+}
+
+/// One step being executed: the next state, its operations and the
+/// dependencies it adds.
+struct Exec<'s> {
+    search: &'s Search<'s>,
+    st: State,
+    i: usize,
+    /// The committed transactions this statement's reads see.
+    view: u8,
+    step: Step,
+}
+
+impl<'s> Exec<'s> {
+    fn new(search: &'s Search<'s>, st: &State, i: usize, pos: usize, view: u8) -> Exec<'s> {
+        let mut st = st.clone();
+        if search.inst.txns[i].level != Level::ReadCommitted && st.snap[i].is_none() {
+            st.snap[i] = Some(view);
+        }
+        Exec {
+            search,
+            st,
+            i,
+            view,
+            step: Step {
+                txn: i,
+                pos: Some(pos),
+                ops: vec![],
+                deps: vec![],
+            },
+        }
+    }
+
+    fn finish(mut self) -> (State, Step) {
+        self.st.pc[self.i] += 1;
+        (self.st, self.step)
+    }
+
+    fn edge(&mut self, from: usize, to: usize, kind: DepKind, tuple: Option<usize>) {
+        if from != to && self.st.edges[from] & (1 << to) == 0 {
+            self.st.edges[from] |= 1 << to;
+            self.step.deps.push(Dependency {
+                from,
+                to,
+                kind,
+                tuple,
+                op: self.step.ops.len().saturating_sub(1),
+            });
+        }
+    }
+
+    fn others(&self) -> impl Iterator<Item = usize> {
+        let (i, k) = (self.i, self.st.pc.len());
+        (0..k).filter(move |&x| x != i)
+    }
+
+    /// Are T_x's writes in the version this statement reads?
+    fn in_view(&self, x: usize) -> bool {
+        self.view & (1 << x) != 0
+    }
+
+    /// A key-based statement or insert on tuple `t` (Section 5.2).
+    fn key(&mut self, s: &StepSpec, t: usize) {
+        match s.ty {
+            StmtType::KeySel => {
+                self.read(t, s.acc.read);
+                if s.locking {
+                    self.st.tuples[t].locks |= 1 << self.i;
+                }
+            }
+            StmtType::KeyUpd => {
+                self.read(t, s.acc.read);
+                self.write(s, t);
+            }
+            _ => self.write(s, t),
+        }
+    }
+
+    /// R[t] with attributes `attrs`.
+    fn read(&mut self, t: usize, attrs: Option<Mask>) {
+        let i = self.i;
+        let (seen, _) = Search::seen(&self.st, i, t, self.view);
+        self.step.ops.push(Op {
+            kind: OpKind::Read,
+            tuple: Some(t),
+            rel: self.search.inst.tuples[t].rel,
+            attrs: indices(attrs),
+            seen: Some(seen),
+        });
+        let m = attrs.unwrap_or(0);
+        for x in self.others().collect::<Vec<_>>() {
+            // A writer outside the view (uncommitted, or committed after a
+            // REPEATABLE READ snapshot) wrote a newer version: rw.
+            let wrote = self.st.tuples[t].wrote[x] & m != 0;
+            if wrote && self.in_view(x) {
+                self.edge(x, i, DepKind::Wr, Some(t));
+            } else if wrote {
+                self.edge(i, x, DepKind::Rw, Some(t));
+            }
+        }
+        self.st.tuples[t].read[i] |= m;
+    }
+
+    /// W[t], I[t] or D[t] as statement `s` does it.
+    fn write(&mut self, s: &StepSpec, t: usize) {
+        let i = self.i;
+        let (kind, life) = match s.ty {
+            StmtType::Ins => (OpKind::Insert, Life::Alive),
+            StmtType::KeyDel | StmtType::PredDel => (OpKind::Delete, Life::Dead),
+            _ => (OpKind::Write, Life::Alive),
+        };
+        let rel = self.search.inst.tuples[t].rel;
+        self.step.ops.push(Op {
+            kind,
+            tuple: Some(t),
+            rel,
+            attrs: indices(s.acc.write),
+            seen: None,
+        });
+        let m = s.acc.write.unwrap_or(0);
+        let k = self.st.pc.len();
+        for x in self.others().collect::<Vec<_>>() {
+            let tup = &self.st.tuples[t];
+            let (ww, rw) = (tup.wrote[x] & m != 0, tup.read[x] & m != 0);
+            let prw = self.st.preads[rel * k + x].is_some_and(|p| s.acc.insdel || p & m != 0);
+            if ww {
+                self.edge(x, i, DepKind::Ww, Some(t));
+            }
+            if rw {
+                self.edge(x, i, DepKind::Rw, Some(t));
+            }
+            if prw {
+                self.edge(x, i, DepKind::PredRw, Some(t));
+            }
+        }
+        let tup = &mut self.st.tuples[t];
+        tup.wrote[i] |= m;
+        if s.acc.insdel {
+            tup.insdel |= 1 << i;
+        }
+        tup.pending = Some((i as u8, life));
+    }
+
+    /// PR[R] with PReadSet(q): every tuple of R, including unborn ones.
+    fn pred_read(&mut self, s: &StepSpec) {
+        let (i, k, rel) = (self.i, self.st.pc.len(), s.rel);
+        let p = s.acc.pread.unwrap_or(0);
+        self.step.ops.push(Op {
+            kind: OpKind::PredRead,
+            tuple: None,
+            rel,
+            attrs: indices(s.acc.pread),
+            seen: None,
+        });
+        let tuples: Vec<usize> = (0..self.st.tuples.len())
+            .filter(|&t| self.search.inst.tuples[t].rel == rel)
+            .collect();
+        for t in tuples {
+            for x in self.others().collect::<Vec<_>>() {
+                let tup = &self.st.tuples[t];
+                if tup.insdel & (1 << x) == 0 && tup.wrote[x] & p == 0 {
+                    continue;
+                }
+                if self.in_view(x) {
+                    self.edge(x, i, DepKind::PredWr, Some(t));
+                } else {
+                    self.edge(i, x, DepKind::PredRw, Some(t));
+                }
+            }
+        }
+        let slot = &mut self.st.preads[rel * k + i];
+        *slot = Some(slot.unwrap_or(0) | p);
+    }
+}

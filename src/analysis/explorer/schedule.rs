@@ -1,0 +1,266 @@
+//! A counterexample schedule as data, in the style of the paper's
+//! Figure 3: transactions (program, unfolding), the tuples, the steps in
+//! schedule order with their operations and the versions reads saw, the
+//! dependencies of SeG(s) and one cycle. `describe` gives plain lines; the
+//! report layer renders it otherwise.
+
+use std::fmt::Write as _;
+
+use super::instance::TupleKind;
+use super::Bounds;
+use crate::model::btp::Workload;
+use crate::model::isolation::Level;
+use crate::model::schema::RelId;
+
+/// One transaction of the schedule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transaction {
+    /// Summary-graph node (LTP) it instantiates.
+    pub node: usize,
+    /// The isolation level it ran at.
+    pub level: Level,
+    /// Program index in the workload and 1-based unfolding number.
+    pub program: usize,
+    pub unfolding: usize,
+    /// Node name, e.g. `PlaceBid#2`.
+    pub name: String,
+    /// Occurrence labels per position (`q3`, or `q3@2` in a loop copy).
+    pub labels: Vec<String>,
+}
+
+/// A tuple of the instance.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tuple {
+    pub rel: RelId,
+    /// e.g. `Savings#1`.
+    pub name: String,
+    pub kind: TupleKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OpKind {
+    Read,
+    Write,
+    Insert,
+    Delete,
+    PredRead,
+}
+
+impl OpKind {
+    pub fn letter(self) -> &'static str {
+        match self {
+            OpKind::Read => "R",
+            OpKind::Write => "W",
+            OpKind::Insert => "I",
+            OpKind::Delete => "D",
+            OpKind::PredRead => "PR",
+        }
+    }
+}
+
+/// The version a read observed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Seen {
+    /// The version of the initial database.
+    Initial,
+    /// The version committed by the given transaction (index).
+    Txn(usize),
+    /// The reading transaction's own uncommitted write.
+    Own,
+}
+
+/// An operation (Section 3.2): on a tuple, or a predicate read on `rel`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Op {
+    pub kind: OpKind,
+    pub tuple: Option<usize>,
+    pub rel: RelId,
+    /// Attr(o) (Section 3.2), after the granularity setting: ReadSet,
+    /// WriteSet or PReadSet of the statement; all attributes for I and D.
+    pub attrs: Vec<usize>,
+    /// For reads: the version observed.
+    pub seen: Option<Seen>,
+}
+
+/// One atomic step: a statement (its chunk of operations) or a commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step {
+    pub txn: usize,
+    /// Occurrence position in the transaction's LTP; `None` = commit.
+    pub pos: Option<usize>,
+    pub ops: Vec<Op>,
+    /// Serialization-graph edges this step created first.
+    pub deps: Vec<Dependency>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DepKind {
+    Ww,
+    Wr,
+    Rw,
+    PredWr,
+    PredRw,
+}
+
+impl DepKind {
+    pub fn label(self) -> &'static str {
+        match self {
+            DepKind::Ww => "ww",
+            DepKind::Wr => "wr",
+            DepKind::Rw => "rw",
+            DepKind::PredWr => "predicate wr",
+            DepKind::PredRw => "predicate rw",
+        }
+    }
+}
+
+/// An edge T_from → T_to of SeG(s), with the first dependency found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dependency {
+    pub from: usize,
+    pub to: usize,
+    pub kind: DepKind,
+    /// The tuple the dependency is on.
+    pub tuple: Option<usize>,
+    /// Index into the creating step's `ops`.
+    pub op: usize,
+}
+
+/// A tuple's state at the end of a schedule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Final {
+    pub tuple: usize,
+    /// The transaction that wrote its last version.
+    pub writer: usize,
+    /// False when that version is the dead one (deleted).
+    pub exists: bool,
+}
+
+/// A complete schedule allowed under MVRC whose serialization graph has a
+/// cycle: a counterexample to robustness.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Schedule {
+    pub bounds: Bounds,
+    pub transactions: Vec<Transaction>,
+    pub tuples: Vec<Tuple>,
+    pub steps: Vec<Step>,
+    /// The cycle, as transaction indices: T_c0 → T_c1 → … → T_c0.
+    pub cycle: Vec<usize>,
+}
+
+impl Schedule {
+    /// All edges of SeG(s), in the order found.
+    pub fn dependencies(&self) -> impl Iterator<Item = &Dependency> {
+        self.steps.iter().flat_map(|s| s.deps.iter())
+    }
+
+    /// The edges of the cycle, in cycle order.
+    pub fn cycle_edges(&self) -> Vec<Dependency> {
+        let n = self.cycle.len();
+        (0..n)
+            .filter_map(|i| {
+                let (a, b) = (self.cycle[i], self.cycle[(i + 1) % n]);
+                self.dependencies()
+                    .find(|d| d.from == a && d.to == b)
+                    .copied()
+            })
+            .collect()
+    }
+
+    /// The final state: for every tuple some transaction wrote, the last
+    /// writer and whether the tuple exists at the end.
+    pub fn final_state(&self) -> Vec<Final> {
+        let mut last: Vec<Option<(usize, OpKind)>> = vec![None; self.tuples.len()];
+        for step in &self.steps {
+            for op in &step.ops {
+                if let (Some(t), OpKind::Write | OpKind::Insert | OpKind::Delete) =
+                    (op.tuple, op.kind)
+                {
+                    last[t] = Some((step.txn, op.kind));
+                }
+            }
+        }
+        last.iter()
+            .enumerate()
+            .filter_map(|(tuple, l)| {
+                l.map(|(writer, kind)| Final {
+                    tuple,
+                    writer,
+                    exists: kind != OpKind::Delete,
+                })
+            })
+            .collect()
+    }
+
+    fn op_text(&self, w: &Workload, txn: usize, op: &Op) -> String {
+        let on = match op.tuple {
+            Some(t) => self.tuples[t].name.clone(),
+            None => w.schema.rel(op.rel).name.clone(),
+        };
+        let mut s = format!("{}{}[{on}]", op.kind.letter(), txn + 1);
+        match op.seen {
+            Some(Seen::Initial) => s.push_str(" (saw initial version)"),
+            Some(Seen::Txn(x)) => {
+                let _ = write!(s, " (saw T{}'s version)", x + 1);
+            }
+            Some(Seen::Own) => s.push_str(" (saw own write)"),
+            None => {}
+        }
+        s
+    }
+
+    /// Plain text lines: the transactions, the steps in schedule order
+    /// with statement ids and operations, and the cycle.
+    pub fn describe(&self, w: &Workload) -> Vec<String> {
+        let mut out = vec![];
+        for (i, t) in self.transactions.iter().enumerate() {
+            out.push(format!("T{} = {} ({})", i + 1, t.name, t.level));
+        }
+        for s in &self.steps {
+            let line = match s.pos {
+                None => format!("  C{}", s.txn + 1),
+                Some(pos) => {
+                    let id = self.statement_id(s.txn, pos);
+                    let ops: Vec<String> =
+                        s.ops.iter().map(|o| self.op_text(w, s.txn, o)).collect();
+                    format!("  T{} {id}: {}", s.txn + 1, ops.join(" "))
+                }
+            };
+            out.push(line);
+        }
+        let edges: Vec<String> = self
+            .cycle_edges()
+            .iter()
+            .map(|d| {
+                let on = d
+                    .tuple
+                    .map_or(String::new(), |t| format!(" on {}", self.tuples[t].name));
+                format!("T{} -{}{on}-> T{}", d.from + 1, d.kind.label(), d.to + 1)
+            })
+            .collect();
+        let finals: Vec<String> = self
+            .final_state()
+            .iter()
+            .map(|f| {
+                let what = if f.exists { "written" } else { "deleted" };
+                format!(
+                    "{} {what} last by T{}",
+                    self.tuples[f.tuple].name,
+                    f.writer + 1
+                )
+            })
+            .collect();
+        out.push(format!("final state: {}", finals.join(", ")));
+        out.push(format!("cycle: {}", edges.join(", ")));
+        out.push(format!("bounds: {}", self.bounds));
+        out
+    }
+
+    /// The statement label of occurrence `pos` of transaction `txn`.
+    pub fn statement_id(&self, txn: usize, pos: usize) -> &str {
+        self.transactions[txn]
+            .labels
+            .get(pos)
+            .map_or("?", String::as_str)
+    }
+}
