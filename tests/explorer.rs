@@ -65,6 +65,7 @@ fn smallbank_witnesses_are_confirmed() {
             Confirmation::NotWithinBounds { explored, .. } => {
                 panic!("SmallBank witness not confirmed: {explored:?}")
             }
+            Confirmation::NotChecked(why) => panic!("SmallBank witness not checked: {why}"),
         }
     }
 }
@@ -166,6 +167,7 @@ fn avg_beside_update_is_a_false_alarm() {
                 assert!(!explored.exhausted);
                 println!("avg/update: not confirmed within {bounds}: {explored:?}");
             }
+            Confirmation::NotChecked(why) => panic!("{why}"),
         }
     }
     assert!(explore(&w, &g, Bounds::default()).found.is_none());
@@ -197,6 +199,7 @@ fn tpcc_cycles_confirmed_or_not() {
             Confirmation::NotWithinBounds { explored, bounds } => {
                 format!("not confirmed within {bounds}: {explored:?}")
             }
+            Confirmation::NotChecked(why) => panic!("TPC-C is unfolded literally: {why}"),
         };
         println!(
             "TPC-C {} ({:?}): {what} [{:.2?}]",

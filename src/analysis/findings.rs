@@ -6,6 +6,7 @@
 //!
 //! Everything here is computed; `report` only formats it.
 
+use super::explorer::Confirmation;
 use super::graph::SummaryGraph;
 use super::promote::Suggestion;
 use super::robustness::{Method, Witness};
@@ -36,6 +37,10 @@ pub struct Findings {
     pub isolation: Isolation,
     /// `report` only: Figures 6 and 7 over the paper's four settings.
     pub table: Option<SubsetTable>,
+    /// Per witness (same order), whether the bounded explorer found a
+    /// concrete non-serializable schedule among its programs; empty when
+    /// not asked (`--no-confirm`).
+    pub confirmations: Vec<Confirmation>,
 }
 
 /// The level each program needs. The test covers a workload that runs

@@ -70,6 +70,7 @@ pub fn analyze_with(
         edits: vec![],
         isolation: Isolation::uniform(w.programs.len(), robust, false),
         table: None,
+        confirmations: vec![],
     }
 }
 
@@ -144,4 +145,15 @@ pub fn subset_table(
         methods: methods.to_vec(),
         rows,
     }
+}
+
+/// Confirm each dangerous cycle with the bounded schedule explorer
+/// (issue 11): a concrete non-serializable READ COMMITTED schedule of the
+/// cycle's programs, or "not confirmed within `bounds`".
+pub fn confirm(w: &Workload, f: &mut Findings, bounds: explorer::Bounds) {
+    f.confirmations = f
+        .witnesses
+        .iter()
+        .map(|x| explorer::confirm(w, &f.graph, x, bounds))
+        .collect();
 }

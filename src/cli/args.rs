@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::analysis::explorer::Bounds;
 use crate::analysis::robustness::Method;
 use crate::model::error::{Diag, Result};
 use crate::model::settings::{Granularity, Settings};
@@ -133,6 +134,22 @@ pub struct AnalysisArgs {
     /// type2: Algorithm 2 (the paper); type1: any cycle with a counterflow edge (Alomari and Fekete).
     #[arg(long, value_enum, default_value_t = MethodArg::Type2)]
     pub method: MethodArg,
+    /// Skip the search for a concrete non-serializable schedule that confirms each dangerous cycle (docs/explorer.md).
+    #[arg(long)]
+    pub no_confirm: bool,
+    /// At most this many concurrent transactions in a confirming schedule (k).
+    #[arg(long, value_name = "K", default_value_t = 3, value_parser = clap::value_parser!(u32).range(2..=4))]
+    pub max_txns: u32,
+}
+
+impl AnalysisArgs {
+    /// The explorer's bounds, or `None` with `--no-confirm`.
+    pub fn confirm_bounds(&self) -> Option<Bounds> {
+        (!self.no_confirm).then(|| Bounds {
+            max_txns: self.max_txns as usize,
+            ..Bounds::default()
+        })
+    }
 }
 
 /// What to read: the workload and, for a SQL directory, its schema.

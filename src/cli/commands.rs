@@ -81,7 +81,8 @@ fn analyze(args: &AnalysisArgs, subsets: bool, format: Format) -> Result<i32> {
     let loaded = load_workload(&args.input, format == Format::Text)?;
     let w = &loaded.workload;
     let (settings, method) = (args.settings.settings(), args.method.method());
-    let f = analysis::analyze_with(w, settings, method, subsets, &Spinner::new());
+    let mut f = analysis::analyze_with(w, settings, method, subsets, &Spinner::new());
+    confirm(w, &mut f, args);
     match format {
         Format::Json => emit(&json_text(&report::json::analyze(w, &f, &loaded.warnings))),
         _ => emit(&report::text::analyze(w, &f)),
@@ -95,11 +96,12 @@ fn check(args: &AnalysisArgs, format: Format) -> Result<i32> {
     let loaded = load_workload(&args.input, format == Format::Text)?;
     let w = &loaded.workload;
     let (settings, method) = (args.settings.settings(), args.method.method());
-    let f = analysis::check_with(w, settings, method, &Spinner::new());
+    let mut f = analysis::check_with(w, settings, method, &Spinner::new());
+    confirm(w, &mut f, args);
     let path = args.input.workload.display().to_string();
     let text = match format {
         Format::Json => json_text(&report::json::check(w, &f, &loaded.warnings)),
-        Format::Sarif => json_text(&report::sarif::check(&f, &path)),
+        Format::Sarif => json_text(&report::sarif::check(w, &f, &path)),
         Format::Github => report::github::check(w, &f, &path),
         _ => report::text::check(w, &f),
     };
@@ -120,6 +122,14 @@ fn subsets(
     match format {
         Format::Json => emit(&json_text(&report::json::subsets(w, &table))),
         _ => emit(&report::text::subsets(w, &table)),
+    }
+}
+
+/// Confirm each dangerous cycle with a concrete schedule, unless
+/// `--no-confirm`.
+fn confirm(w: &crate::model::btp::Workload, f: &mut analysis::Findings, args: &AnalysisArgs) {
+    if let Some(bounds) = args.confirm_bounds() {
+        analysis::confirm(w, f, bounds);
     }
 }
 
@@ -145,7 +155,8 @@ fn write_report(args: &AnalysisArgs, out: &Path) -> Result<i32> {
     let loaded = load_workload(&args.input, true)?;
     let w = &loaded.workload;
     let (settings, method) = (args.settings.settings(), args.method.method());
-    let f = analysis::report_with(w, settings, method, &Spinner::new());
+    let mut f = analysis::report_with(w, settings, method, &Spinner::new());
+    confirm(w, &mut f, args);
     let stem = out.file_stem().and_then(|s| s.to_str()).unwrap_or("report");
     let dir = out.parent().unwrap_or(Path::new(""));
     let dot = report::dot::graph(w, &f.graph);

@@ -4,16 +4,18 @@
 use serde_json::{json, Value};
 
 use super::{method_key, subset_names, ASSUMPTION};
-use crate::analysis::findings::{Edit, Findings, Step, SubsetTable};
+use crate::analysis::explorer::{Bounds, Confirmation, Schedule, Stats};
+use crate::analysis::findings::{Edit, Findings, SubsetTable};
 use crate::analysis::graph::SummaryGraph;
 use crate::analysis::promote::Suggestion;
-use crate::analysis::robustness::{Method, Witness};
+use crate::analysis::robustness::Method;
 use crate::model::btp::Workload;
 use crate::model::error::Warning;
 use crate::model::isolation::Allocation;
 use crate::model::settings::{Granularity, Settings};
 
-fn witness(wit: &Witness, steps: &[Step], method: Method) -> Value {
+fn witness(w: &Workload, a: &Findings, i: usize) -> Value {
+    let (wit, steps, method) = (&a.witnesses[i], &a.cycles[i], a.method);
     let edges: Vec<Value> = steps
         .iter()
         .map(|s| {
@@ -30,7 +32,75 @@ fn witness(wit: &Witness, steps: &[Step], method: Method) -> Value {
         Method::TypeII => json!([0, 1]),
         Method::TypeI => json!([0]),
     };
-    json!({ "reason": wit.reason.describe(), "distinguished_edges": pair, "edges": edges })
+    let mut v =
+        json!({ "reason": wit.reason.describe(), "distinguished_edges": pair, "edges": edges });
+    if let Some(c) = a.confirmations.get(i) {
+        v["confirmation"] = confirmation(w, c);
+    }
+    v
+}
+
+/// The explorer's answer as data (docs/json.md): the status, the bounds,
+/// what was searched, and for a confirmed cycle the schedule.
+fn confirmation(w: &Workload, c: &Confirmation) -> Value {
+    let stats = |s: &Stats| json!({"instances": s.instances, "states": s.states, "schedules": s.schedules, "budget_exhausted": s.exhausted});
+    let bounds = |b: &Bounds| json!({"max_txns": b.max_txns, "tuples_per_relation": b.tuples_per_relation, "max_states": b.max_states});
+    match c {
+        Confirmation::Confirmed(s) => json!({
+            "status": "confirmed",
+            "bounds": bounds(&s.bounds),
+            "schedule": schedule(w, s),
+            "description": c.describe(w),
+        }),
+        Confirmation::NotWithinBounds {
+            bounds: b,
+            explored,
+        } => json!({
+            "status": "not_confirmed_within_bounds",
+            "bounds": bounds(b),
+            "explored": stats(explored),
+            "description": c.describe(w),
+        }),
+        Confirmation::NotChecked(why) => json!({"status": "not_checked", "why": why}),
+    }
+}
+
+fn schedule(w: &Workload, s: &Schedule) -> Value {
+    let transactions: Vec<Value> = s
+        .transactions
+        .iter()
+        .map(|t| json!({"name": t.name, "program": w.programs[t.program].name, "level": t.level.sql()}))
+        .collect();
+    let steps: Vec<Value> = s
+        .steps
+        .iter()
+        .map(|st| {
+            let ops: Vec<Value> = st
+                .ops
+                .iter()
+                .map(|op| {
+                    let rel = w.schema.rel(op.rel);
+                    json!({
+                        "op": op.kind.letter(),
+                        "relation": rel.name,
+                        "tuple": op.tuple.map(|t| s.tuples[t].name.clone()),
+                        "attributes": op.attrs.iter().map(|&x| rel.attributes[x].clone()).collect::<Vec<_>>(),
+                    })
+                })
+                .collect();
+            json!({
+                "transaction": st.txn,
+                "statement": st.pos.map(|p| s.statement_id(st.txn, p).to_string()),
+                "ops": ops,
+            })
+        })
+        .collect();
+    let cycle: Vec<Value> = s
+        .cycle_edges()
+        .iter()
+        .map(|d| json!({"from": d.from, "to": d.to, "dependency": d.kind.label(), "tuple": d.tuple.map(|t| s.tuples[t].name.clone())}))
+        .collect();
+    json!({"transactions": transactions, "steps": steps, "cycle": cycle})
 }
 
 pub fn settings(s: Settings) -> Value {
@@ -62,8 +132,8 @@ pub fn analyze(w: &Workload, a: &Findings, warns: &[Warning]) -> Value {
             "edges": a.graph.edges.len(),
             "counterflow_edges": a.graph.counterflow_edges(),
         },
-        "witness": a.witnesses.first().map(|x| witness(x, &a.cycles[0], a.method)),
-        "witnesses": witnesses(a),
+        "witness": (!a.witnesses.is_empty()).then(|| witness(w, a, 0)),
+        "witnesses": witnesses(w, a),
         "warnings": warnings(warns),
         "assumptions": [ASSUMPTION],
     });
@@ -96,7 +166,7 @@ pub fn check(w: &Workload, a: &Findings, warns: &[Warning]) -> Value {
             "edges": a.graph.edges.len(),
             "counterflow_edges": a.graph.counterflow_edges(),
         },
-        "witnesses": witnesses(a),
+        "witnesses": witnesses(w, a),
         "suggestion": suggestion,
         "maximal_robust_subsets": a.subsets.as_ref().map(|s| subset_names(w, &s.sets, false)),
         "maximal_robust_subsets_complete": a.subsets.as_ref().map(|s| s.complete),
@@ -139,12 +209,8 @@ fn edits(edits: &[Edit]) -> Vec<Value> {
         .collect()
 }
 
-fn witnesses(a: &Findings) -> Vec<Value> {
-    a.witnesses
-        .iter()
-        .zip(&a.cycles)
-        .map(|(x, steps)| witness(x, steps, a.method))
-        .collect()
+fn witnesses(w: &Workload, a: &Findings) -> Vec<Value> {
+    (0..a.witnesses.len()).map(|i| witness(w, a, i)).collect()
 }
 
 /// `isolint subsets --format json`.

@@ -6,6 +6,7 @@ use serde_json::{json, Value};
 use super::{edge_line, edit_line, programs_of, split_origin};
 use crate::analysis::findings::Findings;
 use crate::analysis::robustness::Method;
+use crate::model::btp::Workload;
 
 fn sarif_location(file: &str, line: Option<usize>, message: &str) -> Value {
     let mut phys = json!({"artifactLocation": {"uri": file}});
@@ -19,13 +20,13 @@ fn sarif_location(file: &str, line: Option<usize>, message: &str) -> Value {
 /// counterflow edge leaves from, with every statement of the cycle as a
 /// related location.
 /// `isolint check --format sarif`.
-pub fn check(a: &Findings, workload_path: &str) -> Value {
+pub fn check(w: &Workload, a: &Findings, workload_path: &str) -> Value {
     let rule_id = match a.method {
         Method::TypeII => "mvrc-type2-cycle",
         Method::TypeI => "mvrc-type1-cycle",
     };
     let mut results = vec![];
-    for st in &a.cycles {
+    for (i, st) in a.cycles.iter().enumerate() {
         let primary = st.iter().find(|s| s.counterflow).unwrap_or(&st[0]);
         let (file, line) = split_origin(&primary.from_origin, workload_path);
         let mut message = format!(
@@ -33,6 +34,10 @@ pub fn check(a: &Findings, workload_path: &str) -> Value {
             programs_of(st).join(", ")
         );
         message.push_str(&st.iter().map(edge_line).collect::<Vec<_>>().join(" ; "));
+        let confirmation = a.confirmations.get(i).map(|c| c.describe(w));
+        if let Some(first) = confirmation.as_ref().and_then(|c| c.first()) {
+            message.push_str(&format!(" — {first}"));
+        }
         let related: Vec<Value> = st
             .iter()
             .enumerate()
@@ -54,13 +59,17 @@ pub fn check(a: &Findings, workload_path: &str) -> Value {
                 [a, b]
             })
             .collect();
-        results.push(json!({
+        let mut result = json!({
             "ruleId": rule_id,
             "level": "error",
             "message": {"text": message},
             "locations": [sarif_location(&file, line, &format!("{} {} starts a counterflow dependency", primary.from_program, primary.from_stmt))],
             "relatedLocations": related,
-        }));
+        });
+        if let Some(c) = confirmation {
+            result["properties"] = json!({"confirmation": c});
+        }
+        results.push(result);
     }
     for e in &a.edits {
         let file = e.file.as_deref().unwrap_or(workload_path);

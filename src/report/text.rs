@@ -161,6 +161,7 @@ pub fn analyze(w: &Workload, a: &Findings) -> String {
             if a.method == Method::TypeII {
                 o.push_str("edges 1 and 2 are the adjacent pair that makes the cycle type-II.\n");
             }
+            o.push_str(&confirmation(w, a, i, ""));
         }
     }
     if let Some(s) = &a.subsets {
@@ -250,6 +251,7 @@ pub fn check(w: &Workload, a: &Findings) -> String {
             o.push_str(&format!("  {}. {}\n", k + 1, edge_line(s)));
         }
         o.push_str(&format!("  {}\n", pair_explanation(wit, st, a.method)));
+        o.push_str(&confirmation(w, a, i, "  "));
     }
     match &a.suggestion {
         Some(Suggestion::Promote(_)) => {
@@ -277,4 +279,18 @@ pub fn check(w: &Workload, a: &Findings) -> String {
         ));
     }
     o
+}
+
+/// The explorer's answer for witness `i`, each line indented (nothing
+/// when confirmation was not asked for).
+fn confirmation(w: &Workload, a: &Findings, i: usize, indent: &str) -> String {
+    a.confirmations
+        .get(i)
+        .map(|c| {
+            c.describe(w)
+                .iter()
+                .map(|l| format!("{indent}{l}\n"))
+                .collect()
+        })
+        .unwrap_or_default()
 }

@@ -121,6 +121,9 @@ pub enum Confirmation {
         bounds: Bounds,
         explored: Stats,
     },
+    /// The search did not run (why: a program analysed through an
+    /// over-approximation, a level the explorer does not model, …).
+    NotChecked(String),
 }
 
 impl Confirmation {
@@ -144,6 +147,7 @@ impl Confirmation {
                     "not confirmed within bounds ({bounds}){cut}: possibly a false alarm of the static test"
                 )]
             }
+            Confirmation::NotChecked(why) => vec![format!("not checked by the explorer: {why}")],
         }
     }
 }
@@ -164,10 +168,22 @@ pub fn confirm(w: &Workload, g: &SummaryGraph, witness: &Witness, bounds: Bounds
         .collect();
     nodes.sort_unstable();
     nodes.dedup();
+    // An approximate node joins several unfoldings (`unfold::Mode`): a
+    // schedule of it need not be a schedule of the program.
+    if let Some(&v) = nodes
+        .iter()
+        .find(|&&v| g.nodes[v].ltp.mode != crate::analysis::unfold::Mode::Literal)
+    {
+        return Confirmation::NotChecked(format!(
+            "the cycle runs through `{}`, which is analysed through an over-approximation",
+            g.nodes[v].name
+        ));
+    }
     let e = explore_nodes(w, g, &nodes, bounds);
-    match e.found {
-        Some(s) => Confirmation::Confirmed(s),
-        None => Confirmation::NotWithinBounds {
+    match (e.found, e.skipped) {
+        (Some(s), _) => Confirmation::Confirmed(s),
+        (None, Some(why)) => Confirmation::NotChecked(why),
+        (None, None) => Confirmation::NotWithinBounds {
             bounds,
             explored: e.explored,
         },
