@@ -96,6 +96,15 @@ fn transactions(tree: Vec<Node>) -> Vec<Vec<Node>> {
     kept
 }
 
+/// A transaction program before lowering: a `.sql` file or a PL/pgSQL
+/// routine, parsed, with the file its positions refer to.
+pub struct Unit {
+    pub name: String,
+    pub abbrev: Option<String>,
+    pub file: SourceFile,
+    pub nodes: Vec<Node>,
+}
+
 /// Lower program files with the function definitions, foreign-key actions
 /// and pure functions of `ctx`.
 pub fn lower_programs_with(
@@ -105,12 +114,35 @@ pub fn lower_programs_with(
     sources: &[SourceFile],
     ctx: &Context,
 ) -> Result<(Workload, Vec<Warning>)> {
-    // Parse everything first: UNIQUE keys count only if no UPDATE assigns
-    // them, which needs the whole workload.
-    let mut trees = vec![];
+    let mut units = vec![];
     for f in sources {
-        trees.push(transactions(parse_program(f)?));
+        units.push(Unit {
+            name: Path::new(&f.name)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            abbrev: abbreviation(f),
+            file: f.clone(),
+            nodes: parse_program(f)?,
+        });
     }
+    lower_units(name, description, schema, units, ctx)
+}
+
+/// Lower parsed programs (see [`Unit`]).
+pub fn lower_units(
+    name: String,
+    description: Option<String>,
+    schema: Schema,
+    units: Vec<Unit>,
+    ctx: &Context,
+) -> Result<(Workload, Vec<Warning>)> {
+    // UNIQUE keys count only if no UPDATE assigns them, which needs the
+    // whole workload.
+    let trees: Vec<Vec<Vec<Node>>> = units
+        .iter()
+        .map(|u| transactions(u.nodes.clone()))
+        .collect();
     let functions = parse_functions(&ctx.functions)?;
     let mut assigned: HashSet<(RelId, usize)> = HashSet::new();
     for tree in &trees {
@@ -142,11 +174,8 @@ pub fn lower_programs_with(
     let mut programs = vec![];
     let mut warnings = vec![];
     let mut counter = 0usize;
-    for (f, tree) in sources.iter().zip(&trees) {
-        let stem = Path::new(&f.name)
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
+    for (u, tree) in units.iter().zip(&trees) {
+        let (f, stem) = (&u.file, &u.name);
         if tree.len() > 1 {
             warnings.push(Warning {
                 file: f.name.clone(),
@@ -162,10 +191,10 @@ pub fn lower_programs_with(
             let (name, abbrev) = if tree.len() > 1 {
                 (
                     format!("{stem}.{}", k + 1),
-                    abbreviation(f).map(|a| format!("{a}.{}", k + 1)),
+                    u.abbrev.as_ref().map(|a| format!("{a}.{}", k + 1)),
                 )
             } else {
-                (stem.clone(), abbreviation(f))
+                (stem.clone(), u.abbrev.clone())
             };
             programs.push(lower_transaction(
                 &shared,
@@ -241,6 +270,7 @@ fn lower_transaction(
         inline_stack: vec![],
         instances: 0,
         weak_lock: false,
+        prefix: 0,
         counter,
         warnings,
     };
@@ -393,6 +423,9 @@ struct Lowerer<'a> {
     instances: usize,
     /// The statement's lock clause is FOR KEY SHARE (see `normalize_locks`).
     weak_lock: bool,
+    /// Positive while lowering the rolled-back prefix of an EXCEPTION
+    /// block (`try_block`): a RAISE there starts the handler.
+    prefix: usize,
     counter: &'a mut usize,
     warnings: &'a mut Vec<Warning>,
 }
@@ -500,6 +533,12 @@ fn each_stmt(nodes: &[Node], f: &mut dyn FnMut(&Stmt)) {
                 }
                 each_stmt(body, f);
             }
+            Node::Open(query) => f(query),
+            Node::Block { body, handlers, .. } => {
+                each_stmt(body, f);
+                handlers.iter().flatten().for_each(|h| each_stmt(h, f));
+            }
+            Node::Prefix(body) => each_stmt(body, f),
             _ => {}
         }
     }
@@ -528,6 +567,12 @@ fn each_cond(nodes: &[Node], f: &mut dyn FnMut(&Cond)) {
             Node::Exit { when: Some(c), .. } => f(c),
             Node::Eval(v) => v.iter().for_each(&mut *f),
             Node::Assign { expr, .. } => f(expr),
+            Node::Block { body, handlers, .. } => {
+                each_cond(body, f);
+                handlers.iter().flatten().for_each(|h| each_cond(h, f));
+            }
+            Node::Prefix(body) => each_cond(body, f),
+            Node::Call { call, .. } => f(call),
             _ => {}
         }
     }
