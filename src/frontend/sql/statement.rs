@@ -59,14 +59,18 @@ pub fn strip_into(text: &str) -> (String, Vec<String>) {
                         j += 1;
                     }
                     let ns = j;
-                    while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'_') {
+                    while j < b.len()
+                        && (b[j].is_ascii_alphanumeric() || b[j] == b'_' || b[j] == b'$')
+                    {
                         j += 1;
                     }
                     if ns == j || (vs == ns && is_keyword(&upper[ns..j])) {
                         j = vs;
                         break;
                     }
-                    vars.push(text[ns..j].to_lowercase());
+                    // `:r$f` (PL/pgSQL's `INTO r.f`) assigns the record r.
+                    let var = text[ns..j].split('$').next().unwrap_or_default();
+                    vars.push(var.to_lowercase());
                     let mut k = j;
                     while k < b.len()
                         && (b[k] == b' ' || b[k] == b'\n' || b[k] == b'\t' || b[k] == b'\r')
