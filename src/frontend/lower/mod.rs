@@ -383,6 +383,9 @@ struct Facts {
     may_miss: bool,
     /// WHERE and join columns.
     pred: BTreeSet<usize>,
+    /// In the rolled-back prefix of an EXCEPTION block: it did not happen
+    /// in the execution it stands for, so no constraint involves it.
+    rolled_back: bool,
 }
 
 struct Lowerer<'a> {
@@ -470,6 +473,7 @@ impl<'a> Lowerer<'a> {
         self.facts.push(Facts {
             path: self.path.clone(),
             may_miss: self.stmt_may_miss || self.sub_depth > 0,
+            rolled_back: self.prefix > 0,
             ..Facts::default()
         });
         self.statements.len() - 1

@@ -421,9 +421,9 @@ pub struct PlEnv {
     pub(super) routine: String,
     pub(super) vars: HashMap<String, (VarKind, usize)>,
     pub(super) labels: Vec<String>,
-    /// Relations (lower-case name, lower-case columns) for the
-    /// variable/column conflict check.
-    pub(super) relations: Vec<(String, Vec<String>)>,
+    /// Relations (lower-case name, lower-case columns, primary-key
+    /// columns) for the variable/column conflict check and CURRENT OF.
+    pub(super) relations: Vec<(String, Vec<String>, Vec<String>)>,
     /// PL/pgSQL routines of the workload: calls of these are inlined.
     pub(super) callable: HashSet<String>,
     pub(super) cursors: HashMap<String, Cursor>,
@@ -444,6 +444,10 @@ impl PlEnv {
                     (
                         r.name.to_lowercase(),
                         r.attributes.iter().map(|a| a.to_lowercase()).collect(),
+                        r.primary_key
+                            .iter()
+                            .map(|&c| r.attributes[c].to_lowercase())
+                            .collect(),
                     )
                 })
                 .collect(),
@@ -497,11 +501,19 @@ impl PlEnv {
     /// column of a table the statement names is an error, as in
     /// PostgreSQL with `plpgsql.variable_conflict = error`.
     pub fn rewrite(&self, file: &SourceFile, snip: &Snippet) -> Result<String> {
-        let t = snip.text.as_str();
+        let current = self.current_of(file, snip)?;
+        let t = current.as_deref().unwrap_or(snip.text.as_str());
         let b = t.as_bytes();
         let scope = self.relations_in(t);
         let mut out = String::with_capacity(t.len() + 16);
         let mut i = 0;
+        let first_word = t
+            .trim_start()
+            .split(|c: char| !c.is_ascii_alphabetic())
+            .next()
+            .unwrap_or("")
+            .to_lowercase();
+        let first_word = first_word.as_str();
         let mut prev_word = String::new();
         while i < b.len() {
             if let Some(e) = literal_end(t, i) {
@@ -548,7 +560,10 @@ impl PlEnv {
                 i = fe;
             } else if w == "strict" && prev_word == "into" {
                 out.push_str(&" ".repeat(i - s));
-            } else if self.var(&w).is_some_and(|k| k != VarKind::Cursor) && after != Some(b'(') {
+            } else if self.var(&w).is_some_and(|k| k != VarKind::Cursor)
+                && after != Some(b'(')
+                && !self.table_position(&prev_word, &w, first_word)
+            {
                 if let Some(&r) = scope.iter().find(|&&r| self.relations[r].1.contains(&w)) {
                     let at = snip.offset + s;
                     return Err(Diag::new(format!(
@@ -565,6 +580,73 @@ impl PlEnv {
             prev_word = w;
         }
         Ok(out)
+    }
+
+    /// A relation's name where a table stands (after FROM, JOIN, UPDATE,
+    /// INSERT INTO, …): no variable there, as in PostgreSQL.
+    fn table_position(&self, prev: &str, w: &str, first: &str) -> bool {
+        let table_kw = matches!(
+            prev,
+            "from" | "join" | "update" | "table" | "only" | "using"
+        ) || prev == "into" && first == "insert";
+        table_kw && self.relations.iter().any(|r| r.0 == w)
+    }
+
+    /// `UPDATE t … WHERE CURRENT OF c` / `DELETE FROM t WHERE CURRENT OF c`:
+    /// a key-based write of the row the cursor is on, written as equalities
+    /// of t's primary key with `:c$col` (values that change at each FETCH,
+    /// which assigns `c`).
+    fn current_of(&self, file: &SourceFile, snip: &Snippet) -> Result<Option<String>> {
+        let upper = snip.text.to_uppercase();
+        let Some(k) = find_word_in(&upper, "CURRENT") else {
+            return Ok(None);
+        };
+        let rest = upper[k + 7..].trim_start();
+        if !rest.starts_with("OF") || rest.as_bytes().get(2).is_some_and(|c| is_word_byte(*c)) {
+            return Ok(None);
+        }
+        let of = k + 7 + (upper[k + 7..].len() - rest.len());
+        let c0 = of + 2 + blank_prefix(&snip.text[of + 2..]);
+        let Some((cursor, ce)) = ident_at(&snip.text, c0) else {
+            return Ok(None);
+        };
+        let err = |msg: &str| {
+            Diag::new(msg.to_string())
+                .help("write UPDATE t SET … WHERE CURRENT OF c; or DELETE FROM t WHERE CURRENT OF c; where t has a primary key")
+                .at(file, snip.offset + k, 7, "here")
+        };
+        if self.var(&cursor) != Some(VarKind::Cursor) {
+            return Err(err(&format!(
+                "CURRENT OF `{cursor}`, which is not a cursor of the routine"
+            )));
+        }
+        let words: Vec<&str> = upper.split_whitespace().collect();
+        let table = match words.as_slice() {
+            ["UPDATE", "ONLY", t, ..]
+            | ["UPDATE", t, ..]
+            | ["DELETE", "FROM", "ONLY", t, ..]
+            | ["DELETE", "FROM", t, ..] => t.trim_matches('"').to_lowercase(),
+            _ => return Err(err("CURRENT OF outside UPDATE or DELETE")),
+        };
+        let table = table.rsplit('.').next().unwrap_or_default().to_string();
+        let Some(rel) = self.relations.iter().find(|r| r.0 == table) else {
+            return Err(err(&format!(
+                "CURRENT OF on `{table}`, which is not a table of the schema"
+            )));
+        };
+        if rel.2.is_empty() {
+            return Err(err(&format!(
+                "CURRENT OF on `{table}`, which has no primary key"
+            )));
+        }
+        let pred: Vec<String> = rel
+            .2
+            .iter()
+            .map(|c| format!("{c} = :{cursor}${c}"))
+            .collect();
+        let mut out = snip.text.clone();
+        out.replace_range(k..ce, &pred.join(" AND "));
+        Ok(Some(out))
     }
 
     /// `x := e`, `x = e`, `fn.x := e`, `r.f := e`, `a[i] := e` from `at` to
@@ -1299,9 +1381,24 @@ impl P<'_> {
         let semi = self.semi_after("FETCH", at, "end it with `;`")?;
         let into = (self.pos + 1..semi).find(|&k| self.word(k).as_deref() == Some("INTO"));
         let mut out = vec![];
+        // The cursor moves: `CURRENT OF c` names another row.
+        let last = into.unwrap_or(semi).saturating_sub(1);
+        if let Some(c) = self.word(last).map(|w| w.to_lowercase()) {
+            if self
+                .pl
+                .as_ref()
+                .is_some_and(|pl| pl.var(&c) == Some(VarKind::Cursor))
+            {
+                let null = self.cond(Snippet {
+                    text: "NULL".into(),
+                    offset: at,
+                })?;
+                out.push(Node::Assign { var: c, expr: null });
+            }
+        }
         if let Some(k) = into {
             let (from, to) = (self.toks[k].2, self.toks[semi].1);
-            out = self.fresh_targets(from, to, at)?;
+            out.extend(self.fresh_targets(from, to, at)?);
         }
         self.pos = semi + 1;
         Ok(out)
@@ -1552,6 +1649,11 @@ pub fn bind_args(
                 }
                 FunctionArg::Named {
                     name,
+                    arg: FunctionArgExpr::Expr(e),
+                    ..
+                }
+                | FunctionArg::ExprNamed {
+                    name: Expr::Identifier(name),
                     arg: FunctionArgExpr::Expr(e),
                     ..
                 } => {
