@@ -878,7 +878,7 @@ impl P<'_> {
         };
         if let Some(v) = head.var() {
             let record = matches!(head, LoopHead::Query { .. });
-            self.declare_loop_var(&v.to_string(), record);
+            self.declare_loop_var(v, record);
         }
         self.pos = lp + 1;
         let body = self.block(Ctx::Loop, at)?;
