@@ -102,6 +102,11 @@ pub fn scan_routines(file: &SourceFile) -> Result<Option<Vec<Routine>>> {
             if ignorable(w(0), w(1)) {
                 continue;
             }
+            // A file that starts with another statement is a program (its
+            // CREATE FUNCTION is then reported as DDL in a program).
+            if out.is_empty() {
+                return Ok(None);
+            }
             // Decided below: only an error in a file of routines.
             out.push(Err((at, w(0).to_string())));
             continue;
