@@ -8,11 +8,13 @@ use sqlparser::ast::Statement as Sql;
 
 use super::lower::{lower_units, Context, Unit};
 use super::sql::ddl::{parse_ddl, FunctionDef};
-use super::sql::plpgsql::{inline_calls, parse_routine, scan_routines, shadow, Routine, Routines};
+use super::sql::plpgsql::{
+    ddl_only, inline_calls, parse_routine, scan_routines, shadow, Routine, Routines,
+};
 use super::sql::procedural::{abbreviation, parse_program};
 use super::sql::Snippet;
 use super::Loaded;
-use crate::model::error::{Diag, Result, SourceFile};
+use crate::model::error::{Diag, Result, SourceFile, Warning};
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub(super) struct Manifest {
@@ -91,10 +93,20 @@ pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
     };
     let mut sources: Vec<SourceFile> = vec![];
     let mut routine_files = vec![];
+    let mut skipped = vec![];
     for p in &files {
         let f = super::read_source(p)?;
         if let Some(rs) = scan_routines(&f)? {
             routine_files.push((f, rs));
+            continue;
+        }
+        // A migration that only creates tables: the schema file has them.
+        if ddl_only(&f) {
+            skipped.push(Warning {
+                file: f.name.clone(),
+                line: 1,
+                message: "holds only schema DDL: not a program, skipped (isolint reads the schema from the schema file)".into(),
+            });
             continue;
         }
         // A file of CREATE FUNCTIONs only is a library, not a program.
@@ -162,8 +174,9 @@ pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
             d.file_name().map(|n| n.to_string_lossy().into_owned())
         })
         .unwrap_or_else(|| "workload".into());
-    let (workload, warnings) =
+    let (workload, mut warnings) =
         lower_units(name, manifest.description.clone(), schema, units, &context)?;
+    warnings.splice(0..0, skipped);
     Ok(Loaded { workload, warnings })
 }
 

@@ -138,6 +138,39 @@ pub fn scan_routines(file: &SourceFile) -> Result<Option<Vec<Routine>>> {
         .map(Some)
 }
 
+/// Whether a file holds only schema DDL (a migration that creates tables,
+/// indexes, …): no program. Routines and data changes count as programs.
+pub fn ddl_only(file: &SourceFile) -> bool {
+    let text = &file.text;
+    let toks = lex(text);
+    let mut first = true;
+    let mut any = false;
+    for (k, t) in toks.iter().enumerate() {
+        match t.0 {
+            Lex::Semi => first = true,
+            Lex::Word if first => {
+                first = false;
+                any = true;
+                let w = text[t.1..t.2].to_uppercase();
+                let next = toks.get(k + 1).map(|n| text[n.1..n.2].to_uppercase());
+                let ddl = match w.as_str() {
+                    "CREATE" => !matches!(
+                        next.as_deref(),
+                        Some("FUNCTION" | "PROCEDURE" | "OR" | "RULE")
+                    ),
+                    "ALTER" | "DROP" | "COMMENT" | "GRANT" | "REVOKE" | "SET" => true,
+                    _ => false,
+                };
+                if !ddl {
+                    return false;
+                }
+            }
+            Lex::Word => {}
+        }
+    }
+    any
+}
+
 /// An identifier at `i`: its name (SQL case rules) and end.
 fn ident_at(text: &str, i: usize) -> Option<(String, usize)> {
     let b = text.as_bytes();
