@@ -634,3 +634,74 @@ proptest! {
         let _ = lower_dir(&routine(&body), "");
     }
 }
+
+fn robust(w: &Workload) -> bool {
+    isolint::analysis::analyze_with(
+        w,
+        Settings::default(),
+        Method::TypeII,
+        false,
+        &isolint::analysis::progress::Silent,
+    )
+    .robust
+}
+
+/// Soundness: a lost update that happens only in an EXCEPTION handler (or
+/// only after an early RETURN is not taken) is found; the single-statement
+/// increment is the robust control.
+#[test]
+fn handler_and_return_paths_keep_their_anomalies() {
+    let lost = "
+CREATE FUNCTION inc(p int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE v int;
+BEGIN
+  BEGIN
+    INSERT INTO A (k, x, y) VALUES (p, 1, 0);
+  EXCEPTION WHEN unique_violation THEN
+    SELECT x INTO v FROM A WHERE k = p;
+    UPDATE A SET x = v + 1 WHERE k = p;
+  END;
+  RETURN 0;
+END $$;";
+    assert!(!robust(
+        &lower_dir(lost, "").unwrap_or_else(|e| panic!("{e}"))
+    ));
+    let control = lost.replace(
+        "SELECT x INTO v FROM A WHERE k = p;\n    UPDATE A SET x = v + 1",
+        "UPDATE A SET x = x + 1",
+    );
+    assert!(robust(
+        &lower_dir(&control, "").unwrap_or_else(|e| panic!("{e}"))
+    ));
+    let early = "
+CREATE FUNCTION inc(p int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE v int;
+BEGIN
+  IF p < 0 THEN RETURN 0; END IF;
+  SELECT x INTO v FROM A WHERE k = p;
+  UPDATE A SET x = v + 1 WHERE k = p;
+  RETURN v;
+END $$;";
+    assert!(!robust(
+        &lower_dir(early, "").unwrap_or_else(|e| panic!("{e}"))
+    ));
+}
+
+#[test]
+fn returns_table_columns_are_variables() {
+    check_src(
+        "CREATE FUNCTION t(p int) RETURNS TABLE (o_x int) LANGUAGE plpgsql AS $$
+BEGIN
+  SELECT x INTO o_x FROM A WHERE k = p;
+  o_x := o_x + 1;
+  RETURN NEXT;
+END $$;",
+        "t: q1
+  q1 key sel a P- R{x} W-",
+    );
+}
+
+fn check_src(src: &str, expected: &str) {
+    let got = btp(src);
+    assert_eq!(got.trim(), expected.trim(), "\n--- got ---\n{got}");
+}

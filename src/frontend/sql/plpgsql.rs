@@ -239,8 +239,40 @@ fn header(
         .filter(|(_, p)| !is_blank(p))
         .map(|(o, p)| param(i + 1 + o, p))
         .collect();
+    let mut params = params;
+    let (language, body, quoted) = options(text, close + 1, end, &mut params);
+    let Some(body) = body else {
+        return Err(bad(
+            at,
+            "routine without a body",
+            "write … AS $$ … $$ (a BEGIN ATOMIC body is not supported)",
+        ));
+    };
+    Ok(Routine {
+        name,
+        abbrev: abbrev_before(&file.text[stmt_from..at]),
+        procedure,
+        params,
+        language,
+        body,
+        quoted,
+        at,
+        end,
+    })
+}
+
+/// The options after the parameter list, in any order: LANGUAGE, the body
+/// (`AS $tag$ … $tag$` or `AS '…'`), and `RETURNS TABLE (…)`, whose
+/// columns are OUT parameters (variables of the body). Others are skipped.
+fn options(
+    text: &str,
+    from: usize,
+    end: usize,
+    params: &mut Vec<Param>,
+) -> (String, Option<(usize, usize)>, bool) {
     let (mut language, mut body, mut quoted) = (String::new(), None, false);
-    let mut j = close + 1;
+    let mut j = from;
+    let mut prev = String::new();
     while j < end {
         j += blank_prefix(&text[j..]);
         if j >= end {
@@ -267,7 +299,19 @@ fn header(
             }
             j = e;
         } else if b == b'(' {
-            j = matching_paren(text, j).map_or(end, |c| c + 1);
+            let close = matching_paren(text, j).unwrap_or(end);
+            if prev == "table" {
+                params.extend(
+                    split_top(&text[j + 1..close.min(end)], b',')
+                        .into_iter()
+                        .filter(|(_, p)| !is_blank(p))
+                        .map(|(o, p)| Param {
+                            mode: Mode::Out,
+                            ..param(j + 1 + o, p)
+                        }),
+                );
+            }
+            j = (close + 1).min(end);
         } else if is_word_byte(b) || b == b'"' {
             let (w, e) = ident_at(text, j).unwrap_or((String::new(), j + 1));
             if w == "language" {
@@ -280,29 +324,13 @@ fn header(
                     }
                 }
             }
+            prev = w;
             j = e;
         } else {
             j += 1;
         }
     }
-    let Some(body) = body else {
-        return Err(bad(
-            at,
-            "routine without a body",
-            "write … AS $$ … $$ (a BEGIN ATOMIC body is not supported)",
-        ));
-    };
-    Ok(Routine {
-        name,
-        abbrev: abbrev_before(&file.text[stmt_from..at]),
-        procedure,
-        params,
-        language,
-        body,
-        quoted,
-        at,
-        end,
-    })
+    (language, body, quoted)
 }
 
 /// `-- isolint: abbrev XX` in the comments before a routine.
