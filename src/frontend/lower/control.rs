@@ -18,38 +18,14 @@ impl Lowerer<'_> {
                 // error is what starts the handler: the path goes on.
                 Node::Abort if self.prefix > 0 => (Some(Body::Seq(vec![])), false),
                 Node::Abort => return Ok((None, false)),
-                // RETURN leaves the routine: the rest is skipped on this
-                // path (made optional, and propagated out of loops).
-                Node::Return { .. } => (Some(Body::Seq(vec![])), true),
-                Node::Block {
-                    label,
-                    body,
-                    handlers: None,
-                } => {
-                    let (b, e) = self.block(body)?;
-                    match b {
-                        None => return Ok((None, false)),
-                        Some(b) => (Some(b), e && escapes(body, label.as_deref(), false)),
-                    }
-                }
-                Node::Block {
-                    label,
-                    body,
-                    handlers: Some(handlers),
-                } => self.try_block(label.as_deref(), body, handlers)?,
-                Node::Prefix(body) => (Some(self.prefix_node(body)?), false),
-                Node::Open(query) => {
-                    // Like a FOR loop's query: read once; it may return no row.
-                    self.sub_depth += 1;
-                    let r = self.statement(query, &[]);
-                    self.sub_depth -= 1;
-                    (Some(r?), false)
-                }
-                Node::Call { at, .. } => {
-                    return Err(Diag::new("internal error: a routine call was not inlined")
-                        .help("please report this with the SQL that caused it")
-                        .at(self.file, *at, 4, "here"))
-                }
+                Node::Return { .. }
+                | Node::Block { .. }
+                | Node::Prefix(_)
+                | Node::Open(_)
+                | Node::Call { .. } => match self.pl_node(node)? {
+                    Some(r) => r,
+                    None => return Ok((None, false)),
+                },
                 // EXIT and EXIT WHEN are treated alike: the rest of the body
                 // becomes optional either way (the condition's value is not
                 // modelled, its reads are). CONTINUE skips the rest too.
@@ -458,6 +434,47 @@ pub(super) fn null_tested(nodes: &[Node]) -> HashSet<String> {
     each_stmt(nodes, &mut |s| scan(&s.sql, &mut out));
     each_cond(nodes, &mut |c| scan(&c.expr, &mut out));
     out
+}
+
+impl Lowerer<'_> {
+    /// The nodes only PL/pgSQL routines have. `None`: every path aborts.
+    fn pl_node(&mut self, node: &Node) -> Result<Option<(Option<Body>, bool)>> {
+        Ok(Some(match node {
+            // RETURN leaves the routine: the rest is skipped on this
+            // path (made optional, and propagated out of loops).
+            Node::Return { .. } => (Some(Body::Seq(vec![])), true),
+            Node::Block {
+                label,
+                body,
+                handlers: None,
+            } => {
+                let (b, e) = self.block(body)?;
+                match b {
+                    None => return Ok(None),
+                    Some(b) => (Some(b), e && escapes(body, label.as_deref(), false)),
+                }
+            }
+            Node::Block {
+                label,
+                body,
+                handlers: Some(handlers),
+            } => self.try_block(label.as_deref(), body, handlers)?,
+            Node::Prefix(body) => (Some(self.prefix_node(body)?), false),
+            Node::Open(query) => {
+                // Like a FOR loop's query: read once; it may return no row.
+                self.sub_depth += 1;
+                let r = self.statement(query, &[]);
+                self.sub_depth -= 1;
+                (Some(r?), false)
+            }
+            Node::Call { at, .. } => {
+                return Err(Diag::new("internal error: a routine call was not inlined")
+                    .help("please report this with the SQL that caused it")
+                    .at(self.file, *at, 4, "here"))
+            }
+            _ => (Some(Body::Seq(vec![])), false),
+        }))
+    }
 }
 
 /// Whether an EXIT/CONTINUE or RETURN in `nodes` (the body of a loop or

@@ -521,26 +521,8 @@ impl P<'_> {
             };
             let at = self.start();
             if self.pl.is_some() {
-                let closes_if = matches!(
-                    self.word(self.pos + 1).as_deref(),
-                    Some("IF" | "LOOP" | "CASE")
-                );
-                match (w.as_str(), ctx) {
-                    ("END", Ctx::Block | Ctx::Routine | Ctx::Handler) if !closes_if => {
-                        return Ok(nodes)
-                    }
-                    ("EXCEPTION", Ctx::Block | Ctx::Routine) | ("WHEN", Ctx::Handler) => {
-                        return Ok(nodes)
-                    }
-                    ("EXCEPTION", _) => {
-                        return Err(self.err(
-                            at,
-                            w.len(),
-                            "EXCEPTION inside IF, CASE or LOOP",
-                            "EXCEPTION follows the statements of a BEGIN … END block; close the IF, CASE or LOOP first",
-                        ))
-                    }
-                    _ => {}
+                if self.pl_ends_block(&w, ctx, at)? {
+                    return Ok(nodes);
                 }
                 if self.pl_statement(&w, ctx, &mut nodes)? {
                     continue;
@@ -620,6 +602,26 @@ impl P<'_> {
                     nodes.push(self.statement()?);
                 }
             }
+        }
+    }
+
+    /// In a PL/pgSQL body: whether `w` ends the current block's statements
+    /// (END of a block, EXCEPTION, the next handler's WHEN).
+    fn pl_ends_block(&self, w: &str, ctx: Ctx, at: usize) -> Result<bool> {
+        let closes_if = matches!(
+            self.word(self.pos + 1).as_deref(),
+            Some("IF" | "LOOP" | "CASE")
+        );
+        match (w, ctx) {
+            ("END", Ctx::Block | Ctx::Routine | Ctx::Handler) if !closes_if => Ok(true),
+            ("EXCEPTION", Ctx::Block | Ctx::Routine) | ("WHEN", Ctx::Handler) => Ok(true),
+            ("EXCEPTION", _) => Err(self.err(
+                at,
+                w.len(),
+                "EXCEPTION inside IF, CASE or LOOP",
+                "EXCEPTION follows the statements of a BEGIN … END block; close the IF, CASE or LOOP first",
+            )),
+            _ => Ok(false),
         }
     }
 
