@@ -83,7 +83,7 @@ pub fn scan_routines(file: &SourceFile) -> Result<Option<Vec<Routine>>> {
         let words: Vec<String> = toks[start..k]
             .iter()
             .take(4)
-            .map(|t| text[t.1..t.2].to_uppercase())
+            .map(|t| text[t.1..t.2].to_ascii_uppercase())
             .collect();
         k += 1;
         let at = from + blank_prefix(&text[from..]);
@@ -151,8 +151,8 @@ pub fn ddl_only(file: &SourceFile) -> bool {
             Lex::Word if first => {
                 first = false;
                 any = true;
-                let w = text[t.1..t.2].to_uppercase();
-                let next = toks.get(k + 1).map(|n| text[n.1..n.2].to_uppercase());
+                let w = text[t.1..t.2].to_ascii_uppercase();
+                let next = toks.get(k + 1).map(|n| text[n.1..n.2].to_ascii_uppercase());
                 let ddl = match w.as_str() {
                     "CREATE" => !matches!(
                         next.as_deref(),
@@ -241,6 +241,8 @@ fn header(
         .collect();
     let mut params = params;
     let (language, body, quoted) = options(text, close + 1, end, &mut params);
+    let body = body
+        .filter(|&(s, e)| s <= e && file.text.is_char_boundary(s) && file.text.is_char_boundary(e));
     let Some(body) = body else {
         return Err(bad(
             at,
@@ -290,7 +292,10 @@ fn options(
             let e = quoted_end(text, j);
             if language.is_empty()
                 && body.is_none()
-                && text[..j].trim_end().to_uppercase().ends_with("LANGUAGE")
+                && text[..j]
+                    .trim_end()
+                    .to_ascii_uppercase()
+                    .ends_with("LANGUAGE")
             {
                 language = text[j + 1..e.saturating_sub(1)].to_lowercase();
             } else {
@@ -388,7 +393,7 @@ pub(super) fn matching_paren(text: &str, open: usize) -> Option<usize> {
 
 /// `[mode] [name] [mode] type [DEFAULT e | = e]`.
 fn param(offset: usize, p: &str) -> Param {
-    let upper = p.to_uppercase();
+    let upper = p.to_ascii_uppercase();
     let def = find_word_in(&upper, "DEFAULT")
         .map(|k| (k, k + 7))
         .or_else(|| upper.find('=').map(|k| (k, k + 1)));
@@ -396,7 +401,7 @@ fn param(offset: usize, p: &str) -> Param {
     let mut words: Vec<&str> = head.split_whitespace().collect();
     let mut mode = Mode::In;
     for k in 0..2.min(words.len()) {
-        let m = match words[k].to_uppercase().as_str() {
+        let m = match words[k].to_ascii_uppercase().as_str() {
             "OUT" => Some(Mode::Out),
             "INOUT" => Some(Mode::InOut),
             "IN" | "VARIADIC" => Some(Mode::In),
@@ -663,7 +668,7 @@ impl PlEnv {
     /// of t's primary key with `:c$col` (values that change at each FETCH,
     /// which assigns `c`).
     fn current_of(&self, file: &SourceFile, snip: &Snippet) -> Result<Option<String>> {
-        let upper = snip.text.to_uppercase();
+        let upper = snip.text.to_ascii_uppercase();
         let Some(k) = find_word_in(&upper, "CURRENT") else {
             return Ok(None);
         };
@@ -1111,7 +1116,7 @@ impl P<'_> {
             };
             let words: Vec<String> = (self.pos + 1..semi).filter_map(|k| self.word(k)).collect();
             let has = |w: &str| words.iter().any(|x| x == w);
-            let upper = text.to_uppercase();
+            let upper = text.to_ascii_uppercase();
             if has("ALIAS") {
                 self.declare(&name, VarKind::Scalar, at, ne)?;
                 let target = text[find_word_in(&upper, "FOR").map_or(ne, |k| k + 3)..]
@@ -1173,7 +1178,9 @@ impl P<'_> {
         let mut q = ck;
         let open = ck + blank_prefix(&text[ck..]);
         if text.as_bytes().get(open) == Some(&b'(') {
-            let close = matching_paren(text, open).unwrap_or(text.len() - 1);
+            let close = matching_paren(text, open)
+                .unwrap_or(text.len())
+                .max(open + 1);
             for (o, piece) in split_top(&text[open + 1..close], b',') {
                 if let Some((p, pe)) = ident_at(piece.trim_start(), 0) {
                     let lead = piece.len() - piece.trim_start().len();
@@ -1525,7 +1532,8 @@ impl P<'_> {
         let end = self.toks[semi].1;
         let from = self.toks[self.pos].2;
         let lit = from + blank_prefix(&self.file.text[from..end]);
-        let t = &self.file.text;
+        let file = self.file;
+        let t = &file.text;
         let dynamic = || {
             self.err(
                 at,
@@ -1538,19 +1546,26 @@ impl P<'_> {
             return Err(dynamic());
         }
         let close = quoted_end(t, lit);
-        let after = t[close..end].trim_start().to_uppercase();
+        let after = t
+            .get(close..end)
+            .unwrap_or("")
+            .trim_start()
+            .to_ascii_uppercase();
         if !(after.is_empty() || after.starts_with("INTO") || after.starts_with("USING")) {
             return Err(dynamic());
         }
         let using = (self.pos + 1..semi)
             .find(|&k| self.word(k).as_deref() == Some("USING") && self.toks[k].1 >= close);
         let into_end = using.map_or(end, |k| self.toks[k].1);
+        let Some(content) = t.get(lit + 1..close.saturating_sub(1)) else {
+            return Err(dynamic());
+        };
         let n = self.pl.as_ref().map_or(0, |pl| pl.exec_count);
         if let Some(pl) = &mut self.pl {
             pl.exec_count += 1;
         }
         let mut out = vec![];
-        let mut content = t[lit + 1..close.saturating_sub(1)].replace("''", "' ");
+        let mut content = content.replace("''", "' ");
         if let Some(k) = using {
             let args = self.exprs(self.toks[k].2, end)?;
             for (i, a) in args.into_iter().enumerate().rev() {
@@ -1562,7 +1577,7 @@ impl P<'_> {
                 out.insert(0, Node::Assign { var, expr: a });
             }
         }
-        let text = format!("{content} {}", &t[close..into_end]);
+        let text = format!("{content} {}", t.get(close..into_end).unwrap_or(""));
         out.push(Node::Sql(Box::new(self.stmt_of(Snippet {
             text,
             offset: lit + 1,

@@ -6,7 +6,7 @@
 /// Blank out `INTO :a, :b` after a SELECT list or RETURNING list (sqlparser
 /// does not take variables there); positions are kept for error spans.
 pub fn strip_into(text: &str) -> (String, Vec<String>) {
-    let upper = text.to_uppercase();
+    let upper = text.to_ascii_uppercase();
     let b = upper.as_bytes();
     let mut depth = 0i32;
     let mut i = 0;
@@ -111,7 +111,7 @@ pub fn normalize_locks(text: &str) -> (String, bool) {
         ("FOR KEY SHARE", "FOR SHARE"),
     ] {
         loop {
-            let upper = out.to_uppercase();
+            let upper = out.to_ascii_uppercase();
             let words: Vec<&str> = from.split(' ').collect();
             // Match the words with any whitespace between them.
             let Some(start) = find_words(&upper, &words) else {
