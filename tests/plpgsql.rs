@@ -149,8 +149,12 @@ CREATE TABLE B (k INT PRIMARY KEY, ak INT REFERENCES A, z INT);
 
 /// Lower a routine file (with `yaml` as isolint.yaml) in a fresh directory.
 fn lower_dir(routines: &str, yaml: &str) -> Result<Workload, String> {
+    lower_dir_schema(SCHEMA, routines, yaml)
+}
+
+fn lower_dir_schema(schema: &str, routines: &str, yaml: &str) -> Result<Workload, String> {
     let dir = tempfile::tempdir().expect("temp dir");
-    std::fs::write(dir.path().join("schema.sql"), SCHEMA).expect("write");
+    std::fs::write(dir.path().join("schema.sql"), schema).expect("write");
     std::fs::write(dir.path().join("r.sql"), routines).expect("write");
     std::fs::write(
         dir.path().join("isolint.yaml"),
@@ -615,8 +619,40 @@ fn fragment() -> impl Strategy<Value = &'static str> {
     ])
 }
 
+/// 300 cases in `cargo test`; `PROPTEST_CASES=N` for a longer run.
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(300)
+}
+
+fn bundled_routines() -> String {
+    std::fs::read_to_string("workloads/tpcc-plpgsql/V3__tpcc_routines.sql").expect("bundled")
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
+
+    /// The bundled TPC-C routines with a random range cut out and random
+    /// text put in: errors, never a panic.
+    #[test]
+    fn fuzz_mutated_routines_never_panic(
+        cut in (0usize..12000, 0usize..200),
+        insert in "\\PC{0,20}",
+        frag in fragment(),
+    ) {
+        let src = bundled_routines();
+        let mut at = cut.0 % src.len();
+        while !src.is_char_boundary(at) { at -= 1; }
+        let mut end = (at + cut.1).min(src.len());
+        while !src.is_char_boundary(end) { end -= 1; }
+        let mutated = format!("{}{insert}{frag}{}", &src[..at], &src[end..]);
+        let schema = std::fs::read_to_string("schemas/tpcc-pgdump.sql").expect("bundled");
+        if let Ok(w) = lower_dir_schema(&schema, &mutated, "") {
+            let _ = build(&w, Settings::default());
+        }
+    }
 
     /// Random sequences of body fragments: the loader never panics, and
     /// whatever lowers is a valid workload whose summary graph builds.
