@@ -291,7 +291,6 @@ fn options(
         } else if b == b'\'' {
             let e = quoted_end(text, j);
             if language.is_empty()
-                && body.is_none()
                 && text[..j]
                     .trim_end()
                     .to_ascii_uppercase()
@@ -2057,5 +2056,108 @@ fn rename(n: Node, prefix: &str, ret: &str) -> Node {
         },
         Node::Prefix(b) => Node::Prefix(r(b)),
         n @ (Node::Begin { .. } | Node::Commit { .. } | Node::Abort) => n,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scan(t: &str) -> Vec<Routine> {
+        scan_routines(&SourceFile::new("m.sql", t))
+            .expect("scans")
+            .expect("a routine file")
+    }
+
+    #[test]
+    fn headers_in_any_order() {
+        let rs = scan(
+            "SET search_path = public;\n-- isolint: abbrev X\nCREATE OR REPLACE PROCEDURE s.\"P\"(a INOUT int, IN b text DEFAULT 'x', int)\n SECURITY DEFINER AS $q$ BEGIN NULL; END $q$ LANGUAGE plpgsql;\nCREATE FUNCTION g() RETURNS TABLE (o int) AS 'BEGIN RETURN; END' LANGUAGE 'plpgsql' STABLE;",
+        );
+        assert_eq!(rs.len(), 2);
+        let p = &rs[0];
+        assert_eq!(
+            (p.name.as_str(), p.procedure, p.abbrev.as_deref()),
+            ("P", true, Some("X"))
+        );
+        let names: Vec<_> = p.params.iter().map(|x| x.name.clone()).collect();
+        assert_eq!(names, [Some("a".into()), Some("b".into()), None]);
+        assert_eq!(p.params[0].mode, Mode::InOut);
+        assert!(p.params[1].default.is_some());
+        assert_eq!(p.language, "plpgsql");
+        let text = "SET search_path = public;";
+        assert!(text.len() < p.body.0);
+        let g = &rs[1];
+        assert!(g.quoted && g.language == "plpgsql");
+        assert_eq!(g.params.len(), 1);
+        assert_eq!(g.params[0].mode, Mode::Out);
+    }
+
+    #[test]
+    fn not_a_routine_file() {
+        let f = SourceFile::new("p.sql", "UPDATE t SET a = 1;\nCREATE FUNCTION f() RETURNS int LANGUAGE plpgsql AS $$ BEGIN RETURN 1; END $$;");
+        assert!(scan_routines(&f).expect("scans").is_none());
+        let f = SourceFile::new(
+            "l.sql",
+            "CREATE FUNCTION f() RETURNS int LANGUAGE sql AS $$ SELECT 1 $$;",
+        );
+        assert!(scan_routines(&f).expect("scans").is_none());
+        assert!(ddl_only(&SourceFile::new(
+            "d.sql",
+            "CREATE TABLE t (a int);\nALTER TABLE t ADD PRIMARY KEY (a);"
+        )));
+        assert!(!ddl_only(&SourceFile::new(
+            "d.sql",
+            "CREATE TABLE t (a int);\nINSERT INTO t VALUES (1);"
+        )));
+    }
+
+    #[test]
+    fn shadow_keeps_positions() {
+        let t = "CREATE FUNCTION f() RETURNS int AS 'BEGIN RETURN ''a''; END' LANGUAGE plpgsql;";
+        let f = SourceFile::new("m.sql", t);
+        let rs = scan(t);
+        let sh = shadow(&f, &rs);
+        assert_eq!(sh.text.len(), t.len());
+        assert_eq!(sh.text.trim(), "BEGIN RETURN ' a' ; END");
+    }
+
+    #[test]
+    fn rewriting_variables() {
+        let schema = Schema {
+            relations: vec![crate::model::schema::Relation {
+                name: "T".into(),
+                attributes: vec!["k".into(), "a".into()],
+                primary_key: vec![0],
+                unique_keys: vec![],
+            }],
+            foreign_keys: vec![],
+        };
+        let mut env = PlEnv::new("f", &schema, HashSet::new());
+        for v in ["v", "a"] {
+            env.vars.insert(v.into(), (VarKind::Scalar, 0));
+        }
+        env.vars.insert("r".into(), (VarKind::Record, 0));
+        let f = SourceFile::new("m.sql", "");
+        let rw = |t: &str| {
+            env.rewrite(
+                &f,
+                &Snippet {
+                    text: t.into(),
+                    offset: 0,
+                },
+            )
+        };
+        assert_eq!(
+            rw("v + r.x + f.a + t.k + g(v)").expect("ok"),
+            ":v + :r$x +  :a + t.k + g(:v)"
+        );
+        assert_eq!(
+            rw("SELECT k INTO STRICT v FROM T WHERE k = v").expect("ok"),
+            "SELECT k INTO       :v FROM T WHERE k = :v"
+        );
+        let e = rw("SELECT k FROM T WHERE a = 1").expect_err("conflict");
+        assert!(e.message.contains("`a` is both"), "{}", e.message);
+        assert_eq!(rw("'v' || \"v\" -- v").expect("ok"), "'v' || \"v\" -- v");
     }
 }
