@@ -741,3 +741,41 @@ fn check_src(src: &str, expected: &str) {
     let got = btp(src);
     assert_eq!(got.trim(), expected.trim(), "\n--- got ---\n{got}");
 }
+
+#[test]
+fn calls_inside_statements_and_expressions() {
+    let src = "
+CREATE FUNCTION next_k() RETURNS int LANGUAGE plpgsql AS $$
+DECLARE v int;
+BEGIN
+  UPDATE B SET z = z + 1 WHERE k = 0 RETURNING z INTO v;
+  RETURN v;
+END $$;
+CREATE FUNCTION main(p int) RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+  IF next_k() > 3 THEN
+    INSERT INTO A (k, x, y) VALUES (next_k() + p, 0, 0);
+  END IF;
+  RETURN 0;
+END $$;
+";
+    // The condition's call runs once, before the IF; the one inside the
+    // INSERT (a statement with a table) zero or more times.
+    let w = lower_dir(src, "programs: [main]\n").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        render(&w).trim(),
+        "main: q1; (loop(q2); q3 | ε)
+  q1 key upd b P- R{z} W{z}
+  q2 key upd b P- R{z} W{z}
+  q3 ins a P- R- W{k,x,y}
+  q1 = id(q2)"
+    );
+    let e = error(
+        &src.replace("IF next_k() > 3 THEN", "WHILE next_k() > 3 LOOP")
+            .replace("END IF;", "END LOOP;"),
+    );
+    assert!(
+        e.starts_with("10:3:") && e.contains("WHILE condition"),
+        "{e}"
+    );
+}

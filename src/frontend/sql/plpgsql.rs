@@ -499,6 +499,11 @@ pub struct PlEnv {
     pub(super) cursors: HashMap<String, Cursor>,
     /// Names with a fixed meaning (`found`): never variables.
     pub(super) exec_count: usize,
+    /// Calls of workload routines found inside statements and
+    /// expressions, to be inlined before the node that holds them
+    /// (`P::extract_calls`, drained by `P::block`).
+    pub(super) pending: std::cell::RefCell<Vec<Node>>,
+    pub(super) calls: std::cell::Cell<usize>,
 }
 
 impl PlEnv {
@@ -524,6 +529,8 @@ impl PlEnv {
             callable,
             cursors: HashMap::new(),
             exec_count: 0,
+            pending: std::cell::RefCell::new(vec![]),
+            calls: std::cell::Cell::new(0),
         }
     }
 
@@ -1339,7 +1346,7 @@ impl P<'_> {
     /// An SQL statement from a snippet (rewritten, INTO cut out, parsed).
     pub(super) fn stmt_of(&self, s: Snippet) -> Result<Stmt> {
         let text = match &self.pl {
-            Some(pl) => pl.rewrite(self.file, &s)?,
+            Some(pl) => pl.rewrite(self.file, &self.extract_calls(s.clone())?)?,
             None => s.text.clone(),
         };
         let (locks, weak_lock) = super::statement::normalize_locks(&text);
@@ -1357,6 +1364,93 @@ impl P<'_> {
             into,
             weak_lock,
         })
+    }
+
+    /// Calls of workload routines inside a statement or expression (not
+    /// the whole of it: `v := f(…)`, PERFORM and CALL inline that
+    /// directly) become `:__callN`, and the call is queued to be inlined
+    /// before the node that holds it. In a statement that names a table
+    /// the call may run once per row, or not at all: a loop.
+    pub(super) fn extract_calls(&self, mut s: Snippet) -> Result<Snippet> {
+        let Some(pl) = &self.pl else { return Ok(s) };
+        let t = s.text.clone();
+        let b = t.as_bytes();
+        let whole = t.trim();
+        let mut out = String::with_capacity(t.len());
+        let (mut i, mut copied) = (0, 0);
+        while i < b.len() {
+            if let Some(e) = literal_end(&t, i) {
+                i = e;
+                continue;
+            }
+            let starts = (b[i].is_ascii_alphabetic() || b[i] == b'_')
+                && (i == 0 || !is_word_byte(b[i - 1]) && !matches!(b[i - 1], b'$' | b'.' | b':'));
+            if !starts {
+                i += t[i..].chars().next().map_or(1, char::len_utf8);
+                continue;
+            }
+            let (w, e) = ident_at(&t, i).unwrap_or_default();
+            let open = e + blank_prefix(&t[e..]);
+            let close = (b.get(open) == Some(&b'(') && pl.callable.contains(&w))
+                .then(|| matching_paren(&t, open))
+                .flatten();
+            match close {
+                Some(c) if t[i..=c].trim() != whole => {
+                    let n = pl.calls.get() + 1;
+                    pl.calls.set(n);
+                    let call = self.cond(Snippet {
+                        text: t[i..=c].to_string(),
+                        offset: s.offset + i,
+                    })?;
+                    let var = format!("__call{n}");
+                    let node = Node::Call {
+                        call,
+                        result: Some(var.clone()),
+                        at: s.offset + i,
+                    };
+                    let node = if pl.relations_in(&t).is_empty() {
+                        node
+                    } else {
+                        Node::Loop {
+                            head: LoopHead::Plain,
+                            body: vec![node],
+                            at: s.offset + i,
+                            label: None,
+                        }
+                    };
+                    pl.pending.borrow_mut().push(node);
+                    out.push_str(&t[copied..i]);
+                    out.push(':');
+                    out.push_str(&var);
+                    copied = c + 1;
+                    i = c + 1;
+                }
+                _ => i = e.max(i + 1),
+            }
+        }
+        out.push_str(&t[copied..]);
+        s.text = out;
+        Ok(s)
+    }
+
+    /// Queued calls (see `extract_calls`) from `base` on, to be put
+    /// before the node they were found in.
+    pub(super) fn take_pending(&self, base: usize) -> Vec<Node> {
+        match &self.pl {
+            Some(pl) => {
+                let mut p = pl.pending.borrow_mut();
+                if p.len() > base {
+                    p.split_off(base)
+                } else {
+                    vec![]
+                }
+            }
+            None => vec![],
+        }
+    }
+
+    pub(super) fn pending_len(&self) -> usize {
+        self.pl.as_ref().map_or(0, |pl| pl.pending.borrow().len())
     }
 
     /// `OPEN c [(args)]` of a bound cursor or `OPEN c [[NO] SCROLL] FOR

@@ -396,7 +396,7 @@ impl P<'_> {
     /// become `:name` first.
     pub(super) fn cond(&self, mut s: Snippet) -> Result<Cond> {
         if let Some(pl) = &self.pl {
-            s.text = pl.rewrite(self.file, &s)?;
+            s.text = pl.rewrite(self.file, &self.extract_calls(s.clone())?)?;
         }
         let expr = parse_expr(self.file, &s)?;
         Ok(Cond { snip: s, expr })
@@ -484,7 +484,13 @@ impl P<'_> {
 
     pub(super) fn block(&mut self, ctx: Ctx, opener: usize) -> Result<Vec<Node>> {
         let mut nodes = vec![];
+        // Calls found in this block's statements go before them (PL/pgSQL).
+        let base = self.pending_len();
+        let mut mark = 0;
         loop {
+            let calls = self.take_pending(base);
+            nodes.splice(mark..mark, calls);
+            mark = nodes.len();
             if self.pos >= self.toks.len() {
                 // Text after the last `;` must be blank.
                 let rest = &self.file.text[self.prev_end()..];
@@ -871,7 +877,12 @@ impl P<'_> {
         };
         let mut pre = vec![];
         let head = if w == "WHILE" {
-            LoopHead::While(self.expr(self.toks[self.pos].2, self.toks[lp].1)?)
+            let before = self.pending_len();
+            let c = self.expr(self.toks[self.pos].2, self.toks[lp].1)?;
+            if self.pending_len() > before {
+                return Err(self.err(at, 5, "a routine call in a WHILE condition", "the condition is evaluated before every iteration: assign the call's value to a variable at the end of the body and test that"));
+            }
+            LoopHead::While(c)
         } else if let Some((head, args)) = self.cursor_loop(at, lp)? {
             pre = args;
             head
