@@ -779,3 +779,19 @@ END $$;
         "{e}"
     );
 }
+
+#[test]
+fn for_loop_with_several_targets() {
+    check(
+        "DECLARE a int; b int;
+BEGIN
+  FOR a, b IN SELECT k, x FROM A WHERE y = p LOOP
+    UPDATE B SET z = b WHERE k = a;
+  END LOOP;
+  RETURN 0;
+END;",
+        "f: q1; loop(q2)
+  q1 pred sel a P{y} R{k,x} W-
+  q2 key upd b P- R{} W{z}",
+    );
+}

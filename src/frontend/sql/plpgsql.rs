@@ -1679,6 +1679,50 @@ impl P<'_> {
         Ok(out)
     }
 
+    /// `FOR a, b, c IN …` (PL/pgSQL, LOOP at token `lp`): the targets
+    /// before the last, and the token position from which `for_head` sees
+    /// `FOR c IN …`. Anything else: no extra targets, the position as is.
+    pub(super) fn loop_targets(&self, lp: usize) -> (Vec<String>, usize) {
+        let none = (vec![], self.pos);
+        if self.pl.is_none() {
+            return none;
+        }
+        let Some(k) = (self.pos + 2..lp).find(|&k| self.word(k).as_deref() == Some("IN")) else {
+            return none;
+        };
+        if k == self.pos + 2 {
+            return none;
+        }
+        let between = &self.file.text[self.toks[self.pos + 1].1..self.toks[k - 1].2];
+        let names: Vec<String> = between
+            .split(',')
+            .map(|n| n.trim().to_lowercase())
+            .collect();
+        let simple = names.len() == k - self.pos - 1
+            && names
+                .iter()
+                .all(|n| ident_at(n, 0).is_some_and(|(_, e)| e == n.len()));
+        if !simple {
+            return none;
+        }
+        (names[..names.len() - 1].to_vec(), k - 2)
+    }
+
+    /// Assignments of fresh values to `vars`.
+    pub(super) fn fresh_values(&self, vars: &[String], at: usize) -> Result<Vec<Node>> {
+        vars.iter()
+            .map(|v| {
+                Ok(Node::Assign {
+                    var: v.clone(),
+                    expr: self.cond(Snippet {
+                        text: "NULL".into(),
+                        offset: at,
+                    })?,
+                })
+            })
+            .collect()
+    }
+
     /// The loop variable of a FOR / FOREACH, declared for the body.
     pub(super) fn declare_loop_var(&mut self, var: &str, record: bool) {
         if let Some(pl) = &mut self.pl {

@@ -876,6 +876,7 @@ impl P<'_> {
             ));
         };
         let mut pre = vec![];
+        let mut fresh = vec![];
         let head = if w == "WHILE" {
             let before = self.pending_len();
             let c = self.expr(self.toks[self.pos].2, self.toks[lp].1)?;
@@ -887,6 +888,11 @@ impl P<'_> {
             pre = args;
             head
         } else {
+            // PL/pgSQL `FOR a, b IN query`: all but the last target are
+            // assigned fresh values at the start of every iteration.
+            let (extra, start) = self.loop_targets(lp);
+            self.pos = start;
+            fresh = extra;
             self.for_head(at, lp)?
         };
         if let Some(v) = head.var() {
@@ -894,7 +900,8 @@ impl P<'_> {
             self.declare_loop_var(v, record);
         }
         self.pos = lp + 1;
-        let body = self.block(Ctx::Loop, at)?;
+        let mut body = self.fresh_values(&fresh, at)?;
+        body.extend(self.block(Ctx::Loop, at)?);
         self.end_loop()?;
         let node = Node::Loop {
             head,
