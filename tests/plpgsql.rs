@@ -795,3 +795,25 @@ END;",
   q2 key upd b P- R{} W{z}",
     );
 }
+
+#[test]
+fn trigger_functions_are_no_programs_and_triggers_are_errors() {
+    let src = "
+CREATE FUNCTION audit() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO B (k, ak, z) VALUES (NEW.k, NEW.k, 0);
+  RETURN NEW;
+END $$;
+CREATE FUNCTION f(p int) RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE A SET x = 1 WHERE k = p;
+  RETURN 0;
+END $$;
+";
+    let w = lower_dir(src, "").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(abbrevs(&w), ["f"]);
+    let e = error(&format!(
+        "{src}CREATE TRIGGER t AFTER UPDATE ON A FOR EACH ROW EXECUTE FUNCTION audit();\n"
+    ));
+    assert!(e.starts_with("12:1:"), "{e}");
+}

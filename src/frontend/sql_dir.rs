@@ -218,9 +218,12 @@ fn routine_units(
     programs: &[String],
     ctx: &mut Context,
 ) -> Result<Vec<Unit>> {
+    // A trigger function is no transaction program: it runs inside the
+    // statements that fire it, and a CREATE TRIGGER (in the schema or a
+    // migration) is a located error, so skipping it loses nothing.
     let pl: Vec<Routine> = rs
         .iter()
-        .filter(|r| r.language == "plpgsql")
+        .filter(|r| r.language == "plpgsql" && !r.trigger)
         .cloned()
         .collect();
     for r in rs.iter().filter(|r| r.language == "sql") {

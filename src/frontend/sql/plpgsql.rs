@@ -45,6 +45,8 @@ pub struct Routine {
     pub procedure: bool,
     pub params: Vec<Param>,
     pub language: String,
+    /// `RETURNS trigger` / `event_trigger`: runs only when a trigger fires.
+    pub trigger: bool,
     /// Byte range of the body inside its quotes.
     pub body: (usize, usize),
     /// The body is a single-quoted string (`''` escapes).
@@ -250,12 +252,21 @@ fn header(
             "write … AS $$ … $$ (a BEGIN ATOMIC body is not supported)",
         ));
     };
+    let outside = format!("{} {}", &text[close + 1..body.0], &text[body.1..end]);
+    let words: Vec<String> = outside
+        .split_whitespace()
+        .map(str::to_ascii_uppercase)
+        .collect();
+    let trigger = words
+        .windows(2)
+        .any(|w| w[0] == "RETURNS" && matches!(w[1].as_str(), "TRIGGER" | "EVENT_TRIGGER"));
     Ok(Routine {
         name,
         abbrev: abbrev_before(&file.text[stmt_from..at]),
         procedure,
         params,
         language,
+        trigger,
         body,
         quoted,
         at,
