@@ -512,6 +512,17 @@ END $$;",
         "",
     )
     .unwrap_or_else(|e| panic!("{e}"));
+    let e = error(
+        "CREATE PROCEDURE batch(p int) LANGUAGE plpgsql AS $$
+BEGIN
+  COMMIT;
+END $$;
+CREATE PROCEDURE outer_p() LANGUAGE plpgsql AS $$
+BEGIN
+  CALL batch(1);
+END $$;",
+    );
+    assert!(e.starts_with("7:3:") && e.contains("which commits"), "{e}");
     assert_eq!(
         render(&w).trim(),
         "batch.1: q1

@@ -1984,6 +1984,15 @@ fn inline_one(
         .help("recursive routines cannot be inlined; unroll the recursion by hand")
         .at(file, at, name.len().max(1), "here"));
     }
+    if callee
+        .nodes
+        .iter()
+        .any(|n| matches!(n, Node::Commit { .. }))
+    {
+        return Err(Diag::new(format!("call of `{name}`, which commits"))
+            .help("isolint splits only the called procedure itself at its COMMITs; call it from the client, or move the COMMIT into the caller")
+            .at(file, at, name.len().max(1), "here"));
+    }
     let args = bind_args(file, call, callee, at)?;
     let prefix = format!("{name}.");
     let label = format!("{name}()");
