@@ -13,7 +13,7 @@ use crate::model::error::{Diag, Result};
 
 impl P<'_> {
     /// `[<<label>>] [DECLARE …] BEGIN … END [label] [;]`: the whole body.
-    pub(super) fn routine_body(&mut self, s: usize, e: usize) -> Result<Vec<Node>> {
+    pub(super) fn routine_body(&mut self, e: usize) -> Result<Vec<Node>> {
         self.take_label()?;
         let at = self.start();
         match self.word(self.pos).as_deref() {
@@ -37,7 +37,6 @@ impl P<'_> {
                 "the body ends with the END of its outermost block",
             ));
         }
-        let _ = s;
         Ok(match node {
             Node::Block {
                 label: None,

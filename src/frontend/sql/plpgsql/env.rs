@@ -37,7 +37,7 @@ pub struct PlEnv {
     /// PL/pgSQL routines of the workload: calls of these are inlined.
     pub(super) callable: HashSet<String>,
     pub(super) cursors: HashMap<String, Cursor>,
-    /// Names with a fixed meaning (`found`): never variables.
+    /// EXECUTEs seen so far (names their USING variables apart).
     pub(super) exec_count: usize,
     /// Calls of workload routines found inside statements and
     /// expressions, to be inlined before the node that holds them

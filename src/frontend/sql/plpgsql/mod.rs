@@ -543,7 +543,7 @@ pub fn parse_routine(
             None => None,
         });
     }
-    let body = p.routine_body(s, e)?;
+    let body = p.routine_body(e)?;
     pre.extend(body);
     Ok(ParsedRoutine {
         routine: r.clone(),
