@@ -828,3 +828,26 @@ END $$;
     ));
     assert!(e.starts_with("12:1:"), "{e}");
 }
+
+/// HammerDB's style: `INTO a[i]`, and ROLLBACK in a function's handler
+/// (PostgreSQL raises "invalid transaction termination": the path aborts).
+#[test]
+fn into_array_elements_and_rollback_in_a_function() {
+    check(
+        "DECLARE ids int[];
+BEGIN
+  FOR i IN 1 .. 3 LOOP
+    SELECT ak INTO ids[i] FROM B WHERE k = i;
+    UPDATE A SET x = 0 WHERE k = ids[i];
+  END LOOP;
+  RETURN 1;
+EXCEPTION
+  WHEN serialization_failure OR deadlock_detected THEN
+    ROLLBACK;
+    RETURN 0;
+END;",
+        "f: loop(q1; q2)
+  q1 key sel b P- R{ak} W-
+  q2 key upd a P- R{} W{x}",
+    );
+}

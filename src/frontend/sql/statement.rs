@@ -68,9 +68,15 @@ pub fn strip_into(text: &str) -> (String, Vec<String>) {
                         j = vs;
                         break;
                     }
-                    // `:r$f` (PL/pgSQL's `INTO r.f`) assigns the record r.
+                    // `:r$f` (PL/pgSQL's `INTO r.f`) assigns the record r,
+                    // `:a[i]` the array a.
                     let var = text[ns..j].split('$').next().unwrap_or_default();
                     vars.push(var.to_lowercase());
+                    if b.get(j) == Some(&b'[') {
+                        if let Some(k) = text[j..].find(']') {
+                            j += k + 1;
+                        }
+                    }
                     let mut k = j;
                     while k < b.len()
                         && (b[k] == b' ' || b[k] == b'\n' || b[k] == b'\t' || b[k] == b'\r')

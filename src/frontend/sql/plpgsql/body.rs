@@ -120,6 +120,17 @@ impl P<'_> {
             "GET" => nodes.extend(self.diagnostics()?),
             "EXECUTE" => nodes.extend(self.execute()?),
             "FOREACH" => nodes.push(self.loop_stmt(w)?),
+            "COMMIT" | "ROLLBACK" | "ABORT" if !self.pl.as_ref().is_some_and(|pl| pl.procedure) => {
+                // A function cannot end the transaction: PostgreSQL raises
+                // "invalid transaction termination", so the path aborts.
+                let semi = self.semi_after(w, at, "end it with `;`")?;
+                self.pos = semi + 1;
+                nodes.push(Node::Abort);
+            }
+            "ROLLBACK" | "ABORT" if ctx != Ctx::Routine && self.returns_after() => {
+                // ROLLBACK; RETURN; — the path aborts and nothing follows.
+                nodes.push(self.rollback_stmt(w)?);
+            }
             "COMMIT" | "ROLLBACK" | "ABORT" if ctx == Ctx::Routine => {
                 if w == "COMMIT" {
                     nodes.push(self.commit_stmt(Ctx::Top, w)?);
@@ -136,6 +147,12 @@ impl P<'_> {
             _ => return Ok(false),
         }
         Ok(true)
+    }
+
+    /// Whether the statement after the current one is RETURN.
+    fn returns_after(&self) -> bool {
+        self.next_semi()
+            .is_some_and(|k| self.word(k + 1).as_deref() == Some("RETURN"))
     }
 
     /// `[DECLARE …] BEGIN … [EXCEPTION WHEN … THEN …] END [label];`.

@@ -37,6 +37,8 @@ pub struct PlEnv {
     /// PL/pgSQL routines of the workload: calls of these are inlined.
     pub(super) callable: HashSet<String>,
     pub(super) cursors: HashMap<String, Cursor>,
+    /// The routine is a procedure (only procedures may COMMIT/ROLLBACK).
+    pub(super) procedure: bool,
     /// EXECUTEs seen so far (names their USING variables apart).
     pub(super) exec_count: usize,
     /// Calls of workload routines found inside statements and
@@ -69,6 +71,7 @@ impl PlEnv {
             callable,
             cursors: HashMap::new(),
             exec_count: 0,
+            procedure: false,
             pending: std::cell::RefCell::new(vec![]),
             calls: std::cell::Cell::new(0),
         }

@@ -501,6 +501,7 @@ pub fn parse_routine(
     callable: &HashSet<String>,
 ) -> Result<ParsedRoutine> {
     let mut env = PlEnv::new(&r.name, schema, callable.clone());
+    env.procedure = r.procedure;
     let mut pre = vec![];
     for (k, p) in r.params.iter().enumerate() {
         if let Some(n) = &p.name {
