@@ -851,3 +851,22 @@ END;",
   q2 key upd a P- R{} W{x}",
     );
 }
+
+/// `SELECT x INTO x`: the INTO target is no column reference (PostgreSQL
+/// accepts it); the same name in the WHERE clause is a conflict.
+#[test]
+fn into_targets_are_no_column_references() {
+    check(
+        "DECLARE y int; z int;
+BEGIN
+  SELECT A.y, A.x INTO y, z FROM A WHERE A.k = p;
+  RETURN y;
+END;",
+        "f: q1
+  q1 key sel a P- R{x,y} W-",
+    );
+    let e = error(&routine(
+        "DECLARE y int;\nBEGIN\n  SELECT x INTO y FROM A WHERE k = y;\n  RETURN y;\nEND;",
+    ));
+    assert!(e.starts_with("4:36:") && e.contains("`y` is both"), "{e}");
+}

@@ -135,6 +135,8 @@ impl PlEnv {
             .to_lowercase();
         let first_word = first_word.as_str();
         let mut prev_word = String::new();
+        // INTO targets are no column references: no conflict there.
+        let (mut targets, mut last_end) = (false, 0);
         while i < b.len() {
             if let Some(e) = literal_end(t, i) {
                 out.push_str(&t[i..e]);
@@ -155,6 +157,10 @@ impl PlEnv {
                 i += 1;
             }
             let w = t[s..i].to_lowercase();
+            let is_target = targets
+                && (matches!(prev_word.as_str(), "into" | "strict")
+                    || t[last_end..s].trim() == ",");
+            targets = is_target || w == "into" && first_word != "insert";
             let before = t[..s].trim_end().as_bytes().last().copied();
             let after = t[i..].trim_start().as_bytes().first().copied();
             let dotted = b.get(i) == Some(&b'.')
@@ -184,7 +190,10 @@ impl PlEnv {
                 && after != Some(b'(')
                 && !self.table_position(&prev_word, &w, first_word)
             {
-                if let Some(&r) = scope.iter().find(|&&r| self.relations[r].1.contains(&w)) {
+                let conflict = scope
+                    .iter()
+                    .find(|&&r| !is_target && self.relations[r].1.contains(&w));
+                if let Some(&r) = conflict {
                     let at = snip.offset + s;
                     return Err(Diag::new(format!(
                         "`{w}` is both a variable of {} and a column of {}",
@@ -198,6 +207,7 @@ impl PlEnv {
                 out.push_str(&t[s..i]);
             }
             prev_word = w;
+            last_end = i;
         }
         Ok(out)
     }
