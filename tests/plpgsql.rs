@@ -149,12 +149,8 @@ CREATE TABLE B (k INT PRIMARY KEY, ak INT REFERENCES A, z INT);
 
 /// Lower a routine file (with `yaml` as isolint.yaml) in a fresh directory.
 fn lower_dir(routines: &str, yaml: &str) -> Result<Workload, String> {
-    lower_dir_schema(SCHEMA, routines, yaml)
-}
-
-fn lower_dir_schema(schema: &str, routines: &str, yaml: &str) -> Result<Workload, String> {
     let dir = tempfile::tempdir().expect("temp dir");
-    std::fs::write(dir.path().join("schema.sql"), schema).expect("write");
+    std::fs::write(dir.path().join("schema.sql"), SCHEMA).expect("write");
     std::fs::write(dir.path().join("r.sql"), routines).expect("write");
     std::fs::write(
         dir.path().join("isolint.yaml"),
@@ -630,6 +626,16 @@ fn fragment() -> impl Strategy<Value = &'static str> {
     ])
 }
 
+/// Lower a routine file in memory (the fuzz targets: no temp files).
+fn lower_mem(schema: &str, routines: &str) -> Option<Workload> {
+    isolint::frontend::sql_dir::lower_routine_file(
+        &isolint::model::error::SourceFile::new("s.sql", schema),
+        &isolint::model::error::SourceFile::new("r.sql", routines),
+    )
+    .ok()
+    .map(|l| l.workload)
+}
+
 /// 300 cases in `cargo test`; `PROPTEST_CASES=N` for a longer run.
 fn cases() -> u32 {
     std::env::var("PROPTEST_CASES")
@@ -660,7 +666,7 @@ proptest! {
         while !src.is_char_boundary(end) { end -= 1; }
         let mutated = format!("{}{insert}{frag}{}", &src[..at], &src[end..]);
         let schema = std::fs::read_to_string("schemas/tpcc-pgdump.sql").expect("bundled");
-        if let Ok(w) = lower_dir_schema(&schema, &mutated, "") {
+        if let Some(w) = lower_mem(&schema, &mutated) {
             let _ = build(&w, Settings::default());
         }
     }
@@ -670,7 +676,7 @@ proptest! {
     #[test]
     fn fuzz_plpgsql_bodies_never_panic(parts in prop::collection::vec(fragment(), 0..14)) {
         let src = routine(&format!("DECLARE c refcursor; a int[];\nBEGIN\n{}\nEND;", parts.concat()));
-        if let Ok(w) = lower_dir(&src, "") {
+        if let Some(w) = lower_mem(SCHEMA, &src) {
             let _ = build(&w, Settings::default());
         }
     }
@@ -678,7 +684,7 @@ proptest! {
     /// Arbitrary text inside the dollar quotes.
     #[test]
     fn fuzz_arbitrary_bodies_never_panic(body in "\\PC{0,120}") {
-        let _ = lower_dir(&routine(&body), "");
+        let _ = lower_mem(SCHEMA, &routine(&body));
     }
 }
 

@@ -259,3 +259,25 @@ fn routine_units(
     }
     Ok(units)
 }
+
+/// Lower one file of PL/pgSQL routines against a schema file, in memory
+/// (every routine a program). For tests and fuzzing; `load_dir` is the
+/// way in for users.
+pub fn lower_routine_file(schema: &SourceFile, routines: &SourceFile) -> Result<Loaded> {
+    let ddl = parse_ddl(schema)?;
+    let mut context = Context {
+        functions: ddl.functions,
+        fk_actions: ddl.fk_actions,
+        views: ddl.views,
+        pure_functions: vec![],
+    };
+    let Some(rs) = scan_routines(routines)? else {
+        return Err(
+            Diag::new(format!("{} defines no PL/pgSQL routine", routines.name))
+                .help("write CREATE FUNCTION … LANGUAGE plpgsql AS $$ … $$;"),
+        );
+    };
+    let units = routine_units(routines, &rs, &ddl.schema, &[], &mut context)?;
+    let (workload, warnings) = lower_units("routines".into(), None, ddl.schema, units, &context)?;
+    Ok(Loaded { workload, warnings })
+}
