@@ -6,11 +6,15 @@ use std::path::Path;
 use serde::Deserialize;
 use sqlparser::ast::Statement as Sql;
 
-use super::lower::{lower_programs_with, Context};
+use super::lower::{lower_units, Context, Unit};
 use super::sql::ddl::{parse_ddl, FunctionDef};
+use super::sql::plpgsql::{
+    ddl_only, inline_calls, parse_routine, scan_routines, shadow, Routine, Routines,
+};
+use super::sql::procedural::{abbreviation, parse_program};
 use super::sql::Snippet;
 use super::Loaded;
-use crate::model::error::{Diag, Result, SourceFile};
+use crate::model::error::{Diag, Result, SourceFile, Warning};
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub(super) struct Manifest {
@@ -87,35 +91,80 @@ pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default()
     };
-    for name in &manifest.programs {
-        if !files.iter().any(|f| &stem(f) == name) {
-            return Err(Diag::new(format!("{} lists program `{name}`, but there is no {name}.sql", manifest_path.display()))
-                .help("the `programs:` list of isolint.yaml orders the .sql files of the directory by file stem"));
-        }
-    }
-    files.sort_by_key(|f| {
-        manifest
-            .programs
-            .iter()
-            .position(|n| *n == stem(f))
-            .unwrap_or(usize::MAX)
-    });
-    if files.is_empty() {
-        return Err(Diag::new(format!("{} contains no .sql programs", dir.display()))
-            .help("a workload directory holds one .sql file per transaction program (program name = file stem)"));
-    }
     let mut sources: Vec<SourceFile> = vec![];
+    let mut routine_files = vec![];
+    let mut skipped = vec![];
     for p in &files {
         let f = super::read_source(p)?;
+        if let Some(rs) = scan_routines(&f)? {
+            routine_files.push((f, rs));
+            continue;
+        }
+        // A migration that only creates tables: the schema file has them.
+        if ddl_only(&f) {
+            skipped.push(Warning {
+                file: f.name.clone(),
+                line: 1,
+                message: "holds only schema DDL: not a program, skipped (isolint reads the schema from the schema file)".into(),
+            });
+            continue;
+        }
         // A file of CREATE FUNCTIONs only is a library, not a program.
         match function_library(&f)? {
             Some(defs) => context.functions.extend(defs),
             None => sources.push(f),
         }
     }
-    if sources.is_empty() {
+    let routine_names: Vec<String> = routine_files
+        .iter()
+        .flat_map(|(_, rs)| {
+            rs.iter()
+                .filter(|r| r.language == "plpgsql")
+                .map(|r| r.name.clone())
+        })
+        .collect();
+    for name in &manifest.programs {
+        let known = files.iter().any(|f| &stem(f) == name)
+            || routine_names.iter().any(|r| r.eq_ignore_ascii_case(name));
+        if !known {
+            return Err(Diag::new(format!("{} lists program `{name}`, but there is no {name}.sql and no PL/pgSQL routine {name}", manifest_path.display()))
+                .help("the `programs:` list of isolint.yaml names .sql files of the directory (by file stem) or PL/pgSQL routines of its routine files"));
+        }
+    }
+    let mut units = vec![];
+    for f in sources {
+        units.push(Unit {
+            name: stem(&std::path::PathBuf::from(&f.name)),
+            abbrev: abbreviation(&f),
+            nodes: parse_program(&f)?,
+            file: f,
+        });
+    }
+    for (f, rs) in &routine_files {
+        units.extend(routine_units(
+            f,
+            rs,
+            &schema,
+            &manifest.programs,
+            &mut context,
+        )?);
+    }
+    // A routine redefined later (CREATE OR REPLACE in a later migration)
+    // replaces the earlier one.
+    let mut seen = std::collections::HashSet::new();
+    units.reverse();
+    units.retain(|u| seen.insert(u.name.to_lowercase()));
+    units.reverse();
+    units.sort_by_key(|u| {
+        manifest
+            .programs
+            .iter()
+            .position(|n| n.eq_ignore_ascii_case(&u.name))
+            .unwrap_or(usize::MAX)
+    });
+    if units.is_empty() {
         return Err(Diag::new(format!("{} contains no .sql programs", dir.display()))
-            .help("a workload directory holds one .sql file per transaction program (program name = file stem)"));
+            .help("a workload directory holds one .sql file per transaction program (program name = file stem), or files of PL/pgSQL routines"));
     }
     let name = manifest
         .name
@@ -125,13 +174,9 @@ pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
             d.file_name().map(|n| n.to_string_lossy().into_owned())
         })
         .unwrap_or_else(|| "workload".into());
-    lower_programs_with(
-        name,
-        manifest.description.clone(),
-        schema,
-        &sources,
-        &context,
-    )
+    let mut loaded = lower_units(name, manifest.description.clone(), schema, units, &context)?;
+    loaded.warnings.splice(0..0, skipped);
+    Ok(loaded)
 }
 
 /// The functions of a file that holds only `CREATE FUNCTION` statements.
@@ -159,4 +204,78 @@ pub(super) fn function_library(f: &SourceFile) -> Result<Option<Vec<FunctionDef>
         }
     }
     Ok(Some(defs))
+}
+
+/// The programs of a file of PL/pgSQL routines: the routines `programs:`
+/// names (all of them when it names none of this file), each with the
+/// calls of the file's other routines inlined. Its `LANGUAGE sql`
+/// functions join `ctx` for inlining like a library's.
+fn routine_units(
+    f: &SourceFile,
+    rs: &[Routine],
+    schema: &crate::model::schema::Schema,
+    programs: &[String],
+    ctx: &mut Context,
+) -> Result<Vec<Unit>> {
+    // A trigger function is no transaction program: it runs inside the
+    // statements that fire it, and a CREATE TRIGGER (in the schema or a
+    // migration) is a located error, so skipping it loses nothing.
+    let pl: Vec<Routine> = rs
+        .iter()
+        .filter(|r| r.language == "plpgsql" && !r.trigger)
+        .cloned()
+        .collect();
+    for r in rs.iter().filter(|r| r.language == "sql") {
+        let snip = Snippet {
+            text: f.text[r.at..r.end].to_string(),
+            offset: r.at,
+        };
+        if let Sql::CreateFunction(cf) = crate::frontend::sql::parse_one(f, &snip)? {
+            ctx.functions
+                .push(crate::frontend::sql::ddl::function_def(f, &snip, &cf)?);
+        }
+    }
+    let sh = shadow(f, &pl);
+    let callable: std::collections::HashSet<String> = pl.iter().map(|r| r.name.clone()).collect();
+    let mut parsed = Routines::new();
+    for r in &pl {
+        parsed.insert(r.name.clone(), parse_routine(f, &sh, r, schema, &callable)?);
+    }
+    let listed = |r: &Routine| programs.iter().any(|n| n.eq_ignore_ascii_case(&r.name));
+    let any_listed = pl.iter().any(listed);
+    let mut units = vec![];
+    for r in pl.iter().filter(|r| !any_listed || listed(r)) {
+        let nodes = parsed
+            .get(&r.name)
+            .map(|p| p.nodes.clone())
+            .unwrap_or_default();
+        units.push(Unit {
+            name: r.name.clone(),
+            abbrev: r.abbrev.clone(),
+            nodes: inline_calls(&sh, nodes, &parsed, &mut vec![r.name.clone()])?,
+            file: sh.clone(),
+        });
+    }
+    Ok(units)
+}
+
+/// Lower one file of PL/pgSQL routines against a schema file, in memory
+/// (every routine a program). For tests and fuzzing; `load_dir` is the
+/// way in for users.
+pub fn lower_routine_file(schema: &SourceFile, routines: &SourceFile) -> Result<Loaded> {
+    let ddl = parse_ddl(schema)?;
+    let mut context = Context {
+        functions: ddl.functions,
+        fk_actions: ddl.fk_actions,
+        views: ddl.views,
+        pure_functions: vec![],
+    };
+    let Some(rs) = scan_routines(routines)? else {
+        return Err(
+            Diag::new(format!("{} defines no PL/pgSQL routine", routines.name))
+                .help("write CREATE FUNCTION … LANGUAGE plpgsql AS $$ … $$;"),
+        );
+    };
+    let units = routine_units(routines, &rs, &ddl.schema, &[], &mut context)?;
+    lower_units("routines".into(), None, ddl.schema, units, &context)
 }

@@ -14,12 +14,28 @@ impl Lowerer<'_> {
             let node = &nodes[i];
             let (b, exits) = match node {
                 Node::Sql(s) => (Some(self.statement(s, &nodes[i + 1..])?), false),
+                // In the rolled-back prefix of an EXCEPTION block, an
+                // error is what starts the handler: the path goes on.
+                Node::Abort if self.prefix > 0 => (Some(Body::Seq(vec![])), false),
                 Node::Abort => return Ok((None, false)),
+                Node::Return { .. }
+                | Node::Block { .. }
+                | Node::Prefix(_)
+                | Node::Open(_)
+                | Node::Call { .. } => match self.pl_node(node)? {
+                    Some(r) => r,
+                    None => return Ok((None, false)),
+                },
                 // EXIT and EXIT WHEN are treated alike: the rest of the body
                 // becomes optional either way (the condition's value is not
                 // modelled, its reads are). CONTINUE skips the rest too.
-                Node::Exit { at, when, cont } => {
-                    if self.loops.is_empty() {
+                Node::Exit {
+                    at,
+                    when,
+                    cont,
+                    label,
+                } => {
+                    if self.loops.is_empty() && label.is_none() {
                         let what = if *cont { "CONTINUE" } else { "EXIT" };
                         return Err(Diag::new(format!("{what} outside a loop"))
                             .help(format!("{what} acts on the innermost LOOP; remove it or put it inside LOOP … END LOOP;"))
@@ -32,7 +48,12 @@ impl Lowerer<'_> {
                     (Some(reads), true)
                 }
                 Node::If(branches) => self.if_node(branches)?,
-                Node::Loop { head, body, .. } => (Some(self.loop_node(head, body)?), false),
+                Node::Loop {
+                    head, body, label, ..
+                } => (
+                    Some(self.loop_node(head, body)?),
+                    escapes(body, label.as_deref(), true),
+                ),
                 Node::Eval(exprs) => {
                     let mut parts = vec![];
                     for e in exprs {
@@ -304,6 +325,12 @@ pub(super) fn collect_assigned(nodes: &[Node], out: &mut HashSet<String>) {
                     out.extend(head.var().map(str::to_string));
                     walk(body, out);
                 }
+                Node::Block { body, handlers, .. } => {
+                    walk(body, out);
+                    handlers.iter().flatten().for_each(|h| walk(h, out));
+                }
+                Node::Prefix(body) => walk(body, out),
+                Node::Call { result, .. } => out.extend(result.clone()),
                 _ => {}
             }
         }
@@ -345,7 +372,15 @@ pub(super) fn tests_found(rest: &[Node]) -> bool {
                 }
             }
             Node::Begin { .. } => {}
-            Node::Sql(_) | Node::Abort | Node::Commit { .. } => return false,
+            // Conservative: a FOUND test anywhere in a block that follows
+            // counts (may-miss only adds conflicts).
+            Node::Block { body, .. } | Node::Prefix(body) => return tests_found(body),
+            Node::Call { .. } => return true,
+            Node::Sql(_)
+            | Node::Abort
+            | Node::Commit { .. }
+            | Node::Return { .. }
+            | Node::Open(_) => return false,
         }
     }
     false
@@ -399,4 +434,124 @@ pub(super) fn null_tested(nodes: &[Node]) -> HashSet<String> {
     each_stmt(nodes, &mut |s| scan(&s.sql, &mut out));
     each_cond(nodes, &mut |c| scan(&c.expr, &mut out));
     out
+}
+
+impl Lowerer<'_> {
+    /// The nodes only PL/pgSQL routines have. `None`: every path aborts.
+    fn pl_node(&mut self, node: &Node) -> Result<Option<(Option<Body>, bool)>> {
+        Ok(Some(match node {
+            // RETURN leaves the routine: the rest is skipped on this
+            // path (made optional, and propagated out of loops).
+            Node::Return { .. } => (Some(Body::Seq(vec![])), true),
+            Node::Block {
+                label,
+                body,
+                handlers: None,
+            } => {
+                let (b, e) = self.block(body)?;
+                match b {
+                    None => return Ok(None),
+                    Some(b) => (Some(b), e && escapes(body, label.as_deref(), false)),
+                }
+            }
+            Node::Block {
+                label,
+                body,
+                handlers: Some(handlers),
+            } => self.try_block(label.as_deref(), body, handlers)?,
+            Node::Prefix(body) => (Some(self.prefix_node(body)?), false),
+            Node::Open(query) => {
+                // Like a FOR loop's query: read once; it may return no row.
+                self.sub_depth += 1;
+                let r = self.statement(query, &[]);
+                self.sub_depth -= 1;
+                (Some(r?), false)
+            }
+            Node::Call { at, .. } => {
+                return Err(Diag::new("internal error: a routine call was not inlined")
+                    .help("please report this with the SQL that caused it")
+                    .at(self.file, *at, 4, "here"))
+            }
+            _ => (Some(Body::Seq(vec![])), false),
+        }))
+    }
+}
+
+/// Whether an EXIT/CONTINUE or RETURN in `nodes` (the body of a loop or
+/// block labelled `own`) leaves that construct: RETURN always, an EXIT to
+/// another label, or an unlabelled EXIT outside every loop of `nodes`
+/// when the construct is no loop. Over-approximates: labels of inner
+/// constructs are not tracked, so an EXIT to one counts as leaving.
+pub(super) fn escapes(nodes: &[Node], own: Option<&str>, is_loop: bool) -> bool {
+    nodes.iter().any(|n| match n {
+        Node::Return { .. } => true,
+        Node::Exit { label: Some(l), .. } => own != Some(l.as_str()),
+        Node::Exit { label: None, .. } => !is_loop,
+        Node::If(bs) => bs.iter().any(|(_, b)| escapes(b, own, is_loop)),
+        Node::Loop { body, .. } => escapes(body, own, true),
+        Node::Block { body, handlers, .. } => {
+            escapes(body, own, is_loop)
+                || handlers.iter().flatten().any(|h| escapes(h, own, is_loop))
+        }
+        Node::Prefix(body) => escapes(body, own, is_loop),
+        _ => false,
+    })
+}
+
+/// Every statement of a body made optional.
+fn optionalize(b: Body) -> Body {
+    match b {
+        Body::Stmt(s) => Body::Opt(Box::new(Body::Stmt(s))),
+        Body::Seq(v) => Body::Seq(v.into_iter().map(optionalize).collect()),
+        Body::Branch(v) => Body::Branch(v.into_iter().map(optionalize).collect()),
+        Body::Opt(x) => Body::Opt(Box::new(optionalize(*x))),
+        Body::Loop(x) => Body::Loop(Box::new(optionalize(*x))),
+    }
+}
+
+impl Lowerer<'_> {
+    /// A block with EXCEPTION handlers is a subtransaction: either it runs
+    /// to completion, or some prefix of it runs, fails, is rolled back and
+    /// a handler runs. The second alternative is modelled as the block
+    /// with every statement optional (any prefix, and more), then one of
+    /// the handlers. Rolled-back writes are kept as writes: an extra
+    /// operation only adds dependencies, so this over-approximates the
+    /// schedules (docs/sql-frontend.md, "PL/pgSQL").
+    fn try_block(
+        &mut self,
+        label: Option<&str>,
+        body: &[Node],
+        handlers: &[Vec<Node>],
+    ) -> Result<(Option<Body>, bool)> {
+        let mut alts = vec![(None, body.to_vec())];
+        for h in handlers {
+            let mut nodes = vec![Node::Prefix(body.to_vec())];
+            nodes.extend(h.iter().cloned());
+            alts.push((None, nodes));
+        }
+        let all: Vec<Node> = body
+            .iter()
+            .chain(handlers.iter().flatten())
+            .cloned()
+            .collect();
+        let (b, e) = self.branch(&alts)?;
+        Ok((b, e && escapes(&all, label, false)))
+    }
+
+    /// The rolled-back prefix of an EXCEPTION block (see `try_block`).
+    /// Variables it assigns keep whatever value the failed prefix gave
+    /// them (PL/pgSQL does not roll variables back): fresh afterwards.
+    fn prefix_node(&mut self, body: &[Node]) -> Result<Body> {
+        self.prefix += 1;
+        let r = self.block(body);
+        self.prefix -= 1;
+        let b = r?.0.map_or(Body::Seq(vec![]), optionalize);
+        let mut assigned = HashSet::new();
+        collect_assigned(body, &mut assigned);
+        for v in assigned {
+            let t = self.fresh();
+            self.env.insert(v, t);
+        }
+        Ok(b)
+    }
 }

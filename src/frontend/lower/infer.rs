@@ -85,7 +85,7 @@ impl Lowerer<'_> {
         let n = self.statements.len();
         for i in 0..n {
             for j in 0..n {
-                if i == j {
+                if i == j || self.facts[i].rolled_back || self.facts[j].rolled_back {
                     continue;
                 }
                 let Some(path) = self.joint_path(i, j) else {

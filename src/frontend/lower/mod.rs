@@ -100,6 +100,15 @@ fn transactions(tree: Vec<Node>) -> Vec<Vec<Node>> {
     kept
 }
 
+/// A transaction program before lowering: a `.sql` file or a PL/pgSQL
+/// routine, parsed, with the file its positions refer to.
+pub struct Unit {
+    pub name: String,
+    pub abbrev: Option<String>,
+    pub file: SourceFile,
+    pub nodes: Vec<Node>,
+}
+
 /// Lower program files with the function definitions, foreign-key actions
 /// and pure functions of `ctx`.
 pub fn lower_programs_with(
@@ -109,12 +118,35 @@ pub fn lower_programs_with(
     sources: &[SourceFile],
     ctx: &Context,
 ) -> Result<Loaded> {
-    // Parse everything first: UNIQUE keys count only if no UPDATE assigns
-    // them, which needs the whole workload.
-    let mut trees = vec![];
+    let mut units = vec![];
     for f in sources {
-        trees.push(transactions(parse_program(f)?));
+        units.push(Unit {
+            name: Path::new(&f.name)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            abbrev: abbreviation(f),
+            file: f.clone(),
+            nodes: parse_program(f)?,
+        });
     }
+    lower_units(name, description, schema, units, ctx)
+}
+
+/// Lower parsed programs (see [`Unit`]).
+pub fn lower_units(
+    name: String,
+    description: Option<String>,
+    schema: Schema,
+    units: Vec<Unit>,
+    ctx: &Context,
+) -> Result<Loaded> {
+    // UNIQUE keys count only if no UPDATE assigns them, which needs the
+    // whole workload.
+    let trees: Vec<Vec<Vec<Node>>> = units
+        .iter()
+        .map(|u| transactions(u.nodes.clone()))
+        .collect();
     let functions = parse_functions(&ctx.functions)?;
     let mut assigned: HashSet<(RelId, usize)> = HashSet::new();
     for tree in &trees {
@@ -147,11 +179,8 @@ pub fn lower_programs_with(
     let mut provenance = Provenance::default();
     let mut warnings = vec![];
     let mut counter = 0usize;
-    for (f, tree) in sources.iter().zip(&trees) {
-        let stem = Path::new(&f.name)
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
+    for (u, tree) in units.iter().zip(&trees) {
+        let (f, stem) = (&u.file, &u.name);
         if tree.len() > 1 {
             warnings.push(Warning {
                 file: f.name.clone(),
@@ -167,10 +196,10 @@ pub fn lower_programs_with(
             let (name, abbrev) = if tree.len() > 1 {
                 (
                     format!("{stem}.{}", k + 1),
-                    abbreviation(f).map(|a| format!("{a}.{}", k + 1)),
+                    u.abbrev.as_ref().map(|a| format!("{a}.{}", k + 1)),
                 )
             } else {
-                (stem.clone(), abbreviation(f))
+                (stem.clone(), u.abbrev.clone())
             };
             let (program, pins) = lower_transaction(
                 &shared,
@@ -252,6 +281,7 @@ fn lower_transaction(
         inline_stack: vec![],
         instances: 0,
         weak_lock: false,
+        prefix: 0,
         counter,
         warnings,
     };
@@ -366,6 +396,9 @@ struct Facts {
     may_miss: bool,
     /// WHERE and join columns.
     pred: BTreeSet<usize>,
+    /// In the rolled-back prefix of an EXCEPTION block: it did not happen
+    /// in the execution it stands for, so no constraint involves it.
+    rolled_back: bool,
 }
 
 struct Lowerer<'a> {
@@ -406,6 +439,9 @@ struct Lowerer<'a> {
     instances: usize,
     /// The statement's lock clause is FOR KEY SHARE (see `normalize_locks`).
     weak_lock: bool,
+    /// Positive while lowering the rolled-back prefix of an EXCEPTION
+    /// block (`try_block`): a RAISE there starts the handler.
+    prefix: usize,
     counter: &'a mut usize,
     warnings: &'a mut Vec<Warning>,
 }
@@ -450,6 +486,7 @@ impl<'a> Lowerer<'a> {
         self.facts.push(Facts {
             path: self.path.clone(),
             may_miss: self.stmt_may_miss || self.sub_depth > 0,
+            rolled_back: self.prefix > 0,
             ..Facts::default()
         });
         self.statements.len() - 1
@@ -513,6 +550,12 @@ fn each_stmt(nodes: &[Node], f: &mut dyn FnMut(&Stmt)) {
                 }
                 each_stmt(body, f);
             }
+            Node::Open(query) => f(query),
+            Node::Block { body, handlers, .. } => {
+                each_stmt(body, f);
+                handlers.iter().flatten().for_each(|h| each_stmt(h, f));
+            }
+            Node::Prefix(body) => each_stmt(body, f),
             _ => {}
         }
     }
@@ -541,6 +584,12 @@ fn each_cond(nodes: &[Node], f: &mut dyn FnMut(&Cond)) {
             Node::Exit { when: Some(c), .. } => f(c),
             Node::Eval(v) => v.iter().for_each(&mut *f),
             Node::Assign { expr, .. } => f(expr),
+            Node::Block { body, handlers, .. } => {
+                each_cond(body, f);
+                handlers.iter().flatten().for_each(|h| each_cond(h, f));
+            }
+            Node::Prefix(body) => each_cond(body, f),
+            Node::Call { call, .. } => f(call),
             _ => {}
         }
     }

@@ -5,6 +5,7 @@
 //! is `crate::frontend::lower`.
 
 pub mod ddl;
+pub mod plpgsql;
 pub mod procedural;
 pub mod statement;
 

@@ -8,8 +8,7 @@
 //! model the reads it performs (docs/sql-frontend.md, "Positions").
 //! This module knows nothing about BTPs.
 
-use super::statement::{normalize_locks, strip_into};
-use super::{parse_expr, parse_one, Snippet};
+use super::{parse_expr, Snippet};
 use crate::model::error::{Diag, Result, SourceFile};
 
 /// An SQL statement of a program, parsed once, with its text and place.
@@ -43,12 +42,15 @@ pub enum Node {
         head: LoopHead,
         body: Vec<Node>,
         at: usize,
+        /// `<<label>>` before the loop (PL/pgSQL).
+        label: Option<String>,
     },
-    /// EXIT [WHEN cond] or CONTINUE [WHEN cond].
+    /// EXIT [label] [WHEN cond] or CONTINUE [label] [WHEN cond].
     Exit {
         when: Option<Cond>,
         at: usize,
         cont: bool,
+        label: Option<String>,
     },
     /// Expressions evaluated for their side effects on the path: the
     /// arguments of RAISE DEBUG … WARNING, ASSERT's condition and message.
@@ -71,6 +73,32 @@ pub enum Node {
     },
     /// ROLLBACK or RAISE [EXCEPTION]: this path never commits.
     Abort,
+    /// PL/pgSQL RETURN: the path leaves the routine (`plpgsql::hoist_returns`
+    /// moves what follows into the other branches where it can).
+    Return {
+        at: usize,
+    },
+    /// A PL/pgSQL block `[<<label>>] [DECLARE …] BEGIN … [EXCEPTION WHEN …
+    /// THEN …] END`: its declarations are assignments at the start of
+    /// `body`; `handlers` make it a subtransaction.
+    Block {
+        label: Option<String>,
+        body: Vec<Node>,
+        handlers: Option<Vec<Vec<Node>>>,
+    },
+    /// A call of a workload routine (CALL, PERFORM f(…), `v := f(…)`),
+    /// inlined by `plpgsql::inline_calls` before lowering.
+    Call {
+        call: Cond,
+        result: Option<String>,
+        at: usize,
+    },
+    /// OPEN of a cursor: its query runs here, on the snapshot of OPEN, and
+    /// may return no row.
+    Open(Box<Stmt>),
+    /// Made by the lowering only: the rolled-back prefix of an EXCEPTION
+    /// block, every statement optional.
+    Prefix(Vec<Node>),
 }
 
 /// How a loop starts and what it evaluates before its first iteration.
@@ -101,7 +129,7 @@ impl LoopHead {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Lex {
+pub(super) enum Lex {
     Word,
     Semi,
 }
@@ -109,7 +137,7 @@ enum Lex {
 /// Words and top-level semicolons with byte ranges; strings, dollar-quoted
 /// strings, quoted identifiers, comments and parenthesised text are
 /// skipped over.
-fn lex(text: &str) -> Vec<(Lex, usize, usize)> {
+pub(super) fn lex(text: &str) -> Vec<(Lex, usize, usize)> {
     let b = text.as_bytes();
     let mut out = vec![];
     let mut i = 0;
@@ -189,12 +217,12 @@ pub(crate) fn dollar_quote_end(text: &str, i: usize) -> Option<usize> {
     )
 }
 
-fn is_word_byte(c: u8) -> bool {
+pub(super) fn is_word_byte(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80
 }
 
 /// Whether `s` holds only whitespace and comments.
-fn is_blank(s: &str) -> bool {
+pub(super) fn is_blank(s: &str) -> bool {
     blank_prefix(s) >= s.len()
 }
 
@@ -224,7 +252,7 @@ pub(crate) fn blank_prefix(s: &str) -> usize {
 
 /// Split `text` at top-level occurrences of `sep` (outside strings and
 /// parentheses): `(offset within text, piece)`.
-fn split_top(text: &str, sep: u8) -> Vec<(usize, &str)> {
+pub(super) fn split_top(text: &str, sep: u8) -> Vec<(usize, &str)> {
     let b = text.as_bytes();
     let mut out = vec![];
     let (mut depth, mut start, mut i) = (0usize, 0usize, 0usize);
@@ -270,24 +298,34 @@ fn plpgsql_only(w: &str) -> Option<&'static str> {
     })
 }
 
-struct P<'a> {
-    file: &'a SourceFile,
-    toks: Vec<(Lex, usize, usize)>,
-    pos: usize,
+pub(super) struct P<'a> {
+    pub(super) file: &'a SourceFile,
+    pub(super) toks: Vec<(Lex, usize, usize)>,
+    pub(super) pos: usize,
+    /// The `<<label>>` just read, for the loop or block that follows.
+    pub(super) label: Option<String>,
+    /// Set when parsing a PL/pgSQL routine body (`super::plpgsql`).
+    pub(super) pl: Option<Box<super::plpgsql::PlEnv>>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Ctx {
+pub(super) enum Ctx {
     Top,
     If,
     Loop,
     Case,
+    /// A PL/pgSQL BEGIN … END block (the routine's outermost one is
+    /// `Routine`): END or EXCEPTION ends its statements.
+    Block,
+    Routine,
+    /// An EXCEPTION handler: the next WHEN or END ends it.
+    Handler,
 }
 
 impl Ctx {
     fn closer(self) -> &'static str {
         match self {
-            Ctx::Top => "",
+            Ctx::Top | Ctx::Block | Ctx::Routine | Ctx::Handler => "",
             Ctx::If => "IF",
             Ctx::Loop => "LOOP",
             Ctx::Case => "CASE",
@@ -296,18 +334,18 @@ impl Ctx {
 }
 
 impl P<'_> {
-    fn word(&self, k: usize) -> Option<String> {
+    pub(super) fn word(&self, k: usize) -> Option<String> {
         match self.toks.get(k) {
             Some((Lex::Word, s, e)) => Some(self.file.text[*s..*e].to_uppercase()),
             _ => None,
         }
     }
 
-    fn is_semi(&self, k: usize) -> bool {
+    pub(super) fn is_semi(&self, k: usize) -> bool {
         matches!(self.toks.get(k), Some((Lex::Semi, _, _)))
     }
 
-    fn start(&self) -> usize {
+    pub(super) fn start(&self) -> usize {
         self.toks
             .get(self.pos)
             .map_or(self.file.text.len(), |t| t.1)
@@ -315,7 +353,7 @@ impl P<'_> {
 
     /// Where the text of the next statement starts: after the token
     /// consumed last.
-    fn prev_end(&self) -> usize {
+    pub(super) fn prev_end(&self) -> usize {
         if self.pos == 0 {
             0
         } else {
@@ -323,11 +361,17 @@ impl P<'_> {
         }
     }
 
-    fn err(&self, at: usize, len: usize, msg: impl Into<String>, help: &str) -> Box<Diag> {
+    pub(super) fn err(
+        &self,
+        at: usize,
+        len: usize,
+        msg: impl Into<String>,
+        help: &str,
+    ) -> Box<Diag> {
         Diag::new(msg).help(help).at(self.file, at, len, "here")
     }
 
-    fn snippet(&self, from: usize, to: usize) -> Snippet {
+    pub(super) fn snippet(&self, from: usize, to: usize) -> Snippet {
         Snippet {
             text: self.file.text[from..to].to_string(),
             offset: from,
@@ -335,7 +379,7 @@ impl P<'_> {
     }
 
     /// Text between two byte offsets as an expression.
-    fn expr(&self, from: usize, to: usize) -> Result<Cond> {
+    pub(super) fn expr(&self, from: usize, to: usize) -> Result<Cond> {
         let s = self.snippet(from, to);
         if is_blank(&s.text) {
             return Err(self.err(
@@ -345,32 +389,26 @@ impl P<'_> {
                 "write a condition or value",
             ));
         }
+        self.cond(s)
+    }
+
+    /// Parse a snippet as an expression; in a PL/pgSQL body its variables
+    /// become `:name` first.
+    pub(super) fn cond(&self, mut s: Snippet) -> Result<Cond> {
+        if let Some(pl) = &self.pl {
+            s.text = pl.rewrite(self.file, &self.extract_calls(s.clone())?)?;
+        }
         let expr = parse_expr(self.file, &s)?;
         Ok(Cond { snip: s, expr })
     }
 
     /// An SQL statement between two offsets, parsed.
-    fn sql(&self, from: usize, to: usize) -> Result<Stmt> {
-        let text = &self.file.text[from..to];
-        let (locks, weak_lock) = normalize_locks(text);
-        let (clean, into) = strip_into(&locks);
-        let sql = parse_one(
-            self.file,
-            &Snippet {
-                text: clean,
-                offset: from,
-            },
-        )?;
-        Ok(Stmt {
-            snip: self.snippet(from, to),
-            sql,
-            into,
-            weak_lock,
-        })
+    pub(super) fn sql(&self, from: usize, to: usize) -> Result<Stmt> {
+        self.stmt_of(self.snippet(from, to))
     }
 
     /// Comma-separated expressions between two offsets.
-    fn exprs(&self, from: usize, to: usize) -> Result<Vec<Cond>> {
+    pub(super) fn exprs(&self, from: usize, to: usize) -> Result<Vec<Cond>> {
         let text = &self.file.text[from..to];
         if is_blank(text) {
             return Ok(vec![]);
@@ -383,11 +421,11 @@ impl P<'_> {
 
     /// The first top-level word equal to `kw` from the current token on
     /// (skipping CASE … END inside expressions); its token index.
-    fn find_word(&self, kw: &str, stop_at_semi: bool) -> Option<usize> {
+    pub(super) fn find_word(&self, kw: &str, stop_at_semi: bool) -> Option<usize> {
         self.find_any(&[kw], stop_at_semi)
     }
 
-    fn find_any(&self, kws: &[&str], stop_at_semi: bool) -> Option<usize> {
+    pub(super) fn find_any(&self, kws: &[&str], stop_at_semi: bool) -> Option<usize> {
         let mut case = 0usize;
         for k in self.pos..self.toks.len() {
             match self.toks[k].0 {
@@ -408,16 +446,16 @@ impl P<'_> {
         None
     }
 
-    fn next_semi(&self) -> Option<usize> {
+    pub(super) fn next_semi(&self) -> Option<usize> {
         (self.pos..self.toks.len()).find(|&k| self.toks[k].0 == Lex::Semi)
     }
 
-    fn semi_after(&self, what: &str, at: usize, help: &str) -> Result<usize> {
+    pub(super) fn semi_after(&self, what: &str, at: usize, help: &str) -> Result<usize> {
         self.next_semi()
             .ok_or_else(|| self.err(at, what.len(), format!("expected `;` after {what}"), help))
     }
 
-    fn expect_semi(&mut self, what: &str) -> Result<()> {
+    pub(super) fn expect_semi(&mut self, what: &str) -> Result<()> {
         if self.is_semi(self.pos) {
             self.pos += 1;
             return Ok(());
@@ -431,19 +469,28 @@ impl P<'_> {
         ))
     }
 
-    fn unterminated(&self, ctx: Ctx, opener: usize) -> Box<Diag> {
-        let what = ctx.closer();
+    pub(super) fn unterminated(&self, ctx: Ctx, opener: usize) -> Box<Diag> {
+        let what = match ctx.closer() {
+            "" => "BEGIN",
+            w => w,
+        };
         self.err(
             opener,
             what.len().max(2),
             format!("unterminated {what}: reached the end of the file"),
-            &format!("close it with END {what};"),
+            &format!("close it with END {};", ctx.closer()),
         )
     }
 
-    fn block(&mut self, ctx: Ctx, opener: usize) -> Result<Vec<Node>> {
+    pub(super) fn block(&mut self, ctx: Ctx, opener: usize) -> Result<Vec<Node>> {
         let mut nodes = vec![];
+        // Calls found in this block's statements go before them (PL/pgSQL).
+        let base = self.pending_len();
+        let mut mark = 0;
         loop {
+            let calls = self.take_pending(base);
+            nodes.splice(mark..mark, calls);
+            mark = nodes.len();
             if self.pos >= self.toks.len() {
                 // Text after the last `;` must be blank.
                 let rest = &self.file.text[self.prev_end()..];
@@ -461,6 +508,9 @@ impl P<'_> {
                 }
                 return Ok(nodes);
             }
+            if self.pl.is_some() && self.take_label()? {
+                continue;
+            }
             // A statement that starts with something other than a word
             // (`:v := …`, `(SELECT …)`) begins right after the last token.
             let lead_blank = is_blank(&self.file.text[self.prev_end()..self.start()]);
@@ -476,6 +526,14 @@ impl P<'_> {
                 }
             };
             let at = self.start();
+            if self.pl.is_some() {
+                if self.pl_ends_block(&w, ctx, at)? {
+                    return Ok(nodes);
+                }
+                if self.pl_statement(&w, ctx, &mut nodes)? {
+                    continue;
+                }
+            }
             match w.as_str() {
                 "END" if ctx != Ctx::Top || !self.ends_transaction() => {
                     let next = self.word(self.pos + 1);
@@ -553,10 +611,38 @@ impl P<'_> {
         }
     }
 
+    /// In a PL/pgSQL body: whether `w` ends the current block's statements
+    /// (END of a block, EXCEPTION, the next handler's WHEN).
+    fn pl_ends_block(&self, w: &str, ctx: Ctx, at: usize) -> Result<bool> {
+        let closes_if = matches!(
+            self.word(self.pos + 1).as_deref(),
+            Some("IF" | "LOOP" | "CASE")
+        );
+        match (w, ctx) {
+            ("END", Ctx::Block | Ctx::Routine | Ctx::Handler) if !closes_if => Ok(true),
+            ("EXCEPTION", Ctx::Block | Ctx::Routine) | ("WHEN", Ctx::Handler) => Ok(true),
+            ("EXCEPTION", _) => Err(self.err(
+                at,
+                w.len(),
+                "EXCEPTION inside IF, CASE or LOOP",
+                "EXCEPTION follows the statements of a BEGIN … END block; close the IF, CASE or LOOP first",
+            )),
+            _ => Ok(false),
+        }
+    }
+
     /// EXIT [WHEN cond]; or CONTINUE [WHEN cond];
-    fn exit_stmt(&mut self, w: &str) -> Result<Node> {
+    pub(super) fn exit_stmt(&mut self, w: &str) -> Result<Node> {
         let at = self.start();
         let semi = self.semi_after(w, at, "write EXIT; or EXIT WHEN condition;")?;
+        // PL/pgSQL: EXIT label [WHEN …].
+        let label = match self.word(self.pos + 1) {
+            Some(l) if self.pl.is_some() && l != "WHEN" => {
+                self.pos += 1;
+                Some(l.to_lowercase())
+            }
+            _ => None,
+        };
         let when = if self.word(self.pos + 1).as_deref() == Some("WHEN") {
             Some(self.expr(self.toks[self.pos + 1].2, self.toks[semi].1)?)
         } else if self.pos + 1 != semi {
@@ -574,11 +660,12 @@ impl P<'_> {
             when,
             at,
             cont: w == "CONTINUE",
+            label,
         })
     }
 
     /// COMMIT [WORK|TRANSACTION]; (or END;) at the top level.
-    fn commit_stmt(&mut self, ctx: Ctx, w: &str) -> Result<Node> {
+    pub(super) fn commit_stmt(&mut self, ctx: Ctx, w: &str) -> Result<Node> {
         let at = self.start();
         // END here is PostgreSQL's COMMIT (ends_transaction).
         let semi = self.semi_after(w, at, "end it with `;`")?;
@@ -600,7 +687,7 @@ impl P<'_> {
     }
 
     /// ROLLBACK; (ROLLBACK TO SAVEPOINT is an error).
-    fn rollback_stmt(&mut self, w: &str) -> Result<Node> {
+    pub(super) fn rollback_stmt(&mut self, w: &str) -> Result<Node> {
         let at = self.start();
         let semi = self.semi_after(w, at, "end it with `;`")?;
         if (self.pos + 1..semi)
@@ -613,7 +700,7 @@ impl P<'_> {
     }
 
     /// `END` followed by `;` (or TRANSACTION/WORK) at the top level.
-    fn ends_transaction(&self) -> bool {
+    pub(super) fn ends_transaction(&self) -> bool {
         self.is_semi(self.pos + 1)
             || matches!(
                 self.word(self.pos + 1).as_deref(),
@@ -622,7 +709,7 @@ impl P<'_> {
     }
 
     /// An SQL statement or an assignment, from after the last token to `;`.
-    fn statement(&mut self) -> Result<Node> {
+    pub(super) fn statement(&mut self) -> Result<Node> {
         let from = self.prev_end();
         let at = from + blank_prefix(&self.file.text[from..]);
         let Some(semi) = self.next_semi() else {
@@ -636,7 +723,11 @@ impl P<'_> {
         };
         let end = self.toks[semi].1;
         self.pos = semi + 1;
-        if let Some((var, rhs)) = assignment(&self.file.text[at..end]) {
+        if let Some(pl) = &self.pl {
+            if let Some((var, rhs, whole)) = pl.assignment(self.file, at, end)? {
+                return self.pl_assign(var, at + rhs, end, whole);
+            }
+        } else if let Some((var, rhs)) = assignment(&self.file.text[at..end]) {
             let expr = self.expr(at + rhs, end)?;
             return Ok(Node::Assign { var, expr });
         }
@@ -650,7 +741,7 @@ impl P<'_> {
         Ok(Node::Sql(Box::new(self.sql(at, end)?)))
     }
 
-    fn begin(&mut self, ctx: Ctx, w: &str) -> Result<Node> {
+    pub(super) fn begin(&mut self, ctx: Ctx, w: &str) -> Result<Node> {
         let at = self.start();
         let semi = self.semi_after(w, at, "end it with `;`")?;
         let words: Vec<String> = (self.pos + 1..semi)
@@ -720,7 +811,7 @@ impl P<'_> {
 
     /// RAISE: EXCEPTION (the default level) aborts; DEBUG … WARNING only
     /// evaluate their arguments.
-    fn raise(&mut self) -> Result<Node> {
+    pub(super) fn raise(&mut self) -> Result<Node> {
         let at = self.start();
         let semi = self.semi_after("RAISE", at, "end it with `;`")?;
         let level = self.word(self.pos + 1).unwrap_or_default();
@@ -762,17 +853,18 @@ impl P<'_> {
         Ok(Node::Eval(exprs))
     }
 
-    fn loop_stmt(&mut self, w: &str) -> Result<Node> {
+    pub(super) fn loop_stmt(&mut self, w: &str) -> Result<Node> {
         let at = self.start();
+        let label = self.label.take();
         if w == "LOOP" {
             self.pos += 1;
             let body = self.block(Ctx::Loop, at)?;
-            self.pos += 2;
-            self.expect_semi("END LOOP")?;
+            self.end_loop()?;
             return Ok(Node::Loop {
                 head: LoopHead::Plain,
                 body,
                 at,
+                label,
             });
         }
         let Some(lp) = self.find_word("LOOP", true) else {
@@ -783,20 +875,59 @@ impl P<'_> {
                 &format!("write {w} … LOOP … END LOOP;"),
             ));
         };
+        let mut pre = vec![];
+        let mut fresh = vec![];
         let head = if w == "WHILE" {
-            LoopHead::While(self.expr(self.toks[self.pos].2, self.toks[lp].1)?)
+            let before = self.pending_len();
+            let c = self.expr(self.toks[self.pos].2, self.toks[lp].1)?;
+            if self.pending_len() > before {
+                return Err(self.err(at, 5, "a routine call in a WHILE condition", "the condition is evaluated before every iteration: assign the call's value to a variable at the end of the body and test that"));
+            }
+            LoopHead::While(c)
+        } else if let Some((head, args)) = self.cursor_loop(at, lp)? {
+            pre = args;
+            head
         } else {
+            // PL/pgSQL `FOR a, b IN query`: all but the last target are
+            // assigned fresh values at the start of every iteration.
+            let (extra, start) = self.loop_targets(lp);
+            self.pos = start;
+            fresh = extra;
             self.for_head(at, lp)?
         };
+        if let Some(v) = head.var() {
+            let record = matches!(head, LoopHead::Query { .. });
+            self.declare_loop_var(v, record);
+        }
         self.pos = lp + 1;
-        let body = self.block(Ctx::Loop, at)?;
+        let mut body = self.fresh_values(&fresh, at)?;
+        body.extend(self.block(Ctx::Loop, at)?);
+        self.end_loop()?;
+        let node = Node::Loop {
+            head,
+            body,
+            at,
+            label,
+        };
+        if pre.is_empty() {
+            return Ok(node);
+        }
+        // A cursor's arguments are evaluated before the loop.
+        pre.push(node);
+        Ok(Node::If(vec![(None, pre)]))
+    }
+
+    /// `END LOOP [label];` (the label only in PL/pgSQL).
+    pub(super) fn end_loop(&mut self) -> Result<()> {
         self.pos += 2;
-        self.expect_semi("END LOOP")?;
-        Ok(Node::Loop { head, body, at })
+        if self.pl.is_some() && self.word(self.pos).is_some() && self.is_semi(self.pos + 1) {
+            self.pos += 1;
+        }
+        self.expect_semi("END LOOP")
     }
 
     /// `FOR v IN <header> LOOP`, the LOOP at token `lp`.
-    fn for_head(&self, at: usize, lp: usize) -> Result<LoopHead> {
+    pub(super) fn for_head(&self, at: usize, lp: usize) -> Result<LoopHead> {
         let bad = |help: &str| self.err(at, 3, "unsupported FOR loop", help);
         let var = self
             .word(self.pos + 1)
@@ -849,7 +980,7 @@ impl P<'_> {
     }
 
     /// The ELSE branch of an IF or CASE: its body, which must be the last.
-    fn else_branch(&mut self, ctx: Ctx, opener: usize) -> Result<Vec<Node>> {
+    pub(super) fn else_branch(&mut self, ctx: Ctx, opener: usize) -> Result<Vec<Node>> {
         self.pos += 1;
         let body = self.block(ctx, opener)?;
         if self.word(self.pos).as_deref() != Some("END") {
@@ -868,7 +999,7 @@ impl P<'_> {
         Ok(body)
     }
 
-    fn if_stmt(&mut self) -> Result<Node> {
+    pub(super) fn if_stmt(&mut self) -> Result<Node> {
         let opener = self.start();
         let mut branches = vec![];
         loop {
@@ -905,7 +1036,7 @@ impl P<'_> {
     /// The CASE statement: searched (`CASE WHEN c THEN …`) or simple
     /// (`CASE x WHEN v1, v2 THEN …`), as an IF chain. Without ELSE, no
     /// matching WHEN raises CASE_NOT_FOUND: that path aborts.
-    fn case_stmt(&mut self) -> Result<Node> {
+    pub(super) fn case_stmt(&mut self) -> Result<Node> {
         let opener = self.start();
         self.pos += 1;
         let Some(first_when) = self.find_word("WHEN", false) else {
@@ -941,12 +1072,10 @@ impl P<'_> {
                     // Simple CASE: the values as one tuple expression, the
                     // `(` standing on the blank after WHEN.
                     let cond = if selector.is_some() {
-                        let s = Snippet {
+                        self.cond(Snippet {
                             text: format!("({})", &self.file.text[from..to]),
                             offset: from - 1,
-                        };
-                        let expr = parse_expr(self.file, &s)?;
-                        Cond { snip: s, expr }
+                        })?
                     } else {
                         self.expr(from, to)?
                     };
@@ -976,7 +1105,7 @@ impl P<'_> {
 
 /// `:v := expr` or `v := expr` (also `:v[i] := …`): the variable and the
 /// offset of the right-hand side.
-fn assignment(text: &str) -> Option<(String, usize)> {
+pub(super) fn assignment(text: &str) -> Option<(String, usize)> {
     let t = text.trim_start();
     let lead = text.len() - t.len();
     let b = t.as_bytes();
@@ -1023,6 +1152,8 @@ pub fn parse_program(file: &SourceFile) -> Result<Vec<Node>> {
         file,
         toks: lex(&file.text),
         pos: 0,
+        label: None,
+        pl: None,
     };
     p.block(Ctx::Top, 0)
 }

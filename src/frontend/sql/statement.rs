@@ -6,7 +6,7 @@
 /// Blank out `INTO :a, :b` after a SELECT list or RETURNING list (sqlparser
 /// does not take variables there); positions are kept for error spans.
 pub fn strip_into(text: &str) -> (String, Vec<String>) {
-    let upper = text.to_uppercase();
+    let upper = text.to_ascii_uppercase();
     let b = upper.as_bytes();
     let mut depth = 0i32;
     let mut i = 0;
@@ -59,14 +59,24 @@ pub fn strip_into(text: &str) -> (String, Vec<String>) {
                         j += 1;
                     }
                     let ns = j;
-                    while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'_') {
+                    while j < b.len()
+                        && (b[j].is_ascii_alphanumeric() || b[j] == b'_' || b[j] == b'$')
+                    {
                         j += 1;
                     }
                     if ns == j || (vs == ns && is_keyword(&upper[ns..j])) {
                         j = vs;
                         break;
                     }
-                    vars.push(text[ns..j].to_lowercase());
+                    // `:r$f` (PL/pgSQL's `INTO r.f`) assigns the record r,
+                    // `:a[i]` the array a.
+                    let var = text[ns..j].split('$').next().unwrap_or_default();
+                    vars.push(var.to_lowercase());
+                    if b.get(j) == Some(&b'[') {
+                        if let Some(k) = text[j..].find(']') {
+                            j += k + 1;
+                        }
+                    }
                     let mut k = j;
                     while k < b.len()
                         && (b[k] == b' ' || b[k] == b'\n' || b[k] == b'\t' || b[k] == b'\r')
@@ -107,7 +117,7 @@ pub fn normalize_locks(text: &str) -> (String, bool) {
         ("FOR KEY SHARE", "FOR SHARE"),
     ] {
         loop {
-            let upper = out.to_uppercase();
+            let upper = out.to_ascii_uppercase();
             let words: Vec<&str> = from.split(' ').collect();
             // Match the words with any whitespace between them.
             let Some(start) = find_words(&upper, &words) else {

@@ -1,0 +1,911 @@
+//! The PL/pgSQL statements: methods of the procedural parser (`P`) in
+//! PL/pgSQL mode.
+
+use sqlparser::ast::Expr;
+
+use super::super::procedural::{
+    blank_prefix, is_blank, is_word_byte, split_top, Cond, Ctx, Lex, LoopHead, Node, Stmt, P,
+};
+use super::super::Snippet;
+use super::env::literal_end;
+use super::*;
+use crate::model::error::{Diag, Result};
+
+impl P<'_> {
+    /// `[<<label>>] [DECLARE …] BEGIN … END [label] [;]`: the whole body.
+    pub(super) fn routine_body(&mut self, e: usize) -> Result<Vec<Node>> {
+        self.take_label()?;
+        let at = self.start();
+        match self.word(self.pos).as_deref() {
+            Some("DECLARE" | "BEGIN") => {}
+            _ => {
+                return Err(self.err(
+                    at.min(e),
+                    1,
+                    "expected DECLARE or BEGIN at the start of the PL/pgSQL body",
+                    "a PL/pgSQL body is [DECLARE …] BEGIN … END;",
+                ))
+            }
+        }
+        let node = self.pl_block(true)?;
+        if self.pos < self.toks.len() {
+            let at = self.start();
+            return Err(self.err(
+                at,
+                1,
+                "text after the END of the routine's body",
+                "the body ends with the END of its outermost block",
+            ));
+        }
+        Ok(match node {
+            Node::Block {
+                label: None,
+                body,
+                handlers: None,
+            } => body,
+            n => vec![n],
+        })
+    }
+
+    /// A `<<label>>` before a loop or block: remembered for it.
+    pub(crate) fn take_label(&mut self) -> Result<bool> {
+        let Some(&(Lex::Word, s, e)) = self.toks.get(self.pos) else {
+            return Ok(false);
+        };
+        let text = &self.file.text;
+        if !text[..s].trim_end().ends_with("<<") {
+            return Ok(false);
+        }
+        let rest = &text[e..];
+        let ws = rest.len() - rest.trim_start().len();
+        if !rest.trim_start().starts_with(">>") {
+            return Err(self.err(s, e - s, "unterminated label", "write <<label>>"));
+        }
+        let label = text[s..e].to_lowercase();
+        if let Some(pl) = &mut self.pl {
+            pl.labels.push(label.clone());
+        }
+        self.label = Some(label);
+        // The next statement starts after `>>`.
+        self.toks[self.pos].2 = e + ws + 2;
+        self.pos += 1;
+        Ok(true)
+    }
+
+    /// PL/pgSQL statements; `false` when `w` starts none of them.
+    pub(crate) fn pl_statement(
+        &mut self,
+        w: &str,
+        ctx: Ctx,
+        nodes: &mut Vec<Node>,
+    ) -> Result<bool> {
+        let at = self.start();
+        match w {
+            "DECLARE" | "BEGIN" => nodes.push(self.pl_block(false)?),
+            "RETURN" => self.pl_return(nodes)?,
+            "PERFORM" => {
+                let semi = self.semi_after(w, at, "end it with `;`")?;
+                let end = self.toks[semi].1;
+                let text = format!("SELECT {}", &self.file.text[at + 7..end]);
+                self.pos = semi + 1;
+                let snip = Snippet { text, offset: at };
+                match self.routine_call(at + 7, end)? {
+                    Some(call) => nodes.push(Node::Call {
+                        call,
+                        result: None,
+                        at,
+                    }),
+                    None => nodes.push(Node::Sql(Box::new(self.stmt_of(snip)?))),
+                }
+            }
+            "CALL" => {
+                let semi = self.semi_after(w, at, "end it with `;`")?;
+                let end = self.toks[semi].1;
+                self.pos = semi + 1;
+                let Some(call) = self.routine_call(at + 4, end)? else {
+                    return Err(self.err(at, 4, "CALL of a routine that is not a PL/pgSQL routine of the workload", "define the procedure in a routine file of the workload directory, so that it can be inlined"));
+                };
+                nodes.push(Node::Call {
+                    call,
+                    result: None,
+                    at,
+                });
+            }
+            "OPEN" => nodes.extend(self.open_cursor()?),
+            "FETCH" | "MOVE" => nodes.extend(self.fetch()?),
+            "CLOSE" => {
+                let semi = self.semi_after(w, at, "end it with `;`")?;
+                self.pos = semi + 1;
+            }
+            "GET" => nodes.extend(self.diagnostics()?),
+            "EXECUTE" => nodes.extend(self.execute()?),
+            "FOREACH" => nodes.push(self.loop_stmt(w)?),
+            "COMMIT" | "ROLLBACK" | "ABORT" if !self.pl.as_ref().is_some_and(|pl| pl.procedure) => {
+                // A function cannot end the transaction: PostgreSQL raises
+                // "invalid transaction termination", so the path aborts.
+                let semi = self.semi_after(w, at, "end it with `;`")?;
+                self.pos = semi + 1;
+                nodes.push(Node::Abort);
+            }
+            "ROLLBACK" | "ABORT" if ctx != Ctx::Routine && self.returns_after() => {
+                // ROLLBACK; RETURN; — the path aborts and nothing follows.
+                nodes.push(self.rollback_stmt(w)?);
+            }
+            "COMMIT" | "ROLLBACK" | "ABORT" if ctx == Ctx::Routine => {
+                if w == "COMMIT" {
+                    nodes.push(self.commit_stmt(Ctx::Top, w)?);
+                } else {
+                    // The path so far aborts; the procedure goes on in a
+                    // new transaction.
+                    nodes.push(self.rollback_stmt(w)?);
+                    nodes.push(Node::Commit { at });
+                }
+            }
+            "COMMIT" | "ROLLBACK" | "ABORT" | "SAVEPOINT" | "RELEASE" => {
+                return Err(self.err(at, w.len(), format!("{w} inside a block, IF, CASE or LOOP of a routine"), "isolint splits a procedure into transactions only at a COMMIT in the routine's outermost block; PostgreSQL forbids COMMIT inside a block with an EXCEPTION handler"));
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// Whether the statement after the current one is RETURN.
+    fn returns_after(&self) -> bool {
+        self.next_semi()
+            .is_some_and(|k| self.word(k + 1).as_deref() == Some("RETURN"))
+    }
+
+    /// `[DECLARE …] BEGIN … [EXCEPTION WHEN … THEN …] END [label];`.
+    fn pl_block(&mut self, outer: bool) -> Result<Node> {
+        let label = self.label.take();
+        let at = self.start();
+        let mut body = vec![];
+        if self.word(self.pos).as_deref() == Some("DECLARE") {
+            self.pos += 1;
+            self.declarations(&mut body)?;
+        }
+        if self.word(self.pos).as_deref() != Some("BEGIN") {
+            let here = self.start();
+            return Err(self.err(
+                here,
+                1,
+                "expected BEGIN after the declarations",
+                "write DECLARE … BEGIN … END;",
+            ));
+        }
+        self.pos += 1;
+        let ctx = if outer { Ctx::Routine } else { Ctx::Block };
+        body.extend(self.block(ctx, at)?);
+        let handlers = if self.word(self.pos).as_deref() == Some("EXCEPTION") {
+            self.pos += 1;
+            if body.iter().any(|n| matches!(n, Node::Commit { .. })) {
+                return Err(self.err(at, 5, "COMMIT in a block with an EXCEPTION handler", "PostgreSQL cannot commit inside a subtransaction; move the COMMIT out of the block"));
+            }
+            Some(self.handlers(at)?)
+        } else {
+            None
+        };
+        if self.word(self.pos).as_deref() != Some("END") {
+            return Err(self.unterminated(Ctx::Block, at));
+        }
+        self.pos += 1;
+        if self.word(self.pos).is_some()
+            && (self.is_semi(self.pos + 1) || self.pos + 1 >= self.toks.len())
+        {
+            self.pos += 1;
+        }
+        if self.is_semi(self.pos) {
+            self.pos += 1;
+        } else if !outer {
+            self.expect_semi("END")?;
+        }
+        if let (Some(l), Some(pl)) = (&label, &mut self.pl) {
+            pl.labels.retain(|x| x != l);
+        }
+        Ok(Node::Block {
+            label,
+            body,
+            handlers,
+        })
+    }
+
+    /// `WHEN cond [OR cond] THEN stmts …` up to END: one body per handler.
+    /// The condition names read nothing.
+    fn handlers(&mut self, opener: usize) -> Result<Vec<Vec<Node>>> {
+        let mut out = vec![];
+        while self.word(self.pos).as_deref() == Some("WHEN") {
+            let at = self.start();
+            let Some(then) = self.find_word("THEN", true) else {
+                return Err(self.err(
+                    at,
+                    4,
+                    "`WHEN` without THEN",
+                    "write EXCEPTION WHEN condition THEN …",
+                ));
+            };
+            self.pos = then + 1;
+            out.push(self.block(Ctx::Handler, opener)?);
+        }
+        if out.is_empty() {
+            let at = self.start();
+            return Err(self.err(
+                at,
+                1,
+                "EXCEPTION without WHEN",
+                "write EXCEPTION WHEN others THEN …",
+            ));
+        }
+        Ok(out)
+    }
+
+    fn declare(&mut self, name: &str, kind: VarKind, at: usize, len: usize) -> Result<()> {
+        let Some(pl) = &mut self.pl else {
+            return Ok(());
+        };
+        if let Some((_, first)) = pl.vars.get(name) {
+            let (line, _) = self.file.line_col(*first);
+            return Err(Diag::new(format!(
+                "`{name}` is declared twice in {} (first on line {line})",
+                pl.routine
+            ))
+            .help("isolint keeps one variable per name in a routine: rename the inner one")
+            .at(self.file, at, len, "declared again here"));
+        }
+        pl.vars.insert(name.to_string(), (kind, at));
+        Ok(())
+    }
+
+    /// The declarations of a DECLARE section, up to BEGIN; initial values
+    /// become assignments (NULL without a default: a fresh value).
+    fn declarations(&mut self, body: &mut Vec<Node>) -> Result<()> {
+        while self.pos < self.toks.len() && self.word(self.pos).as_deref() != Some("BEGIN") {
+            let at = self.start();
+            let semi = self.semi_after("the declaration", at, "end each declaration with `;`")?;
+            let end = self.toks[semi].1;
+            let text = self.file.text[at..end].to_string();
+            let Some((name, ne)) = ident_at(&text, 0) else {
+                return Err(self.err(
+                    at,
+                    1,
+                    "expected a variable name",
+                    "write name type [:= value];",
+                ));
+            };
+            let words: Vec<String> = (self.pos + 1..semi).filter_map(|k| self.word(k)).collect();
+            let has = |w: &str| words.iter().any(|x| x == w);
+            let upper = text.to_ascii_uppercase();
+            if has("ALIAS") {
+                self.declare(&name, VarKind::Scalar, at, ne)?;
+                let target = text[find_word_in(&upper, "FOR").map_or(ne, |k| k + 3)..]
+                    .trim()
+                    .to_string();
+                let target = match target.strip_prefix('$') {
+                    Some(_) => target,
+                    None => format!(":{}", target.to_lowercase()),
+                };
+                body.push(Node::Assign {
+                    var: name,
+                    expr: self.cond(Snippet {
+                        text: target,
+                        offset: at,
+                    })?,
+                });
+            } else if has("CURSOR") {
+                self.cursor_decl(&name, at, &text, &upper)?;
+            } else {
+                let kind =
+                    if has("RECORD") || upper.contains("%ROWTYPE") || self.is_table_type(&words) {
+                        VarKind::Record
+                    } else if has("REFCURSOR") {
+                        VarKind::Cursor
+                    } else {
+                        VarKind::Scalar
+                    };
+                self.declare(&name, kind, at, ne)?;
+                let def =
+                    top_level_op(&text).or_else(|| find_word_in(&upper, "DEFAULT").map(|k| k + 7));
+                let expr = match def {
+                    Some(d) => self.expr(at + d, end)?,
+                    None => self.cond(Snippet {
+                        text: "NULL".into(),
+                        offset: at,
+                    })?,
+                };
+                body.push(Node::Assign { var: name, expr });
+            }
+            self.pos = semi + 1;
+        }
+        Ok(())
+    }
+
+    fn is_table_type(&self, words: &[String]) -> bool {
+        let Some(pl) = &self.pl else { return false };
+        words.len() == 1
+            && pl
+                .relations
+                .iter()
+                .any(|r| r.0.eq_ignore_ascii_case(&words[0]))
+    }
+
+    /// `name [NO] [SCROLL] CURSOR [(p type, …)] FOR|IS query`.
+    fn cursor_decl(&mut self, name: &str, at: usize, text: &str, upper: &str) -> Result<()> {
+        self.declare(name, VarKind::Cursor, at, name.len())?;
+        let ck = find_word_in(upper, "CURSOR").unwrap_or(0) + 6;
+        let mut params = vec![];
+        let mut q = ck;
+        let open = ck + blank_prefix(&text[ck..]);
+        if text.as_bytes().get(open) == Some(&b'(') {
+            let close = matching_paren(text, open)
+                .unwrap_or(text.len())
+                .max(open + 1);
+            for (o, piece) in split_top(&text[open + 1..close], b',') {
+                if let Some((p, pe)) = ident_at(piece.trim_start(), 0) {
+                    let lead = piece.len() - piece.trim_start().len();
+                    self.declare(&p, VarKind::Scalar, at + open + 1 + o + lead, pe)?;
+                    params.push(p);
+                }
+            }
+            q = close + 1;
+        }
+        let kw = find_word_in(&upper[q..], "FOR")
+            .map(|k| k + 3)
+            .or_else(|| find_word_in(&upper[q..], "IS").map(|k| k + 2));
+        let Some(kw) = kw else {
+            return Err(self.err(
+                at,
+                name.len(),
+                "cursor declaration without FOR query",
+                "write name CURSOR FOR SELECT …;",
+            ));
+        };
+        let from = at + q + kw;
+        let query = Some(self.sql(from + blank_prefix(&text[q + kw..]), at + text.len())?);
+        if let Some(pl) = &mut self.pl {
+            pl.cursors
+                .insert(name.to_string(), Cursor { params, query });
+        }
+        Ok(())
+    }
+
+    /// RETURN [expr]; RETURN NEXT expr; RETURN QUERY query;
+    fn pl_return(&mut self, nodes: &mut Vec<Node>) -> Result<()> {
+        let at = self.start();
+        let semi = self.semi_after("RETURN", at, "end it with `;`")?;
+        let end = self.toks[semi].1;
+        let next = if self.pos + 1 < semi {
+            self.word(self.pos + 1)
+        } else {
+            None
+        };
+        match next.as_deref() {
+            Some("QUERY") => {
+                if self.word(self.pos + 2).as_deref() == Some("EXECUTE") {
+                    return Err(self.err(
+                        at,
+                        6,
+                        "RETURN QUERY EXECUTE (dynamic SQL) cannot be analysed",
+                        "write RETURN QUERY SELECT … with the query itself",
+                    ));
+                }
+                let from = self.toks[self.pos + 1].2;
+                nodes.push(Node::Sql(Box::new(self.sql(from, end)?)));
+                self.pos = semi + 1;
+                return Ok(());
+            }
+            Some("NEXT") => {
+                let e = self.exprs(self.toks[self.pos + 1].2, end)?;
+                nodes.push(Node::Eval(e));
+                self.pos = semi + 1;
+                return Ok(());
+            }
+            _ => {}
+        }
+        let from = self.toks[self.pos].2;
+        self.pos = semi + 1;
+        if !is_blank(&self.file.text[from..end]) {
+            match self.routine_call(from, end)? {
+                Some(call) => nodes.push(Node::Call {
+                    call,
+                    result: None,
+                    at,
+                }),
+                None => nodes.push(Node::Eval(vec![self.expr(from, end)?])),
+            }
+        }
+        nodes.push(Node::Return { at });
+        Ok(())
+    }
+
+    /// `v := e`: a call of a workload routine is inlined, anything else is
+    /// an assignment.
+    /// An assignment to a field or element (`whole` false) changes the
+    /// variable to an unknown value: the right-hand side is only read.
+    pub(crate) fn pl_assign(
+        &mut self,
+        var: String,
+        from: usize,
+        to: usize,
+        whole: bool,
+    ) -> Result<Node> {
+        let at = from;
+        if let Some(call) = self.routine_call(from, to)? {
+            return Ok(Node::Call {
+                call,
+                result: Some(var),
+                at,
+            });
+        }
+        let expr = self.expr(from, to)?;
+        if whole {
+            return Ok(Node::Assign { var, expr });
+        }
+        let fresh = self.cond(Snippet {
+            text: "NULL".into(),
+            offset: at,
+        })?;
+        Ok(Node::If(vec![(
+            None,
+            vec![Node::Eval(vec![expr]), Node::Assign { var, expr: fresh }],
+        )]))
+    }
+
+    /// `FOR r IN cursor [(args)] LOOP`: the cursor's query, and the
+    /// assignments of its arguments.
+    pub(crate) fn cursor_loop(
+        &self,
+        at: usize,
+        lp: usize,
+    ) -> Result<Option<(LoopHead, Vec<Node>)>> {
+        let Some(pl) = &self.pl else { return Ok(None) };
+        let (Some(var), Some(name)) = (self.word(self.pos + 1), self.word(self.pos + 3)) else {
+            return Ok(None);
+        };
+        let Some(c) = pl.cursors.get(&name.to_lowercase()) else {
+            return Ok(None);
+        };
+        if self.word(self.pos + 2).as_deref() != Some("IN") || self.pos + 3 >= lp {
+            return Ok(None);
+        }
+        let args = self.cursor_args(c, self.toks[self.pos + 3].2, self.toks[lp].1, at)?;
+        let Some(query) = c.query.clone() else {
+            return Ok(None);
+        };
+        Ok(Some((
+            LoopHead::Query {
+                var: var.to_lowercase(),
+                query: Box::new(query),
+            },
+            args,
+        )))
+    }
+
+    /// The text from..to as a call of a workload PL/pgSQL routine, if it
+    /// is exactly one.
+    fn routine_call(&self, from: usize, to: usize) -> Result<Option<Cond>> {
+        let Some(pl) = &self.pl else { return Ok(None) };
+        let t = self.file.text[from..to].trim_start();
+        let Some((name, _)) = ident_at(t, 0) else {
+            return Ok(None);
+        };
+        if !pl.callable.contains(&name) {
+            return Ok(None);
+        }
+        let c = self.expr(from, to)?;
+        Ok(matches!(c.expr, Expr::Function(_)).then_some(c))
+    }
+
+    /// An SQL statement from a snippet (rewritten, INTO cut out, parsed).
+    pub(crate) fn stmt_of(&self, s: Snippet) -> Result<Stmt> {
+        let text = match &self.pl {
+            Some(pl) => pl.rewrite(self.file, &self.extract_calls(s.clone())?)?,
+            None => s.text.clone(),
+        };
+        let (locks, weak_lock) = crate::frontend::sql::statement::normalize_locks(&text);
+        let (clean, into) = crate::frontend::sql::statement::strip_into(&locks);
+        let sql = crate::frontend::sql::parse_one(
+            self.file,
+            &Snippet {
+                text: clean,
+                offset: s.offset,
+            },
+        )?;
+        Ok(Stmt {
+            snip: s,
+            sql,
+            into,
+            weak_lock,
+        })
+    }
+
+    /// Calls of workload routines inside a statement or expression (not
+    /// the whole of it: `v := f(…)`, PERFORM and CALL inline that
+    /// directly) become `:__callN`, and the call is queued to be inlined
+    /// before the node that holds it. In a statement that names a table
+    /// the call may run once per row, or not at all: a loop.
+    pub(crate) fn extract_calls(&self, mut s: Snippet) -> Result<Snippet> {
+        let Some(pl) = &self.pl else { return Ok(s) };
+        let t = s.text.clone();
+        let b = t.as_bytes();
+        let whole = t.trim();
+        let mut out = String::with_capacity(t.len());
+        let (mut i, mut copied) = (0, 0);
+        while i < b.len() {
+            if let Some(e) = literal_end(&t, i) {
+                i = e;
+                continue;
+            }
+            let starts = (b[i].is_ascii_alphabetic() || b[i] == b'_')
+                && (i == 0 || !is_word_byte(b[i - 1]) && !matches!(b[i - 1], b'$' | b'.' | b':'));
+            if !starts {
+                i += t[i..].chars().next().map_or(1, char::len_utf8);
+                continue;
+            }
+            let (w, e) = ident_at(&t, i).unwrap_or_default();
+            let open = e + blank_prefix(&t[e..]);
+            let close = (b.get(open) == Some(&b'(') && pl.callable.contains(&w))
+                .then(|| matching_paren(&t, open))
+                .flatten();
+            match close {
+                Some(c) if t[i..=c].trim() != whole => {
+                    let n = pl.calls.get() + 1;
+                    pl.calls.set(n);
+                    let call = self.cond(Snippet {
+                        text: t[i..=c].to_string(),
+                        offset: s.offset + i,
+                    })?;
+                    let var = format!("__call{n}");
+                    let node = Node::Call {
+                        call,
+                        result: Some(var.clone()),
+                        at: s.offset + i,
+                    };
+                    let node = if pl.relations_in(&t).is_empty() {
+                        node
+                    } else {
+                        Node::Loop {
+                            head: LoopHead::Plain,
+                            body: vec![node],
+                            at: s.offset + i,
+                            label: None,
+                        }
+                    };
+                    pl.pending.borrow_mut().push(node);
+                    out.push_str(&t[copied..i]);
+                    out.push(':');
+                    out.push_str(&var);
+                    copied = c + 1;
+                    i = c + 1;
+                }
+                _ => i = e.max(i + 1),
+            }
+        }
+        out.push_str(&t[copied..]);
+        s.text = out;
+        Ok(s)
+    }
+
+    /// Queued calls (see `extract_calls`) from `base` on, to be put
+    /// before the node they were found in.
+    pub(crate) fn take_pending(&self, base: usize) -> Vec<Node> {
+        match &self.pl {
+            Some(pl) => {
+                let mut p = pl.pending.borrow_mut();
+                if p.len() > base {
+                    p.split_off(base)
+                } else {
+                    vec![]
+                }
+            }
+            None => vec![],
+        }
+    }
+
+    pub(crate) fn pending_len(&self) -> usize {
+        self.pl.as_ref().map_or(0, |pl| pl.pending.borrow().len())
+    }
+
+    /// `OPEN c [(args)]` of a bound cursor or `OPEN c [[NO] SCROLL] FOR
+    /// query`: the arguments' assignments, then the query.
+    fn open_cursor(&mut self) -> Result<Vec<Node>> {
+        let at = self.start();
+        let semi = self.semi_after("OPEN", at, "end it with `;`")?;
+        let end = self.toks[semi].1;
+        let name = self.word(self.pos + 1).unwrap_or_default().to_lowercase();
+        let for_k = (self.pos + 2..semi).find(|&k| self.word(k).as_deref() == Some("FOR"));
+        let mut out = vec![];
+        if let Some(k) = for_k {
+            if self.word(k + 1).as_deref() == Some("EXECUTE") {
+                return Err(self.err(
+                    at,
+                    4,
+                    "OPEN … FOR EXECUTE (dynamic SQL) cannot be analysed",
+                    "write OPEN c FOR SELECT … with the query itself",
+                ));
+            }
+            let q = self.sql(self.toks[k].2, end)?;
+            self.pos = semi + 1;
+            out.push(Node::Open(Box::new(q)));
+            return Ok(out);
+        }
+        let cursor = self
+            .pl
+            .as_ref()
+            .and_then(|pl| pl.cursors.get(&name).cloned());
+        let Some(cursor) = cursor else {
+            return Err(self.err(
+                at,
+                4,
+                format!("OPEN of `{name}`, which is not a cursor declared with a query"),
+                "declare it as name CURSOR FOR SELECT …, or write OPEN name FOR SELECT …",
+            ));
+        };
+        let name_end = self.toks[self.pos + 1].2;
+        out.extend(self.cursor_args(&cursor, name_end, end, at)?);
+        self.pos = semi + 1;
+        if let Some(q) = cursor.query {
+            out.push(Node::Open(Box::new(q)));
+        }
+        Ok(out)
+    }
+
+    /// `(a, b)` after a bound cursor's name: assignments to its parameters.
+    pub(crate) fn cursor_args(
+        &self,
+        c: &Cursor,
+        from: usize,
+        to: usize,
+        at: usize,
+    ) -> Result<Vec<Node>> {
+        let text = &self.file.text[from..to];
+        let open = blank_prefix(text);
+        if text.as_bytes().get(open) != Some(&b'(') {
+            if !c.params.is_empty() {
+                return Err(self.err(
+                    at,
+                    4,
+                    "the cursor takes arguments",
+                    "pass them: OPEN c(arg, …);",
+                ));
+            }
+            return Ok(vec![]);
+        }
+        let close = matching_paren(text, open).unwrap_or(text.len());
+        let args = self.exprs(from + open + 1, from + close)?;
+        if args.len() != c.params.len() {
+            return Err(self.err(
+                at,
+                4,
+                format!(
+                    "the cursor takes {} arguments, {} given",
+                    c.params.len(),
+                    args.len()
+                ),
+                "pass one value per cursor parameter",
+            ));
+        }
+        Ok(c.params
+            .iter()
+            .cloned()
+            .zip(args)
+            .map(|(var, expr)| Node::Assign { var, expr })
+            .collect())
+    }
+
+    /// FETCH … INTO targets / MOVE …: the targets get fresh values (the
+    /// cursor's query was read at OPEN).
+    fn fetch(&mut self) -> Result<Vec<Node>> {
+        let at = self.start();
+        let semi = self.semi_after("FETCH", at, "end it with `;`")?;
+        let into = (self.pos + 1..semi).find(|&k| self.word(k).as_deref() == Some("INTO"));
+        let mut out = vec![];
+        // The cursor moves: `CURRENT OF c` names another row.
+        let last = into.unwrap_or(semi).saturating_sub(1);
+        if let Some(c) = self.word(last).map(|w| w.to_lowercase()) {
+            if self
+                .pl
+                .as_ref()
+                .is_some_and(|pl| pl.var(&c) == Some(VarKind::Cursor))
+            {
+                let null = self.cond(Snippet {
+                    text: "NULL".into(),
+                    offset: at,
+                })?;
+                out.push(Node::Assign { var: c, expr: null });
+            }
+        }
+        if let Some(k) = into {
+            let (from, to) = (self.toks[k].2, self.toks[semi].1);
+            out.extend(self.fresh_targets(from, to, at)?);
+        }
+        self.pos = semi + 1;
+        Ok(out)
+    }
+
+    /// Comma-separated variables from..to: each assigned a fresh value.
+    fn fresh_targets(&self, from: usize, to: usize, at: usize) -> Result<Vec<Node>> {
+        let mut out = vec![];
+        for (o, piece) in split_top(&self.file.text[from..to], b',') {
+            let lead = blank_prefix(piece);
+            let target = piece[lead..].split(['=', ':']).next().unwrap_or("").trim();
+            let var = target.rsplit('.').next().unwrap_or(target).to_lowercase();
+            let var = var.split('[').next().unwrap_or("").trim().to_string();
+            let known = self.pl.as_ref().is_some_and(|pl| pl.var(&var).is_some());
+            if !known {
+                return Err(self.err(
+                    from + o + lead,
+                    target.len().max(1),
+                    format!("`{target}` is not a variable of the routine"),
+                    "declare it in a DECLARE section",
+                ));
+            }
+            out.push(Node::Assign {
+                var,
+                expr: self.cond(Snippet {
+                    text: "NULL".into(),
+                    offset: at,
+                })?,
+            });
+        }
+        Ok(out)
+    }
+
+    /// GET [CURRENT|STACKED] DIAGNOSTICS v = item, …: fresh values.
+    fn diagnostics(&mut self) -> Result<Vec<Node>> {
+        let at = self.start();
+        let semi = self.semi_after("GET DIAGNOSTICS", at, "end it with `;`")?;
+        let Some(k) =
+            (self.pos + 1..semi).find(|&k| self.word(k).as_deref() == Some("DIAGNOSTICS"))
+        else {
+            return Err(self.err(
+                at,
+                3,
+                "expected GET [STACKED] DIAGNOSTICS",
+                "write GET DIAGNOSTICS v = ROW_COUNT;",
+            ));
+        };
+        let out = self.fresh_targets(self.toks[k].2, self.toks[semi].1, at)?;
+        self.pos = semi + 1;
+        Ok(out)
+    }
+
+    /// EXECUTE 'literal' [INTO …] [USING …]: the literal is parsed as SQL;
+    /// its `$n` are the USING arguments. A computed string is an error.
+    fn execute(&mut self) -> Result<Vec<Node>> {
+        let at = self.start();
+        let semi = self.semi_after("EXECUTE", at, "end it with `;`")?;
+        let end = self.toks[semi].1;
+        let from = self.toks[self.pos].2;
+        let lit = from + blank_prefix(&self.file.text[from..end]);
+        let file = self.file;
+        let t = &file.text;
+        let dynamic = || {
+            self.err(
+                at,
+                7,
+                "EXECUTE of a computed string (dynamic SQL) cannot be analysed",
+                "write the statement itself, or EXECUTE a single string literal",
+            )
+        };
+        if t.as_bytes().get(lit) != Some(&b'\'') {
+            return Err(dynamic());
+        }
+        let close = quoted_end(t, lit);
+        let after = t
+            .get(close..end)
+            .unwrap_or("")
+            .trim_start()
+            .to_ascii_uppercase();
+        if !(after.is_empty() || after.starts_with("INTO") || after.starts_with("USING")) {
+            return Err(dynamic());
+        }
+        let using = (self.pos + 1..semi)
+            .find(|&k| self.word(k).as_deref() == Some("USING") && self.toks[k].1 >= close);
+        let into_end = using.map_or(end, |k| self.toks[k].1);
+        let Some(content) = t.get(lit + 1..close.saturating_sub(1)) else {
+            return Err(dynamic());
+        };
+        let n = self.pl.as_ref().map_or(0, |pl| pl.exec_count);
+        if let Some(pl) = &mut self.pl {
+            pl.exec_count += 1;
+        }
+        let mut out = vec![];
+        let mut content = content.replace("''", "' ");
+        if let Some(k) = using {
+            let args = self.exprs(self.toks[k].2, end)?;
+            for (i, a) in args.into_iter().enumerate().rev() {
+                let var = format!("_exec{n}_{}", i + 1);
+                content = content.replace(&format!("${}", i + 1), &format!(":{var}"));
+                if let Some(pl) = &mut self.pl {
+                    pl.vars.entry(var.clone()).or_insert((VarKind::Scalar, at));
+                }
+                out.insert(0, Node::Assign { var, expr: a });
+            }
+        }
+        let text = format!("{content} {}", t.get(close..into_end).unwrap_or(""));
+        out.push(Node::Sql(Box::new(self.stmt_of(Snippet {
+            text,
+            offset: lit + 1,
+        })?)));
+        self.pos = semi + 1;
+        Ok(out)
+    }
+
+    /// `FOR a, b, c IN …` (PL/pgSQL, LOOP at token `lp`): the targets
+    /// before the last, and the token position from which `for_head` sees
+    /// `FOR c IN …`. Anything else: no extra targets, the position as is.
+    pub(crate) fn loop_targets(&self, lp: usize) -> (Vec<String>, usize) {
+        let none = (vec![], self.pos);
+        if self.pl.is_none() {
+            return none;
+        }
+        let Some(k) = (self.pos + 2..lp).find(|&k| self.word(k).as_deref() == Some("IN")) else {
+            return none;
+        };
+        if k == self.pos + 2 {
+            return none;
+        }
+        let between = &self.file.text[self.toks[self.pos + 1].1..self.toks[k - 1].2];
+        let names: Vec<String> = between
+            .split(',')
+            .map(|n| n.trim().to_lowercase())
+            .collect();
+        let simple = names.len() == k - self.pos - 1
+            && names
+                .iter()
+                .all(|n| ident_at(n, 0).is_some_and(|(_, e)| e == n.len()));
+        if !simple {
+            return none;
+        }
+        (names[..names.len() - 1].to_vec(), k - 2)
+    }
+
+    /// Assignments of fresh values to `vars`.
+    pub(crate) fn fresh_values(&self, vars: &[String], at: usize) -> Result<Vec<Node>> {
+        vars.iter()
+            .map(|v| {
+                Ok(Node::Assign {
+                    var: v.clone(),
+                    expr: self.cond(Snippet {
+                        text: "NULL".into(),
+                        offset: at,
+                    })?,
+                })
+            })
+            .collect()
+    }
+
+    /// The loop variable of a FOR / FOREACH, declared for the body.
+    pub(crate) fn declare_loop_var(&mut self, var: &str, record: bool) {
+        if let Some(pl) = &mut self.pl {
+            let kind = if record {
+                VarKind::Record
+            } else {
+                VarKind::Scalar
+            };
+            pl.vars.entry(var.to_string()).or_insert((kind, 0));
+        }
+    }
+}
+
+/// Offset of the value after `:=` or `=` at the top level of a
+/// declaration.
+fn top_level_op(text: &str) -> Option<usize> {
+    let b = text.as_bytes();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\'' => {
+                i = quoted_end(text, i);
+                continue;
+            }
+            b'(' => depth += 1,
+            b')' => depth = depth.saturating_sub(1),
+            b':' if depth == 0 && b.get(i + 1) == Some(&b'=') => return Some(i + 2),
+            b'=' if depth == 0 => return Some(i + 1),
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}

@@ -1,0 +1,362 @@
+//! The names a PL/pgSQL body can use, and the rewriting of its snippets
+//! (variables as `:name`, the variable/column conflict check, CURRENT OF).
+
+use std::collections::{HashMap, HashSet};
+
+use super::super::procedural::{blank_prefix, dollar_quote_end, is_word_byte, Node, Stmt};
+use super::super::Snippet;
+use super::*;
+use crate::model::error::{Diag, Result, SourceFile};
+use crate::model::schema::Schema;
+
+/// What a variable holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VarKind {
+    Scalar,
+    /// RECORD, `%ROWTYPE`, a table type, a query loop's variable: `r.f`
+    /// becomes `:r$f` (one value per field, changed when `r` is).
+    Record,
+    Cursor,
+}
+
+/// A declared cursor: its parameters and query.
+#[derive(Debug, Clone)]
+pub(crate) struct Cursor {
+    pub(crate) params: Vec<String>,
+    pub(crate) query: Option<Stmt>,
+}
+
+/// The names a routine body can use, for the rewriting of its snippets.
+pub struct PlEnv {
+    pub(super) routine: String,
+    pub(super) vars: HashMap<String, (VarKind, usize)>,
+    pub(super) labels: Vec<String>,
+    /// Relations (lower-case name, lower-case columns, primary-key
+    /// columns) for the variable/column conflict check and CURRENT OF.
+    pub(super) relations: Vec<(String, Vec<String>, Vec<String>)>,
+    /// PL/pgSQL routines of the workload: calls of these are inlined.
+    pub(super) callable: HashSet<String>,
+    pub(super) cursors: HashMap<String, Cursor>,
+    /// The routine is a procedure (only procedures may COMMIT/ROLLBACK).
+    pub(super) procedure: bool,
+    /// EXECUTEs seen so far (names their USING variables apart).
+    pub(super) exec_count: usize,
+    /// Calls of workload routines found inside statements and
+    /// expressions, to be inlined before the node that holds them
+    /// (`P::extract_calls`, drained by `P::block`).
+    pub(super) pending: std::cell::RefCell<Vec<Node>>,
+    pub(super) calls: std::cell::Cell<usize>,
+}
+
+impl PlEnv {
+    pub fn new(routine: &str, schema: &Schema, callable: HashSet<String>) -> PlEnv {
+        PlEnv {
+            routine: routine.to_lowercase(),
+            vars: HashMap::new(),
+            labels: vec![],
+            relations: schema
+                .relations
+                .iter()
+                .map(|r| {
+                    (
+                        r.name.to_lowercase(),
+                        r.attributes.iter().map(|a| a.to_lowercase()).collect(),
+                        r.primary_key
+                            .iter()
+                            .map(|&c| r.attributes[c].to_lowercase())
+                            .collect(),
+                    )
+                })
+                .collect(),
+            callable,
+            cursors: HashMap::new(),
+            exec_count: 0,
+            procedure: false,
+            pending: std::cell::RefCell::new(vec![]),
+            calls: std::cell::Cell::new(0),
+        }
+    }
+
+    pub(super) fn var(&self, name: &str) -> Option<VarKind> {
+        self.vars.get(name).map(|v| v.0)
+    }
+
+    /// A qualifier that names the routine or an enclosing block's label.
+    pub(super) fn is_qualifier(&self, w: &str) -> bool {
+        w == self.routine || self.labels.iter().any(|l| l == w)
+    }
+
+    /// Relations named anywhere in a statement: the tables in its scope
+    /// (an over-approximation of PostgreSQL's scope).
+    pub(super) fn relations_in(&self, text: &str) -> Vec<usize> {
+        let mut words = HashSet::new();
+        let b = text.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            if b[i] == b'"' {
+                if let Some((n, e)) = ident_at(text, i) {
+                    words.insert(n.to_lowercase());
+                    i = e;
+                    continue;
+                }
+            }
+            if is_word_byte(b[i]) {
+                let s = i;
+                while i < b.len() && is_word_byte(b[i]) {
+                    i += 1;
+                }
+                words.insert(text[s..i].to_lowercase());
+                continue;
+            }
+            i += 1;
+        }
+        (0..self.relations.len())
+            .filter(|&r| words.contains(&self.relations[r].0))
+            .collect()
+    }
+
+    /// The snippet's text with variables as `:name`, `fn.x` and
+    /// `label.x` as `:x`, record fields `r.f` as `:r$f`, `STRICT` after
+    /// INTO dropped. An unqualified name that is both a variable and a
+    /// column of a table the statement names is an error, as in
+    /// PostgreSQL with `plpgsql.variable_conflict = error`.
+    pub fn rewrite(&self, file: &SourceFile, snip: &Snippet) -> Result<String> {
+        let current = self.current_of(file, snip)?;
+        let t = current.as_deref().unwrap_or(snip.text.as_str());
+        let b = t.as_bytes();
+        let scope = self.relations_in(t);
+        let mut out = String::with_capacity(t.len() + 16);
+        let mut i = 0;
+        let first_word = t
+            .trim_start()
+            .split(|c: char| !c.is_ascii_alphabetic())
+            .next()
+            .unwrap_or("")
+            .to_lowercase();
+        let first_word = first_word.as_str();
+        let mut prev_word = String::new();
+        // INTO targets are no column references: no conflict there.
+        let (mut targets, mut last_end) = (false, 0);
+        while i < b.len() {
+            if let Some(e) = literal_end(t, i) {
+                out.push_str(&t[i..e]);
+                i = e;
+                continue;
+            }
+            let c = b[i];
+            let starts_word = (c.is_ascii_alphabetic() || c == b'_')
+                && (i == 0 || !is_word_byte(b[i - 1]) && b[i - 1] != b'$');
+            if !starts_word {
+                let ch = t[i..].chars().next().unwrap_or(' ');
+                out.push(ch);
+                i += ch.len_utf8();
+                continue;
+            }
+            let s = i;
+            while i < b.len() && is_word_byte(b[i]) {
+                i += 1;
+            }
+            let w = t[s..i].to_lowercase();
+            let is_target = targets
+                && (matches!(prev_word.as_str(), "into" | "strict")
+                    || t[last_end..s].trim() == ",");
+            targets = is_target || w == "into" && first_word != "insert";
+            let before = t[..s].trim_end().as_bytes().last().copied();
+            let after = t[i..].trim_start().as_bytes().first().copied();
+            let dotted = b.get(i) == Some(&b'.')
+                && b.get(i + 1)
+                    .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_');
+            if before == Some(b'.') || before == Some(b':') {
+                out.push_str(&t[s..i]);
+            } else if dotted {
+                let fs = i + 1;
+                let mut fe = fs;
+                while fe < b.len() && is_word_byte(b[fe]) {
+                    fe += 1;
+                }
+                let field = t[fs..fe].to_lowercase();
+                if self.is_qualifier(&w) && self.var(&field).is_some() {
+                    out.push_str(&" ".repeat(i - s));
+                    push_var(&mut out, &field, false);
+                } else if self.var(&w) == Some(VarKind::Record) {
+                    push_var(&mut out, &format!("{w}${field}"), true);
+                } else {
+                    out.push_str(&t[s..fe]);
+                }
+                i = fe;
+            } else if w == "strict" && prev_word == "into" {
+                out.push_str(&" ".repeat(i - s));
+            } else if self.var(&w).is_some_and(|k| k != VarKind::Cursor)
+                && after != Some(b'(')
+                && !self.table_position(&prev_word, &w, first_word)
+            {
+                let conflict = scope
+                    .iter()
+                    .find(|&&r| !is_target && self.relations[r].1.contains(&w));
+                if let Some(&r) = conflict {
+                    let at = snip.offset + s;
+                    return Err(Diag::new(format!(
+                        "`{w}` is both a variable of {} and a column of {}",
+                        self.routine, self.relations[r].0
+                    ))
+                    .help(format!("PostgreSQL (plpgsql.variable_conflict = error, the default) rejects this reference: rename the variable, or qualify it as {}.{w} (the variable) or {}.{w} (the column)", self.routine, self.relations[r].0))
+                    .at(file, at, w.len(), "ambiguous"));
+                }
+                push_var(&mut out, &w, true);
+            } else {
+                out.push_str(&t[s..i]);
+            }
+            prev_word = w;
+            last_end = i;
+        }
+        Ok(out)
+    }
+
+    /// A relation's name where a table stands (after FROM, JOIN, UPDATE,
+    /// INSERT INTO, …): no variable there, as in PostgreSQL.
+    fn table_position(&self, prev: &str, w: &str, first: &str) -> bool {
+        let table_kw = matches!(
+            prev,
+            "from" | "join" | "update" | "table" | "only" | "using"
+        ) || prev == "into" && first == "insert";
+        table_kw && self.relations.iter().any(|r| r.0 == w)
+    }
+
+    /// `UPDATE t … WHERE CURRENT OF c` / `DELETE FROM t WHERE CURRENT OF c`:
+    /// a key-based write of the row the cursor is on, written as equalities
+    /// of t's primary key with `:c$col` (values that change at each FETCH,
+    /// which assigns `c`).
+    fn current_of(&self, file: &SourceFile, snip: &Snippet) -> Result<Option<String>> {
+        let upper = snip.text.to_ascii_uppercase();
+        let Some(k) = find_word_in(&upper, "CURRENT") else {
+            return Ok(None);
+        };
+        let rest = upper[k + 7..].trim_start();
+        if !rest.starts_with("OF") || rest.as_bytes().get(2).is_some_and(|c| is_word_byte(*c)) {
+            return Ok(None);
+        }
+        let of = k + 7 + (upper[k + 7..].len() - rest.len());
+        let c0 = of + 2 + blank_prefix(&snip.text[of + 2..]);
+        let Some((cursor, ce)) = ident_at(&snip.text, c0) else {
+            return Ok(None);
+        };
+        let err = |msg: &str| {
+            Diag::new(msg.to_string())
+                .help("write UPDATE t SET … WHERE CURRENT OF c; or DELETE FROM t WHERE CURRENT OF c; where t has a primary key")
+                .at(file, snip.offset + k, 7, "here")
+        };
+        if self.var(&cursor) != Some(VarKind::Cursor) {
+            return Err(err(&format!(
+                "CURRENT OF `{cursor}`, which is not a cursor of the routine"
+            )));
+        }
+        let words: Vec<&str> = upper.split_whitespace().collect();
+        let table = match words.as_slice() {
+            ["UPDATE", "ONLY", t, ..]
+            | ["UPDATE", t, ..]
+            | ["DELETE", "FROM", "ONLY", t, ..]
+            | ["DELETE", "FROM", t, ..] => t.trim_matches('"').to_lowercase(),
+            _ => return Err(err("CURRENT OF outside UPDATE or DELETE")),
+        };
+        let table = table.rsplit('.').next().unwrap_or_default().to_string();
+        let Some(rel) = self.relations.iter().find(|r| r.0 == table) else {
+            return Err(err(&format!(
+                "CURRENT OF on `{table}`, which is not a table of the schema"
+            )));
+        };
+        if rel.2.is_empty() {
+            return Err(err(&format!(
+                "CURRENT OF on `{table}`, which has no primary key"
+            )));
+        }
+        let pred: Vec<String> = rel
+            .2
+            .iter()
+            .map(|c| format!("{c} = :{cursor}${c}"))
+            .collect();
+        let mut out = snip.text.clone();
+        out.replace_range(k..ce, &pred.join(" AND "));
+        Ok(Some(out))
+    }
+
+    /// `x := e`, `x = e`, `fn.x := e`, `r.f := e`, `a[i] := e` from `at` to
+    /// `end` of the shadow file: the variable and the right-hand side's
+    /// offset from `at`.
+    pub fn assignment(
+        &self,
+        file: &SourceFile,
+        at: usize,
+        end: usize,
+    ) -> Result<Option<(String, usize, bool)>> {
+        let t = &file.text[at..end];
+        let Some((first, mut i)) = ident_at(t, 0) else {
+            return Ok(None);
+        };
+        let mut var = first.clone();
+        let mut whole = true;
+        let b = t.as_bytes();
+        if b.get(i) == Some(&b'.') {
+            let Some((second, j)) = ident_at(t, i + 1) else {
+                return Ok(None);
+            };
+            if self.is_qualifier(&first) {
+                var = second;
+            } else {
+                whole = false;
+            }
+            i = j;
+        }
+        if b.get(i) == Some(&b'[') {
+            whole = false;
+            i = match t[i..].find(']') {
+                Some(k) => i + k + 1,
+                None => return Ok(None),
+            };
+        }
+        let rest = &t[i..];
+        let ws = rest.len() - rest.trim_start().len();
+        let r = rest.trim_start();
+        let op = if r.starts_with(":=") {
+            2
+        } else if r.starts_with('=') && !r.starts_with("==") {
+            1
+        } else {
+            return Ok(None);
+        };
+        if self.var(&var).is_none() {
+            return Err(Diag::new(format!(
+                "assignment to `{var}`, which is not a variable of {}",
+                self.routine
+            ))
+            .help("declare it in a DECLARE section (or as a parameter) of the routine")
+            .at(file, at, first.len().max(1), "here"));
+        }
+        Ok(Some((var, i + ws + op, whole)))
+    }
+}
+
+/// Append `:name`, in place of one blank before it when there are two
+/// (keeps the columns of what follows; otherwise one column of drift).
+fn push_var(out: &mut String, name: &str, absorb: bool) {
+    if absorb && out.ends_with("  ") {
+        out.pop();
+    }
+    out.push(':');
+    out.push_str(name);
+}
+
+/// The end of a string, quoted identifier, comment or dollar quote that
+/// starts at `i`.
+pub(super) fn literal_end(t: &str, i: usize) -> Option<usize> {
+    let b = t.as_bytes();
+    match b[i] {
+        b'\'' => Some(quoted_end(t, i)),
+        b'"' => Some(t[i + 1..].find('"').map_or(t.len(), |k| i + k + 2)),
+        b'-' if b.get(i + 1) == Some(&b'-') => Some(t[i..].find('\n').map_or(t.len(), |k| i + k)),
+        b'/' if b.get(i + 1) == Some(&b'*') => {
+            Some(t[i + 2..].find("*/").map_or(t.len(), |k| i + k + 4))
+        }
+        b'$' => dollar_quote_end(t, i),
+        _ => None,
+    }
+}

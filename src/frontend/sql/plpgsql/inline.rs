@@ -1,0 +1,456 @@
+//! RETURN paths and the inlining of calls of workload routines.
+
+use std::collections::HashMap;
+
+use sqlparser::ast::{Expr, FunctionArg, FunctionArgExpr, FunctionArguments};
+
+use super::super::procedural::{Cond, LoopHead, Node, Stmt};
+use super::*;
+use crate::model::error::{Diag, Result, SourceFile};
+
+/// RETURN ends the path. Where an IF has branches that return and others
+/// that do not, what follows the IF is moved into the others (exactly
+/// PostgreSQL's paths); a RETURN at the end of the routine is dropped.
+/// RETURNs left (inside loops) are lowered as leaving everything after
+/// them optional.
+pub fn hoist_returns(nodes: Vec<Node>) -> Vec<Node> {
+    let mut out = vec![];
+    let mut it = nodes.into_iter();
+    while let Some(n) = it.next() {
+        match n {
+            Node::Return { .. } if it.len() == 0 => return out,
+            Node::Return { .. } => {
+                out.push(n);
+                return out;
+            }
+            Node::Block {
+                label: None,
+                body,
+                handlers: None,
+            } => {
+                let mut rest: Vec<Node> = body;
+                rest.extend(it);
+                out.extend(hoist_returns(rest));
+                return out;
+            }
+            Node::If(mut bs) if bs.iter().any(|(_, b)| ends_in_return(b)) => {
+                let rest: Vec<Node> = it.collect();
+                if bs.last().is_some_and(|(c, _)| c.is_some()) {
+                    bs.push((None, vec![]));
+                }
+                for (_, b) in &mut bs {
+                    if !ends(b) {
+                        b.extend(rest.iter().cloned());
+                    }
+                    *b = hoist_returns(std::mem::take(b));
+                }
+                out.push(Node::If(bs));
+                return out;
+            }
+            n => out.push(n),
+        }
+    }
+    out
+}
+
+fn ends(b: &[Node]) -> bool {
+    match b.last() {
+        Some(Node::Return { .. } | Node::Abort) => true,
+        Some(Node::If(bs)) => {
+            bs.last().is_some_and(|(c, _)| c.is_none()) && bs.iter().all(|(_, b)| ends(b))
+        }
+        _ => false,
+    }
+}
+
+fn ends_in_return(b: &[Node]) -> bool {
+    match b.last() {
+        Some(Node::Return { .. }) => true,
+        Some(Node::If(bs)) => bs.iter().any(|(_, b)| ends_in_return(b)),
+        _ => false,
+    }
+}
+
+/// The arguments of a call, by parameter: positional, then named
+/// (`a => v`, `a := v`), then defaults. Errors name what is missing.
+pub fn bind_args(
+    file: &SourceFile,
+    call: &Cond,
+    callee: &ParsedRoutine,
+    at: usize,
+) -> Result<Vec<Cond>> {
+    let Expr::Function(f) = &call.expr else {
+        return Ok(vec![]);
+    };
+    let params = &callee.routine.params;
+    let mut out: Vec<Option<Cond>> = callee.defaults.clone();
+    // A function's OUT parameters take no argument; a procedure's do.
+    let slots: Vec<usize> = (0..params.len())
+        .filter(|&k| callee.routine.procedure || params[k].mode != Mode::Out)
+        .collect();
+    for (k, p) in params.iter().enumerate() {
+        if !slots.contains(&k) && p.mode == Mode::Out {
+            out[k] = Some(Cond {
+                snip: call.snip.clone(),
+                expr: Expr::Value(sqlparser::ast::Value::Null.with_empty_span()),
+            });
+        }
+    }
+    let mk = |e: &Expr| Cond {
+        snip: call.snip.clone(),
+        expr: e.clone(),
+    };
+    if let FunctionArguments::List(l) = &f.args {
+        for (k, a) in l.args.iter().enumerate() {
+            match a {
+                FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => {
+                    let Some(&slot) = slots.get(k) else {
+                        return Err(Diag::new(format!(
+                            "too many arguments for {}",
+                            callee.routine.name
+                        ))
+                        .help("pass one value per parameter")
+                        .at(file, at, 4, "here"));
+                    };
+                    out[slot] = Some(mk(e));
+                }
+                FunctionArg::Named {
+                    name,
+                    arg: FunctionArgExpr::Expr(e),
+                    ..
+                }
+                | FunctionArg::ExprNamed {
+                    name: Expr::Identifier(name),
+                    arg: FunctionArgExpr::Expr(e),
+                    ..
+                } => {
+                    let n = crate::frontend::sql::ident_name(name);
+                    let Some(k) = params
+                        .iter()
+                        .position(|p| p.name.as_deref() == Some(n.as_str()))
+                    else {
+                        return Err(Diag::new(format!(
+                            "{} has no parameter `{n}`",
+                            callee.routine.name
+                        ))
+                        .help("name one of the routine's parameters")
+                        .at(file, at, 4, "here"));
+                    };
+                    out[k] = Some(mk(e));
+                }
+                _ => {
+                    return Err(Diag::new("unsupported argument form")
+                        .help("pass values positionally or as name => value")
+                        .at(file, at, 4, "here"))
+                }
+            }
+        }
+    }
+    out.into_iter()
+        .enumerate()
+        .map(|(k, a)| {
+            a.ok_or_else(|| {
+                Diag::new(format!("no value for parameter {} of {}", k + 1, callee.routine.name))
+                    .help("pass a value for every parameter without a default (OUT parameters take a variable or NULL)")
+                    .at(file, at, 4, "here")
+            })
+        })
+        .collect()
+}
+
+/// A workload's parsed PL/pgSQL routines by (lower-case) name.
+pub type Routines = HashMap<String, ParsedRoutine>;
+
+/// Replace every call of a workload routine by the callee's statements:
+/// its parameters assigned the arguments, its body (variables renamed
+/// `callee.x`, RETURN leaving the inlined block), then the result variable
+/// (a fresh value) and OUT arguments. Recursion is an error.
+pub fn inline_calls(
+    file: &SourceFile,
+    nodes: Vec<Node>,
+    routines: &Routines,
+    stack: &mut Vec<String>,
+) -> Result<Vec<Node>> {
+    let mut out = vec![];
+    for n in nodes {
+        match n {
+            Node::Call { call, result, at } => {
+                out.extend(inline_one(file, &call, result, at, routines, stack)?)
+            }
+            n => out.push(map_children(n, &mut |b| {
+                inline_calls(file, b, routines, stack)
+            })?),
+        }
+    }
+    Ok(out)
+}
+
+fn call_name(call: &Cond) -> String {
+    match &call.expr {
+        Expr::Function(f) => f
+            .name
+            .0
+            .last()
+            .and_then(|p| p.as_ident())
+            .map(crate::frontend::sql::ident_name)
+            .unwrap_or_default(),
+        _ => String::new(),
+    }
+}
+
+fn inline_one(
+    file: &SourceFile,
+    call: &Cond,
+    result: Option<String>,
+    at: usize,
+    routines: &Routines,
+    stack: &mut Vec<String>,
+) -> Result<Vec<Node>> {
+    let name = call_name(call);
+    let Some(callee) = routines.get(&name) else {
+        return Err(Diag::new(format!(
+            "call of `{name}`, which is not a PL/pgSQL routine of this file"
+        ))
+        .help("isolint inlines calls of routines defined in the same routine file")
+        .at(file, at, name.len().max(1), "here"));
+    };
+    if stack.contains(&name) {
+        return Err(Diag::new(format!(
+            "recursive call of `{name}` ({} → {name})",
+            stack.join(" → ")
+        ))
+        .help("recursive routines cannot be inlined; unroll the recursion by hand")
+        .at(file, at, name.len().max(1), "here"));
+    }
+    if callee
+        .nodes
+        .iter()
+        .any(|n| matches!(n, Node::Commit { .. }))
+    {
+        return Err(Diag::new(format!("call of `{name}`, which commits"))
+            .help("isolint splits only the called procedure itself at its COMMITs; call it from the client, or move the COMMIT into the caller")
+            .at(file, at, name.len().max(1), "here"));
+    }
+    let args = bind_args(file, call, callee, at)?;
+    let prefix = format!("{name}.");
+    let label = format!("{name}()");
+    let mut out = vec![];
+    let params = &callee.routine.params;
+    for (k, (p, a)) in params.iter().zip(&args).enumerate() {
+        let var = p.name.clone().unwrap_or(format!("${}", k + 1));
+        out.push(Node::Assign {
+            var: rename_key(&var, &prefix),
+            expr: a.clone(),
+        });
+    }
+    let body = callee
+        .nodes
+        .iter()
+        .cloned()
+        .map(|n| rename(n, &prefix, &label))
+        .collect();
+    stack.push(name.clone());
+    let body = inline_calls(file, body, routines, stack);
+    stack.pop();
+    out.push(Node::Block {
+        label: Some(label),
+        body: body?,
+        handlers: None,
+    });
+    if let Some(v) = result {
+        let null = Expr::Value(sqlparser::ast::Value::Null.with_empty_span());
+        out.push(Node::Assign {
+            var: v,
+            expr: Cond {
+                snip: call.snip.clone(),
+                expr: null,
+            },
+        });
+    }
+    for (k, (p, a)) in params.iter().zip(&args).enumerate() {
+        let target = match &a.expr {
+            Expr::Value(v) => match &v.value {
+                sqlparser::ast::Value::Placeholder(ph) if p.mode != Mode::In => {
+                    ph.trim_start_matches(':').to_lowercase()
+                }
+                _ => continue,
+            },
+            _ => continue,
+        };
+        let var = p.name.clone().unwrap_or(format!("${}", k + 1));
+        let ph = format!(":{}", rename_key(&var, &prefix));
+        let expr = Expr::Value(sqlparser::ast::Value::Placeholder(ph).with_empty_span());
+        out.push(Node::Assign {
+            var: target,
+            expr: Cond {
+                snip: call.snip.clone(),
+                expr,
+            },
+        });
+    }
+    Ok(out)
+}
+
+/// Apply `f` to every statement list directly inside a node.
+fn map_children(n: Node, f: &mut dyn FnMut(Vec<Node>) -> Result<Vec<Node>>) -> Result<Node> {
+    Ok(match n {
+        Node::If(bs) => Node::If(
+            bs.into_iter()
+                .map(|(c, b)| Ok((c, f(b)?)))
+                .collect::<Result<_>>()?,
+        ),
+        Node::Loop {
+            head,
+            body,
+            at,
+            label,
+        } => Node::Loop {
+            head,
+            body: f(body)?,
+            at,
+            label,
+        },
+        Node::Block {
+            label,
+            body,
+            handlers,
+        } => Node::Block {
+            label,
+            body: f(body)?,
+            handlers: match handlers {
+                Some(hs) => Some(hs.into_iter().map(&mut *f).collect::<Result<_>>()?),
+                None => None,
+            },
+        },
+        n => n,
+    })
+}
+
+/// A callee's variable name as seen by the caller.
+fn rename_key(k: &str, prefix: &str) -> String {
+    match k.strip_prefix('$') {
+        Some(n) => format!("{prefix}p{n}"),
+        None => format!("{prefix}{k}"),
+    }
+}
+
+/// A placeholder (`:x`, `:a$i$`, `:r$f`, `$1`) renamed for the caller.
+fn rename_placeholder(p: &str, prefix: &str) -> String {
+    if let Some(n) = p.strip_prefix('$') {
+        return format!(":{}", rename_key(&format!("${n}"), prefix));
+    }
+    let key = p.trim_start_matches(':');
+    match key.split_once('$') {
+        Some((a, rest)) if !a.is_empty() => {
+            let idx = rest.trim_matches('$');
+            if idx.bytes().all(|b| b.is_ascii_digit()) {
+                format!(":{prefix}{a}${idx}$")
+            } else {
+                format!(":{prefix}{a}${prefix}{idx}$")
+            }
+        }
+        _ => format!(":{}", rename_key(key, prefix)),
+    }
+}
+
+fn rename_expr<V: sqlparser::ast::VisitMut>(v: &mut V, prefix: &str) {
+    let _ = sqlparser::ast::visit_expressions_mut(v, |e| {
+        if let Expr::Value(v) = e {
+            if let sqlparser::ast::Value::Placeholder(p) = &mut v.value {
+                *p = rename_placeholder(p, prefix);
+            }
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+}
+
+fn rename_cond(mut c: Cond, prefix: &str) -> Cond {
+    rename_expr(&mut c.expr, prefix);
+    c
+}
+
+fn rename_stmt(mut s: Stmt, prefix: &str) -> Stmt {
+    rename_expr(&mut s.sql, prefix);
+    s.into = s.into.iter().map(|v| rename_key(v, prefix)).collect();
+    s
+}
+
+/// A callee's node with its variables and labels renamed, RETURN as an
+/// EXIT of the inlined block `ret`.
+fn rename(n: Node, prefix: &str, ret: &str) -> Node {
+    let r = |b: Vec<Node>| -> Vec<Node> { b.into_iter().map(|n| rename(n, prefix, ret)).collect() };
+    let lbl = |l: Option<String>| l.map(|l| format!("{prefix}{l}"));
+    match n {
+        Node::Sql(s) => Node::Sql(Box::new(rename_stmt(*s, prefix))),
+        Node::Open(s) => Node::Open(Box::new(rename_stmt(*s, prefix))),
+        Node::If(bs) => Node::If(
+            bs.into_iter()
+                .map(|(c, b)| (c.map(|c| rename_cond(c, prefix)), r(b)))
+                .collect(),
+        ),
+        Node::Loop {
+            head,
+            body,
+            at,
+            label,
+        } => Node::Loop {
+            head: match head {
+                LoopHead::Plain => LoopHead::Plain,
+                LoopHead::While(c) => LoopHead::While(rename_cond(c, prefix)),
+                LoopHead::Range { var, bounds } => LoopHead::Range {
+                    var: rename_key(&var, prefix),
+                    bounds: bounds.into_iter().map(|c| rename_cond(c, prefix)).collect(),
+                },
+                LoopHead::Query { var, query } => LoopHead::Query {
+                    var: rename_key(&var, prefix),
+                    query: Box::new(rename_stmt(*query, prefix)),
+                },
+                LoopHead::Array { var, expr } => LoopHead::Array {
+                    var: rename_key(&var, prefix),
+                    expr: rename_cond(expr, prefix),
+                },
+            },
+            body: r(body),
+            at,
+            label: lbl(label),
+        },
+        Node::Exit {
+            when,
+            at,
+            cont,
+            label,
+        } => Node::Exit {
+            when: when.map(|c| rename_cond(c, prefix)),
+            at,
+            cont,
+            label: lbl(label),
+        },
+        Node::Eval(v) => Node::Eval(v.into_iter().map(|c| rename_cond(c, prefix)).collect()),
+        Node::Assign { var, expr } => Node::Assign {
+            var: rename_key(&var, prefix),
+            expr: rename_cond(expr, prefix),
+        },
+        Node::Return { at } => Node::Exit {
+            when: None,
+            at,
+            cont: false,
+            label: Some(ret.to_string()),
+        },
+        Node::Block {
+            label,
+            body,
+            handlers,
+        } => Node::Block {
+            label: lbl(label),
+            body: r(body),
+            handlers: handlers.map(|hs| hs.into_iter().map(r).collect()),
+        },
+        Node::Call { call, result, at } => Node::Call {
+            call: rename_cond(call, prefix),
+            result: result.map(|v| rename_key(&v, prefix)),
+            at,
+        },
+        Node::Prefix(b) => Node::Prefix(r(b)),
+        n @ (Node::Begin { .. } | Node::Commit { .. } | Node::Abort) => n,
+    }
+}

@@ -1,0 +1,657 @@
+//! PL/pgSQL routines (`CREATE [OR REPLACE] FUNCTION|PROCEDURE … LANGUAGE
+//! plpgsql AS $$ … $$`) as transaction programs. The header is read by
+//! hand; the body is parsed by the procedural layer (`procedural::P`) in
+//! PL/pgSQL mode into the same program tree as the `.sql` dialect, with
+//! the nodes PL/pgSQL adds (blocks, RETURN, cursors, calls). Variables and
+//! parameters become `:name` in every snippet handed to sqlparser, after
+//! the check PostgreSQL makes with `plpgsql.variable_conflict = error`.
+//! Positions: the routines are parsed against a *shadow* of the file (same
+//! length and lines, text outside the bodies blanked), so every diagnostic
+//! points into the original file. This module knows nothing about BTPs.
+
+mod body;
+mod env;
+mod inline;
+
+pub(crate) use env::Cursor;
+pub use env::{PlEnv, VarKind};
+pub use inline::{bind_args, hoist_returns, inline_calls, Routines};
+use std::collections::HashSet;
+
+use super::procedural::{
+    blank_prefix, dollar_quote_end, is_blank, is_word_byte, lex, split_top, Cond, Lex, Node, P,
+};
+use super::Snippet;
+use crate::model::error::{Diag, Result, SourceFile};
+use crate::model::schema::Schema;
+
+/// How a parameter passes its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    In,
+    Out,
+    InOut,
+}
+
+/// A routine parameter: its name (if any), mode and default's byte range.
+#[derive(Debug, Clone)]
+pub struct Param {
+    pub name: Option<String>,
+    pub mode: Mode,
+    pub default: Option<(usize, usize)>,
+}
+
+/// A `CREATE FUNCTION|PROCEDURE` of a routine file, as written.
+#[derive(Debug, Clone)]
+pub struct Routine {
+    pub name: String,
+    pub abbrev: Option<String>,
+    pub procedure: bool,
+    pub params: Vec<Param>,
+    pub language: String,
+    /// `RETURNS trigger` / `event_trigger`: runs only when a trigger fires.
+    pub trigger: bool,
+    /// Byte range of the body inside its quotes.
+    pub body: (usize, usize),
+    /// The body is a single-quoted string (`''` escapes).
+    pub quoted: bool,
+    /// Byte offset of CREATE, and of the whole statement's end.
+    pub at: usize,
+    pub end: usize,
+}
+
+/// Statements a migration file may hold besides routines.
+fn ignorable(first: &str, second: &str) -> bool {
+    matches!(
+        (first, second),
+        (
+            "SET" | "GRANT" | "REVOKE" | "COMMENT" | "BEGIN" | "COMMIT" | "END",
+            _
+        ) | ("ALTER" | "DROP", "FUNCTION" | "PROCEDURE")
+            | ("SELECT", "PG_CATALOG")
+    )
+}
+
+/// The routines of a file that defines at least one PL/pgSQL routine;
+/// `None` for any other file (a program or a library of SQL functions).
+pub fn scan_routines(file: &SourceFile) -> Result<Option<Vec<Routine>>> {
+    let text = &file.text;
+    let toks = lex(text);
+    let mut out = vec![];
+    let mut from = 0usize;
+    let mut k = 0usize;
+    while k < toks.len() {
+        let start = k;
+        while k < toks.len() && toks[k].0 != Lex::Semi {
+            k += 1;
+        }
+        let end = toks.get(k).map_or(text.len(), |t| t.1);
+        let words: Vec<String> = toks[start..k]
+            .iter()
+            .take(4)
+            .map(|t| text[t.1..t.2].to_ascii_uppercase())
+            .collect();
+        k += 1;
+        let at = from + blank_prefix(&text[from..]);
+        let stmt_from = from;
+        from = end + 1;
+        if is_blank(&text[at.min(end)..end]) {
+            continue;
+        }
+        let w = |i: usize| words.get(i).map_or("", String::as_str);
+        let kind = match (w(0), w(1), w(2), w(3)) {
+            ("CREATE", "FUNCTION" | "PROCEDURE", ..) => 1,
+            ("CREATE", "OR", "REPLACE", "FUNCTION" | "PROCEDURE") => 3,
+            _ => 0,
+        };
+        if kind == 0 {
+            if ignorable(w(0), w(1)) {
+                continue;
+            }
+            // A file that starts with another statement is a program (its
+            // CREATE FUNCTION is then reported as DDL in a program).
+            if out.is_empty() {
+                return Ok(None);
+            }
+            // Decided below: only an error in a file of routines.
+            out.push(Err((at, w(0).to_string())));
+            continue;
+        }
+        out.push(Ok(header(
+            file,
+            stmt_from,
+            at,
+            end,
+            kind,
+            w(kind) == "PROCEDURE",
+        )?));
+    }
+    let is_routine_file = out
+        .iter()
+        .any(|r| matches!(r, Ok(r) if r.language == "plpgsql"));
+    if !is_routine_file {
+        return Ok(None);
+    }
+    out.into_iter()
+        .map(|r| {
+            r.map_err(|(at, w)| {
+                Diag::new(format!("`{w}` in a file of PL/pgSQL routines"))
+                    .help("a routine file holds CREATE FUNCTION / CREATE PROCEDURE statements (SET, GRANT, COMMENT and ALTER/DROP FUNCTION are skipped); tables belong in the schema file")
+                    .at(file, at, w.len().max(1), "here")
+            })
+        })
+        .collect::<Result<Vec<_>>>()
+        .map(Some)
+}
+
+/// Whether a file holds only schema DDL (a migration that creates tables,
+/// indexes, …): no program. Routines and data changes count as programs.
+pub fn ddl_only(file: &SourceFile) -> bool {
+    let text = &file.text;
+    let toks = lex(text);
+    let mut first = true;
+    let mut any = false;
+    for (k, t) in toks.iter().enumerate() {
+        match t.0 {
+            Lex::Semi => first = true,
+            Lex::Word if first => {
+                first = false;
+                any = true;
+                let w = text[t.1..t.2].to_ascii_uppercase();
+                let next = toks.get(k + 1).map(|n| text[n.1..n.2].to_ascii_uppercase());
+                let ddl = match w.as_str() {
+                    "CREATE" => !matches!(
+                        next.as_deref(),
+                        Some("FUNCTION" | "PROCEDURE" | "OR" | "RULE")
+                    ),
+                    "ALTER" | "DROP" | "COMMENT" | "GRANT" | "REVOKE" | "SET" => true,
+                    _ => false,
+                };
+                if !ddl {
+                    return false;
+                }
+            }
+            Lex::Word => {}
+        }
+    }
+    any
+}
+
+/// An identifier at `i`: its name (SQL case rules) and end.
+fn ident_at(text: &str, i: usize) -> Option<(String, usize)> {
+    let b = text.as_bytes();
+    if b.get(i) == Some(&b'"') {
+        let close = text[i + 1..].find('"')? + i + 1;
+        return Some((text[i + 1..close].to_string(), close + 1));
+    }
+    let mut j = i;
+    while j < b.len() && is_word_byte(b[j]) {
+        j += 1;
+    }
+    (j > i).then(|| (text[i..j].to_lowercase(), j))
+}
+
+/// The header of one CREATE FUNCTION|PROCEDURE: name, parameters,
+/// LANGUAGE and the body's place. `words` words precede the name.
+fn header(
+    file: &SourceFile,
+    stmt_from: usize,
+    at: usize,
+    end: usize,
+    words: usize,
+    procedure: bool,
+) -> Result<Routine> {
+    let text = &file.text[..end];
+    let bad =
+        |pos: usize, msg: &str, help: &str| Diag::new(msg).help(help).at(file, pos, 1, "here");
+    // Skip CREATE [OR REPLACE] FUNCTION.
+    let mut i = at;
+    for _ in 0..words + 1 {
+        i += blank_prefix(&text[i..]);
+        while i < text.len() && is_word_byte(text.as_bytes()[i]) {
+            i += 1;
+        }
+    }
+    // The name, maybe schema-qualified: the last part counts.
+    let mut name;
+    loop {
+        i += blank_prefix(&text[i..]);
+        let Some((n, j)) = ident_at(text, i) else {
+            return Err(bad(
+                i,
+                "expected the routine's name",
+                "write CREATE FUNCTION name(params) …",
+            ));
+        };
+        name = n;
+        i = j + blank_prefix(&text[j..]);
+        if text.as_bytes().get(i) == Some(&b'.') {
+            i += 1;
+            continue;
+        }
+        break;
+    }
+    if text.as_bytes().get(i) != Some(&b'(') {
+        return Err(bad(
+            i,
+            "expected `(` after the routine's name",
+            "write CREATE FUNCTION name(params) …",
+        ));
+    }
+    let close = matching_paren(text, i)
+        .ok_or_else(|| bad(i, "unclosed parameter list", "close it with `)`"))?;
+    let params = split_top(&text[i + 1..close], b',')
+        .into_iter()
+        .filter(|(_, p)| !is_blank(p))
+        .map(|(o, p)| param(i + 1 + o, p))
+        .collect();
+    let mut params = params;
+    let (language, body, quoted) = options(text, close + 1, end, &mut params);
+    let body = body
+        .filter(|&(s, e)| s <= e && file.text.is_char_boundary(s) && file.text.is_char_boundary(e));
+    let Some(body) = body else {
+        return Err(bad(
+            at,
+            "routine without a body",
+            "write … AS $$ … $$ (a BEGIN ATOMIC body is not supported)",
+        ));
+    };
+    let outside = format!("{} {}", &text[close + 1..body.0], &text[body.1..end]);
+    let words: Vec<String> = outside
+        .split_whitespace()
+        .map(str::to_ascii_uppercase)
+        .collect();
+    let trigger = words
+        .windows(2)
+        .any(|w| w[0] == "RETURNS" && matches!(w[1].as_str(), "TRIGGER" | "EVENT_TRIGGER"));
+    Ok(Routine {
+        name,
+        abbrev: abbrev_before(&file.text[stmt_from..at]),
+        procedure,
+        params,
+        language,
+        trigger,
+        body,
+        quoted,
+        at,
+        end,
+    })
+}
+
+/// The options after the parameter list, in any order: LANGUAGE, the body
+/// (`AS $tag$ … $tag$` or `AS '…'`), and `RETURNS TABLE (…)`, whose
+/// columns are OUT parameters (variables of the body). Others are skipped.
+fn options(
+    text: &str,
+    from: usize,
+    end: usize,
+    params: &mut Vec<Param>,
+) -> (String, Option<(usize, usize)>, bool) {
+    let (mut language, mut body, mut quoted) = (String::new(), None, false);
+    let mut j = from;
+    let mut prev = String::new();
+    while j < end {
+        j += blank_prefix(&text[j..]);
+        if j >= end {
+            break;
+        }
+        let b = text.as_bytes()[j];
+        if let Some(e) = dollar_quote_end(text, j) {
+            let tag = text[j..]
+                .find('$')
+                .and_then(|o| text[j + o + 1..].find('$').map(|p| o + p + 2));
+            let tag_len = tag.unwrap_or(2);
+            body = Some((j + tag_len, e.saturating_sub(tag_len).max(j + tag_len)));
+            j = e;
+        } else if b == b'\'' {
+            let e = quoted_end(text, j);
+            if language.is_empty()
+                && text[..j]
+                    .trim_end()
+                    .to_ascii_uppercase()
+                    .ends_with("LANGUAGE")
+            {
+                language = text[j + 1..e.saturating_sub(1)].to_lowercase();
+            } else {
+                body = Some((j + 1, e.saturating_sub(1).max(j + 1)));
+                quoted = true;
+            }
+            j = e;
+        } else if b == b'(' {
+            let close = matching_paren(text, j).unwrap_or(end);
+            if prev == "table" {
+                params.extend(
+                    split_top(&text[j + 1..close.min(end)], b',')
+                        .into_iter()
+                        .filter(|(_, p)| !is_blank(p))
+                        .map(|(o, p)| Param {
+                            mode: Mode::Out,
+                            ..param(j + 1 + o, p)
+                        }),
+                );
+            }
+            j = (close + 1).min(end);
+        } else if is_word_byte(b) || b == b'"' {
+            let (w, e) = ident_at(text, j).unwrap_or((String::new(), j + 1));
+            if w == "language" {
+                let l = e + blank_prefix(&text[e..]);
+                if let Some((lang, le)) = ident_at(text, l) {
+                    if text.as_bytes().get(l) != Some(&b'\'') {
+                        language = lang.to_lowercase();
+                        j = le;
+                        continue;
+                    }
+                }
+            }
+            prev = w;
+            j = e;
+        } else {
+            j += 1;
+        }
+    }
+    (language, body, quoted)
+}
+
+/// `-- isolint: abbrev XX` in the comments before a routine.
+fn abbrev_before(text: &str) -> Option<String> {
+    text.lines().find_map(|l| {
+        let a = l
+            .trim()
+            .strip_prefix("--")?
+            .trim()
+            .strip_prefix("isolint:")?;
+        let a = a.trim().strip_prefix("abbrev")?.trim();
+        (!a.is_empty()).then(|| a.to_string())
+    })
+}
+
+fn quoted_end(text: &str, i: usize) -> usize {
+    let b = text.as_bytes();
+    let mut j = i + 1;
+    while j < b.len() {
+        if b[j] == b'\'' {
+            if b.get(j + 1) == Some(&b'\'') {
+                j += 2;
+                continue;
+            }
+            return j + 1;
+        }
+        j += 1;
+    }
+    b.len()
+}
+
+pub(super) fn matching_paren(text: &str, open: usize) -> Option<usize> {
+    let b = text.as_bytes();
+    let mut depth = 0usize;
+    let mut j = open;
+    while j < b.len() {
+        match b[j] {
+            b'(' => depth += 1,
+            b')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(j);
+                }
+            }
+            b'\'' => {
+                j = quoted_end(text, j);
+                continue;
+            }
+            _ => {}
+        }
+        j += 1;
+    }
+    None
+}
+
+/// `[mode] [name] [mode] type [DEFAULT e | = e]`.
+fn param(offset: usize, p: &str) -> Param {
+    let upper = p.to_ascii_uppercase();
+    let def = find_word_in(&upper, "DEFAULT")
+        .map(|k| (k, k + 7))
+        .or_else(|| upper.find('=').map(|k| (k, k + 1)));
+    let head = &p[..def.map_or(p.len(), |d| d.0)];
+    let mut words: Vec<&str> = head.split_whitespace().collect();
+    let mut mode = Mode::In;
+    for k in 0..2.min(words.len()) {
+        let m = match words[k].to_ascii_uppercase().as_str() {
+            "OUT" => Some(Mode::Out),
+            "INOUT" => Some(Mode::InOut),
+            "IN" | "VARIADIC" => Some(Mode::In),
+            _ => None,
+        };
+        if let Some(m) = m {
+            mode = m;
+            words.remove(k);
+            break;
+        }
+    }
+    let name = (words.len() >= 2).then(|| {
+        let n = words[0];
+        n.strip_prefix('"')
+            .and_then(|x| x.strip_suffix('"'))
+            .map_or_else(|| n.to_lowercase(), str::to_string)
+    });
+    Param {
+        name,
+        mode,
+        default: def.map(|(_, e)| (offset + e, offset + p.len())),
+    }
+}
+
+fn find_word_in(upper: &str, w: &str) -> Option<usize> {
+    let b = upper.as_bytes();
+    let mut from = 0;
+    while let Some(k) = upper[from..].find(w) {
+        let s = from + k;
+        let e = s + w.len();
+        if (s == 0 || !is_word_byte(b[s - 1])) && (e >= b.len() || !is_word_byte(b[e])) {
+            return Some(s);
+        }
+        from = e;
+    }
+    None
+}
+
+/// The file with everything but the routine bodies blanked (newlines and
+/// lengths kept, so positions stay those of the original), and `''` in
+/// single-quoted bodies turned into `' ` (one quote, same length).
+pub fn shadow(file: &SourceFile, routines: &[Routine]) -> SourceFile {
+    let mut out: Vec<u8> = file
+        .text
+        .bytes()
+        .map(|c| if c == b'\n' { b'\n' } else { b' ' })
+        .collect();
+    let src = file.text.as_bytes();
+    for r in routines {
+        let (s, e) = r.body;
+        out[s..e].copy_from_slice(&src[s..e]);
+        if r.quoted {
+            let mut j = s;
+            while j + 1 < e {
+                if out[j] == b'\'' && out[j + 1] == b'\'' {
+                    out[j + 1] = b' ';
+                    j += 2;
+                } else {
+                    j += 1;
+                }
+            }
+        }
+    }
+    // Non-ASCII bytes outside bodies became spaces: still valid UTF-8.
+    let text = String::from_utf8(out).unwrap_or_else(|_| file.text.to_string());
+    SourceFile::new(file.name.clone(), text)
+}
+
+/// A parsed routine: its tree (the outermost block's statements), the
+/// parameters' defaults, and its header.
+pub struct ParsedRoutine {
+    pub routine: Routine,
+    pub nodes: Vec<Node>,
+    pub defaults: Vec<Option<Cond>>,
+}
+
+/// Parse a routine's body against the shadow file.
+pub fn parse_routine(
+    original: &SourceFile,
+    shadow: &SourceFile,
+    r: &Routine,
+    schema: &Schema,
+    callable: &HashSet<String>,
+) -> Result<ParsedRoutine> {
+    let mut env = PlEnv::new(&r.name, schema, callable.clone());
+    env.procedure = r.procedure;
+    let mut pre = vec![];
+    for (k, p) in r.params.iter().enumerate() {
+        if let Some(n) = &p.name {
+            env.vars.insert(n.clone(), (VarKind::Scalar, r.at));
+        }
+        env.vars
+            .insert(format!("${}", k + 1), (VarKind::Scalar, r.at));
+    }
+    let (s, e) = r.body;
+    let mut p = P {
+        file: shadow,
+        toks: lex(&shadow.text[s..e])
+            .into_iter()
+            .map(|(k, a, b)| (k, a + s, b + s))
+            .collect(),
+        pos: 0,
+        label: None,
+        pl: Some(Box::new(env)),
+    };
+    // `$n` is the n-th parameter.
+    for (k, prm) in r.params.iter().enumerate() {
+        if let Some(n) = &prm.name {
+            let c = p.cond(Snippet {
+                text: format!(":{n}"),
+                offset: r.at,
+            })?;
+            pre.push(Node::Assign {
+                var: format!("${}", k + 1),
+                expr: c,
+            });
+        }
+    }
+    let mut defaults = vec![];
+    for prm in &r.params {
+        defaults.push(match prm.default {
+            Some((a, b)) => Some(p.cond(Snippet {
+                text: original.text[a..b].to_string(),
+                offset: a,
+            })?),
+            None => None,
+        });
+    }
+    let body = p.routine_body(e)?;
+    pre.extend(body);
+    Ok(ParsedRoutine {
+        routine: r.clone(),
+        nodes: hoist_returns(pre),
+        defaults,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scan(t: &str) -> Vec<Routine> {
+        scan_routines(&SourceFile::new("m.sql", t))
+            .expect("scans")
+            .expect("a routine file")
+    }
+
+    #[test]
+    fn headers_in_any_order() {
+        let rs = scan(
+            "SET search_path = public;\n-- isolint: abbrev X\nCREATE OR REPLACE PROCEDURE s.\"P\"(a INOUT int, IN b text DEFAULT 'x', int)\n SECURITY DEFINER AS $q$ BEGIN NULL; END $q$ LANGUAGE plpgsql;\nCREATE FUNCTION g() RETURNS TABLE (o int) AS 'BEGIN RETURN; END' LANGUAGE 'plpgsql' STABLE;",
+        );
+        assert_eq!(rs.len(), 2);
+        let p = &rs[0];
+        assert_eq!(
+            (p.name.as_str(), p.procedure, p.abbrev.as_deref()),
+            ("P", true, Some("X"))
+        );
+        let names: Vec<_> = p.params.iter().map(|x| x.name.clone()).collect();
+        assert_eq!(names, [Some("a".into()), Some("b".into()), None]);
+        assert_eq!(p.params[0].mode, Mode::InOut);
+        assert!(p.params[1].default.is_some());
+        assert_eq!(p.language, "plpgsql");
+        let text = "SET search_path = public;";
+        assert!(text.len() < p.body.0);
+        let g = &rs[1];
+        assert!(g.quoted && g.language == "plpgsql");
+        assert_eq!(g.params.len(), 1);
+        assert_eq!(g.params[0].mode, Mode::Out);
+    }
+
+    #[test]
+    fn not_a_routine_file() {
+        let f = SourceFile::new("p.sql", "UPDATE t SET a = 1;\nCREATE FUNCTION f() RETURNS int LANGUAGE plpgsql AS $$ BEGIN RETURN 1; END $$;");
+        assert!(scan_routines(&f).expect("scans").is_none());
+        let f = SourceFile::new(
+            "l.sql",
+            "CREATE FUNCTION f() RETURNS int LANGUAGE sql AS $$ SELECT 1 $$;",
+        );
+        assert!(scan_routines(&f).expect("scans").is_none());
+        assert!(ddl_only(&SourceFile::new(
+            "d.sql",
+            "CREATE TABLE t (a int);\nALTER TABLE t ADD PRIMARY KEY (a);"
+        )));
+        assert!(!ddl_only(&SourceFile::new(
+            "d.sql",
+            "CREATE TABLE t (a int);\nINSERT INTO t VALUES (1);"
+        )));
+    }
+
+    #[test]
+    fn shadow_keeps_positions() {
+        let t = "CREATE FUNCTION f() RETURNS int AS 'BEGIN RETURN ''a''; END' LANGUAGE plpgsql;";
+        let f = SourceFile::new("m.sql", t);
+        let rs = scan(t);
+        let sh = shadow(&f, &rs);
+        assert_eq!(sh.text.len(), t.len());
+        assert_eq!(sh.text.trim(), "BEGIN RETURN ' a' ; END");
+    }
+
+    #[test]
+    fn rewriting_variables() {
+        let schema = Schema {
+            relations: vec![crate::model::schema::Relation {
+                name: "T".into(),
+                attributes: vec!["k".into(), "a".into()],
+                primary_key: vec![0],
+                unique_keys: vec![],
+            }],
+            foreign_keys: vec![],
+        };
+        let mut env = PlEnv::new("f", &schema, HashSet::new());
+        for v in ["v", "a"] {
+            env.vars.insert(v.into(), (VarKind::Scalar, 0));
+        }
+        env.vars.insert("r".into(), (VarKind::Record, 0));
+        let f = SourceFile::new("m.sql", "");
+        let rw = |t: &str| {
+            env.rewrite(
+                &f,
+                &Snippet {
+                    text: t.into(),
+                    offset: 0,
+                },
+            )
+        };
+        assert_eq!(
+            rw("v + r.x + f.a + t.k + g(v)").expect("ok"),
+            ":v + :r$x +  :a + t.k + g(:v)"
+        );
+        assert_eq!(
+            rw("SELECT k INTO STRICT v FROM T WHERE k = v").expect("ok"),
+            "SELECT k INTO       :v FROM T WHERE k = :v"
+        );
+        let e = rw("SELECT k FROM T WHERE a = 1").expect_err("conflict");
+        assert!(e.message.contains("`a` is both"), "{}", e.message);
+        assert_eq!(rw("'v' || \"v\" -- v").expect("ok"), "'v' || \"v\" -- v");
+    }
+}
