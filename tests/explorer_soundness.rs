@@ -11,7 +11,7 @@
 //!
 //! ```text
 //! ISOLINT_EXPLORER_CASES=10000 cargo test --release --test explorer_soundness \
-//!     -- --ignored --nocapture
+//!     -- --ignored --nocapture harness_counts_release
 //! ```
 
 mod common;
