@@ -568,3 +568,19 @@ impl<'s> Exec<'s> {
         *slot = Some(slot.unwrap_or(0) | p);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::find_cycle;
+
+    #[test]
+    fn cycles_are_found_shortest_first() {
+        // 0 → 1 → 2 → 0 and 1 ⇄ 2.
+        let edges = [0b010, 0b100, 0b011];
+        let c = find_cycle(&edges).expect("cyclic");
+        assert_eq!(c.len(), 2);
+        assert!(c.contains(&1) && c.contains(&2));
+        assert_eq!(find_cycle(&[0b010, 0b100, 0b000]), None);
+        assert_eq!(find_cycle(&[0, 0]), None);
+    }
+}
