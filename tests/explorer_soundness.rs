@@ -5,12 +5,13 @@
 //! (static alarm, nothing found within bounds) is counted as the static
 //! test's false-alarm rate within bounds.
 //!
-//! `cargo test --test explorer_soundness` runs a few hundred cases. The
-//! documented release run of 10,000:
+//! `cargo test --test explorer_soundness` runs about 300 cases (64
+//! proptest, 200 counted, 40 for the reduction). The documented release
+//! run of 10,000 (0 violations, 177 s; numbers in docs/explorer.md):
 //!
 //! ```text
 //! ISOLINT_EXPLORER_CASES=10000 cargo test --release --test explorer_soundness \
-//!     -- --ignored --nocapture
+//!     -- --ignored --nocapture harness_counts_release
 //! ```
 
 mod common;
@@ -58,7 +59,7 @@ fn verdicts(seed: u64) -> (Workload, bool, Exploration) {
 
 proptest! {
     #![proptest_config(ProptestConfig {
-        cases: 100,
+        cases: 64,
         failure_persistence: None,
         ..ProptestConfig::default()
     })]
@@ -127,7 +128,7 @@ fn report(c: &Counts) {
 
 #[test]
 fn harness_counts() {
-    let c = run(250);
+    let c = run(200);
     report(&c);
     assert_eq!(c.violations, 0);
     assert!(c.confirmed > 0 && c.robust > 0, "{c:?}");
@@ -153,7 +154,7 @@ fn harness_counts_release() {
 #[test]
 fn reduction_loses_nothing() {
     let (mut agree, mut found) = (0, 0);
-    for seed in 0..60u64 {
+    for seed in 0..40u64 {
         let w = workload(seed);
         let g = build(&w, Settings::default());
         let nodes: Vec<usize> = (0..g.nodes.len()).collect();
@@ -188,7 +189,7 @@ fn reduction_loses_nothing() {
         found += u64::from(a.found.is_some());
     }
     println!("reduction: {agree} cases agree ({found} with a schedule)");
-    assert!(agree > 30 && found > 5);
+    assert!(agree > 20 && found > 5);
 }
 
 /// Prints the first unconfirmed alarms that did not hit the budget, for

@@ -556,3 +556,48 @@ fn mark_independent(inst: &mut Instance) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{permutations, Access};
+
+    fn acc(pread: Option<u128>, read: Option<u128>, write: Option<u128>, insdel: bool) -> Access {
+        Access {
+            pread,
+            read,
+            write,
+            insdel,
+        }
+    }
+
+    /// Section 3.4 on attributes: ∅ and ⊥ never conflict; inserts and
+    /// deletes meet every predicate read, whatever its attributes.
+    #[test]
+    fn conflicts_follow_section_3_4() {
+        let key_sel = |r| acc(None, Some(r), None, false);
+        let key_upd = |r, w| acc(None, Some(r), Some(w), false);
+        let ins = acc(None, None, Some(0b11), true);
+        let pred_sel = |p, r| acc(Some(p), Some(r), None, false);
+        assert!(key_sel(0b01).may_conflict(&key_upd(0b10, 0b01)));
+        assert!(!key_sel(0b10).may_conflict(&key_upd(0b10, 0b01)));
+        assert!(!key_sel(0).may_conflict(&ins));
+        assert!(!key_sel(0b01).may_conflict(&key_sel(0b01)));
+        assert!(pred_sel(0, 0).may_conflict(&ins));
+        assert!(!pred_sel(0b10, 0).may_conflict(&key_upd(0b01, 0b01)));
+        assert!(pred_sel(0b01, 0).may_conflict(&key_upd(0, 0b01)));
+        assert!(key_upd(0, 0b01).may_conflict(&key_upd(0, 0b01)));
+        // Disjoint writes, but each writes what the other reads.
+        assert!(key_upd(0b10, 0b01).may_conflict(&key_upd(0b01, 0b10)));
+        assert!(!key_upd(0b10, 0b01).may_conflict(&key_upd(0b100, 0b1000)));
+    }
+
+    #[test]
+    fn permutations_are_all_orders() {
+        let p = permutations(3);
+        assert_eq!(p.len(), 6);
+        let mut q = p.clone();
+        q.sort();
+        q.dedup();
+        assert_eq!(q.len(), 6);
+    }
+}

@@ -46,6 +46,7 @@
 //! serialization failure, and schedules with aborts are not considered).
 
 use std::collections::HashSet;
+use std::hash::{Hash, Hasher};
 
 use super::instance::{Instance, Mask, StepSpec};
 use super::schedule::{DepKind, Dependency, Op, OpKind, Seen, Step};
@@ -92,7 +93,10 @@ pub(super) struct State {
 pub(super) struct Search<'a> {
     inst: &'a Instance,
     nrel: usize,
-    visited: HashSet<State>,
+    /// 128-bit fingerprints of the states seen (hash compaction: 16 bytes
+    /// a state instead of the state; a collision could only hide a state,
+    /// never invent a schedule, and is vanishingly unlikely).
+    visited: HashSet<u128>,
     pub path: Vec<Step>,
     pub states: u64,
     pub schedules: u64,
@@ -100,6 +104,17 @@ pub(super) struct Search<'a> {
     pub exhausted: bool,
     /// State merging and ample sets on.
     reduce: bool,
+}
+
+/// Two independent 64-bit hashes of a state.
+fn fingerprint(st: &State) -> u128 {
+    let half = |salt: u64| {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        salt.hash(&mut h);
+        st.hash(&mut h);
+        h.finish()
+    };
+    (u128::from(half(0x9E37_79B9_7F4A_7C15)) << 64) | u128::from(half(0xC2B2_AE3D_27D4_EB4F))
 }
 
 /// The attribute indices of a mask (⊥ and ∅ alike: no attribute).
@@ -195,7 +210,7 @@ impl<'a> Search<'a> {
             self.exhausted = true;
             return None;
         }
-        if self.reduce && !self.visited.insert(st.clone()) {
+        if self.reduce && !self.visited.insert(fingerprint(&st)) {
             return None;
         }
         self.states += 1;
@@ -566,5 +581,21 @@ impl<'s> Exec<'s> {
         }
         let slot = &mut self.st.preads[rel * k + i];
         *slot = Some(slot.unwrap_or(0) | p);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::find_cycle;
+
+    #[test]
+    fn cycles_are_found_shortest_first() {
+        // 0 → 1 → 2 → 0 and 1 ⇄ 2.
+        let edges = [0b010, 0b100, 0b011];
+        let c = find_cycle(&edges).expect("cyclic");
+        assert_eq!(c.len(), 2);
+        assert!(c.contains(&1) && c.contains(&2));
+        assert_eq!(find_cycle(&[0b010, 0b100, 0b000]), None);
+        assert_eq!(find_cycle(&[0, 0]), None);
     }
 }
