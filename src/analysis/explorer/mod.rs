@@ -133,7 +133,7 @@ impl Confirmation {
         match self {
             Confirmation::Confirmed(s) => {
                 let mut out =
-                    vec!["confirmed: a non-serializable READ COMMITTED schedule".to_string()];
+                    vec!["confirmed: a non-serializable READ COMMITTED schedule of the BTPs (Section 5; not yet replayed on PostgreSQL)".to_string()];
                 out.extend(s.describe(w));
                 out
             }
