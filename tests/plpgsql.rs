@@ -344,13 +344,16 @@ BEGIN
   FOREACH e IN ARRAY arr LOOP INSERT INTO B (k, ak, z) VALUES (e, p, 0); END LOOP;
   RETURN n;
 END;",
-        "f: loop(loop((q1 | ε))); loop(q2); q3; loop(q4); loop(q5)
+        // q6's foreign-key check reads A's row k = p (q5, integrity.rs):
+        // q1 wrote that row, but in loops that may not have run.
+        "f: loop(loop((q1 | ε))); loop(q2); q3; loop(q4); loop(q5; q6)
   q1 key upd a P- R{} W{x}
   q2 key del b P- R- W{k,ak,z}
   q3 pred sel a P{y} R{k} W-
   q4 key upd a P- R{} W{y}
-  q5 ins b P- R- W{k,ak,z}
-  q1 = fk_B_A(q5)",
+  q5 key sel a P- R{k} W-
+  q6 ins b P- R- W{k,ak,z}
+  q1 = fk_B_A(q6), q1 = id(q5), q5 = fk_B_A(q6)",
     );
 }
 
@@ -373,12 +376,13 @@ BEGIN
   FOR r IN c(q) LOOP DELETE FROM A WHERE CURRENT OF c; END LOOP;
   RETURN v;
 END;",
-        "f: q1; q2; q3; q4; loop(q5)
+        "f: q1; q2; q3; q4; loop(q5; q6)
   q1 pred sel a P{x} R{k,x} W-
   q2 key upd a P- R{} W{y}
   q3 pred sel b P{ak} R{z} W-
   q4 pred sel a P{x} R{k,x} W-
-  q5 key del a P- R- W{k,x,y}",
+  q5 key del a P- R- W{k,x,y}
+  q6 pred sel b P{ak} R{ak} W-",
     );
 }
 

@@ -511,3 +511,45 @@ fn placeholders_and_views() {
     );
     assert!(e.contains("P.sql:1:24: `rich` is a view"), "{e}");
 }
+
+/// Referential-integrity checks are reads (frontend/lower/integrity.rs).
+/// Linker reads x before Maker's increment, Maker inserts parent 7 and
+/// commits, Linker inserts a child of 7 (PostgreSQL's foreign-key check
+/// reads the parent and sees it) and commits. Linker must precede Maker
+/// (old x) and follow it (parent present): no serial order. Confirmed on
+/// PostgreSQL 15.18 at READ COMMITTED with the schedule: Linker SELECT v;
+/// Maker UPDATE X, INSERT Parent, COMMIT; Linker INSERT Child, COMMIT —
+/// both commit, Linker read v = 0, final v = 1.
+#[test]
+fn foreign_key_checks_read_the_parent() {
+    let schema = "CREATE TABLE X (id INT PRIMARY KEY, v INT);
+CREATE TABLE Parent (id INT PRIMARY KEY, note INT);
+CREATE TABLE Child (id INT PRIMARY KEY, pid INT REFERENCES Parent(id));";
+    let maker = (
+        "Maker.sql",
+        "UPDATE X SET v = v + 1 WHERE id = :a;\nINSERT INTO Parent VALUES (:p, 0);\n",
+    );
+    let linker = (
+        "Linker.sql",
+        "SELECT v INTO :v FROM X WHERE id = :a;\nINSERT INTO Child VALUES (:c, :p);\n",
+    );
+    assert!(!robust(schema, &[maker, linker]));
+    // A NULL reference is not checked: the pair is robust (the X read and
+    // increment alone are serializable).
+    let orphan = (
+        "Linker.sql",
+        "SELECT v INTO :v FROM X WHERE id = :a;\nINSERT INTO Child VALUES (:c, NULL);\n",
+    );
+    assert!(robust(schema, &[maker, orphan]));
+    // Without the checks (the paper's model) the cycle is not seen, and
+    // the output says why a robust verdict may not hold.
+    let o = run(schema, "referential_checks: false\n", &[maker, linker]).expect("verdict");
+    assert!(o.robust);
+    assert!(
+        o.warnings
+            .iter()
+            .any(|w| w.contains("referential_checks: false")),
+        "{:?}",
+        o.warnings
+    );
+}

@@ -31,6 +31,11 @@ pub(super) struct Manifest {
     /// functions are errors).
     #[serde(default)]
     pub(super) pure_functions: Vec<String>,
+    /// `false`: leave out the reads of PostgreSQL's foreign-key checks,
+    /// as the paper's model does (to reproduce its BTPs; unsound for a
+    /// real database, and said so in a warning).
+    #[serde(default)]
+    pub(super) referential_checks: Option<bool>,
 }
 
 /// Load a directory of `.sql` programs with its schema.
@@ -40,7 +45,7 @@ pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
         let f = super::read_source(&manifest_path)?;
         yaml_serde::from_str(&f.text).map_err(|e| {
             let d = Diag::new(format!("malformed manifest: {}", e.to_string().split(" at line ").next().unwrap_or("")))
-                .help("isolint.yaml may set `schema:` (path relative to the directory), `description:` and `name:`");
+                .help("isolint.yaml may set `schema:` (path relative to the directory), `description:`, `name:`, `programs:`, `pure_functions:` and `referential_checks:`");
             match e.location() {
                 Some(l) => d.at_line_col(&f, l.line(), l.column(), "here"),
                 None => d,
@@ -76,6 +81,7 @@ pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
             .iter()
             .map(|f| f.to_lowercase())
             .collect(),
+        skip_referential_checks: manifest.referential_checks == Some(false),
     };
     let schema_canon = schema_path.canonicalize().ok();
     let mut files: Vec<_> = std::fs::read_dir(dir)
@@ -176,6 +182,13 @@ pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
         .unwrap_or_else(|| "workload".into());
     let mut loaded = lower_units(name, manifest.description.clone(), schema, units, &context)?;
     loaded.warnings.splice(0..0, skipped);
+    if context.skip_referential_checks {
+        loaded.warnings.insert(0, Warning {
+            file: manifest_path.display().to_string(),
+            line: 1,
+            message: "`referential_checks: false`: the reads of PostgreSQL's foreign-key checks are left out, as in the paper's model; a robust verdict may not hold on a real database".into(),
+        });
+    }
     Ok(loaded)
 }
 
@@ -269,6 +282,7 @@ pub fn lower_routine_file(schema: &SourceFile, routines: &SourceFile) -> Result<
         fk_actions: ddl.fk_actions,
         views: ddl.views,
         pure_functions: vec![],
+        skip_referential_checks: false,
     };
     let Some(rs) = scan_routines(routines)? else {
         return Err(

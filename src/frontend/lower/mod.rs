@@ -40,6 +40,7 @@ mod clauses;
 mod control;
 mod functions;
 mod infer;
+mod integrity;
 mod scope;
 mod statements;
 mod symbolic;
@@ -63,6 +64,9 @@ pub struct Context {
     pub pure_functions: Vec<String>,
     /// Views of the schema (not expanded: using one is an error).
     pub views: Vec<String>,
+    /// Leave out the reads of PostgreSQL's referential-integrity checks
+    /// (`integrity`): the paper's model, for reproducing its BTPs only.
+    pub skip_referential_checks: bool,
 }
 
 /// Lower already-read program files against a schema.
@@ -174,6 +178,7 @@ pub fn lower_units(
         fk_actions: &ctx.fk_actions,
         views: &ctx.views,
         pure: ctx.pure_functions.iter().cloned().collect(),
+        skip_referential_checks: ctx.skip_referential_checks,
     };
     let mut programs = vec![];
     let mut provenance = Provenance::default();
@@ -243,6 +248,7 @@ struct Shared<'a> {
     fk_actions: &'a [(FkAction, FkAction)],
     views: &'a [String],
     pure: HashSet<String>,
+    skip_referential_checks: bool,
 }
 
 /// One transaction of a program file → a BTP with its constraints.
@@ -262,6 +268,7 @@ fn lower_transaction(
         fk_actions: sh.fk_actions,
         views: sh.views,
         pure: &sh.pure,
+        skip_referential_checks: sh.skip_referential_checks,
         statements: vec![],
         facts: vec![],
         env: HashMap::new(),
@@ -396,6 +403,12 @@ struct Facts {
     may_miss: bool,
     /// WHERE and join columns.
     pred: BTreeSet<usize>,
+    /// The loops around the statement (innermost last), for "ran in this
+    /// iteration" (`integrity`).
+    loops: Vec<usize>,
+    /// Runs whenever its path is taken (false for one alternative of a
+    /// branch the lowering made itself: upserts, extra conjuncts).
+    certain: bool,
     /// In the rolled-back prefix of an EXCEPTION block: it did not happen
     /// in the execution it stands for, so no constraint involves it.
     rolled_back: bool,
@@ -409,6 +422,7 @@ struct Lowerer<'a> {
     fk_actions: &'a [(FkAction, FkAction)],
     views: &'a [String],
     pure: &'a HashSet<String>,
+    skip_referential_checks: bool,
     statements: Vec<Statement>,
     facts: Vec<Facts>,
     env: HashMap<String, Term>,
@@ -485,6 +499,8 @@ impl<'a> Lowerer<'a> {
         });
         self.facts.push(Facts {
             path: self.path.clone(),
+            loops: self.loops.clone(),
+            certain: true,
             may_miss: self.stmt_may_miss || self.sub_depth > 0,
             rolled_back: self.prefix > 0,
             ..Facts::default()

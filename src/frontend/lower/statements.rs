@@ -99,6 +99,7 @@ impl Lowerer<'_> {
                 self.collect_item(&tables, item, snip, &mut pre, &mut uses)?;
             }
         }
+        self.update_integrity_reads(tables[0].rel, &writes, snip, &mut pre);
         for on in &ons {
             self.where_clause(&tables, on, snip, &mut pre, &mut uses)?;
         }
@@ -216,6 +217,8 @@ impl Lowerer<'_> {
         }
         let mut pre = vec![];
         let mut eq = vec![];
+        let mut nulls = vec![];
+        let mut known = false;
         match ins.source.as_deref() {
             Some(Query { body, .. }) if matches!(body.as_ref(), SetExpr::Values(_)) => {
                 if let SetExpr::Values(v) = body.as_ref() {
@@ -225,6 +228,10 @@ impl Lowerer<'_> {
                             // Subqueries and calls inside VALUES become reads.
                             self.collect(&[], e, snip, Some(&mut pre), Clause::Read, &mut [])?;
                             if v.rows.len() == 1 {
+                                known = true;
+                                if matches!(e, Expr::Value(x) if matches!(x.value, Value::Null)) {
+                                    nulls.push(*c);
+                                }
                                 let t = self.term(e);
                                 eq.push((*c, t));
                             }
@@ -243,6 +250,7 @@ impl Lowerer<'_> {
             }
             None => {}
         }
+        self.integrity_reads(rel, &eq, known, &nulls, snip, &mut pre);
         let q = self.new_statement(StmtType::Ins, rel, snip);
         self.statements[q].write = self.all(rel);
         self.bind(q, &eq);
@@ -359,6 +367,7 @@ impl Lowerer<'_> {
             let t = self.fresh();
             self.env.insert(v.clone(), t);
         }
+        self.facts[q].certain = false;
         Ok(seq(pre, Body::Branch(vec![Body::Stmt(q), Body::Stmt(alt)])))
     }
 
@@ -448,7 +457,16 @@ impl Lowerer<'_> {
             } else {
                 continue;
             };
-            if action == FkAction::NoAction || !seen.insert((fi, deleted)) {
+            if action == FkAction::NoAction {
+                // NO ACTION / RESTRICT: PostgreSQL checks that no row
+                // still references the deleted (re-keyed) row: a
+                // predicate read of the referencing table (integrity.rs).
+                if !self.skip_referential_checks && seen.insert((fi, deleted)) {
+                    parts.push(Body::Stmt(self.child_check(&fk, snip)));
+                }
+                continue;
+            }
+            if !seen.insert((fi, deleted)) {
                 continue;
             }
             let dom = fk.domain;
@@ -568,6 +586,7 @@ impl Lowerer<'_> {
                 }
                 // Extra conjuncts may match nothing: then the statement only
                 // read the tuple and the transaction goes on.
+                self.facts[q].certain = false;
                 let s = self.new_statement(StmtType::KeySel, rel, snip);
                 self.statements[s].read = self.set(rel, &extra);
                 self.bind(s, &uses.eq);

@@ -155,3 +155,47 @@ fn foreign_key_constraint_is_inferred() {
         "q1 key upd A ⊥ {x} {x}\nq2 ins B ⊥ ⊥ {k, ak, z}\nbody: q1; q2\nconstraint: q1 = fk_B_A(q2)",
     );
 }
+
+/// An insert whose parent row this program did not write: PostgreSQL's
+/// foreign-key check reads the parent's key first (integrity.rs); the
+/// check reads A's row k = :a, so q1 = fk_B_A(q2). (When the program
+/// wrote that row earlier, as in `foreign_key_constraint_is_inferred`,
+/// there is no extra read.)
+#[test]
+fn foreign_key_check_reads_an_unwritten_parent() {
+    check(
+        "INSERT INTO B VALUES (:b, :a, 0);",
+        "q1 key sel A ⊥ {k} ⊥\nq2 ins B ⊥ ⊥ {k, ak, z}\nbody: q1; q2\nconstraint: q1 = fk_B_A(q2)",
+    );
+}
+
+/// Several rows (or INSERT … SELECT): the parents are not known, so the
+/// check is a predicate read over A's key.
+#[test]
+fn foreign_key_check_of_several_rows_is_a_predicate_read() {
+    check(
+        "INSERT INTO B VALUES (:b, :a, 0), (:c, :d, 0);",
+        "q1 pred sel A {k} {k} ⊥\nq2 ins B ⊥ ⊥ {k, ak, z}\nbody: q1; q2",
+    );
+}
+
+/// Deleting a referenced row (NO ACTION): PostgreSQL checks that no B row
+/// still references it, a predicate read of B's foreign-key column after
+/// the delete.
+#[test]
+fn delete_of_a_referenced_row_checks_for_children() {
+    check(
+        "DELETE FROM A WHERE k = :a;",
+        "q1 key del A ⊥ ⊥ {k, x, y}\nq2 pred sel B {ak} {ak} ⊥\nbody: q1; q2",
+    );
+}
+
+/// Re-pointing a reference: the new parent's existence is read first; its
+/// value is not tracked, so over A's whole key.
+#[test]
+fn update_of_a_foreign_key_column_reads_the_parent() {
+    check(
+        "UPDATE B SET ak = :a WHERE k = :b;",
+        "q1 pred sel A {k} {k} ⊥\nq2 key upd B ⊥ {} {ak}\nbody: q1; q2",
+    );
+}
