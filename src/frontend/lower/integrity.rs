@@ -34,16 +34,7 @@ impl Lowerer<'_> {
         snip: &Snippet,
         pre: &mut Vec<Body>,
     ) {
-        if self.skip_referential_checks {
-            return;
-        }
-        let fks: Vec<_> = self
-            .schema
-            .foreign_keys
-            .iter()
-            .filter(|f| f.domain == rel && !f.columns.is_empty())
-            .cloned()
-            .collect();
+        let fks = self.checked_fks(rel, |_| true);
         for fk in fks {
             if fk.columns.iter().any(|(d, _)| nulls.contains(d)) {
                 continue;
@@ -111,16 +102,7 @@ impl Lowerer<'_> {
         snip: &Snippet,
         pre: &mut Vec<Body>,
     ) {
-        if self.skip_referential_checks {
-            return;
-        }
-        let fks: Vec<_> = self
-            .schema
-            .foreign_keys
-            .iter()
-            .filter(|f| f.domain == rel && f.columns.iter().any(|(d, _)| writes.contains(d)))
-            .cloned()
-            .collect();
+        let fks = self.checked_fks(rel, |f| f.columns.iter().any(|(d, _)| writes.contains(d)));
         for fk in fks {
             let parent_key: BTreeSet<usize> = fk.columns.iter().map(|(_, r)| *r).collect();
             let q = self.new_statement(StmtType::PredSel, fk.range, snip);
@@ -140,6 +122,20 @@ impl Lowerer<'_> {
         self.statements[q].read = self.set(fk.domain, &cols);
         self.label_check(q, &fk.name);
         q
+    }
+
+    /// The foreign keys out of `rel` (with known columns) that `which`
+    /// selects; none when the checks are switched off.
+    fn checked_fks(&self, rel: RelId, which: impl Fn(&ForeignKey) -> bool) -> Vec<ForeignKey> {
+        if self.skip_referential_checks {
+            return vec![];
+        }
+        self.schema
+            .foreign_keys
+            .iter()
+            .filter(|f| f.domain == rel && !f.columns.is_empty() && which(f))
+            .cloned()
+            .collect()
     }
 
     fn label_check(&mut self, q: usize, fk: &str) {

@@ -100,26 +100,22 @@ impl Lowerer<'_> {
             }
         }
         self.update_integrity_reads(tables[0].rel, &writes, snip, &mut pre);
-        for on in &ons {
-            self.where_clause(&tables, on, snip, &mut pre, &mut uses)?;
-        }
-        if let Some(w) = &u.selection {
-            self.where_clause(&tables, w, snip, &mut pre, &mut uses)?;
-        }
-        self.table_reads(&tables, &uses, 1, &[], snip, &mut pre);
-        let rel = tables[0].rel;
-        let returning_cols = returning_columns(&u.returning, &tables[..1], self.schema);
-        let body = self.write_stmt(
-            WriteKind::Update,
-            rel,
-            &uses[0],
-            writes,
+        self.conditions(
+            &tables,
+            &ons,
+            u.selection.as_ref(),
             snip,
-            into,
-            &returning_cols,
-            next,
+            &mut pre,
+            &mut uses,
         )?;
-        Ok(seq(pre, body))
+        let target = Target {
+            kind: WriteKind::Update,
+            tables: &tables,
+            uses: &uses,
+            writes,
+            returning: &u.returning,
+        };
+        self.write_after_reads(target, snip, into, next, pre)
     }
 
     /// DELETE FROM t [USING s …]: s is read, t is the target.
@@ -148,12 +144,14 @@ impl Lowerer<'_> {
         }
         let mut pre = vec![];
         let mut uses = vec![Uses::default(); tables.len()];
-        for on in &ons {
-            self.where_clause(&tables, on, snip, &mut pre, &mut uses)?;
-        }
-        if let Some(w) = &d.selection {
-            self.where_clause(&tables, w, snip, &mut pre, &mut uses)?;
-        }
+        self.conditions(
+            &tables,
+            &ons,
+            d.selection.as_ref(),
+            snip,
+            &mut pre,
+            &mut uses,
+        )?;
         if let Some(r) = &d.returning {
             let mut ret = vec![Uses::default(); tables.len()];
             for item in r {
@@ -165,14 +163,50 @@ impl Lowerer<'_> {
                 uses[t].all |= u.all;
             }
         }
-        self.table_reads(&tables, &uses, 1, &[], snip, &mut pre);
-        let rel = tables[0].rel;
-        let returning_cols = returning_columns(&d.returning, &tables[..1], self.schema);
+        let target = Target {
+            kind: WriteKind::Delete,
+            tables: &tables,
+            uses: &uses,
+            writes: BTreeSet::new(),
+            returning: &d.returning,
+        };
+        self.write_after_reads(target, snip, into, next, pre)
+    }
+
+    /// ON conditions of the other tables, then WHERE (UPDATE, DELETE).
+    fn conditions(
+        &mut self,
+        tables: &[TableRef],
+        ons: &[Expr],
+        selection: Option<&Expr>,
+        snip: &Snippet,
+        pre: &mut Vec<Body>,
+        uses: &mut [Uses],
+    ) -> Result<()> {
+        for on in ons.iter().chain(selection) {
+            self.where_clause(tables, on, snip, pre, uses)?;
+        }
+        Ok(())
+    }
+
+    /// The end of an UPDATE or DELETE: the other tables are read (one
+    /// statement each), then the target is written.
+    fn write_after_reads(
+        &mut self,
+        t: Target,
+        snip: &Snippet,
+        into: &[String],
+        next: Option<&Node>,
+        mut pre: Vec<Body>,
+    ) -> Result<Body> {
+        self.table_reads(t.tables, t.uses, 1, &[], snip, &mut pre);
+        let returning_cols = returning_columns(t.returning, &t.tables[..1], self.schema);
+        let rel = t.tables[0].rel;
         let body = self.write_stmt(
-            WriteKind::Delete,
+            t.kind,
             rel,
-            &uses[0],
-            BTreeSet::new(),
+            &t.uses[0],
+            t.writes,
             snip,
             into,
             &returning_cols,
@@ -828,4 +862,14 @@ pub(super) fn is_ddl(sql: &Sql) -> bool {
             | Sql::AlterTable(_)
             | Sql::Drop { .. }
     )
+}
+
+/// The target of an UPDATE or DELETE (`tables[0]`) with what the
+/// statement reads of each table and the columns it assigns.
+struct Target<'t> {
+    kind: WriteKind,
+    tables: &'t [TableRef],
+    uses: &'t [Uses],
+    writes: BTreeSet<usize>,
+    returning: &'t Option<Vec<SelectItem>>,
 }
