@@ -41,35 +41,8 @@ pub(super) struct Manifest {
 /// Load a directory of `.sql` programs with its schema.
 pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
     let manifest_path = dir.join("isolint.yaml");
-    let manifest: Manifest = if manifest_path.exists() {
-        let f = super::read_source(&manifest_path)?;
-        yaml_serde::from_str(&f.text).map_err(|e| {
-            let d = Diag::new(format!("malformed manifest: {}", e.to_string().split(" at line ").next().unwrap_or("")))
-                .help("isolint.yaml may set `schema:` (path relative to the directory), `description:`, `name:`, `programs:`, `pure_functions:` and `referential_checks:`");
-            match e.location() {
-                Some(l) => d.at_line_col(&f, l.line(), l.column(), "here"),
-                None => d,
-            }
-        })?
-    } else {
-        Manifest::default()
-    };
-    let schema_path = match (schema_override, &manifest.schema) {
-        (Some(p), _) => p.to_path_buf(),
-        (None, Some(s)) => dir.join(s),
-        (None, None) => {
-            return Err(
-                Diag::new(format!("no schema for {}", dir.display())).help(format!(
-                    "pass --schema FILE, or add `schema: ../../schemas/NAME.sql` to {}",
-                    manifest_path.display()
-                )),
-            )
-        }
-    };
-    if !schema_path.exists() {
-        return Err(Diag::new(format!("schema file {} does not exist", schema_path.display()))
-            .help("check the `schema:` path in isolint.yaml (relative to the workload directory) or the --schema argument"));
-    }
+    let manifest = read_manifest(&manifest_path)?;
+    let schema_path = schema_path(dir, schema_override, &manifest, &manifest_path)?;
     let ddl = parse_ddl(&super::read_source(&schema_path)?)?;
     let schema = ddl.schema;
     let mut context = Context {
@@ -83,91 +56,9 @@ pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
             .collect(),
         skip_referential_checks: manifest.referential_checks == Some(false),
     };
-    let schema_canon = schema_path.canonicalize().ok();
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .map_err(|e| Diag::new(format!("cannot read directory {}: {e}", dir.display())))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "sql"))
-        // The schema may live beside the programs.
-        .filter(|p| schema_canon.is_none() || p.canonicalize().ok() != schema_canon)
-        .collect();
-    files.sort();
-    let stem = |p: &std::path::PathBuf| {
-        p.file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default()
-    };
-    let mut sources: Vec<SourceFile> = vec![];
-    let mut routine_files = vec![];
-    let mut skipped = vec![];
-    for p in &files {
-        let f = super::read_source(p)?;
-        if let Some(rs) = scan_routines(&f)? {
-            routine_files.push((f, rs));
-            continue;
-        }
-        // A migration that only creates tables: the schema file has them.
-        if ddl_only(&f) {
-            skipped.push(Warning {
-                file: f.name.clone(),
-                line: 1,
-                message: "holds only schema DDL: not a program, skipped (isolint reads the schema from the schema file)".into(),
-            });
-            continue;
-        }
-        // A file of CREATE FUNCTIONs only is a library, not a program.
-        match function_library(&f)? {
-            Some(defs) => context.functions.extend(defs),
-            None => sources.push(f),
-        }
-    }
-    let routine_names: Vec<String> = routine_files
-        .iter()
-        .flat_map(|(_, rs)| {
-            rs.iter()
-                .filter(|r| r.language == "plpgsql")
-                .map(|r| r.name.clone())
-        })
-        .collect();
-    for name in &manifest.programs {
-        let known = files.iter().any(|f| &stem(f) == name)
-            || routine_names.iter().any(|r| r.eq_ignore_ascii_case(name));
-        if !known {
-            return Err(Diag::new(format!("{} lists program `{name}`, but there is no {name}.sql and no PL/pgSQL routine {name}", manifest_path.display()))
-                .help("the `programs:` list of isolint.yaml names .sql files of the directory (by file stem) or PL/pgSQL routines of its routine files"));
-        }
-    }
-    let mut units = vec![];
-    for f in sources {
-        units.push(Unit {
-            name: stem(&std::path::PathBuf::from(&f.name)),
-            abbrev: abbreviation(&f),
-            nodes: parse_program(&f)?,
-            file: f,
-        });
-    }
-    for (f, rs) in &routine_files {
-        units.extend(routine_units(
-            f,
-            rs,
-            &schema,
-            &manifest.programs,
-            &mut context,
-        )?);
-    }
-    // A routine redefined later (CREATE OR REPLACE in a later migration)
-    // replaces the earlier one.
-    let mut seen = std::collections::HashSet::new();
-    units.reverse();
-    units.retain(|u| seen.insert(u.name.to_lowercase()));
-    units.reverse();
-    units.sort_by_key(|u| {
-        manifest
-            .programs
-            .iter()
-            .position(|n| n.eq_ignore_ascii_case(&u.name))
-            .unwrap_or(usize::MAX)
-    });
+    let files = Files::read(dir, &schema_path, &mut context)?;
+    files.check_listed(&manifest.programs, &manifest_path)?;
+    let units = files.units(&schema, &manifest.programs, &mut context)?;
     if units.is_empty() {
         return Err(Diag::new(format!("{} contains no .sql programs", dir.display()))
             .help("a workload directory holds one .sql file per transaction program (program name = file stem), or files of PL/pgSQL routines"));
@@ -181,7 +72,7 @@ pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
         })
         .unwrap_or_else(|| "workload".into());
     let mut loaded = lower_units(name, manifest.description.clone(), schema, units, &context)?;
-    loaded.warnings.splice(0..0, skipped);
+    loaded.warnings.splice(0..0, files.skipped);
     if context.skip_referential_checks {
         loaded.warnings.insert(0, Warning {
             file: manifest_path.display().to_string(),
@@ -190,6 +81,163 @@ pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
         });
     }
     Ok(loaded)
+}
+
+/// `isolint.yaml`, or the defaults without one.
+fn read_manifest(path: &Path) -> Result<Manifest> {
+    if !path.exists() {
+        return Ok(Manifest::default());
+    }
+    let f = super::read_source(path)?;
+    yaml_serde::from_str(&f.text).map_err(|e| {
+        let d = Diag::new(format!("malformed manifest: {}", e.to_string().split(" at line ").next().unwrap_or("")))
+            .help("isolint.yaml may set `schema:` (path relative to the directory), `description:`, `name:`, `programs:`, `pure_functions:` and `referential_checks:`");
+        match e.location() {
+            Some(l) => d.at_line_col(&f, l.line(), l.column(), "here"),
+            None => d,
+        }
+    })
+}
+
+/// `--schema`, else the manifest's `schema:`; it must exist.
+fn schema_path(
+    dir: &Path,
+    schema_override: Option<&Path>,
+    manifest: &Manifest,
+    manifest_path: &Path,
+) -> Result<std::path::PathBuf> {
+    let path = match (schema_override, &manifest.schema) {
+        (Some(p), _) => p.to_path_buf(),
+        (None, Some(s)) => dir.join(s),
+        (None, None) => {
+            return Err(
+                Diag::new(format!("no schema for {}", dir.display())).help(format!(
+                    "pass --schema FILE, or add `schema: ../../schemas/NAME.sql` to {}",
+                    manifest_path.display()
+                )),
+            )
+        }
+    };
+    if !path.exists() {
+        return Err(Diag::new(format!("schema file {} does not exist", path.display()))
+            .help("check the `schema:` path in isolint.yaml (relative to the workload directory) or the --schema argument"));
+    }
+    Ok(path)
+}
+
+fn stem(p: &Path) -> String {
+    p.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// The `.sql` files of a workload directory, by kind: programs in the
+/// `.sql` dialect, files of routines, skipped DDL-only files (libraries
+/// of `LANGUAGE sql` functions go into the context).
+struct Files {
+    paths: Vec<std::path::PathBuf>,
+    sources: Vec<SourceFile>,
+    routine_files: Vec<(SourceFile, Vec<Routine>)>,
+    skipped: Vec<Warning>,
+}
+
+impl Files {
+    fn read(dir: &Path, schema_path: &Path, context: &mut Context) -> Result<Files> {
+        let schema_canon = schema_path.canonicalize().ok();
+        let mut paths: Vec<_> = std::fs::read_dir(dir)
+            .map_err(|e| Diag::new(format!("cannot read directory {}: {e}", dir.display())))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "sql"))
+            // The schema may live beside the programs.
+            .filter(|p| schema_canon.is_none() || p.canonicalize().ok() != schema_canon)
+            .collect();
+        paths.sort();
+        let mut files = Files {
+            paths: vec![],
+            sources: vec![],
+            routine_files: vec![],
+            skipped: vec![],
+        };
+        for p in &paths {
+            let f = super::read_source(p)?;
+            if let Some(rs) = scan_routines(&f)? {
+                files.routine_files.push((f, rs));
+                continue;
+            }
+            // A migration that only creates tables: the schema file has them.
+            if ddl_only(&f) {
+                files.skipped.push(Warning {
+                    file: f.name.clone(),
+                    line: 1,
+                    message: "holds only schema DDL: not a program, skipped (isolint reads the schema from the schema file)".into(),
+                });
+                continue;
+            }
+            // A file of CREATE FUNCTIONs only is a library, not a program.
+            match function_library(&f)? {
+                Some(defs) => context.functions.extend(defs),
+                None => files.sources.push(f),
+            }
+        }
+        files.paths = paths;
+        Ok(files)
+    }
+
+    /// Every name under `programs:` is a file stem or a PL/pgSQL routine.
+    fn check_listed(&self, programs: &[String], manifest_path: &Path) -> Result<()> {
+        let routine_names: Vec<&str> = self
+            .routine_files
+            .iter()
+            .flat_map(|(_, rs)| {
+                rs.iter()
+                    .filter(|r| r.language == "plpgsql")
+                    .map(|r| r.name.as_str())
+            })
+            .collect();
+        for name in programs {
+            let known = self.paths.iter().any(|f| &stem(f) == name)
+                || routine_names.iter().any(|r| r.eq_ignore_ascii_case(name));
+            if !known {
+                return Err(Diag::new(format!("{} lists program `{name}`, but there is no {name}.sql and no PL/pgSQL routine {name}", manifest_path.display()))
+                    .help("the `programs:` list of isolint.yaml names .sql files of the directory (by file stem) or PL/pgSQL routines of its routine files"));
+            }
+        }
+        Ok(())
+    }
+
+    /// The programs, parsed, in `programs:` order (the rest after it).
+    fn units(
+        &self,
+        schema: &crate::model::schema::Schema,
+        programs: &[String],
+        context: &mut Context,
+    ) -> Result<Vec<Unit>> {
+        let mut units = vec![];
+        for f in &self.sources {
+            units.push(Unit {
+                name: stem(Path::new(&f.name)),
+                abbrev: abbreviation(f),
+                nodes: parse_program(f)?,
+                file: f.clone(),
+            });
+        }
+        for (f, rs) in &self.routine_files {
+            units.extend(routine_units(f, rs, schema, programs, context)?);
+        }
+        // A routine redefined later (CREATE OR REPLACE in a later migration)
+        // replaces the earlier one.
+        let mut seen = std::collections::HashSet::new();
+        units.reverse();
+        units.retain(|u| seen.insert(u.name.to_lowercase()));
+        units.reverse();
+        units.sort_by_key(|u| {
+            programs
+                .iter()
+                .position(|n| n.eq_ignore_ascii_case(&u.name))
+                .unwrap_or(usize::MAX)
+        });
+        Ok(units)
+    }
 }
 
 /// The functions of a file that holds only `CREATE FUNCTION` statements.

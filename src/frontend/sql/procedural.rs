@@ -492,20 +492,7 @@ impl P<'_> {
             nodes.splice(mark..mark, calls);
             mark = nodes.len();
             if self.pos >= self.toks.len() {
-                // Text after the last `;` must be blank.
-                let rest = &self.file.text[self.prev_end()..];
-                if !is_blank(rest) {
-                    let at = self.prev_end() + (rest.len() - rest.trim_start().len());
-                    return Err(self.err(
-                        at,
-                        rest.trim().len(),
-                        "statement without a terminating `;`",
-                        "end every SQL statement with `;`",
-                    ));
-                }
-                if ctx != Ctx::Top {
-                    return Err(self.unterminated(ctx, opener));
-                }
+                self.end_of_input(ctx, opener)?;
                 return Ok(nodes);
             }
             if self.pl.is_some() && self.take_label()? {
@@ -536,41 +523,11 @@ impl P<'_> {
             }
             match w.as_str() {
                 "END" if ctx != Ctx::Top || !self.ends_transaction() => {
-                    let next = self.word(self.pos + 1);
-                    let want = ctx.closer();
-                    if ctx == Ctx::Top || next.as_deref() != Some(want) {
-                        let found = match next.as_deref() {
-                            Some(n @ ("IF" | "LOOP" | "CASE")) => format!("END {n}"),
-                            _ => "END".to_string(),
-                        };
-                        let help = if ctx == Ctx::Top {
-                            "there is no open IF, CASE or LOOP here; remove it (a PL/pgSQL block's BEGIN … END is not part of the .sql dialect)".to_string()
-                        } else {
-                            format!("expected END {want}")
-                        };
-                        return Err(self.err(
-                            at,
-                            found.len(),
-                            format!("unexpected `{found}`"),
-                            &help,
-                        ));
-                    }
+                    self.closing_end(ctx, at)?;
                     return Ok(nodes);
                 }
                 "ELSE" | "ELSIF" | "ELSEIF" | "WHEN" => {
-                    let inside = match w.as_str() {
-                        "WHEN" => ctx == Ctx::Case,
-                        "ELSE" => ctx == Ctx::If || ctx == Ctx::Case,
-                        _ => ctx == Ctx::If,
-                    };
-                    if !inside {
-                        return Err(self.err(
-                            at,
-                            w.len(),
-                            format!("`{w}` outside IF or CASE"),
-                            "ELSE and ELSIF belong inside IF … END IF; WHEN inside CASE … END CASE;",
-                        ));
-                    }
+                    self.branch_word(&w, ctx, at)?;
                     return Ok(nodes);
                 }
                 "IF" => nodes.push(self.if_stmt()?),
@@ -609,6 +566,63 @@ impl P<'_> {
                 }
             }
         }
+    }
+
+    /// The input ended: text after the last `;` must be blank, and no IF,
+    /// CASE or LOOP may be open.
+    fn end_of_input(&self, ctx: Ctx, opener: usize) -> Result<()> {
+        let rest = &self.file.text[self.prev_end()..];
+        if !is_blank(rest) {
+            let at = self.prev_end() + (rest.len() - rest.trim_start().len());
+            return Err(self.err(
+                at,
+                rest.trim().len(),
+                "statement without a terminating `;`",
+                "end every SQL statement with `;`",
+            ));
+        }
+        if ctx != Ctx::Top {
+            return Err(self.unterminated(ctx, opener));
+        }
+        Ok(())
+    }
+
+    /// An END at `at` must close the construct `ctx` opened.
+    fn closing_end(&self, ctx: Ctx, at: usize) -> Result<()> {
+        let next = self.word(self.pos + 1);
+        let want = ctx.closer();
+        if ctx != Ctx::Top && next.as_deref() == Some(want) {
+            return Ok(());
+        }
+        let found = match next.as_deref() {
+            Some(n @ ("IF" | "LOOP" | "CASE")) => format!("END {n}"),
+            _ => "END".to_string(),
+        };
+        let help = if ctx == Ctx::Top {
+            "there is no open IF, CASE or LOOP here; remove it (a PL/pgSQL block's BEGIN … END is not part of the .sql dialect)".to_string()
+        } else {
+            format!("expected END {want}")
+        };
+        Err(self.err(at, found.len(), format!("unexpected `{found}`"), &help))
+    }
+
+    /// ELSE, ELSIF or WHEN ends a branch of the IF or CASE `ctx`, and is
+    /// an error anywhere else.
+    fn branch_word(&self, w: &str, ctx: Ctx, at: usize) -> Result<()> {
+        let inside = match w {
+            "WHEN" => ctx == Ctx::Case,
+            "ELSE" => ctx == Ctx::If || ctx == Ctx::Case,
+            _ => ctx == Ctx::If,
+        };
+        if inside {
+            return Ok(());
+        }
+        Err(self.err(
+            at,
+            w.len(),
+            format!("`{w}` outside IF or CASE"),
+            "ELSE and ELSIF belong inside IF … END IF; WHEN inside CASE … END CASE;",
+        ))
     }
 
     /// In a PL/pgSQL body: whether `w` ends the current block's statements
