@@ -4,7 +4,10 @@
 //! LOOP / EXIT and maps parser errors to file positions. Lowering to BTPs
 //! is `crate::frontend::lower`.
 
+pub mod ast;
 pub mod ddl;
+pub mod lex;
+pub mod plenv;
 pub mod plpgsql;
 pub mod procedural;
 pub mod statement;

@@ -3,11 +3,11 @@
 
 use sqlparser::ast::Expr;
 
+use super::super::plenv::literal_end;
 use super::super::procedural::{
     blank_prefix, is_blank, is_word_byte, split_top, Cond, Ctx, Lex, LoopHead, Node, Stmt, P,
 };
 use super::super::Snippet;
-use super::env::literal_end;
 use super::*;
 use crate::model::error::{Diag, Result};
 

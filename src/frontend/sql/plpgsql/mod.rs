@@ -10,11 +10,11 @@
 //! points into the original file. This module knows nothing about BTPs.
 
 mod body;
-mod env;
 mod inline;
 
-pub(crate) use env::Cursor;
-pub use env::{PlEnv, VarKind};
+pub(crate) use super::lex::{find_word_in, ident_at, quoted_end};
+pub(crate) use super::plenv::Cursor;
+pub use super::plenv::{PlEnv, VarKind};
 pub use inline::{bind_args, hoist_returns, inline_calls, Routines};
 use std::collections::HashSet;
 
@@ -175,20 +175,6 @@ pub fn ddl_only(file: &SourceFile) -> bool {
         }
     }
     any
-}
-
-/// An identifier at `i`: its name (SQL case rules) and end.
-fn ident_at(text: &str, i: usize) -> Option<(String, usize)> {
-    let b = text.as_bytes();
-    if b.get(i) == Some(&b'"') {
-        let close = text[i + 1..].find('"')? + i + 1;
-        return Some((text[i + 1..close].to_string(), close + 1));
-    }
-    let mut j = i;
-    while j < b.len() && is_word_byte(b[j]) {
-        j += 1;
-    }
-    (j > i).then(|| (text[i..j].to_lowercase(), j))
 }
 
 /// The header of one CREATE FUNCTION|PROCEDURE: name, parameters,
@@ -365,22 +351,6 @@ fn abbrev_before(text: &str) -> Option<String> {
     })
 }
 
-fn quoted_end(text: &str, i: usize) -> usize {
-    let b = text.as_bytes();
-    let mut j = i + 1;
-    while j < b.len() {
-        if b[j] == b'\'' {
-            if b.get(j + 1) == Some(&b'\'') {
-                j += 2;
-                continue;
-            }
-            return j + 1;
-        }
-        j += 1;
-    }
-    b.len()
-}
-
 pub(super) fn matching_paren(text: &str, open: usize) -> Option<usize> {
     let b = text.as_bytes();
     let mut depth = 0usize;
@@ -438,20 +408,6 @@ fn param(offset: usize, p: &str) -> Param {
         mode,
         default: def.map(|(_, e)| (offset + e, offset + p.len())),
     }
-}
-
-fn find_word_in(upper: &str, w: &str) -> Option<usize> {
-    let b = upper.as_bytes();
-    let mut from = 0;
-    while let Some(k) = upper[from..].find(w) {
-        let s = from + k;
-        let e = s + w.len();
-        if (s == 0 || !is_word_byte(b[s - 1])) && (e >= b.len() || !is_word_byte(b[e])) {
-            return Some(s);
-        }
-        from = e;
-    }
-    None
 }
 
 /// The file with everything but the routine bodies blanked (newlines and

@@ -3,9 +3,11 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::super::procedural::{blank_prefix, dollar_quote_end, is_word_byte, Node, Stmt};
-use super::super::Snippet;
-use super::*;
+use super::ast::{Node, Stmt};
+use super::lex::{
+    blank_prefix, dollar_quote_end, find_word_in, ident_at, is_word_byte, quoted_end,
+};
+use super::Snippet;
 use crate::model::error::{Diag, Result, SourceFile};
 use crate::model::schema::Schema;
 
