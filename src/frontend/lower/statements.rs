@@ -202,16 +202,16 @@ impl Lowerer<'_> {
         self.table_reads(t.tables, t.uses, 1, &[], snip, &mut pre);
         let returning_cols = returning_columns(t.returning, &t.tables[..1], self.schema);
         let rel = t.tables[0].rel;
-        let body = self.write_stmt(
-            t.kind,
+        let body = self.write_stmt(Write {
+            kind: t.kind,
             rel,
-            &t.uses[0],
-            t.writes,
+            uses: &t.uses[0],
+            writes: t.writes,
             snip,
             into,
-            &returning_cols,
+            returning_cols: &returning_cols,
             next,
-        )?;
+        })?;
         Ok(seq(pre, body))
     }
 
@@ -414,29 +414,11 @@ impl Lowerer<'_> {
 
     /// An UPDATE or DELETE of the target, then what its foreign keys'
     /// referential actions do to the referencing rows.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn write_stmt(
-        &mut self,
-        kind: WriteKind,
-        rel: RelId,
-        uses: &Uses,
-        writes: BTreeSet<usize>,
-        snip: &Snippet,
-        into: &[String],
-        returning_cols: &[Option<usize>],
-        next: Option<&Node>,
-    ) -> Result<Body> {
+    pub(super) fn write_stmt(&mut self, w: Write) -> Result<Body> {
+        let (uses, snip) = (w.uses, w.snip);
         let first = self.statements.len();
-        let b = self.write_target(
-            kind,
-            rel,
-            uses,
-            writes.clone(),
-            snip,
-            into,
-            returning_cols,
-            next,
-        )?;
+        let (kind, rel, writes) = (w.kind, w.rel, w.writes.clone());
+        let b = self.write_target(w)?;
         let mut pred = uses.pred.clone();
         pred.extend(uses.join.iter().copied());
         for q in first..self.statements.len() {
@@ -533,18 +515,17 @@ impl Lowerer<'_> {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn write_target(
-        &mut self,
-        kind: WriteKind,
-        rel: RelId,
-        uses: &Uses,
-        writes: BTreeSet<usize>,
-        snip: &Snippet,
-        into: &[String],
-        returning_cols: &[Option<usize>],
-        next: Option<&Node>,
-    ) -> Result<Body> {
+    pub(super) fn write_target(&mut self, w: Write) -> Result<Body> {
+        let Write {
+            kind,
+            rel,
+            uses,
+            writes,
+            snip,
+            into,
+            returning_cols,
+            next,
+        } = w;
         let key = self.unjoined_key(rel, uses);
         let r = self.schema.rel(rel);
         let assigns_key = writes.iter().any(|c| r.primary_key.contains(c));
@@ -872,4 +853,19 @@ struct Target<'t> {
     uses: &'t [Uses],
     writes: BTreeSet<usize>,
     returning: &'t Option<Vec<SelectItem>>,
+}
+
+/// One write of an UPDATE or DELETE target, with what the lowering needs
+/// to place it: the statement's reads of the target, the columns it
+/// assigns, its INTO targets and RETURNING columns, and the node after it
+/// (an abort idiom there keeps the Section 5.4 assumption).
+pub(super) struct Write<'a> {
+    pub(super) kind: WriteKind,
+    pub(super) rel: RelId,
+    pub(super) uses: &'a Uses,
+    pub(super) writes: BTreeSet<usize>,
+    pub(super) snip: &'a Snippet,
+    pub(super) into: &'a [String],
+    pub(super) returning_cols: &'a [Option<usize>],
+    pub(super) next: Option<&'a Node>,
 }
