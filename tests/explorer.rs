@@ -17,6 +17,7 @@ use isolint::analysis::robustness::{is_robust, witnesses, Method, Witness};
 use isolint::model::btp::Workload;
 use isolint::model::error::SourceFile;
 use isolint::model::isolation::{Allocation, Level};
+use isolint::report::schedule::lines as schedule_lines;
 
 fn yaml(name: &str, text: &str) -> Workload {
     isolint::frontend::yaml::parse(&SourceFile::new(name, text)).expect("valid BTP YAML")
@@ -52,7 +53,7 @@ fn smallbank_witnesses_are_confirmed() {
         match confirm(&w, &g, wit, Bounds::default()) {
             Confirmation::Confirmed(s) => {
                 println!("SmallBank {}: confirmed", programs_of(&g, &w, wit));
-                for line in s.describe(&w) {
+                for line in schedule_lines(&w, &s) {
                     println!("  {line}");
                 }
                 assert_eq!(verify(&s), Ok(()));
@@ -95,7 +96,11 @@ fn robust_auction_yields_nothing() {
     let g = build(&w, Settings::default());
     assert!(is_robust(&g, None, Method::TypeII));
     let e = explore(&w, &g, Bounds::default());
-    assert!(e.found.is_none(), "{:?}", e.found.map(|s| s.describe(&w)));
+    assert!(
+        e.found.is_none(),
+        "{:?}",
+        e.found.map(|s| schedule_lines(&w, &s))
+    );
     assert!(!e.explored.exhausted, "{:?}", e.explored);
     println!("Auction: nothing within {}: {:?}", e.bounds, e.explored);
 }
@@ -147,7 +152,7 @@ fn update_of_the_predicate_column_is_confirmed() {
         .found
         .expect("predicate write skew");
     assert_eq!(verify(&s), Ok(()));
-    println!("{}", s.describe(&w).join("\n"));
+    println!("{}", schedule_lines(&w, &s).join("\n"));
     assert!(s.transactions.iter().all(|t| t.name == "Bump"));
 }
 
@@ -162,7 +167,7 @@ fn avg_beside_update_is_a_false_alarm() {
     assert!(!ws.is_empty());
     for wit in &ws {
         match confirm(&w, &g, wit, Bounds::default()) {
-            Confirmation::Confirmed(s) => panic!("{:#?}", s.describe(&w)),
+            Confirmation::Confirmed(s) => panic!("{:#?}", schedule_lines(&w, &s)),
             Confirmation::NotWithinBounds { explored, bounds } => {
                 assert!(!explored.exhausted);
                 println!("avg/update: not confirmed within {bounds}: {explored:?}");
@@ -194,7 +199,7 @@ fn tpcc_cycles_confirmed_or_not() {
             Confirmation::Confirmed(s) => {
                 assert_eq!(verify(s), Ok(()));
                 confirmed += 1;
-                format!("confirmed\n    {}", s.describe(&w).join("\n    "))
+                format!("confirmed\n    {}", schedule_lines(&w, s).join("\n    "))
             }
             Confirmation::NotWithinBounds { explored, bounds } => {
                 format!("not confirmed within {bounds}: {explored:?}")
@@ -241,7 +246,11 @@ fn tpcc_program_sets() {
         if let Some(s) = &e.found {
             assert_eq!(verify(s), Ok(()));
             if std::env::var("ISOLINT_PRINT").is_ok() {
-                println!("{}:\n  {}", names.join(" + "), s.describe(&w).join("\n  "));
+                println!(
+                    "{}:\n  {}",
+                    names.join(" + "),
+                    schedule_lines(&w, s).join("\n  ")
+                );
             }
         }
         rows.push((
@@ -282,7 +291,7 @@ fn tpcc_delivery_alone_is_confirmed() {
         println!(
             "{} Delivery alone:\n  {}",
             w.name,
-            s.describe(&w).join("\n  ")
+            schedule_lines(&w, &s).join("\n  ")
         );
     }
 }
@@ -306,7 +315,7 @@ fn balance_amalgamate(balance: Level, amalgamate: Level) -> Option<Schedule> {
     assert!(e.skipped.is_none() && !e.explored.exhausted, "{e:?}");
     if let Some(s) = &e.found {
         assert_eq!(verify(s), Ok(()));
-        println!("{}", s.describe(&w).join("\n"));
+        println!("{}", schedule_lines(&w, s).join("\n"));
     }
     e.found
 }
@@ -341,7 +350,7 @@ fn smallbank_at_repeatable_read() {
         .all(|t| t.level == Level::RepeatableRead));
     println!(
         "SmallBank at REPEATABLE READ:\n  {}",
-        s.describe(&w).join("\n  ")
+        schedule_lines(&w, &s).join("\n  ")
     );
     let serializable = Allocation::uniform(w.programs.len(), Level::Serializable);
     assert!(explore_at(&w, &g, &nodes, Bounds::default(), &serializable)

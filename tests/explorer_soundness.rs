@@ -22,6 +22,7 @@ use isolint::analysis::graph::{build, Settings};
 use isolint::analysis::robustness::{is_robust, Method};
 use isolint::model::btp::{StmtType, Workload};
 use isolint::model::isolation::{Allocation, Level};
+use isolint::report::schedule::lines as schedule_lines;
 use proptest::prelude::*;
 
 /// A random small workload; about a third of its key sels lock.
@@ -70,7 +71,7 @@ proptest! {
         let (w, robust, e) = verdicts(seed);
         if let Some(s) = &e.found {
             prop_assert_eq!(verify(s), Ok(()));
-            prop_assert!(!robust, "static test says robust, explorer found:\n{}", s.describe(&w).join("\n"));
+            prop_assert!(!robust, "static test says robust, explorer found:\n{}", schedule_lines(&w, s).join("\n"));
         }
     }
 }
@@ -98,7 +99,10 @@ fn run(cases: u64) -> Counts {
             (true, None) => c.robust += 1,
             (true, Some(s)) => {
                 c.violations += 1;
-                eprintln!("seed {seed}: VIOLATION\n{}", s.describe(&w).join("\n"));
+                eprintln!(
+                    "seed {seed}: VIOLATION\n{}",
+                    schedule_lines(&w, s).join("\n")
+                );
             }
             (false, Some(s)) => {
                 if let Err(why) = verify(s) {

@@ -50,7 +50,7 @@ fn confirmation(w: &Workload, c: &Confirmation) -> Value {
             "status": "confirmed",
             "bounds": bounds(&s.bounds),
             "schedule": schedule(w, s),
-            "description": c.describe(w),
+            "description": super::schedule::confirmation(w, c),
         }),
         Confirmation::NotWithinBounds {
             bounds: b,
@@ -59,7 +59,7 @@ fn confirmation(w: &Workload, c: &Confirmation) -> Value {
             "status": "not_confirmed_within_bounds",
             "bounds": bounds(b),
             "explored": stats(explored),
-            "description": c.describe(w),
+            "description": super::schedule::confirmation(w, c),
         }),
         Confirmation::NotChecked(why) => json!({"status": "not_checked", "why": why}),
     }

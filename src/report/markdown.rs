@@ -66,7 +66,10 @@ pub fn render(w: &Workload, a: &Findings, graph_name: &str) -> String {
             }
             m.push('\n');
             if let Some(c) = a.confirmations.get(i) {
-                m.push_str(&format!("```\n{}\n```\n\n", c.describe(w).join("\n")));
+                m.push_str(&format!(
+                    "```\n{}\n```\n\n",
+                    super::schedule::confirmation(w, c).join("\n")
+                ));
             }
         }
         m.push_str("## Suggested fix\n\n");

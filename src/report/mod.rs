@@ -27,6 +27,7 @@ pub mod github;
 pub mod json;
 pub mod markdown;
 pub mod sarif;
+pub mod schedule;
 pub mod text;
 pub mod yaml;
 

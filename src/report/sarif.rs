@@ -34,7 +34,10 @@ pub fn check(w: &Workload, a: &Findings, workload_path: &str) -> Value {
             programs_of(st).join(", ")
         );
         message.push_str(&st.iter().map(edge_line).collect::<Vec<_>>().join(" ; "));
-        let confirmation = a.confirmations.get(i).map(|c| c.describe(w));
+        let confirmation = a
+            .confirmations
+            .get(i)
+            .map(|c| super::schedule::confirmation(w, c));
         if let Some(first) = confirmation.as_ref().and_then(|c| c.first()) {
             message.push_str(&format!(" — {first}"));
         }

@@ -287,7 +287,7 @@ fn confirmation(w: &Workload, a: &Findings, i: usize, indent: &str) -> String {
     a.confirmations
         .get(i)
         .map(|c| {
-            c.describe(w)
+            super::schedule::confirmation(w, c)
                 .iter()
                 .map(|l| format!("{indent}{l}\n"))
                 .collect()

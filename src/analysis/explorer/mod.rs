@@ -126,32 +126,6 @@ pub enum Confirmation {
     NotChecked(String),
 }
 
-impl Confirmation {
-    /// Plain text: "confirmed" and the schedule, or the wording for
-    /// an alarm the bounds could not confirm.
-    pub fn describe(&self, w: &Workload) -> Vec<String> {
-        match self {
-            Confirmation::Confirmed(s) => {
-                let mut out =
-                    vec!["confirmed: a non-serializable READ COMMITTED schedule of the BTPs (Section 5; not yet replayed on PostgreSQL)".to_string()];
-                out.extend(s.describe(w));
-                out
-            }
-            Confirmation::NotWithinBounds { bounds, explored } => {
-                let cut = if explored.exhausted {
-                    " (state budget reached)"
-                } else {
-                    ""
-                };
-                vec![format!(
-                    "not confirmed within bounds ({bounds}){cut}: possibly a false alarm of the static test"
-                )]
-            }
-            Confirmation::NotChecked(why) => vec![format!("not checked by the explorer: {why}")],
-        }
-    }
-}
-
 /// Searches all LTPs of the graph (independently of the static test).
 pub fn explore(w: &Workload, g: &SummaryGraph, bounds: Bounds) -> Exploration {
     let nodes: Vec<usize> = (0..g.nodes.len()).collect();

@@ -4,11 +4,8 @@
 //! dependencies of SeG(s) and one cycle. `describe` gives plain lines; the
 //! report layer renders it otherwise.
 
-use std::fmt::Write as _;
-
 use super::instance::TupleKind;
 use super::Bounds;
-use crate::model::btp::Workload;
 use crate::model::isolation::Level;
 use crate::model::schema::RelId;
 
@@ -190,70 +187,6 @@ impl Schedule {
                 })
             })
             .collect()
-    }
-
-    fn op_text(&self, w: &Workload, txn: usize, op: &Op) -> String {
-        let on = match op.tuple {
-            Some(t) => self.tuples[t].name.clone(),
-            None => w.schema.rel(op.rel).name.clone(),
-        };
-        let mut s = format!("{}{}[{on}]", op.kind.letter(), txn + 1);
-        match op.seen {
-            Some(Seen::Initial) => s.push_str(" (saw initial version)"),
-            Some(Seen::Txn(x)) => {
-                let _ = write!(s, " (saw T{}'s version)", x + 1);
-            }
-            Some(Seen::Own) => s.push_str(" (saw own write)"),
-            None => {}
-        }
-        s
-    }
-
-    /// Plain text lines: the transactions, the steps in schedule order
-    /// with statement ids and operations, and the cycle.
-    pub fn describe(&self, w: &Workload) -> Vec<String> {
-        let mut out = vec![];
-        for (i, t) in self.transactions.iter().enumerate() {
-            out.push(format!("T{} = {} ({})", i + 1, t.name, t.level));
-        }
-        for s in &self.steps {
-            let line = match s.pos {
-                None => format!("  C{}", s.txn + 1),
-                Some(pos) => {
-                    let id = self.statement_id(s.txn, pos);
-                    let ops: Vec<String> =
-                        s.ops.iter().map(|o| self.op_text(w, s.txn, o)).collect();
-                    format!("  T{} {id}: {}", s.txn + 1, ops.join(" "))
-                }
-            };
-            out.push(line);
-        }
-        let edges: Vec<String> = self
-            .cycle_edges()
-            .iter()
-            .map(|d| {
-                let on = d
-                    .tuple
-                    .map_or(String::new(), |t| format!(" on {}", self.tuples[t].name));
-                format!("T{} -{}{on}-> T{}", d.from + 1, d.kind.label(), d.to + 1)
-            })
-            .collect();
-        let finals: Vec<String> = self
-            .final_state()
-            .iter()
-            .map(|f| {
-                let what = if f.exists { "written" } else { "deleted" };
-                format!(
-                    "{} {what} last by T{}",
-                    self.tuples[f.tuple].name,
-                    f.writer + 1
-                )
-            })
-            .collect();
-        out.push(format!("final state: {}", finals.join(", ")));
-        out.push(format!("cycle: {}", edges.join(", ")));
-        out.push(format!("bounds: {}", self.bounds));
-        out
     }
 
     /// The statement label of occurrence `pos` of transaction `txn`.
