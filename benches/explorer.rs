@@ -64,13 +64,7 @@ fn confirm_witnesses(bencher: divan::Bencher, name: &str) {
     let ws = witnesses(&g, None, Method::TypeII);
     for wit in &ws {
         // The same search `confirm` runs, for its counts.
-        let mut nodes: Vec<usize> = wit
-            .edges
-            .iter()
-            .flat_map(|e| [e.from as usize, e.to as usize])
-            .collect();
-        nodes.sort_unstable();
-        nodes.dedup();
+        let nodes = isolint::analysis::explorer::witness_nodes(wit);
         let e = explore_nodes(&w, &g, &nodes, Bounds::default());
         eprintln!(
             "confirm {name}: found {}: {:?}",

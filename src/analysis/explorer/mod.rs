@@ -132,9 +132,8 @@ pub fn explore(w: &Workload, g: &SummaryGraph, bounds: Bounds) -> Exploration {
     explore_nodes(w, g, &nodes, bounds)
 }
 
-/// Searches the LTPs on the witness cycle: multisets of them of size 2 to
-/// `k`, repeats allowed (two instances of one program).
-pub fn confirm(w: &Workload, g: &SummaryGraph, witness: &Witness, bounds: Bounds) -> Confirmation {
+/// The summary-graph nodes on a witness cycle, sorted, each once.
+pub fn witness_nodes(witness: &Witness) -> Vec<usize> {
     let mut nodes: Vec<usize> = witness
         .edges
         .iter()
@@ -142,6 +141,13 @@ pub fn confirm(w: &Workload, g: &SummaryGraph, witness: &Witness, bounds: Bounds
         .collect();
     nodes.sort_unstable();
     nodes.dedup();
+    nodes
+}
+
+/// Searches the LTPs on the witness cycle: multisets of them of size 2 to
+/// `k`, repeats allowed (two instances of one program).
+pub fn confirm(w: &Workload, g: &SummaryGraph, witness: &Witness, bounds: Bounds) -> Confirmation {
+    let nodes = witness_nodes(witness);
     // An approximate node joins several unfoldings (`unfold::Mode`): a
     // schedule of it need not be a schedule of the program.
     if let Some(&v) = nodes
