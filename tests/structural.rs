@@ -25,6 +25,7 @@ use isolint::model::schema::{AttrSet, ForeignKey, Relation, Schema};
 use proptest::prelude::*;
 
 mod common;
+use common::programs::{branchy_loop, twenty_ifs};
 use common::{
     finish, random_constraints, random_program, random_schema, random_statement, settings, Rng,
 };
@@ -56,18 +57,6 @@ fn sql_workload(schema: &str, programs: &[(&str, String)]) -> Workload {
 }
 
 const SCHEMA: &str = "CREATE TABLE t (id INT PRIMARY KEY, a INT, b INT, c INT);\n";
-
-/// `IF :p1 THEN UPDATE t … END IF;` twenty times: 2²⁰ unfoldings.
-pub fn twenty_ifs() -> String {
-    let mut s = String::new();
-    for i in 1..=20 {
-        s.push_str(&format!(
-            "IF :p{i} > 0 THEN\n  UPDATE t SET a = a + {i} WHERE id = :k{i};\nEND IF;\n"
-        ));
-    }
-    s.push_str("COMMIT;\n");
-    s
-}
 
 #[test]
 fn twenty_optional_updates_are_analysed_without_enumerating() {
@@ -143,27 +132,6 @@ fn identical_branches_give_one_linear_program() {
     assert_eq!(ltps.len(), 1);
     assert_eq!(ltps[0].occurrences.len(), 15);
     assert_eq!(plan(&w).modes, vec![Mode::Literal]);
-}
-
-/// A loop holding a 15-branch ELSIF chain of assignments and three more
-/// IFs/WHILEs without SQL, next to two UPDATEs (issue 8's second case).
-pub fn branchy_loop() -> String {
-    // `SELECT k INTO :v` (no table) is the front-end's statement-free
-    // assignment: it lowers to nothing (with a warning).
-    let mut s = String::from("FOR i IN 1..:n LOOP\n  IF :x = 0 THEN\n    SELECT 0 INTO :v;\n");
-    for k in 1..15 {
-        s.push_str(&format!("  ELSIF :x = {k} THEN\n    SELECT {k} INTO :v;\n"));
-    }
-    s.push_str("  END IF;\n");
-    s.push_str("  IF :v > 3 THEN\n    SELECT 1 INTO :w;\n  END IF;\n");
-    s.push_str("  WHILE :w < 3 LOOP\n    SELECT :w + 1 INTO :w;\n  END LOOP;\n");
-    s.push_str(
-        "  IF :w > 2 THEN\n    SELECT 0 INTO :w;\n  ELSE\n    SELECT 2 INTO :w;\n  END IF;\n",
-    );
-    s.push_str("  UPDATE t SET a = a + :v WHERE id = :i;\n");
-    s.push_str("  UPDATE t SET b = b + :w WHERE id = :i;\n");
-    s.push_str("END LOOP;\nCOMMIT;\n");
-    s
 }
 
 #[test]

@@ -304,3 +304,4 @@ pub fn bundled(name: &str) -> Workload {
     isolint::frontend::yaml::parse(&file).expect("valid")
 }
 pub mod app;
+pub mod programs;
