@@ -91,6 +91,9 @@ proptest! {
     fn fast_type2_agrees_with_literal_algorithm2(seed in any::<u64>(), bits in 0u8..8) {
         let w = random_workload(seed, shape());
         let g = build(&w, settings(bits));
+        // The literal transcription is cubic in the edges: a rare large
+        // graph (loops unfold twice) would take minutes in a debug build.
+        prop_assume!(g.edges.len() <= 500);
         prop_assert_eq!(is_robust(&g, None, Method::TypeII), literal_algorithm2(&g));
         prop_assert_eq!(is_robust(&g, None, Method::TypeI), literal_type1(&g));
     }
