@@ -15,7 +15,17 @@ use crate::model::error::{Diag, Result, Warning};
 /// programs with too many unfoldings are coarsened to a sound
 /// over-approximation (which [`approximation_warnings`] reports).
 pub fn check_size(w: &Workload) -> Result<()> {
+    fits(w, &unfold::plan(w))
+}
+
+/// [`check_size`], then [`approximation_warnings`], from one plan.
+pub fn admit(w: &Workload) -> Result<Vec<Warning>> {
     let plan = unfold::plan(w);
+    fits(w, &plan)?;
+    Ok(approximated(w, &plan))
+}
+
+fn fits(w: &Workload, plan: &unfold::Plan) -> Result<()> {
     if plan.fits() {
         return Ok(());
     }
@@ -67,7 +77,10 @@ pub fn check_size(w: &Workload) -> Result<()> {
 /// literal unfoldings would not fit): a "robust" verdict stays sound, a
 /// "not robust" one may be a false alarm.
 pub fn approximation_warnings(w: &Workload) -> Vec<Warning> {
-    let plan = unfold::plan(w);
+    approximated(w, &unfold::plan(w))
+}
+
+fn approximated(w: &Workload, plan: &unfold::Plan) -> Vec<Warning> {
     plan.approximated()
         .map(|pi| {
             let p = &w.programs[pi];

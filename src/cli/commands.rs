@@ -6,7 +6,7 @@ use std::path::Path;
 use super::args::{AnalysisArgs, Cli, Command, Format, Generate, InputArgs, MethodChoice};
 use super::progress::Spinner;
 use super::{emit, json_text, render_svg, write_text};
-use crate::analysis::limits::{approximation_warnings, check_size};
+use crate::analysis::limits::admit;
 use crate::analysis::robustness::Method;
 use crate::analysis::{self, graph};
 use crate::frontend::{load, Loaded};
@@ -138,8 +138,7 @@ fn confirm(w: &crate::model::btp::Workload, f: &mut analysis::Findings, args: &A
 /// output; the JSON formats carry them in a `warnings` key instead.
 fn load_workload(input: &InputArgs, text: bool) -> Result<Loaded> {
     let mut loaded = load(&input.workload, input.schema.as_deref())?;
-    check_size(&loaded.workload)?;
-    let approximated = approximation_warnings(&loaded.workload);
+    let approximated = admit(&loaded.workload)?;
     loaded.warnings.extend(approximated);
     if text {
         for w in &loaded.warnings {
