@@ -791,3 +791,53 @@ fn provenance_names_the_values_each_statement_pins() {
     .expect("loads");
     assert!(y.provenance.pins(0, 0).is_empty());
 }
+
+/// JDBC `?` placeholders (issue 10, item 4): each `?` is a parameter of
+/// its own, named `?1`, `?2`, … in file order. Two `?` are never taken as
+/// the same value: with `:p` twice the second UPDATE provably hits the
+/// tuple the first wrote (a same-tuple constraint); with `?` twice it
+/// need not. A `?` after an operand stays PostgreSQL's jsonb operator, and
+/// error columns are exact after a `?` (the text is not rewritten).
+#[test]
+fn jdbc_placeholders_are_distinct_parameters() {
+    let named = lower("UPDATE A SET x = 1 WHERE k = :p;\nUPDATE A SET y = 2 WHERE k = :p;\n")
+        .expect("lowers");
+    let same = constraints(&named);
+    assert!(same.len() == 1 && same[0].contains("= id(q"), "{same:?}");
+    let jdbc = lower("UPDATE A SET x = ? WHERE k = ?;\nUPDATE A SET y = ? WHERE k = ?;\n")
+        .expect("lowers");
+    assert_eq!(describe(&jdbc), describe(&named));
+    assert!(constraints(&jdbc).is_empty(), "{:?}", constraints(&jdbc));
+
+    let dir = dir_with(&[
+        ("isolint.yaml", "schema: s.sql\n"),
+        (
+            "s.sql",
+            "CREATE TABLE acct (id INT PRIMARY KEY, bal INT);\n",
+        ),
+        (
+            "P.sql",
+            "SELECT bal INTO :b FROM acct WHERE id = ?;\nUPDATE acct SET bal = ? WHERE id = ?;\n",
+        ),
+    ]);
+    let l = isolint::frontend::load(dir.path(), None).expect("loads");
+    use isolint::model::provenance::Value;
+    assert_eq!(l.provenance.pins(0, 0), &[(0, Value::Param("?1".into()))]);
+    assert_eq!(l.provenance.pins(0, 1), &[(0, Value::Param("?3".into()))]);
+
+    // The jsonb operator `?` after an operand is not a placeholder.
+    assert!(lower("SELECT x INTO :v FROM A WHERE k = ? AND y::text::jsonb ? 'a';\n").is_ok());
+    // Columns stay exact after a `?`.
+    let e = error_of(&[
+        ("isolint.yaml", "schema: s.sql\n"),
+        (
+            "s.sql",
+            "CREATE TABLE acct (id INT PRIMARY KEY, bal INT);\n",
+        ),
+        (
+            "P.sql",
+            "UPDATE acct SET bal = ? WHERE id = ? AND nope = 1;\n",
+        ),
+    ]);
+    assert!(e.contains("P.sql:1:42"), "{e}");
+}

@@ -22,7 +22,12 @@ pub(super) enum Term {
 impl Lowerer<'_> {
     pub(super) fn var_term(&mut self, name: &str) -> Term {
         let key = name.trim_start_matches(':').to_lowercase();
-        // JDBC's `?`: each one a value of its own.
+        // JDBC's `?` (crate::frontend::sql::parser names it by its file
+        // offset): each one a parameter of its own, `?1`, `?2`, … in file
+        // order. Never two `?` as one value: that would claim same tuples.
+        if let Some(at) = key.strip_prefix("?@").and_then(|a| a.parse::<usize>().ok()) {
+            return Term::Param(format!("?{}", self.qmark_ordinal(at)));
+        }
         if key == "?" {
             return self.fresh();
         }
@@ -39,6 +44,16 @@ impl Lowerer<'_> {
             return Term::Elem(Box::new(a), Box::new(i));
         }
         self.env.get(&key).cloned().unwrap_or(Term::Param(key))
+    }
+
+    /// The ordinal of the `?` at file offset `at` among the file's `?`s.
+    fn qmark_ordinal(&mut self, at: usize) -> usize {
+        let file = self.file;
+        self.qmarks
+            .get_or_insert_with(|| crate::frontend::sql::qmark_offsets(&file.text))
+            .iter()
+            .position(|&o| o == at)
+            .map_or(at, |i| i + 1)
     }
 
     pub(super) fn term(&mut self, e: &Expr) -> Term {
