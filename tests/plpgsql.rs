@@ -880,3 +880,22 @@ END;",
     ));
     assert!(e.starts_with("4:36:") && e.contains("`y` is both"), "{e}");
 }
+
+/// Data-modifying CTEs (issue 10: 24 of 72 real routines use them): the
+/// CTE's UPDATE is a statement (key-based: `k = p`), then the INSERT of the
+/// main statement; reading `u` reads no table. The INSERT's `ak` comes from
+/// u, an unknown value: the foreign-key check reads A by an unknown key
+/// (a predicate read of its key, docs/sql-frontend.md).
+#[test]
+fn data_modifying_cte() {
+    check(
+        "BEGIN
+  WITH u AS (UPDATE A SET x = x + 1 WHERE k = p RETURNING k)
+  INSERT INTO B (k, ak, z) SELECT q, k, 0 FROM u;
+END;",
+        "f: q1; q2; q3
+  q1 key upd a P- R{k,x} W{x}
+  q2 pred sel a P{k} R{k} W-
+  q3 ins b P- R- W{k,ak,z}",
+    );
+}

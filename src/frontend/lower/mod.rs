@@ -289,6 +289,7 @@ fn lower_transaction(
         instances: 0,
         weak_lock: false,
         prefix: 0,
+        ctes: vec![],
         qmarks: None,
         counter,
         warnings,
@@ -457,6 +458,8 @@ struct Lowerer<'a> {
     /// Positive while lowering the rolled-back prefix of an EXCEPTION
     /// block (`try_block`): a RAISE there starts the handler.
     prefix: usize,
+    /// CTEs in scope (WITH), innermost last.
+    ctes: Vec<scope::Cte>,
     /// File offsets of the file's JDBC `?`s (numbered `?1`, … in order).
     qmarks: Option<Vec<usize>>,
     counter: &'a mut usize,

@@ -12,6 +12,17 @@ pub(super) struct TableRef {
     /// ON CONFLICT's `EXCLUDED`: the proposed row, not a database read.
     /// Only reachable through its qualifier.
     pub(super) pseudo: bool,
+    /// A CTE read by name: rows of `rel` the CTE's statement produced;
+    /// reading them reads no table.
+    pub(super) cte: bool,
+}
+
+/// A CTE in scope: its name and the table its rows are rows of.
+pub(super) struct Cte {
+    pub(super) name: Ident,
+    pub(super) rel: Option<RelId>,
+    /// Declared with a column list `c(a, b)`: columns renamed.
+    pub(super) renamed: bool,
 }
 
 impl Lowerer<'_> {
@@ -38,6 +49,51 @@ impl Lowerer<'_> {
         })
     }
 
+    /// The table a FROM name means: a CTE in scope (innermost first), else
+    /// the schema's table.
+    pub(super) fn cte_or_rel(&self, ident: &Ident) -> Option<RelId> {
+        match self
+            .ctes
+            .iter()
+            .rev()
+            .find(|c| same_name(&c.name.value, ident))
+        {
+            Some(c) => c.rel,
+            None => find_rel(self.schema, ident),
+        }
+    }
+
+    /// A FROM item: a CTE in scope or a table.
+    pub(super) fn source_table(&self, f: &TableFactor, snip: &Snippet) -> Result<TableRef> {
+        if let TableFactor::Table { name, alias, .. } = f {
+            if let [part] = name.0.as_slice() {
+                if let Some(ident) = part.as_ident() {
+                    if let Some(c) = self
+                        .ctes
+                        .iter()
+                        .rev()
+                        .find(|c| same_name(&c.name.value, ident))
+                    {
+                        let at = snip.file_offset(ident.span.start.line, ident.span.start.column);
+                        let Some(rel) = c.rel.filter(|_| !c.renamed) else {
+                            return Err(Diag::new(format!("reading the CTE `{}` by name is not supported", ident.value))
+                                .help("isolint resolves a CTE's columns through the one table it selects from or writes (without a column list); read the tables directly")
+                                .at(self.file, at, ident.value.len(), "CTE"));
+                        };
+                        return Ok(TableRef {
+                            rel,
+                            name: ident.value.clone(),
+                            alias: alias.as_ref().map(|a| a.name.value.clone()),
+                            pseudo: false,
+                            cte: true,
+                        });
+                    }
+                }
+            }
+        }
+        self.table_ref(f, snip)
+    }
+
     pub(super) fn table_ref(&self, f: &TableFactor, snip: &Snippet) -> Result<TableRef> {
         match f {
             TableFactor::Table { name, alias, .. } => {
@@ -50,6 +106,7 @@ impl Lowerer<'_> {
                     name: ident.value.clone(),
                     alias: alias.as_ref().map(|a| a.name.value.clone()),
                     pseudo: false,
+                    cte: false,
                 })
             }
             _ => Err(self.unsupported(
@@ -173,9 +230,9 @@ impl Lowerer<'_> {
     ) -> Result<()> {
         for twj in from {
             let TableWithJoins { relation, joins } = twj;
-            tables.push(self.table_ref(relation, snip)?);
+            tables.push(self.source_table(relation, snip)?);
             for j in joins {
-                tables.push(self.table_ref(&j.relation, snip)?);
+                tables.push(self.source_table(&j.relation, snip)?);
                 match join_on(&j.join_operator) {
                     Ok(Some(on)) => ons.push(on.clone()),
                     Ok(None) => {}
