@@ -899,3 +899,55 @@ END;",
   q3 ins b P- R- W{k,ak,z}",
     );
 }
+
+/// Calls across routine files (migrations define a helper in one file and
+/// call it from a later one): inlined like calls within a file, each
+/// statement keeping the file and line it was written at; an error inside
+/// the callee points into the callee's file; a later file's CREATE OR
+/// REPLACE is the definition in effect.
+#[test]
+fn calls_across_routine_files() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let put = |n: &str, t: &str| std::fs::write(dir.path().join(n), t).expect("write");
+    put("schema.sql", SCHEMA);
+    put("isolint.yaml", "schema: schema.sql\nprograms: [caller]\n");
+    put(
+        "V1__helper.sql",
+        "CREATE FUNCTION bump(p int) RETURNS void LANGUAGE plpgsql AS $$\nBEGIN\n  UPDATE A SET x = x + 1 WHERE k = p;\nEND $$;\n",
+    );
+    put(
+        "V2__caller.sql",
+        "CREATE PROCEDURE caller(a int) LANGUAGE plpgsql AS $$\nBEGIN\n  PERFORM bump(a);\n  UPDATE B SET z = 0 WHERE k = a;\nEND $$;\n",
+    );
+    let w = isolint::frontend::load(dir.path(), None)
+        .unwrap_or_else(|e| panic!("{}", e.message))
+        .workload;
+    assert_eq!(w.programs.len(), 1);
+    let origins: Vec<String> = w.programs[0]
+        .statements
+        .iter()
+        .map(|s| {
+            let o = s.origin.as_ref().expect("origin");
+            let f = std::path::Path::new(&o.file).file_name().expect("name");
+            format!("{} {}:{}", stmt_text(&w, s), f.to_string_lossy(), o.line)
+        })
+        .collect();
+    assert_eq!(
+        origins,
+        vec![
+            "key upd a P- R{x} W{x} V1__helper.sql:3".to_string(),
+            "key upd b P- R{} W{z} V2__caller.sql:4".to_string(),
+        ]
+    );
+
+    // V3 replaces bump with a body that reads an unknown column: the error
+    // is located in V3, not in the caller's file.
+    put(
+        "V3__helper_v2.sql",
+        "CREATE OR REPLACE FUNCTION bump(p int) RETURNS void LANGUAGE plpgsql AS $$\nBEGIN\n  UPDATE A SET x = nope WHERE k = p;\nEND $$;\n",
+    );
+    let Err(e) = isolint::frontend::load(dir.path(), None) else {
+        panic!("an unknown column must be an error");
+    };
+    assert!(e.message.contains("V3__helper_v2.sql:3:"), "{}", e.message);
+}

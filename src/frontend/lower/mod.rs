@@ -262,7 +262,7 @@ fn lower_transaction(
 ) -> Result<(Program, Vec<Pins>)> {
     let mut l = Lowerer {
         schema: sh.schema,
-        file: f,
+        file: f.clone(),
         assigned: &sh.assigned,
         functions: &sh.functions,
         fk_actions: sh.fk_actions,
@@ -418,7 +418,8 @@ struct Facts {
 
 struct Lowerer<'a> {
     schema: &'a Schema,
-    file: &'a SourceFile,
+    /// The file positions refer to (swapped while lowering an inlined body).
+    file: SourceFile,
     assigned: &'a HashSet<(RelId, usize)>,
     functions: &'a [ParsedFunction<'a>],
     fk_actions: &'a [(FkAction, FkAction)],
@@ -460,8 +461,9 @@ struct Lowerer<'a> {
     prefix: usize,
     /// CTEs in scope (WITH), innermost last.
     ctes: Vec<scope::Cte>,
-    /// File offsets of the file's JDBC `?`s (numbered `?1`, … in order).
-    qmarks: Option<Vec<usize>>,
+    /// The program's file and the offsets of its JDBC `?`s (numbered `?1`,
+    /// … in order).
+    qmarks: Option<(String, Vec<usize>)>,
     counter: &'a mut usize,
     warnings: &'a mut Vec<Warning>,
 }

@@ -32,7 +32,7 @@ impl Lowerer<'_> {
             if self.views.iter().any(|v| same_name(v, ident)) {
                 return Diag::new(format!("`{}` is a view", ident.value))
                     .help("isolint does not expand views: name the view's tables in the statement")
-                    .at(self.file, at, ident.value.len(), "view");
+                    .at(&self.file, at, ident.value.len(), "view");
             }
             Diag::new(format!("unknown table `{}`", ident.value))
                 .help(
@@ -45,7 +45,7 @@ impl Lowerer<'_> {
                             .into()
                     }),
                 )
-                .at(self.file, at, ident.value.len(), "unknown table")
+                .at(&self.file, at, ident.value.len(), "unknown table")
         })
     }
 
@@ -78,7 +78,7 @@ impl Lowerer<'_> {
                         let Some(rel) = c.rel.filter(|_| !c.renamed) else {
                             return Err(Diag::new(format!("reading the CTE `{}` by name is not supported", ident.value))
                                 .help("isolint resolves a CTE's columns through the one table it selects from or writes (without a column list); read the tables directly")
-                                .at(self.file, at, ident.value.len(), "CTE"));
+                                .at(&self.file, at, ident.value.len(), "CTE"));
                         };
                         return Ok(TableRef {
                             rel,
@@ -148,7 +148,7 @@ impl Lowerer<'_> {
             return Err(
                 Diag::new(format!("`{q}` is not a table or alias of this statement"))
                     .help("qualify columns with a table name or alias from this statement's FROM; correlated subqueries (naming an outer table) are not supported: rewrite them as a join")
-                    .at(self.file, qat, q.len(), "unknown qualifier"),
+                    .at(&self.file, qat, q.len(), "unknown qualifier"),
             );
         }
         let mut found = vec![];
@@ -184,11 +184,11 @@ impl Lowerer<'_> {
                     did_you_mean(&col.value, names.iter().copied())
                         .unwrap_or_else(|| "check the column against the schema".into()),
                 )
-                .at(self.file, at, col.value.len(), "unknown column"))
+                .at(&self.file, at, col.value.len(), "unknown column"))
             }
             _ => Err(Diag::new(format!("column `{}` is ambiguous", col.value))
                 .help("qualify it with the table name or alias")
-                .at(self.file, at, col.value.len(), "ambiguous")),
+                .at(&self.file, at, col.value.len(), "ambiguous")),
         }
     }
 

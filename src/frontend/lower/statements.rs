@@ -46,7 +46,7 @@ impl Lowerer<'_> {
                 } else {
                     "LOCK, SET, CALL, COPY and other commands cannot be modelled as BTP statements; remove the statement if it touches no table"
                 })
-                .at(self.file, s.offset + (s.text.len() - s.text.trim_start().len()), 6, "here")),
+                .at(&self.file, s.offset + (s.text.len() - s.text.trim_start().len()), 6, "here")),
         }
     }
 
@@ -411,7 +411,7 @@ impl Lowerer<'_> {
         let first = snip.text.len() - snip.text.trim_start().len();
         Diag::new(format!("{what} is not supported"))
             .help(help.to_string())
-            .at(self.file, snip.offset + first, 6, "here")
+            .at(&self.file, snip.offset + first, 6, "here")
     }
 
     /// An UPDATE or DELETE of the target, then what its foreign keys'

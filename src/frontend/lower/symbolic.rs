@@ -26,7 +26,7 @@ impl Lowerer<'_> {
         // offset): each one a parameter of its own, `?1`, `?2`, … in file
         // order. Never two `?` as one value: that would claim same tuples.
         if let Some(at) = key.strip_prefix("?@").and_then(|a| a.parse::<usize>().ok()) {
-            return Term::Param(format!("?{}", self.qmark_ordinal(at)));
+            return Term::Param(self.qmark_name(at));
         }
         if key == "?" {
             return self.fresh();
@@ -46,14 +46,20 @@ impl Lowerer<'_> {
         self.env.get(&key).cloned().unwrap_or(Term::Param(key))
     }
 
-    /// The ordinal of the `?` at file offset `at` among the file's `?`s.
-    fn qmark_ordinal(&mut self, at: usize) -> usize {
-        let file = self.file;
-        self.qmarks
-            .get_or_insert_with(|| crate::frontend::sql::qmark_offsets(&file.text))
-            .iter()
-            .position(|&o| o == at)
-            .map_or(at, |i| i + 1)
+    /// `?N` for the N-th `?` of the program's file; a `?` elsewhere (an
+    /// inlined body) or one the file scan missed gets a name no `?N` has.
+    fn qmark_name(&mut self, at: usize) -> String {
+        let file = self.file.clone();
+        let (name, offsets) = self.qmarks.get_or_insert_with(|| {
+            (
+                file.name.clone(),
+                crate::frontend::sql::qmark_offsets(&file.text),
+            )
+        });
+        match offsets.iter().position(|&o| o == at) {
+            Some(i) if *name == file.name => format!("?{}", i + 1),
+            _ => format!("?{}@{at}", file.name),
+        }
     }
 
     pub(super) fn term(&mut self, e: &Expr) -> Term {

@@ -42,6 +42,7 @@ impl P<'_> {
                 label: None,
                 body,
                 handlers: None,
+                file: None,
             } => body,
             n => vec![n],
         })
@@ -206,6 +207,7 @@ impl P<'_> {
             label,
             body,
             handlers,
+            file: None,
         })
     }
 

@@ -446,6 +446,8 @@ pub struct ParsedRoutine {
     pub routine: Routine,
     pub nodes: Vec<Node>,
     pub defaults: Vec<Option<Cond>>,
+    /// The (shadow) file the positions of `nodes` refer to.
+    pub file: SourceFile,
 }
 
 /// Parse a routine's body against the shadow file.
@@ -506,6 +508,7 @@ pub fn parse_routine(
         routine: r.clone(),
         nodes: hoist_returns(pre),
         defaults,
+        file: shadow.clone(),
     })
 }
 
