@@ -587,6 +587,24 @@ fn errors_point_into_the_body() {
     assert!(e.starts_with("3:3:"), "{e}");
     let e = error("CREATE FUNCTION f() RETURNS int LANGUAGE plpgsql AS $$ BEGIN RETURN 1; END $$;\nCREATE TABLE t (a int);");
     assert!(e.starts_with("2:1:") && e.contains("CREATE"), "{e}");
+    // Columns stay exact after variables (rewritten to `:name` for the
+    // parser) and after a call cut out of the statement: `nope` is at
+    // column 38 and 45 of the source lines.
+    let e = error(&routine(
+        "BEGIN\n  UPDATE A SET x = p WHERE k = q AND nope = 1;\n  RETURN 0;\nEND;",
+    ));
+    assert!(e.starts_with("3:38:") && e.contains("nope"), "{e}");
+    let e = error(&format!(
+        "{}{}",
+        routine("BEGIN\n  UPDATE A SET x = g(p) + q WHERE k = q AND nope = 1;\n  RETURN 0;\nEND;"),
+        "CREATE FUNCTION g(a int) RETURNS int LANGUAGE plpgsql AS $$ BEGIN RETURN a; END $$;\n"
+    ));
+    assert!(e.starts_with("3:45:") && e.contains("nope"), "{e}");
+    // A statement cut short: the error is where something is missing.
+    let e = error(&routine(
+        "BEGIN\n  UPDATE A SET x = p WHERE k > ;\n  RETURN 0;\nEND;",
+    ));
+    assert!(e.starts_with("3:31:") && e.contains("EOF"), "{e}");
 }
 
 /// Fragments of PL/pgSQL bodies, balanced or not.

@@ -254,6 +254,7 @@ pub(super) fn function_library(f: &SourceFile) -> Result<Option<Vec<FunctionDef>
     let snip = Snippet {
         text: f.text.to_string(),
         offset: 0,
+        parsed: None,
     };
     let Ok(stmts) = crate::frontend::sql::parse_statements(f, &snip) else {
         return Ok(None);
@@ -303,6 +304,7 @@ fn routine_units(
             let snip = Snippet {
                 text: f.text[r.at..r.end].to_string(),
                 offset: r.at,
+                parsed: None,
             };
             if let Sql::CreateFunction(cf) = crate::frontend::sql::parse_one(f, &snip)? {
                 ctx.functions

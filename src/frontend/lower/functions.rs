@@ -17,6 +17,7 @@ pub(super) fn parse_functions(defs: &[FunctionDef]) -> Result<Vec<ParsedFunction
                 let snip = Snippet {
                     text: d.body.text[s..e].to_string(),
                     offset: d.body.offset + s,
+                    parsed: None,
                 };
                 let sql = parse_one(&d.file, &snip)?;
                 stmts.push((snip, sql));

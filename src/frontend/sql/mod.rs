@@ -22,27 +22,80 @@ pub(crate) const DIALECT: PostgreSqlDialect = PostgreSqlDialect {};
 /// A piece of a source file: its text and where it starts.
 #[derive(Debug, Clone)]
 pub struct Snippet {
+    /// The source text (what the user wrote, shown in reports).
     pub text: String,
     pub offset: usize,
+    /// What is parsed when it differs from `text` (PL/pgSQL variables as
+    /// `:name`, calls cut out), with the way back to `text` positions.
+    pub parsed: Option<Box<Rewrite>>,
+}
+
+/// A rewritten snippet text and its anchors `(position in the rewritten
+/// text, position in the source text)`, sorted; between anchors the two
+/// advance together.
+#[derive(Debug, Clone)]
+pub struct Rewrite {
+    pub text: String,
+    pub map: Vec<(usize, usize)>,
 }
 
 impl Snippet {
+    /// The text to parse.
+    pub fn parse_text(&self) -> &str {
+        self.parsed.as_ref().map_or(&self.text, |r| &r.text)
+    }
+
     /// File offset of a 1-based (line, column) inside this snippet, as
-    /// sqlparser reports positions relative to the text it was given.
+    /// sqlparser reports positions relative to the text it was given
+    /// (`parse_text`).
     pub fn file_offset(&self, line: u64, col: u64) -> usize {
+        let t = self.parse_text();
         let mut off = 0usize;
-        for (i, l) in self.text.split_inclusive('\n').enumerate() {
+        for (i, l) in t.split_inclusive('\n').enumerate() {
             if i as u64 + 1 == line {
                 let within: usize = l
                     .chars()
                     .take(col.saturating_sub(1) as usize)
                     .map(char::len_utf8)
                     .sum();
-                return self.offset + off + within;
+                return self.offset + self.orig(off + within);
             }
             off += l.len();
         }
-        self.offset + self.text.len()
+        self.offset + self.orig(t.len())
+    }
+
+    /// The position in `text` of position `p` of `parse_text`.
+    pub fn orig(&self, p: usize) -> usize {
+        let Some(r) = &self.parsed else { return p };
+        match r.map.partition_point(|&(n, _)| n <= p) {
+            0 => p,
+            k => {
+                let (n, o) = r.map[k - 1];
+                o + (p - n)
+            }
+        }
+    }
+}
+
+/// Anchors of a rewrite in progress (see `Snippet::map`).
+#[derive(Default)]
+pub struct Anchors(pub Vec<(usize, usize)>);
+
+impl Anchors {
+    /// Text written so far is `out_len` long and continues at `orig`.
+    pub fn at(&mut self, out_len: usize, orig: usize) {
+        let implied = match self.0.last() {
+            Some(&(n, o)) => o + (out_len - n),
+            None => out_len,
+        };
+        if implied == orig {
+            return;
+        }
+        match self.0.last_mut() {
+            Some(l) if l.0 == out_len => l.1 = orig,
+            _ => self.0.push((out_len, orig)),
+        }
     }
 }
 
@@ -124,7 +177,7 @@ pub fn parse_expr(file: &SourceFile, snip: &Snippet) -> Result<sqlparser::ast::E
 /// Working on tokens keeps every span, so error columns stay exact.
 fn parser(snip: &Snippet) -> Result<Parser<'static>, ParserError> {
     use sqlparser::tokenizer::{Token, Tokenizer};
-    let text = rewrite_subscripts(&snip.text);
+    let text = rewrite_subscripts(snip.parse_text());
     let mut tokens = Tokenizer::new(&DIALECT, &text).tokenize_with_location()?;
     let mut prev: Option<usize> = None;
     for i in 0..tokens.len() {
@@ -299,6 +352,13 @@ pub fn parse_error(file: &SourceFile, snip: &Snippet, e: &ParserError) -> Box<Di
             (text.to_string(), snip.file_offset(l, c))
         }
         None => (msg.clone(), snip.offset),
+    };
+    // sqlparser gives no position for the end of input: point at the end
+    // of the statement, where something is missing.
+    let at = if text.ends_with("found: EOF") {
+        snip.offset + snip.text.trim_end().len()
+    } else {
+        at
     };
     Diag::new(format!("SQL syntax error: {text}"))
         .help("isolint reads PostgreSQL syntax; parameters are written :name, $1 or ?")

@@ -485,6 +485,7 @@ pub fn parse_routine(
             let c = p.cond(Snippet {
                 text: format!(":{n}"),
                 offset: r.at,
+                parsed: None,
             })?;
             pre.push(Node::Assign {
                 var: format!("${}", k + 1),
@@ -498,6 +499,7 @@ pub fn parse_routine(
             Some((a, b)) => Some(p.cond(Snippet {
                 text: original.text[a..b].to_string(),
                 offset: a,
+                parsed: None,
             })?),
             None => None,
         });
@@ -598,8 +600,10 @@ mod tests {
                 &Snippet {
                     text: t.into(),
                     offset: 0,
+                    parsed: None,
                 },
             )
+            .map(|r| r.text)
         };
         assert_eq!(
             rw("v + r.x + f.a + t.k + g(v)").expect("ok"),
