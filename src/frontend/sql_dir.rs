@@ -360,3 +360,27 @@ pub fn lower_routine_file(schema: &SourceFile, routines: &SourceFile) -> Result<
     let units = routine_units(&[(routines.clone(), rs)], &ddl.schema, &[], &mut context)?;
     lower_units("routines".into(), None, ddl.schema, units, &context)
 }
+
+/// Lower `.sql` programs against a schema, in memory (the program's name
+/// is its file stem). For generated workloads and tests; `load_dir` is the
+/// way in for users.
+pub fn lower_texts(schema: &SourceFile, programs: &[SourceFile]) -> Result<Loaded> {
+    let ddl = parse_ddl(schema)?;
+    let context = Context {
+        functions: ddl.functions,
+        fk_actions: ddl.fk_actions,
+        views: ddl.views,
+        pure_functions: vec![],
+        skip_referential_checks: false,
+    };
+    let mut units = vec![];
+    for f in programs {
+        units.push(Unit {
+            name: stem(Path::new(&f.name)),
+            abbrev: abbreviation(f),
+            nodes: parse_program(f)?,
+            file: f.clone(),
+        });
+    }
+    lower_units("generated".into(), None, ddl.schema, units, &context)
+}

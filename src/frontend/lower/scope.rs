@@ -131,10 +131,12 @@ impl Lowerer<'_> {
                 .iter()
                 .enumerate()
                 .filter(|(_, t)| {
+                    // An aliased table is known by its alias only (as in
+                    // PostgreSQL: `FROM t0 s` hides `t0`).
                     t.alias.as_deref().is_some_and(|a| same_name(a, q))
                         || !t.pseudo
-                            && ((t.alias.is_none() && same_name(&t.name, q))
-                                || same_name(&self.schema.rel(t.rel).name, q))
+                            && t.alias.is_none()
+                            && (same_name(&t.name, q) || same_name(&self.schema.rel(t.rel).name, q))
                 })
                 .map(|(i, _)| i)
                 .collect(),
