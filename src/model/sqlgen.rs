@@ -269,7 +269,11 @@ impl Gen {
     }
 
     fn key(&mut self) -> &'static str {
-        *self.rng.pick(&[":k", ":k2"])
+        if self.rng.chance(50) {
+            ":k"
+        } else {
+            ":k2"
+        }
     }
 
     /// One item: a statement, or a control structure around items.
