@@ -645,6 +645,9 @@ fn fragment() -> impl Strategy<Value = &'static str> {
         "; ",
         "x.y := 1; ",
         "UPDATE A SET y = 1 WHERE CURRENT OF c; ",
+        "WITH u AS (UPDATE A SET x = x + 1 WHERE k = p RETURNING k) ",
+        "INSERT INTO B (k, ak, z) SELECT q, k, 0 FROM u; ",
+        "WITH c AS (SELECT x FROM A WHERE y = v) SELECT x INTO v FROM c; ",
     ])
 }
 

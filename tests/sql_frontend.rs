@@ -676,6 +676,13 @@ mod fuzz {
         "SELECT x FROM A WHERE k IN (SELECT ak FROM B WHERE z = 1);",
         "SELECT x FROM A WHERE EXISTS (SELECT 1 FROM B WHERE B.ak = A.k);",
         "UPDATE A SET x = 1 FROM B WHERE B.ak = A.k;",
+        "WITH u AS (UPDATE A SET x = x + 1 WHERE k = :a RETURNING k, x)",
+        "WITH c AS (SELECT x FROM A WHERE y = ?) ",
+        "INSERT INTO B (k, ak, z) SELECT :b, k, x FROM u;",
+        "SELECT x INTO :v FROM c;",
+        "UPDATE A SET x = ? WHERE k = ? AND y ? 'k';",
+        "?",
+        "$1",
     ];
 
     /// 256 cases in `cargo test`; PROPTEST_CASES=N for a longer run.

@@ -103,6 +103,9 @@ pub struct SqlWorkload {
     pub rows: String,
     /// `(name, text)` of each program (`P0.sql`, …).
     pub programs: Vec<(String, String)>,
+    /// Each program's top-level items (its text is their concatenation):
+    /// what `shrink` removes.
+    pub items: Vec<Vec<String>>,
     /// The parameters every program takes, and the values to draw from
     /// (a few keys, so that instances conflict).
     pub params: Vec<(String, Vec<i64>)>,
@@ -177,27 +180,89 @@ pub fn workload(seed: u64) -> SqlWorkload {
     let schema = g.schema();
     let rows = g.rows();
     let nprog = 2 + g.rng.below(2);
-    let mut programs = vec![];
-    for p in 0..nprog {
+    let mut items = vec![];
+    for _ in 0..nprog {
         g.vars = 0;
-        let items = 1 + g.rng.below(5);
-        let mut text = String::new();
-        for _ in 0..items {
-            text += &g.item();
-        }
-        programs.push((format!("P{p}"), text));
+        let n = 1 + g.rng.below(5);
+        items.push((0..n).map(|_| g.item()).collect::<Vec<_>>());
     }
     SqlWorkload {
         seed,
         schema,
         rows,
-        programs,
+        programs: texts(&items),
+        items,
         params: vec![
             ("k".into(), vec![1, 2, 3]),
             ("k2".into(), vec![1, 2, 3]),
             ("x".into(), vec![0, 1, 2]),
         ],
         forms: g.forms,
+    }
+}
+
+fn texts(items: &[Vec<String>]) -> Vec<(String, String)> {
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, its)| (format!("P{i}"), its.concat()))
+        .collect()
+}
+
+impl SqlWorkload {
+    /// The same workload with program `p`'s item `i` removed (`None`: the
+    /// whole program), or `None` when that would leave nothing.
+    pub fn without(&self, p: usize, i: Option<usize>) -> Option<SqlWorkload> {
+        let mut items = self.items.clone();
+        match i {
+            None if items.len() > 1 && p < items.len() => {
+                items.remove(p);
+            }
+            Some(i) if p < items.len() && i < items[p].len() && items[p].len() > 1 => {
+                items[p].remove(i);
+            }
+            _ => return None,
+        }
+        let mut w = self.clone();
+        w.programs = texts(&items);
+        w.items = items;
+        Some(w)
+    }
+
+    /// Greedy shrinking: drop programs, then items, while `fails` holds
+    /// (each candidate is tried once per pass, until a pass changes
+    /// nothing). `fails` decides validity too: a candidate the front-end
+    /// rejects does not fail.
+    pub fn shrink(&self, fails: &mut dyn FnMut(&SqlWorkload) -> bool) -> SqlWorkload {
+        let mut cur = self.clone();
+        loop {
+            let mut changed = false;
+            let mut p = 0;
+            while p < cur.items.len() {
+                match cur.without(p, None) {
+                    Some(c) if fails(&c) => {
+                        cur = c;
+                        changed = true;
+                    }
+                    _ => p += 1,
+                }
+            }
+            for p in 0..cur.items.len() {
+                let mut i = 0;
+                while i < cur.items[p].len() {
+                    match cur.without(p, Some(i)) {
+                        Some(c) if fails(&c) => {
+                            cur = c;
+                            changed = true;
+                        }
+                        _ => i += 1,
+                    }
+                }
+            }
+            if !changed {
+                return cur;
+            }
+        }
     }
 }
 
@@ -582,5 +647,27 @@ mod tests {
         assert_eq!(a.schema, b.schema);
         assert_eq!(a.programs, b.programs);
         assert!((2..=3).contains(&a.programs.len()));
+    }
+
+    /// Shrinking keeps what the predicate needs and nothing more: with
+    /// "some program has a DELETE", one program of one DELETE item is left
+    /// (a seed whose workload has a top-level DELETE item).
+    #[test]
+    fn shrink_to_the_needed_item() {
+        let has_delete = |w: &SqlWorkload| w.programs.iter().any(|(_, t)| t.contains("DELETE"));
+        let seed = (0..200)
+            .find(|&s| {
+                workload(s)
+                    .items
+                    .iter()
+                    .flatten()
+                    .any(|i| i.starts_with("DELETE"))
+            })
+            .expect("a seed with a DELETE item");
+        let w = workload(seed);
+        let small = w.shrink(&mut |c| has_delete(c));
+        assert_eq!(small.items.len(), 1, "{:?}", small.items);
+        assert_eq!(small.items[0].len(), 1, "{:?}", small.items);
+        assert!(has_delete(&small));
     }
 }
