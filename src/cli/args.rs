@@ -90,6 +90,9 @@ pub enum Command {
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
     },
+    /// Replay each confirmed counterexample on PostgreSQL (and, with --random, random interleavings): exit 1 if an anomaly is reproduced, 0 if none, 2 on bad input (docs/replay.md).
+    #[cfg(feature = "postgres")]
+    Replay(super::replay::ReplayArgs),
     /// Generate a synthetic workload as BTP YAML.
     Generate {
         #[command(subcommand)]
