@@ -14,7 +14,9 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use postgres::Client;
 
 use super::executor::{Halt, Ran, Step};
 use super::scratch::{db_diag, ident, Scratch, State};
@@ -86,11 +88,43 @@ impl Outcome {
     }
 }
 
-/// How long a statement may take before the driver calls it blocked.
-pub const BLOCK_WAIT: Duration = Duration::from_millis(400);
 /// How long the driver waits for a blocked statement it needs next
-/// (PostgreSQL's deadlock check runs after 1 s).
-pub const NEED_WAIT: Duration = Duration::from_secs(4);
+/// before giving up (PostgreSQL's deadlock check runs after 1 s).
+pub const NEED_WAIT: Duration = Duration::from_secs(3);
+/// The longest a statement may run without waiting for a lock.
+const MAX_RUN: Duration = Duration::from_secs(60);
+
+/// Is backend `pid` waiting for a lock (a row lock held by another open
+/// transaction)? PostgreSQL says so in `pg_stat_activity`.
+fn waits_for_lock(monitor: &mut Client, pid: i32) -> bool {
+    monitor
+        .query_opt(
+            "SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'",
+            &[&pid],
+        )
+        .is_ok_and(|r| r.is_some())
+}
+
+/// Sends a step or a commit and waits for the answer until it comes or
+/// the session's backend waits for a lock (`None`: blocked). Asking the
+/// server, not a timer, keeps a slow machine from calling a slow
+/// statement blocked.
+fn answer(s: &mut Session, commit: bool, monitor: &mut Client) -> Option<Reply> {
+    let start = Instant::now();
+    if let Some(r) = s.send(commit, Duration::from_millis(5)) {
+        return Some(r);
+    }
+    while start.elapsed() < MAX_RUN {
+        if let Some(r) = s.wait(Duration::from_millis(5)) {
+            return Some(r);
+        }
+        if waits_for_lock(monitor, s.pid) {
+            // It may have been granted meanwhile.
+            return s.wait(Duration::from_millis(5));
+        }
+    }
+    None
+}
 
 /// Empties every table and inserts `seed` (in order: parents first).
 pub fn reset(scratch: &mut Scratch, seed: &[SeedRow]) -> Result<()> {
@@ -171,6 +205,7 @@ pub fn run(
     next: &mut dyn FnMut(&[Status]) -> Option<Action>,
 ) -> Result<Outcome> {
     reset(scratch, seed)?;
+    let mut monitor = scratch.connect()?;
     let mut sessions = vec![];
     for t in txns {
         let mut c = scratch.connect()?;
@@ -182,7 +217,7 @@ pub fn run(
             t.program.clone(),
             t.params.clone(),
             level,
-        ));
+        )?);
     }
     let n = txns.len();
     let mut out = Outcome {
@@ -196,19 +231,40 @@ pub fn run(
     // A transaction whose program finished (commit pending).
     let mut finished = vec![false; n];
     let mut plan_done = false;
-    loop {
-        // Answers of statements that were blocked.
-        for i in 0..n {
-            if sessions[i].pending {
-                if let Some(r) = sessions[i].wait(Duration::ZERO) {
-                    settle(i, r, &mut out, &mut ended, &mut finished);
+    'drive: loop {
+        // Answers of statements that were blocked. When every open
+        // transaction is blocked, only the server can move (a deadlock is
+        // broken after deadlock_timeout, 1 s): wait for it.
+        let start = Instant::now();
+        loop {
+            for i in 0..n {
+                if sessions[i].pending {
+                    if let Some(r) = sessions[i].wait(Duration::ZERO) {
+                        settle(i, r, &mut out, &mut ended, &mut finished);
+                    }
                 }
             }
+            let mut open = (0..n).filter(|&i| !ended[i]).peekable();
+            if open.peek().is_none() || open.any(|i| !sessions[i].pending) {
+                break;
+            }
+            if start.elapsed() > NEED_WAIT {
+                out.notes
+                    .push("every open transaction stayed blocked".into());
+                break 'drive;
+            }
+            std::thread::sleep(Duration::from_millis(5));
         }
         let action = if plan_done {
-            match (0..n).find(|&i| !ended[i]) {
-                Some(i) => Action::Commit(i),
-                None => break,
+            // Finish what is open: a transaction that is not blocked first
+            // (it may hold the lock another waits for).
+            let open: Vec<usize> = (0..n).filter(|&i| !ended[i]).collect();
+            if open.is_empty() {
+                break;
+            }
+            match open.iter().find(|&&i| !sessions[i].pending) {
+                Some(&i) => Action::Commit(i),
+                None => Action::Commit(open[0]),
             }
         } else {
             let status: Vec<Status> = (0..n)
@@ -253,7 +309,7 @@ pub fn run(
             if finished[i] {
                 continue;
             }
-            match sessions[i].send(false, BLOCK_WAIT) {
+            match answer(&mut sessions[i], false, &mut monitor) {
                 Some(r) => settle(i, r, &mut out, &mut ended, &mut finished),
                 None => out.notes.push(format!(
                     "{}'s statement {} blocked (waiting for a lock); the others went on",
@@ -264,26 +320,30 @@ pub fn run(
             continue;
         }
         // Commit: the rest of the program first.
-        let mut blocked = false;
         while !finished[i] && !ended[i] {
-            match sessions[i].send(false, NEED_WAIT) {
+            match answer(&mut sessions[i], false, &mut monitor) {
                 Some(r) => settle(i, r, &mut out, &mut ended, &mut finished),
+                None if plan_done => {
+                    // Another open transaction holds the lock: go on with it.
+                    out.notes.push(format!(
+                        "{}'s statement {} blocked (waiting for a lock); the others went on",
+                        txns[i].name,
+                        out.observed[i].len() + 1
+                    ));
+                    continue 'drive;
+                }
                 None => {
-                    blocked = true;
-                    break;
+                    out.notes.push(format!(
+                        "{} blocked (waiting for a lock) before it could commit",
+                        txns[i].name
+                    ));
+                    out.ends[i] = End::Halted(Halt::Unsupported("blocked".into()));
+                    break 'drive;
                 }
             }
         }
-        if blocked {
-            out.notes.push(format!(
-                "{} blocked (waiting for a lock) before it could commit",
-                txns[i].name
-            ));
-            out.ends[i] = End::Halted(Halt::Unsupported("blocked".into()));
-            break;
-        }
         if !ended[i] {
-            match sessions[i].send(true, NEED_WAIT) {
+            match answer(&mut sessions[i], true, &mut monitor) {
                 Some(r) => settle(i, r, &mut out, &mut ended, &mut finished),
                 None => {
                     out.notes.push(format!("{}'s COMMIT blocked", txns[i].name));

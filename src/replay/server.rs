@@ -29,7 +29,7 @@ impl Server {
     /// with a clear error when the URL is malformed or nothing answers.
     pub fn connect_url(url: &str) -> Result<Server> {
         let mut config = Config::from_str(url).map_err(|e| {
-            Diag::new(format!("cannot parse the PostgreSQL URL `{url}`: {e}"))
+            Diag::new(format!("cannot parse the PostgreSQL URL `{url}`: {}", chain(&e)))
                 .help("write it as postgresql://USER@HOST:PORT/DBNAME or as `host=… port=… user=… dbname=…`")
         })?;
         config.connect_timeout(Duration::from_secs(10));
@@ -66,7 +66,7 @@ impl Server {
     /// A new connection.
     pub fn connect(&self) -> Result<Client> {
         self.config.connect(NoTls).map_err(|e| {
-            Diag::new(format!("cannot connect to PostgreSQL ({}): {e}", self.display))
+            Diag::new(format!("cannot connect to PostgreSQL ({}): {}", self.display, chain(&e)))
                 .help("check that the server is running and accepts this user and database (or use --postgres-temp for a throwaway local server)")
         })
     }
@@ -82,6 +82,22 @@ impl Server {
             v.split_whitespace().next().unwrap_or(&v)
         ))
     }
+}
+
+/// An error with its causes (`error connecting to server: Connection
+/// refused`): the crate's own message alone does not say why.
+pub fn chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        let m = c.to_string();
+        if !s.contains(&m) {
+            s.push_str(": ");
+            s.push_str(&m);
+        }
+        cur = c.source();
+    }
+    s
 }
 
 /// The socket file's number. With `listen_addresses=''` the server opens

@@ -38,6 +38,9 @@ pub struct Session {
     handle: Option<JoinHandle<()>>,
     /// A command was sent and its answer has not come (blocked).
     pub pending: bool,
+    /// The server process of the connection (to ask whether it waits
+    /// for a lock).
+    pub pid: i32,
 }
 
 /// The SQL that starts a transaction at `level`.
@@ -57,7 +60,11 @@ impl Session {
         program: Arc<Vec<Node>>,
         params: BTreeMap<String, Val>,
         level: Level,
-    ) -> Session {
+    ) -> crate::model::error::Result<Session> {
+        let pid: i32 = client
+            .query_one("SELECT pg_backend_pid()", &[])
+            .and_then(|r| r.try_get(0))
+            .map_err(|e| super::scratch::db_diag("cannot start a session", &e))?;
         let (tx, cmd_rx) = channel::<Cmd>();
         let (reply_tx, rx) = channel::<Reply>();
         let cancel = client.cancel_token();
@@ -95,13 +102,14 @@ impl Session {
             }
             // Dropping the connection rolls back whatever is open.
         });
-        Session {
+        Ok(Session {
             tx,
             rx,
             cancel,
             handle: Some(handle),
             pending: false,
-        }
+            pid,
+        })
     }
 
     /// Sends a step (`commit = false`) or a commit, and waits up to
