@@ -90,6 +90,12 @@ pub fn replay(args: &ReplayArgs) -> Result<i32> {
         Some(url) => Server::connect_url(url)?,
         None => Server::temporary()?,
     };
+    // The DDL first: a schema PostgreSQL rejects is bad input, whether or
+    // not there is anything to replay.
+    drop(crate::replay::scratch::Scratch::create(
+        &server,
+        &sources.schema,
+    )?);
     let level = args.level.level();
     let f = crate::analysis::analyze_with(
         w,

@@ -63,6 +63,28 @@ impl Server {
         Ok(s)
     }
 
+    /// A connection string for this server that `--postgres` accepts
+    /// (for a throwaway server: its socket directory).
+    pub fn conninfo(&self) -> String {
+        let mut parts = vec![];
+        for h in self.config.get_hosts() {
+            match h {
+                postgres::config::Host::Tcp(t) => parts.push(format!("host={t}")),
+                postgres::config::Host::Unix(p) => parts.push(format!("host={}", p.display())),
+            }
+        }
+        if let Some(p) = self.config.get_ports().first() {
+            parts.push(format!("port={p}"));
+        }
+        if let Some(u) = self.config.get_user() {
+            parts.push(format!("user={u}"));
+        }
+        if let Some(d) = self.config.get_dbname() {
+            parts.push(format!("dbname={d}"));
+        }
+        parts.join(" ")
+    }
+
     /// A new connection.
     pub fn connect(&self) -> Result<Client> {
         self.config.connect(NoTls).map_err(|e| {
