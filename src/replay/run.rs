@@ -237,9 +237,9 @@ pub fn run(
         // broken after deadlock_timeout, 1 s): wait for it.
         let start = Instant::now();
         loop {
-            for i in 0..n {
-                if sessions[i].pending {
-                    if let Some(r) = sessions[i].wait(Duration::ZERO) {
+            for (i, s) in sessions.iter_mut().enumerate() {
+                if s.pending {
+                    if let Some(r) = s.wait(Duration::ZERO) {
                         settle(i, r, &mut out, &mut ended, &mut finished);
                     }
                 }
