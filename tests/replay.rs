@@ -276,3 +276,98 @@ fn ddl_postgres_rejects_is_located() {
     assert!(err.contains("\"fancytype\" does not exist"), "{err}");
     assert!(scratch_schemas(&s).is_empty());
 }
+
+/// The executor's control flow, by hand: T(:k) reads A's row k (FOUND),
+/// inserts it with v = 0 when missing, adds 1 in a loop until v ≥ 3, then
+/// multiplies by 10 if v = 3 and deletes the row otherwise. Row 1 is
+/// missing: SELECT, INSERT, three UPDATEs, the × 10: A(1, 30). Row 2
+/// holds 5: SELECT, one UPDATE (6 ≥ 3 exits), DELETE: no row 2.
+#[test]
+fn executor_follows_control_flow() {
+    use isolint::model::error::SourceFile;
+    use isolint::replay::run::{run, SeedRow, Txn};
+    use isolint::replay::scratch::Scratch;
+    use isolint::replay::value::Val;
+    let Some(s) = server() else { return };
+    let ddl = SourceFile::new(
+        "schema.sql",
+        "CREATE TABLE A (id INTEGER PRIMARY KEY, v INTEGER NOT NULL);\n",
+    );
+    let program = SourceFile::new(
+        "T.sql",
+        "SELECT v INTO :v FROM A WHERE id = :k;
+IF NOT FOUND THEN
+    INSERT INTO A VALUES (:k, 0);
+    :v := 0;
+END IF;
+LOOP
+    UPDATE A SET v = v + 1 WHERE id = :k;
+    :v := :v + 1;
+    EXIT WHEN :v >= 3;
+END LOOP;
+IF :v = 3 THEN
+    UPDATE A SET v = v * 10 WHERE id = :k;
+ELSE
+    DELETE FROM A WHERE id = :k;
+END IF;
+",
+    );
+    let nodes = isolint::frontend::sql::procedural::parse_program(&program).expect("parse");
+    let mut scratch = Scratch::create(&s, &ddl).expect("scratch");
+    let seed = vec![SeedRow {
+        table: "a".into(),
+        values: vec![
+            ("id".into(), Val::untyped("2")),
+            ("v".into(), Val::untyped("5")),
+        ],
+    }];
+    let txn = |k: &str| Txn {
+        name: format!("T(k = {k})"),
+        program: std::sync::Arc::new(nodes.clone()),
+        params: [("k".to_string(), Val::untyped(k))].into_iter().collect(),
+    };
+    let verbs = |o: &isolint::replay::run::Outcome| -> Vec<String> {
+        o.observed[0]
+            .iter()
+            .map(|r| r.source.split(' ').next().unwrap_or("").to_string())
+            .collect()
+    };
+    let o = run(
+        &mut scratch,
+        &seed,
+        &[txn("1")],
+        Level::ReadCommitted,
+        &mut |_| None,
+    )
+    .expect("run");
+    assert_eq!(o.ends, [End::Committed]);
+    assert_eq!(
+        verbs(&o),
+        ["SELECT", "INSERT", "UPDATE", "UPDATE", "UPDATE", "UPDATE"]
+    );
+    let rows: Vec<Vec<Option<String>>> = o.state[0]
+        .1
+        .iter()
+        .map(|r| r.iter().map(|v| v.text.clone()).collect())
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            vec![Some("1".to_string()), Some("30".to_string())],
+            vec![Some("2".to_string()), Some("5".to_string())]
+        ]
+    );
+    let o = run(
+        &mut scratch,
+        &seed,
+        &[txn("2")],
+        Level::ReadCommitted,
+        &mut |_| None,
+    )
+    .expect("run");
+    assert_eq!(o.ends, [End::Committed]);
+    assert_eq!(verbs(&o), ["SELECT", "UPDATE", "DELETE"]);
+    assert!(o.state[0].1.is_empty());
+    drop(scratch);
+    assert!(scratch_schemas(&s).is_empty());
+}
