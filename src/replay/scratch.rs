@@ -64,8 +64,24 @@ impl<'s> Scratch<'s> {
             admin,
             tables: vec![],
         };
-        for (from, to) in split_statements(&ddl.text) {
-            let sql = &ddl.text[from..to];
+        let text = blank_meta_commands(&ddl.text);
+        for (from, to) in split_statements(&text) {
+            let sql = match keep(&text[from..to]) {
+                Keep::Skip => continue,
+                Keep::Refuse(why) => {
+                    let lead = text[from..to].len() - text[from..to].trim_start().len();
+                    return Err(Diag::new(why)
+                        .at(ddl, from + lead, text[from..to].trim().len(), "here")
+                        .help("replay creates the workload's tables in one scratch schema and drops it afterwards; objects in other schemas would stay behind"));
+                }
+                Keep::Run(sql) => sql,
+            };
+            let sql = sql.as_str();
+            // The DDL may not move the search_path (pg_dump empties it):
+            // every statement runs in the scratch schema.
+            let _ = s
+                .admin
+                .batch_execute(&format!("SET search_path TO {}", s.name));
             if let Err(e) = s.admin.batch_execute(sql) {
                 let lead = sql.len() - sql.trim_start().len();
                 let (at, len) = match e.as_db_error().and_then(|d| d.position()) {
@@ -227,6 +243,123 @@ impl Drop for Scratch<'_> {
     }
 }
 
+/// psql meta-commands (`\restrict …` in pg_dump output) blanked out,
+/// offsets kept.
+fn blank_meta_commands(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        if line.trim_start().starts_with('\\') {
+            out.extend(line.chars().map(|c| if c == '\n' { '\n' } else { ' ' }));
+        } else {
+            out.push_str(line);
+        }
+    }
+    out
+}
+
+enum Keep {
+    Run(String),
+    Skip,
+    Refuse(String),
+}
+
+/// What to do with one DDL statement: session settings (`SET`,
+/// `set_config`, which could move the search_path out of the scratch
+/// schema), ownership, grants and comments are skipped (they say nothing
+/// about the data); `CREATE SCHEMA` is refused (its objects would outlive
+/// the scratch schema); `public.` qualifiers (pg_dump writes them) are
+/// blanked so the objects land in the scratch schema, offsets kept.
+fn keep(sql: &str) -> Keep {
+    let words: Vec<String> = code_words(sql);
+    let w = |i: usize| words.get(i).map_or("", String::as_str);
+    let skip = matches!(w(0), "set" | "reset" | "grant" | "revoke" | "comment")
+        || (w(0) == "select" && sql.to_ascii_lowercase().contains("set_config"))
+        || (w(0) == "alter" && words.windows(2).any(|p| p[0] == "owner" && p[1] == "to"));
+    if skip {
+        return Keep::Skip;
+    }
+    if w(0) == "create" && w(1) == "schema" {
+        return Keep::Refuse("the schema DDL creates a schema".into());
+    }
+    Keep::Run(blank_public(sql))
+}
+
+/// The lower-case words of `sql` outside comments and quotes.
+fn code_words(sql: &str) -> Vec<String> {
+    let mut out = vec![];
+    let b = sql.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'-' if b.get(i + 1) == Some(&b'-') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'\'' | b'"' => {
+                let q = b[i];
+                i += 1;
+                while i < b.len() && b[i] != q {
+                    i += 1;
+                }
+                i += 1;
+            }
+            c if c.is_ascii_alphabetic() || c == b'_' => {
+                let s = i;
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                    i += 1;
+                }
+                out.push(sql[s..i].to_ascii_lowercase());
+            }
+            _ => i += 1,
+        }
+    }
+    out
+}
+
+/// `public.x` and `"public".x` → `x` padded with blanks (outside string
+/// literals and comments).
+fn blank_public(sql: &str) -> String {
+    let b = sql.as_bytes();
+    let mut out = b.to_vec();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'-' if b.get(i + 1) == Some(&b'-') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'\'' => {
+                i += 1;
+                while i < b.len() && b[i] != b'\'' {
+                    i += 1;
+                }
+                i += 1;
+            }
+            _ => {
+                let boundary = i == 0
+                    || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_' || b[i - 1] == b'.');
+                let rest = &sql[i..];
+                let len = if rest.len() >= 7 && rest[..7].eq_ignore_ascii_case("public.") {
+                    7
+                } else if rest.starts_with("\"public\".") {
+                    9
+                } else {
+                    0
+                };
+                if boundary && len > 0 {
+                    out[i..i + len].fill(b' ');
+                    i += len;
+                } else {
+                    i += 1;
+                }
+            }
+        }
+    }
+    String::from_utf8(out).unwrap_or_else(|_| sql.to_string())
+}
+
 /// A quoted identifier.
 pub fn ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
@@ -248,5 +381,39 @@ pub fn db_diag(what: &str, e: &postgres::Error) -> Box<Diag> {
             }
         }
         None => Diag::new(format!("{what}: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{blank_meta_commands, blank_public, keep, Keep};
+
+    #[test]
+    fn pg_dump_statements() {
+        assert!(matches!(
+            keep("SELECT pg_catalog.set_config('search_path', '', false)"),
+            Keep::Skip
+        ));
+        assert!(matches!(
+            keep("-- c\nSET statement_timeout = 0"),
+            Keep::Skip
+        ));
+        assert!(matches!(
+            keep("ALTER TABLE public.account OWNER TO postgres"),
+            Keep::Skip
+        ));
+        assert!(matches!(keep("CREATE SCHEMA app"), Keep::Refuse(_)));
+        assert_eq!(
+            blank_public("REFERENCES public.account(id) DEFAULT 'public.x'"),
+            "REFERENCES        account(id) DEFAULT 'public.x'"
+        );
+        assert_eq!(
+            blank_public("\"public\".t, mypublic.t"),
+            "         t, mypublic.t"
+        );
+        assert_eq!(
+            blank_meta_commands("\\restrict x\nSET a;"),
+            "           \nSET a;"
+        );
     }
 }
