@@ -104,7 +104,7 @@ fn cell(c: &Column, i: usize) -> Option<Val> {
     ]
     .contains(&t)
     {
-        i.to_string()
+        super::witness::fit_number(i as u64, &c.type_name)
     } else if is_text(c) {
         format!("k{i}")
     } else if t == Type::BOOL {

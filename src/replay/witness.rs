@@ -13,8 +13,9 @@
 //! and a lost update or a read skew changes numbers one can see).
 //! Columns nothing pins get fresh values too, parameters nothing pins
 //! fresh integers. A key column pinned to an expression isolint does not
-//! follow makes the schedule "not reproduced" with that reason instead of
-//! a guess.
+//! follow (`MIN(…)`, arithmetic) is computed by the program at run time:
+//! the replay says so in a note, and the path check and the outcome
+//! comparison say what the run did.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
@@ -44,6 +45,8 @@ pub struct Plan {
     /// Per transaction, the statements the schedule has it run, in order
     /// (as the BTP shows them), to check the program took that path.
     pub expected: Vec<Vec<String>>,
+    /// What the values could not pin down.
+    pub notes: Vec<String>,
 }
 
 /// The verdict on one schedule.
@@ -98,6 +101,14 @@ pub fn replay(
             return Ok(out);
         }
     };
+    out.notes.extend(p.notes.iter().cloned());
+    // Seed rows PostgreSQL refuses (a CHECK constraint, a value isolint
+    // made up that does not fit) mean this schedule cannot be set up.
+    if let Err(d) = super::run::reset(&mut scratch, &p.seed) {
+        out.verdict = Verdict::NotReproduced(d.message.clone());
+        out.plan = Some(p);
+        return Ok(out);
+    }
     let mut k = 0;
     let c = run(&mut scratch, &p.seed, &p.txns, level, &mut |_| {
         let a = p.actions.get(k).copied();
@@ -244,10 +255,10 @@ impl Fresh {
                 ]
                 .contains(t) =>
             {
-                n.to_string()
+                fit_number(n, &col.type_name)
             }
             Some(t) if [Type::TEXT, Type::VARCHAR, Type::BPCHAR, Type::NAME].contains(t) => {
-                format!("v{n}")
+                fit_text(n, &col.type_name)
             }
             Some(t) if *t == Type::BOOL => "t".into(),
             Some(t) if *t == Type::DATE => format!("2001-01-{:02}", n % 28 + 1),
@@ -265,6 +276,49 @@ impl Fresh {
             text: Some(text),
             oid: col.oid,
         })
+    }
+}
+
+/// The `(a[, b])` of a type name like `numeric(4,4)` or `character(2)`.
+fn type_args(type_name: &str) -> Vec<u32> {
+    type_name
+        .split_once('(')
+        .and_then(|(_, r)| r.split_once(')'))
+        .map(|(a, _)| a.split(',').filter_map(|x| x.trim().parse().ok()).collect())
+        .unwrap_or_default()
+}
+
+/// `n` as a number that fits `numeric(p, s)`: at most p − s integer
+/// digits (a pure fraction when that is 0), so seeding never overflows.
+/// Distinct for n below the type's range.
+pub(crate) fn fit_number(n: u64, type_name: &str) -> String {
+    match type_args(type_name).as_slice() {
+        [p, s] if p <= s => {
+            let s = (*s).min(18);
+            format!("0.{:0w$}", n % 10u64.pow(s), w = s as usize)
+        }
+        [p, s] => (n % 10u64.pow((p - s).min(18))).to_string(),
+        _ => n.to_string(),
+    }
+}
+
+/// `v<n>`, or `n` in base 36 when that does not fit `char(k)` /
+/// `varchar(k)`.
+pub(crate) fn fit_text(n: u64, type_name: &str) -> String {
+    let v = format!("v{n}");
+    match type_args(type_name).first() {
+        Some(&k) if (k as usize) < v.len() => {
+            let digits = b"0123456789abcdefghijklmnopqrstuvwxyz";
+            let mut out = vec![];
+            let mut m = n;
+            for _ in 0..k {
+                out.push(digits[(m % 36) as usize]);
+                m /= 36;
+            }
+            out.reverse();
+            String::from_utf8(out).unwrap_or(v)
+        }
+        _ => v,
     }
 }
 
@@ -363,6 +417,7 @@ pub fn plan(
     scratch: &Scratch,
 ) -> std::result::Result<Plan, String> {
     let mut cls = Classes::default();
+    let mut notes = vec![];
     for (t, tr) in s.transactions.iter().enumerate() {
         let ltp = &g.nodes[tr.node].ltp;
         if ltp.program >= sources.programs.len() || prov.programs.len() <= ltp.program {
@@ -390,24 +445,31 @@ pub fn plan(
                         match pos2.and_then(|q| tuple_of(s, t, q)) {
                             Some(tp) => Cell::Col(tp, *a2),
                             None if key_col => {
-                                return Err(format!(
-                                    "{} {}: its key column {} comes from a row isolint cannot place (read by a predicate)",
+                                notes.push(format!(
+                                    "{} {}: its key column {} comes from a row read by a predicate; the program computes it, and only the seeded data can lead it to {}",
                                     tr.name,
                                     tr.labels[pos],
-                                    rel.attributes[*attr]
-                                ))
+                                    rel.attributes[*attr],
+                                    s.tuples[tuple].name
+                                ));
+                                continue;
                             }
                             None => continue,
                         }
                     }
                     Value::Unknown(_) | Value::Element { .. } if key_col => {
-                        return Err(format!(
-                            "{} {}: its key column {} is pinned to an expression isolint does not follow, so no parameter value makes it touch {}",
+                        // No parameter decides it: the program computes
+                        // it at run time. Not a guess: the run either
+                        // touches the schedule's tuple or the path check
+                        // and the outcome comparison say what happened.
+                        notes.push(format!(
+                            "{} {}: its key column {} is computed by the program (an expression isolint does not follow); only the seeded data can lead it to {}",
                             tr.name,
                             tr.labels[pos],
                             rel.attributes[*attr],
                             s.tuples[tuple].name
-                        ))
+                        ));
+                        continue;
                     }
                     Value::Unknown(_) | Value::Element { .. } => continue,
                 };
@@ -558,6 +620,7 @@ pub fn plan(
         seed: seed.into_iter().map(|(_, r)| r).collect(),
         actions,
         expected,
+        notes,
     })
 }
 
