@@ -401,3 +401,36 @@ fn random_replay_finds_the_read_skew() {
     assert!(text.contains("rounds not serializable"), "{text}");
     assert!(scratch_schemas(&s).is_empty());
 }
+
+/// The same witness from PL/pgSQL routines over a pg_dump schema: the
+/// executor runs the routines' bodies (variables as `:name`), and the
+/// dump's `SET`, `set_config('search_path', …)`, `OWNER TO` and `public.`
+/// qualifiers do not take the tables out of the scratch schema.
+#[test]
+fn smallbank_plpgsql_over_pg_dump_is_reproduced() {
+    let Some(s) = server() else { return };
+    let out = isolint()
+        .args(["replay", "workloads/smallbank-plpgsql", "--postgres"])
+        .arg(s.conninfo())
+        .output()
+        .expect("run");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("not serializable"), "{text}");
+    assert!(scratch_schemas(&s).is_empty());
+    // Nothing landed in public either.
+    let mut c = s.connect().expect("connect");
+    let n: i64 = c
+        .query_one(
+            "SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public'",
+            &[],
+        )
+        .expect("count")
+        .get(0);
+    assert_eq!(n, 0);
+}
