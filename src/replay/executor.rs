@@ -520,6 +520,62 @@ impl<'p> Executor<'p> {
     }
 }
 
+/// The types PostgreSQL infers for the parameters of the program's SQL
+/// statements, by parameter name (those it cannot infer, or statements it
+/// cannot prepare, are left out). Run on a connection whose search_path
+/// has the tables; prepares, never executes.
+pub fn param_types(c: &mut Client, program: &[Node]) -> BTreeMap<String, postgres::types::Type> {
+    let mut stmts: Vec<&Stmt> = vec![];
+    each_stmt(program, &mut stmts);
+    let mut out = BTreeMap::new();
+    for st in stmts {
+        let mut names: Vec<String> = vec![];
+        let mut node = st.sql.clone();
+        let _ = visit_expressions_mut(&mut node, |e| {
+            if let Expr::Value(v) = e {
+                if let Value::Placeholder(p) = &v.value {
+                    let name = p.trim_start_matches(':').to_lowercase();
+                    let k = names.iter().position(|n| *n == name).unwrap_or_else(|| {
+                        names.push(name);
+                        names.len() - 1
+                    });
+                    *e = Expr::Value(Value::Placeholder(format!("${}", k + 1)).with_empty_span());
+                }
+            }
+            ControlFlow::<()>::Continue(())
+        });
+        if let Ok(prepared) = c.prepare(&node.to_string()) {
+            for (name, ty) in names.into_iter().zip(prepared.params()) {
+                if ty.oid() != 0 && *ty != postgres::types::Type::UNKNOWN {
+                    out.entry(name).or_insert_with(|| ty.clone());
+                }
+            }
+        }
+    }
+    out
+}
+
+fn each_stmt<'a>(nodes: &'a [Node], out: &mut Vec<&'a Stmt>) {
+    for n in nodes {
+        match n {
+            Node::Sql(s) | Node::Open(s) => out.push(s),
+            Node::If(bs) => bs.iter().for_each(|(_, b)| each_stmt(b, out)),
+            Node::Loop { head, body, .. } => {
+                if let LoopHead::Query { query, .. } = head {
+                    out.push(query);
+                }
+                each_stmt(body, out);
+            }
+            Node::Block { body, handlers, .. } => {
+                each_stmt(body, out);
+                handlers.iter().flatten().for_each(|h| each_stmt(h, out));
+            }
+            Node::Prefix(b) => each_stmt(b, out),
+            _ => {}
+        }
+    }
+}
+
 type Rows = Vec<(Vec<String>, Vec<Val>)>;
 
 fn first_value(rows: Rows) -> Val {

@@ -94,7 +94,7 @@ pub fn replay(
         verdict: Verdict::NotReproduced(String::new()),
         notes: vec![],
     };
-    let p = match plan(sources, w, prov, g, s, &scratch) {
+    let p = match plan(sources, w, prov, g, s, &mut scratch) {
         Ok(p) => p,
         Err(why) => {
             out.verdict = Verdict::NotReproduced(why);
@@ -414,7 +414,7 @@ pub fn plan(
     prov: &Provenance,
     g: &SummaryGraph,
     s: &Schedule,
-    scratch: &Scratch,
+    scratch: &mut Scratch,
 ) -> std::result::Result<Plan, String> {
     let mut cls = Classes::default();
     let mut notes = vec![];
@@ -578,11 +578,23 @@ pub fn plan(
     let mut txns = vec![];
     for (t, tr) in s.transactions.iter().enumerate() {
         let program = &sources.programs[tr.program];
+        // A parameter nothing pins gets a value of the type PostgreSQL
+        // infers for it (a timestamp where one goes), else an integer.
+        let types = super::executor::param_types(scratch.admin(), program);
         let mut params = BTreeMap::new();
         for p in parameters(program) {
             let v = match cls.root_of(&Cell::Param(t, p.clone())) {
                 Some(r) => value.get(&r).cloned().unwrap_or_else(Val::null),
-                None => fresh.value(None)?,
+                None => {
+                    let col = types.get(&p).map(|ty| Column {
+                        name: p.clone(),
+                        oid: ty.oid(),
+                        type_name: ty.name().to_string(),
+                        not_null: false,
+                        has_default: false,
+                    });
+                    fresh.value(col.as_ref()).or_else(|_| fresh.value(None))?
+                }
             };
             params.insert(p, v);
         }
