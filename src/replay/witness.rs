@@ -322,29 +322,33 @@ pub(crate) fn fit_text(n: u64, type_name: &str) -> String {
     }
 }
 
-/// Parameters of a program: the `:names` it uses and never assigns.
+/// Parameters of a program: the `:names` it may read before it assigns
+/// them (a definite-assignment pass: after an IF only what every branch,
+/// ELSE included, assigns counts as assigned; what a loop body assigns
+/// counts inside it only). TPC-C's OrderStatus assigns `:c` on its
+/// by-name branch and reads it as a parameter on the other: a parameter.
 pub fn parameters(nodes: &[Node]) -> Vec<String> {
-    let mut used: Vec<String> = vec![];
-    let mut assigned: HashSet<String> = HashSet::new();
-    collect(nodes, &mut used, &mut assigned);
-    let mut out: Vec<String> = used
-        .into_iter()
-        .filter(|u| {
-            let base = u.split('$').next().unwrap_or(u);
-            !assigned.contains(base) && u != "found"
-        })
-        .collect();
-    out.sort();
-    out.dedup();
-    out
+    let mut params = vec![];
+    walk(nodes, &mut HashSet::new(), &mut params);
+    params.sort();
+    params.dedup();
+    params
 }
 
-fn placeholders<T: sqlparser::ast::Visit>(node: &T, used: &mut Vec<String>) {
+fn placeholders<T: sqlparser::ast::Visit>(
+    node: &T,
+    assigned: &HashSet<String>,
+    params: &mut Vec<String>,
+) {
     let _ = sqlparser::ast::visit_expressions(node, |e| {
         if let sqlparser::ast::Expr::Value(v) = e {
             if let sqlparser::ast::Value::Placeholder(p) = &v.value {
                 if p.starts_with(':') {
-                    used.push(p.trim_start_matches(':').to_lowercase());
+                    let name = p.trim_start_matches(':').to_lowercase();
+                    let base = name.split('$').next().unwrap_or(&name).to_string();
+                    if !assigned.contains(&base) && name != "found" {
+                        params.push(name);
+                    }
                 }
             }
         }
@@ -352,54 +356,68 @@ fn placeholders<T: sqlparser::ast::Visit>(node: &T, used: &mut Vec<String>) {
     });
 }
 
-fn collect(nodes: &[Node], used: &mut Vec<String>, assigned: &mut HashSet<String>) {
+fn walk(nodes: &[Node], assigned: &mut HashSet<String>, params: &mut Vec<String>) {
+    let var = |v: &str| v.trim_start_matches(':').to_lowercase();
     for n in nodes {
         match n {
             Node::Sql(s) | Node::Open(s) => {
-                placeholders(&s.sql, used);
-                assigned.extend(s.into.iter().map(|v| v.to_lowercase()));
+                placeholders(&s.sql, assigned, params);
+                assigned.extend(s.into.iter().map(|v| var(v)));
             }
             Node::If(bs) => {
+                let mut after: Option<HashSet<String>> = None;
                 for (c, b) in bs {
                     if let Some(c) = c {
-                        placeholders(&c.expr, used);
+                        placeholders(&c.expr, assigned, params);
                     }
-                    collect(b, used, assigned);
+                    let mut a = assigned.clone();
+                    walk(b, &mut a, params);
+                    after = Some(match after {
+                        None => a,
+                        Some(x) => x.intersection(&a).cloned().collect(),
+                    });
+                }
+                let has_else = bs.last().is_some_and(|(c, _)| c.is_none());
+                if let (true, Some(a)) = (has_else, after) {
+                    *assigned = a;
                 }
             }
             Node::Loop { head, body, .. } => {
-                if let Some(v) = head.var() {
-                    assigned.insert(v.trim_start_matches(':').to_lowercase());
-                }
                 match head {
                     LoopHead::While(c) | LoopHead::Array { expr: c, .. } => {
-                        placeholders(&c.expr, used)
+                        placeholders(&c.expr, assigned, params)
                     }
-                    LoopHead::Range { bounds, .. } => {
-                        bounds.iter().for_each(|c| placeholders(&c.expr, used))
-                    }
-                    LoopHead::Query { query, .. } => placeholders(&query.sql, used),
+                    LoopHead::Range { bounds, .. } => bounds
+                        .iter()
+                        .for_each(|c| placeholders(&c.expr, assigned, params)),
+                    LoopHead::Query { query, .. } => placeholders(&query.sql, assigned, params),
                     LoopHead::Plain => {}
                 }
-                collect(body, used, assigned);
+                let mut a = assigned.clone();
+                if let Some(v) = head.var() {
+                    a.insert(var(v));
+                }
+                walk(body, &mut a, params);
             }
-            Node::Exit { when: Some(c), .. } => placeholders(&c.expr, used),
-            Node::Eval(cs) => cs.iter().for_each(|c| placeholders(&c.expr, used)),
-            Node::Assign { var, expr } => {
-                placeholders(&expr.expr, used);
-                assigned.insert(var.trim_start_matches(':').to_lowercase());
+            Node::Exit { when: Some(c), .. } => placeholders(&c.expr, assigned, params),
+            Node::Eval(cs) => cs
+                .iter()
+                .for_each(|c| placeholders(&c.expr, assigned, params)),
+            Node::Assign { var: v, expr } => {
+                placeholders(&expr.expr, assigned, params);
+                assigned.insert(var(v));
             }
             Node::Block { body, handlers, .. } => {
-                collect(body, used, assigned);
+                walk(body, assigned, params);
                 for h in handlers.iter().flatten() {
-                    collect(h, used, assigned);
+                    walk(h, &mut assigned.clone(), params);
                 }
             }
-            Node::Prefix(b) => collect(b, used, assigned),
+            Node::Prefix(b) => walk(b, &mut assigned.clone(), params),
             Node::Call { call, result, .. } => {
-                placeholders(&call.expr, used);
+                placeholders(&call.expr, assigned, params);
                 if let Some(r) = result {
-                    assigned.insert(r.trim_start_matches(':').to_lowercase());
+                    assigned.insert(var(r));
                 }
             }
             _ => {}
