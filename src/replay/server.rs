@@ -143,10 +143,14 @@ impl TempServer {
                 .help("install the server (e.g. `apt-get install postgresql`); isolint looks in `pg_config --bindir` and /usr/lib/postgresql/*/bin; or give a running server with --postgres URL")
         })?;
         let as_postgres = is_root();
+        // Unique per process and call (tests start several at once).
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let stamp = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos());
-        let dir = std::env::temp_dir().join(format!("isolint-pg-{}-{stamp}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("isolint-pg-{}-{n}-{stamp}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| {
             Diag::new(format!(
                 "--postgres-temp: cannot create {}: {e}",
