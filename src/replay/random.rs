@@ -111,6 +111,8 @@ fn cell(c: &Column, i: usize) -> Option<Val> {
         "t".into()
     } else if t == Type::DATE {
         format!("2001-01-{:02}", i % 28 + 1)
+    } else if t == Type::TIMESTAMP || t == Type::TIMESTAMPTZ {
+        format!("2001-01-{:02} 00:00:00", i % 28 + 1)
     } else {
         return None;
     };
@@ -126,6 +128,9 @@ fn cell(c: &Column, i: usize) -> Option<Val> {
 struct Use {
     text: bool,
     inserted_key: bool,
+    /// The type PostgreSQL infers for it, when that is not a number or
+    /// text (a timestamp, a date, a boolean).
+    other: Option<u32>,
 }
 
 /// Runs `cfg.rounds` random rounds on a scratch schema.
@@ -159,11 +164,18 @@ pub fn replay(
                 }
             }
         }
+        let types = super::executor::param_types(scratch.admin(), nodes);
         params.push(
             parameters(nodes)
                 .into_iter()
                 .map(|n| {
-                    let u = uses.get(&n).copied().unwrap_or_default();
+                    let mut u = uses.get(&n).copied().unwrap_or_default();
+                    u.other = types
+                        .get(&n)
+                        .filter(|t| {
+                            [Type::DATE, Type::TIMESTAMP, Type::TIMESTAMPTZ, Type::BOOL].contains(t)
+                        })
+                        .map(|t| t.oid());
                     (n, u)
                 })
                 .collect(),
@@ -196,7 +208,19 @@ pub fn replay(
                     Val::untyped(fresh.to_string())
                 } else {
                     let r = rng.below(cfg.keys) + 1;
-                    if u.text {
+                    let other = u.other.and_then(|oid| {
+                        let col = Column {
+                            name: name.clone(),
+                            oid,
+                            type_name: String::new(),
+                            not_null: false,
+                            has_default: false,
+                        };
+                        cell(&col, r)
+                    });
+                    if let Some(v) = other {
+                        v
+                    } else if u.text {
                         Val::untyped(format!("k{r}"))
                     } else {
                         Val::untyped(r.to_string())
