@@ -38,6 +38,19 @@ pub struct Loaded {
     pub workload: Workload,
     pub warnings: Vec<Warning>,
     pub provenance: Provenance,
+    /// The schema DDL and each program's AST, for `isolint replay`
+    /// (`None` for BTP YAML, which has neither).
+    pub sources: Option<Sources>,
+}
+
+/// What replaying a workload on a database needs beyond its BTPs.
+#[derive(Debug, Clone)]
+pub struct Sources {
+    /// The schema file, as read (its DDL creates the scratch schema).
+    pub schema: SourceFile,
+    /// Per workload program (indexed like `Workload::programs`; a program
+    /// that COMMIT splits gives one entry per transaction): its AST.
+    pub programs: Vec<Vec<sql::ast::Node>>,
 }
 
 /// Load `path`: a `.yaml`/`.yml` BTP file or a directory of SQL programs.
@@ -63,5 +76,6 @@ pub fn load(path: &Path, schema: Option<&Path>) -> Result<Loaded> {
         workload,
         warnings: vec![],
         provenance: Provenance::default(),
+        sources: None,
     })
 }

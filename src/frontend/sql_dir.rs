@@ -43,7 +43,8 @@ pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
     let manifest_path = dir.join("isolint.yaml");
     let manifest = read_manifest(&manifest_path)?;
     let schema_path = schema_path(dir, schema_override, &manifest, &manifest_path)?;
-    let ddl = parse_ddl(&super::read_source(&schema_path)?)?;
+    let schema_file = super::read_source(&schema_path)?;
+    let ddl = parse_ddl(&schema_file)?;
     let schema = ddl.schema;
     let mut context = Context {
         functions: ddl.functions,
@@ -71,7 +72,16 @@ pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
             d.file_name().map(|n| n.to_string_lossy().into_owned())
         })
         .unwrap_or_else(|| "workload".into());
+    // The transactions in the order `lower_units` makes programs of them.
+    let asts: Vec<Vec<crate::frontend::sql::ast::Node>> = units
+        .iter()
+        .flat_map(|u| super::lower::transactions(u.nodes.clone()))
+        .collect();
     let mut loaded = lower_units(name, manifest.description.clone(), schema, units, &context)?;
+    loaded.sources = Some(super::Sources {
+        schema: schema_file,
+        programs: asts,
+    });
     loaded.warnings.splice(0..0, files.skipped);
     if context.skip_referential_checks {
         loaded.warnings.insert(0, Warning {

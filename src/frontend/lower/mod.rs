@@ -80,7 +80,7 @@ pub fn lower_programs(
 }
 
 /// A program's top level cut at its COMMITs: one transaction each.
-fn transactions(tree: Vec<Node>) -> Vec<Vec<Node>> {
+pub(crate) fn transactions(tree: Vec<Node>) -> Vec<Vec<Node>> {
     let mut out = vec![vec![]];
     for n in tree {
         match n {
@@ -235,6 +235,7 @@ pub fn lower_units(
         workload: w,
         warnings,
         provenance,
+        sources: None,
     })
 }
 
