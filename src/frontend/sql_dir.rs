@@ -392,5 +392,14 @@ pub fn lower_texts(schema: &SourceFile, programs: &[SourceFile]) -> Result<Loade
             file: f.clone(),
         });
     }
-    lower_units("generated".into(), None, ddl.schema, units, &context)
+    let asts: Vec<Vec<crate::frontend::sql::ast::Node>> = units
+        .iter()
+        .flat_map(|u| super::lower::transactions(u.nodes.clone()))
+        .collect();
+    let mut loaded = lower_units("generated".into(), None, ddl.schema, units, &context)?;
+    loaded.sources = Some(super::Sources {
+        schema: schema.clone(),
+        programs: asts,
+    });
+    Ok(loaded)
 }

@@ -151,6 +151,11 @@ struct Table {
 
 struct Gen {
     rng: Rng,
+    /// 0: one key-based write or insert per program; 1: a few key-based
+    /// statements (locking reads included); 2: anything. Most random
+    /// workloads of the general kind are not robust, and the check needs
+    /// robust ones.
+    profile: usize,
     tables: Vec<Table>,
     forms: BTreeSet<Form>,
     /// Variables assigned so far in the program being generated.
@@ -170,8 +175,14 @@ pub fn workload(seed: u64) -> SqlWorkload {
             parent,
         });
     }
+    let profile = match rng.below(10) {
+        0..=2 => 0,
+        3..=5 => 1,
+        _ => 2,
+    };
     let mut g = Gen {
         rng,
+        profile,
         tables,
         forms: BTreeSet::new(),
         vars: 0,
@@ -183,7 +194,11 @@ pub fn workload(seed: u64) -> SqlWorkload {
     let mut items = vec![];
     for _ in 0..nprog {
         g.vars = 0;
-        let n = 1 + g.rng.below(5);
+        let n = match g.profile {
+            0 => 1,
+            1 => 1 + g.rng.below(3),
+            _ => 1 + g.rng.below(5),
+        };
         items.push((0..n).map(|_| g.item()).collect::<Vec<_>>());
     }
     SqlWorkload {
@@ -343,7 +358,7 @@ impl Gen {
 
     /// One item: a statement, or a control structure around items.
     fn item(&mut self) -> String {
-        if self.depth < 2 && self.rng.chance(30) {
+        if self.profile == 2 && self.depth < 2 && self.rng.chance(30) {
             self.depth += 1;
             let s = self.control();
             self.depth -= 1;
@@ -481,7 +496,12 @@ impl Gen {
         let t = self.table();
         let t2 = self.table();
         let k = self.key();
-        match self.rng.below(21) {
+        let choice = match self.profile {
+            0 => *self.rng.pick(&[3, 4, 8, 9]),
+            1 => *self.rng.pick(&[0, 2, 3, 4, 8]),
+            _ => self.rng.below(21),
+        };
+        match choice {
             0 => {
                 self.forms.insert(Form::KeySelect);
                 let v = self.new_var();

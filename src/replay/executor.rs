@@ -130,11 +130,19 @@ enum Head<'p> {
     Stop,
     Cond(&'p Cond),
     Set(&'p str, i64),
+    /// FOR v IN query: the next row (its columns by name).
+    Row(&'p str, Vec<(String, Val)>),
 }
 
 enum LoopKind<'p> {
     Plain,
     While(&'p Cond),
+    /// FOR v IN SELECT …: the rows the query returned when the loop began.
+    Rows {
+        var: &'p str,
+        rows: Vec<Vec<(String, Val)>>,
+        next: usize,
+    },
     Range {
         var: &'p str,
         next: i64,
@@ -146,6 +154,8 @@ enum LoopKind<'p> {
 /// One program in execution: its position and its variables.
 pub struct Executor<'p> {
     frames: Vec<Frame<'p>>,
+    /// The last statement's rows with their column names.
+    last_rows: Vec<Vec<(String, Val)>>,
     /// Variables and parameters by name (lower case, without `:`).
     pub vars: BTreeMap<String, Val>,
     found: bool,
@@ -161,6 +171,7 @@ impl<'p> Executor<'p> {
                 at: 0,
                 label: None,
             }],
+            last_rows: vec![],
             vars: params,
             found: false,
             done: false,
@@ -225,6 +236,13 @@ impl<'p> Executor<'p> {
                                     Head::Stop
                                 }
                             }
+                            LoopKind::Rows { var, rows, next } => match rows.get(*next) {
+                                Some(r) => {
+                                    *next += 1;
+                                    Head::Row(var, r.clone())
+                                }
+                                None => Head::Stop,
+                            },
                         };
                         let go = match head {
                             Head::Go => true,
@@ -233,6 +251,18 @@ impl<'p> Executor<'p> {
                             Head::Set(var, v) => {
                                 let v = Val::typed(v.to_string(), &postgres::types::Type::INT4);
                                 self.vars.insert(var.to_lowercase(), v);
+                                true
+                            }
+                            Head::Row(var, row) => {
+                                // `:v` is the first column, `:v$col` each one.
+                                let var = var.to_lowercase();
+                                if let Some((_, v)) = row.first() {
+                                    self.vars.insert(var.clone(), v.clone());
+                                }
+                                for (name, v) in row {
+                                    self.vars
+                                        .insert(format!("{var}${}", name.to_lowercase()), v);
+                                }
                                 true
                             }
                         };
@@ -297,10 +327,20 @@ impl<'p> Executor<'p> {
                                 by: n.get(2).copied().unwrap_or(1).max(1),
                             }
                         }
-                        LoopHead::Query { .. } => {
-                            return Err(Halt::Unsupported(
-                                "FOR … IN query loops are not replayed yet".into(),
-                            ))
+                        LoopHead::Query { var, query } => {
+                            // The query runs once, before the first
+                            // iteration (PostgreSQL opens a cursor on one
+                            // snapshot): a step of its own.
+                            let ran = self.run_stmt(c, query)?;
+                            let rows = std::mem::take(&mut self.last_rows);
+                            self.frames.push(Frame::Loop {
+                                body,
+                                at: 0,
+                                label: label.as_deref(),
+                                fresh: true,
+                                kind: LoopKind::Rows { var, rows, next: 0 },
+                            });
+                            return Ok(Step::Ran(Box::new(ran)));
                         }
                         LoopHead::Array { .. } => {
                             return Err(Halt::Unsupported(
@@ -446,7 +486,7 @@ impl<'p> Executor<'p> {
             .collect::<Vec<_>>()
             .join(" ");
         let (sql, params) = self.bind(stmt.sql.clone())?;
-        let sent = sql.to_string();
+        let sent = weak_locks(&source, sql.to_string());
         let (rows, affected) =
             query(c, &sent, &params).map_err(|e| Halt::from_db(&e, Some(source.clone())))?;
         self.found = affected > 0 || !rows.is_empty();
@@ -472,6 +512,10 @@ impl<'p> Executor<'p> {
                 }
             }
         }
+        self.last_rows = rows
+            .iter()
+            .map(|(names, r)| names.iter().cloned().zip(r.iter().cloned()).collect())
+            .collect();
         Ok(Ran {
             source,
             sent,
@@ -573,6 +617,20 @@ fn each_stmt<'a>(nodes: &'a [Node], out: &mut Vec<&'a Stmt>) {
             Node::Prefix(b) => each_stmt(b, out),
             _ => {}
         }
+    }
+}
+
+/// The front-end parses FOR NO KEY UPDATE / FOR KEY SHARE as FOR UPDATE /
+/// FOR SHARE (`statement::normalize_locks`); the database must get the
+/// lock the program asks for, or replay would lock more than the program.
+fn weak_locks(source: &str, sent: String) -> String {
+    let upper: String = source.to_ascii_uppercase();
+    if upper.contains("FOR NO KEY UPDATE") {
+        sent.replacen("FOR UPDATE", "FOR NO KEY UPDATE", 1)
+    } else if upper.contains("FOR KEY SHARE") {
+        sent.replacen("FOR SHARE", "FOR KEY SHARE", 1)
+    } else {
+        sent
     }
 }
 

@@ -22,5 +22,6 @@ pub mod run;
 pub mod scratch;
 pub mod server;
 pub mod session;
+pub mod soundness;
 pub mod value;
 pub mod witness;

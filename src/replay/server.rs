@@ -191,7 +191,7 @@ impl TempServer {
             as_postgres,
         )?;
         let opts = format!(
-            "-p {PORT} -k {} -c listen_addresses='' -c fsync=off -c synchronous_commit=off -c full_page_writes=off",
+            "-p {PORT} -k {} -c listen_addresses='' -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c deadlock_timeout=100ms",
             t.path_str(&t.dir)
         );
         let log = t.path_str(&t.dir.join("server.log"));
