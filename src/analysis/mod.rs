@@ -8,6 +8,7 @@
 //! Depends on `model` only. Must not: read files, print, or format text
 //! for people (progress goes through the `progress` trait).
 
+pub mod allocation;
 pub mod explorer;
 pub mod findings;
 pub mod graph;

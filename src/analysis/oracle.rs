@@ -258,6 +258,10 @@ impl Compact {
             }
             let pair = if strong_in[v] != NONE {
                 Some((strong_in[v], Rep::Strong))
+            } else if method == Method::Snapshot {
+                // Under snapshot isolation only a strong incoming edge
+                // makes a pair dangerous (docs/allocation.md).
+                None
             } else {
                 let inc = latest_in[v];
                 (inc != NONE
@@ -312,7 +316,7 @@ impl Compact {
         method: Method,
     ) -> Cycle {
         let mut steps: Vec<(u32, Rep)> = vec![(f.first, f.first_rep)];
-        if method == Method::TypeII {
+        if method != Method::TypeI {
             steps.push((f.second, Rep::Cf));
         }
         let source = self.source_of(f.first);

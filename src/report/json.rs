@@ -29,7 +29,7 @@ fn witness(w: &Workload, a: &Findings, i: usize) -> Value {
         })
         .collect();
     let pair = match method {
-        Method::TypeII => json!([0, 1]),
+        Method::TypeII | Method::Snapshot => json!([0, 1]),
         Method::TypeI => json!([0]),
     };
     let mut v =

@@ -104,6 +104,7 @@ pub fn method_key(m: Method) -> &'static str {
     match m {
         Method::TypeII => "type2",
         Method::TypeI => "type1",
+        Method::Snapshot => "snapshot",
     }
 }
 

@@ -24,6 +24,7 @@ pub fn check(w: &Workload, a: &Findings, workload_path: &str) -> Value {
     let rule_id = match a.method {
         Method::TypeII => "mvrc-type2-cycle",
         Method::TypeI => "mvrc-type1-cycle",
+        Method::Snapshot => "si-dangerous-cycle",
     };
     let mut results = vec![];
     for (i, st) in a.cycles.iter().enumerate() {

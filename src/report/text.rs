@@ -146,10 +146,12 @@ pub fn analyze(w: &Workload, a: &Findings) -> String {
         g.counterflow_edges()
     ));
     if a.robust {
-        o.push_str(&format!("ROBUST against {}: every schedule these programs can produce under {RC} is serializable.\n", RC.abbreviation()));
+        let level = a.method.level();
+        o.push_str(&format!("ROBUST against {}: every schedule these programs can produce under {level} is serializable.\n", level.abbreviation()));
         o.push_str(&format!("This {ASSUMPTION}.\n"));
     } else {
-        o.push_str(&format!("NOT ROBUST against {}: the summary graph has a dangerous cycle, so {RC} may produce non-serializable schedules.\n", RC.abbreviation()));
+        let level = a.method.level();
+        o.push_str(&format!("NOT ROBUST against {}: the summary graph has a dangerous cycle, so {level} may produce non-serializable schedules.\n", level.abbreviation()));
         for (i, (wit, steps)) in a.witnesses.iter().zip(&a.cycles).enumerate() {
             o.push_str(&format!(
                 "\nwitness {} ({}; programs: {}):\n",
@@ -158,7 +160,7 @@ pub fn analyze(w: &Workload, a: &Findings) -> String {
                 programs_of(steps).join(", ")
             ));
             o.push_str(&cycle_table(steps));
-            if a.method == Method::TypeII {
+            if a.method != Method::TypeI {
                 o.push_str("edges 1 and 2 are the adjacent pair that makes the cycle type-II.\n");
             }
             o.push_str(&confirmation(w, a, i, ""));
@@ -181,6 +183,7 @@ pub fn subsets(w: &Workload, table: &SubsetTable) -> String {
         header.push(match m {
             Method::TypeII => "Alg 2 (type-II)",
             Method::TypeI => "method of [3] (type-I)",
+            Method::Snapshot => "snapshot isolation",
         });
     }
     let mut t = new_table(header);
@@ -195,7 +198,7 @@ pub fn subsets(w: &Workload, table: &SubsetTable) -> String {
 fn pair_explanation(w: &Witness, steps: &[Step], method: Method) -> String {
     match method {
         Method::TypeI => format!("type-I: edge 1 is counterflow ({})", steps[0].from_program),
-        Method::TypeII => {
+        Method::TypeII | Method::Snapshot => {
             let (a, b) = (&steps[0], &steps[1 % steps.len()]);
             let why = match w.reason {
                 Reason::AdjacentCounterflow => "both are counterflow".to_string(),
