@@ -72,6 +72,8 @@ pub struct Lowest {
 #[derive(Default, Clone, Copy)]
 struct NodePairs {
     strong_in: Option<usize>,
+    /// An incoming edge that may be an rw-antidependency (`SummaryGraph::rw`).
+    si_in: Option<usize>,
     latest_in: Option<usize>,
     earliest_cf_out: Option<usize>,
 }
@@ -102,6 +104,9 @@ pub fn lowest(g: &SummaryGraph) -> Lowest {
             let p = &mut pairs[v];
             if strong && p.strong_in.is_none() {
                 p.strong_in = Some(i);
+            }
+            if g.rw.contains(i) && p.si_in.is_none() {
+                p.si_in = Some(i);
             }
             if p.latest_in.is_none_or(|j| g.edges[j].to_pos < e.to_pos) {
                 p.latest_in = Some(i);
@@ -135,7 +140,7 @@ pub fn lowest(g: &SummaryGraph) -> Lowest {
             continue;
         };
         let pv = prog(v);
-        if let Some(inc) = p.strong_in {
+        if let Some(inc) = p.si_in {
             // SI-dangerous: v must be SERIALIZABLE.
             ssi_pivots.push(v);
             if levels[pv] < Level::Serializable {
@@ -145,16 +150,26 @@ pub fn lowest(g: &SummaryGraph) -> Lowest {
                     witness_through(g, &comp, inc, out, reason(inc)),
                 ));
             }
-        } else if let Some(inc) = p
+        } else if let Some(inc) = p.strong_in.or(p
             .latest_in
-            .filter(|&inc| g.edges[out].from_pos < g.edges[inc].to_pos)
+            .filter(|&inc| g.edges[out].from_pos < g.edges[inc].to_pos))
         {
             // RC-dangerous only: v must be at least REPEATABLE READ.
             if levels[pv] < Level::RepeatableRead {
                 levels[pv] = Level::RepeatableRead;
                 why[pv] = Some((
                     Cause::Pivot,
-                    witness_through(g, &comp, inc, out, Reason::OutgoingBeforeIncoming),
+                    witness_through(
+                        g,
+                        &comp,
+                        inc,
+                        out,
+                        if p.strong_in == Some(inc) {
+                            reason(inc)
+                        } else {
+                            Reason::OutgoingBeforeIncoming
+                        },
+                    ),
                 ));
             }
         }
@@ -167,7 +182,7 @@ pub fn lowest(g: &SummaryGraph) -> Lowest {
         let Some(out) = pairs[v].earliest_cf_out else {
             continue;
         };
-        let Some(strong) = pairs[v].strong_in else {
+        let Some(strong) = pairs[v].si_in else {
             continue;
         };
         let mut force = |p: usize, inc: usize, out: usize, levels: &mut Vec<Level>| {
@@ -183,17 +198,9 @@ pub fn lowest(g: &SummaryGraph) -> Lowest {
             if comp[u] != comp[v] {
                 continue;
             }
-            let types = &g.nodes[u].types;
             for i in g.out_start[u]..g.out_start[u + 1] {
-                let e = &g.edges[i];
-                if e.to as usize == v {
-                    let is_strong = e.counterflow
-                        || types
-                            .get(e.from_pos as usize)
-                            .is_none_or(|t| t.starts_with_read());
-                    if is_strong {
-                        force(prog(u), i, out, &mut levels);
-                    }
+                if g.edges[i].to as usize == v && g.rw.contains(i) {
+                    force(prog(u), i, out, &mut levels);
                 }
             }
         }

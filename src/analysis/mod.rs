@@ -25,12 +25,13 @@ pub mod unfold;
 pub use findings::Findings;
 
 use crate::model::btp::Workload;
+use crate::model::isolation::{Deployed, Level};
 use crate::model::settings::Settings;
-use findings::{edits, steps, Isolation, SubsetTable};
+use findings::{edits, steps, DeployedVerdict, Isolation, SubsetTable};
 use graph::build;
 use progress::{Progress, Silent};
 use promote::{suggest_in, Budget, Suggestion};
-use robustness::{is_robust, witnesses, Method};
+use robustness::{is_robust, is_robust_under, witnesses, witnesses_under, Method};
 use subsets::{search, MAX_SUBSETS};
 
 /// [`analyze_with`] without progress reports.
@@ -59,6 +60,7 @@ pub fn analyze_with(
     // The subset search starts from the verdict on the whole workload
     // instead of testing it again.
     let subsets = subsets.then(|| search(&graph, method, MAX_SUBSETS, Some(robust), progress));
+    let isolation = Isolation::lowest(w, &graph, false);
     Findings {
         settings,
         method,
@@ -69,7 +71,7 @@ pub fn analyze_with(
         subsets,
         suggestion: None,
         edits: vec![],
-        isolation: Isolation::uniform(w.programs.len(), robust, false),
+        isolation,
         table: None,
         confirmations: vec![],
     }
@@ -97,11 +99,54 @@ pub fn check_with(
     let suggestion = suggest_in(w, &f.graph, method, Budget::default(), progress);
     if let Suggestion::Promote(set) = &suggestion {
         f.edits = edits(w, set);
-        f.isolation = Isolation::uniform(w.programs.len(), false, true);
+        f.isolation = Isolation::lowest(w, &f.graph, true);
     } else {
         f.subsets = Some(search(&f.graph, method, MAX_SUBSETS, Some(false), progress));
     }
     f.suggestion = Some(suggestion);
+    f
+}
+
+/// `isolint check` with the levels a team deploys (docs/allocation.md):
+/// the verdict is robustness under `deployed` (with every program at
+/// READ COMMITTED, exactly [`check_with`]), the witnesses are cycles
+/// dangerous under it, and `isolation.deployed` names the programs to
+/// raise. The fix search and the subsets stay those of READ COMMITTED: a
+/// promotion that makes READ COMMITTED robust makes every allocation
+/// robust (robust allocations are closed upwards).
+pub fn check_deployed_with(
+    w: &Workload,
+    settings: Settings,
+    method: Method,
+    deployed: &Deployed,
+    progress: &dyn Progress,
+) -> Findings {
+    let mut f = check_with(w, settings, method, progress);
+    let all_rc = deployed
+        .allocation
+        .0
+        .iter()
+        .all(|&l| l == Level::ReadCommitted);
+    if !all_rc {
+        f.robust = is_robust_under(&f.graph, None, &deployed.allocation);
+        f.witnesses = if f.robust {
+            vec![]
+        } else {
+            witnesses_under(&f.graph, None, &deployed.allocation)
+        };
+        f.cycles = f.witnesses.iter().map(|x| steps(w, &f.graph, x)).collect();
+        if f.robust {
+            f.suggestion = None;
+            f.edits = vec![];
+            f.subsets = None;
+        }
+    }
+    let raise = allocation::to_raise(&deployed.allocation, &f.isolation.as_is);
+    f.isolation.deployed = Some(DeployedVerdict {
+        deployed: deployed.clone(),
+        robust: f.robust,
+        raise: if f.robust { vec![] } else { raise },
+    });
     f
 }
 

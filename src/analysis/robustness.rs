@@ -196,9 +196,12 @@ fn find_test(
     let mut strong_in: Vec<Option<usize>> = vec![None; n];
     let mut latest_in: Vec<Option<usize>> = vec![None; n];
     let mut earliest_cf_out: Vec<Option<usize>> = vec![None; n];
-    // For the SSI exemption: a strong incoming edge from, and a
-    // counterflow edge to, a program that is not SERIALIZABLE.
-    let mut strong_in_plain: Vec<Option<usize>> = vec![None; n];
+    // Snapshot levels: an incoming edge that may be an rw-antidependency
+    // (`SummaryGraph::rw`), any, and from a program that is not
+    // SERIALIZABLE; a counterflow edge to such a program (the SSI
+    // exemption needs all three SERIALIZABLE).
+    let mut si_in: Vec<Option<usize>> = vec![None; n];
+    let mut si_in_plain: Vec<Option<usize>> = vec![None; n];
     let mut cf_out_plain: Vec<Option<usize>> = vec![None; n];
     // Latest to_pos of latest_in, earliest from_pos of earliest_cf_out,
     // kept beside them so the pass reads each edge once, in edge order
@@ -221,15 +224,21 @@ fn find_test(
             if !e.counterflow {
                 has_nc.insert(cu as usize);
             }
-            let strong = e.counterflow
-                || types
-                    .get(e.from_pos as usize)
-                    .is_none_or(|t| t.starts_with_read());
-            if strong && strong_in[v].is_none() {
+            if strong_in[v].is_none()
+                && (e.counterflow
+                    || types
+                        .get(e.from_pos as usize)
+                        .is_none_or(|t| t.starts_with_read()))
+            {
                 strong_in[v] = Some(i);
             }
-            if strong && strong_in_plain[v].is_none() && !ssi(u) {
-                strong_in_plain[v] = Some(i);
+            if g.rw.contains(i) {
+                if si_in[v].is_none() {
+                    si_in[v] = Some(i);
+                }
+                if si_in_plain[v].is_none() && !ssi(u) {
+                    si_in_plain[v] = Some(i);
+                }
             }
             if latest_in[v].is_none() || latest_pos[v] < e.to_pos {
                 latest_in[v] = Some(i);
@@ -273,12 +282,12 @@ fn find_test(
             }
             // Snapshot reads: the incoming edge must be able to be an
             // rw-antidependency (docs/allocation.md, Lemma 2).
-            Level::RepeatableRead => strong_in[v].map(|inc| (inc, out, strong_reason(inc))),
+            Level::RepeatableRead => si_in[v].map(|inc| (inc, out, strong_reason(inc))),
             // SSI: as SI, unless P3 and P5 are SERIALIZABLE too (then
             // PostgreSQL aborts the dangerous structure, Lemma 3).
-            Level::Serializable => match (strong_in_plain[v], cf_out_plain[v]) {
+            Level::Serializable => match (si_in_plain[v], cf_out_plain[v]) {
                 (Some(inc), _) => Some((inc, out, strong_reason(inc))),
-                (None, Some(o)) => strong_in[v].map(|inc| (inc, o, strong_reason(inc))),
+                (None, Some(o)) => si_in[v].map(|inc| (inc, o, strong_reason(inc))),
                 (None, None) => None,
             },
         };
@@ -520,12 +529,16 @@ pub fn check_witness_under(
     let level = |v: u32| alloc.level(g.nodes[v as usize].ltp.program);
     let strong =
         e3.counterflow || g.nodes[e3.from as usize].types[e3.from_pos as usize].starts_with_read();
+    // The witness's edges are graph edges (checked above); find e3's index
+    // for its rw flag.
+    let rw = e3.counterflow
+        || (g.out_start[e3.from as usize]..g.out_start[e3.from as usize + 1])
+            .any(|i| g.edges[i] == *e3 && g.rw.contains(i));
     let ok = match level(e4.from) {
         Level::ReadCommitted => strong || e4.from_pos < e3.to_pos,
-        Level::RepeatableRead => strong,
+        Level::RepeatableRead => rw,
         Level::Serializable => {
-            strong
-                && !(level(e3.from) == Level::Serializable && level(e4.to) == Level::Serializable)
+            rw && !(level(e3.from) == Level::Serializable && level(e4.to) == Level::Serializable)
         }
     };
     if ok {

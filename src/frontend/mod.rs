@@ -15,6 +15,7 @@ use std::path::Path;
 
 use crate::model::btp::Workload;
 use crate::model::error::{Diag, Result, SourceFile, Warning};
+use crate::model::isolation::{Declared, Level};
 use crate::model::provenance::Provenance;
 
 pub mod lower;
@@ -38,6 +39,11 @@ pub struct Loaded {
     pub workload: Workload,
     pub warnings: Vec<Warning>,
     pub provenance: Provenance,
+    /// Per program, the isolation level its SQL declares (none for BTP
+    /// YAML).
+    pub declared: Vec<Option<Declared>>,
+    /// `isolation:` of the manifest: (program, level) pairs.
+    pub deployed: Vec<(usize, Level)>,
 }
 
 /// Load `path`: a `.yaml`/`.yml` BTP file or a directory of SQL programs.
@@ -59,9 +65,12 @@ pub fn load(path: &Path, schema: Option<&Path>) -> Result<Loaded> {
     }
     let file = read_source(path)?;
     let workload = yaml::parse(&file)?;
+    let n = workload.programs.len();
     Ok(Loaded {
         workload,
         warnings: vec![],
         provenance: Provenance::default(),
+        declared: vec![None; n],
+        deployed: vec![],
     })
 }

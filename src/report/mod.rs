@@ -10,7 +10,7 @@
 use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
 
 use crate::analysis::findings::{Edit, Step};
-use crate::analysis::robustness::Method;
+use crate::analysis::robustness::{Method, Reason};
 use crate::analysis::subsets::Subsets;
 use crate::model::btp::{Body, Program, Workload};
 
@@ -169,4 +169,44 @@ pub fn edit_line(e: &Edit) -> String {
         .map(|s| format!("   ({s})"))
         .unwrap_or_default();
     format!("{}: add FOR UPDATE{sql}", edit_location(e))
+}
+
+/// Why a program sits at its level in the lowest allocation, in words
+/// (docs/allocation.md).
+pub fn raise_reason(w: &Workload, r: &crate::analysis::findings::Raised) -> String {
+    use crate::analysis::allocation::Cause;
+    use crate::model::isolation::Level;
+    let pair = match r.reason {
+        Reason::OutgoingBeforeIncoming => {
+            "the counterflow edge leaves before the incoming edge enters"
+        }
+        Reason::AdjacentCounterflow => "two adjacent counterflow (rw) edges",
+        _ => "the incoming edge comes from a read (a possible rw-antidependency)",
+    };
+    match (&r.cause, r.level) {
+        (Cause::Pivot, Level::RepeatableRead) => format!(
+            "a dangerous cycle meets here under READ COMMITTED ({pair}); under snapshot isolation it cannot close"
+        ),
+        (Cause::Pivot, _) => format!(
+            "two rw-antidependencies meet here ({pair}): dangerous under READ COMMITTED and REPEATABLE READ"
+        ),
+        (Cause::Neighbour { pivot }, _) => format!(
+            "on the dangerous structure at {}, which runs SERIALIZABLE: PostgreSQL's SSI only detects it when all its transactions are SERIALIZABLE",
+            w.programs[*pivot].name
+        ),
+    }
+}
+
+/// "Prog (file:line)" of the first statement of program `p` on a cycle.
+pub fn raise_location(r: &crate::analysis::findings::Raised, program: &str) -> Option<String> {
+    r.cycle
+        .iter()
+        .find(|s| s.from_program == program)
+        .and_then(|s| s.from_origin.clone())
+        .or_else(|| {
+            r.cycle
+                .iter()
+                .find(|s| s.to_program == program)
+                .and_then(|s| s.to_origin.clone())
+        })
 }

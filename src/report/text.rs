@@ -297,3 +297,58 @@ fn confirmation(w: &Workload, a: &Findings, i: usize, indent: &str) -> String {
         })
         .unwrap_or_default()
 }
+
+/// `isolint allocate`: the lowest robust allocation as a table, then per
+/// raised program the cycle that forces it, then the allocation with the
+/// verified edits.
+pub fn allocate(w: &Workload, a: &Findings) -> String {
+    let iso = &a.isolation;
+    let mut o = format!(
+        "isolint allocate: {} — lowest robust isolation level per program ({}{})\n",
+        w.name,
+        a.settings.label(),
+        if a.settings.same_tuple {
+            ", same-tuple constraints"
+        } else {
+            ""
+        },
+    );
+    let mut t = new_table(vec!["program", "level", "why"]);
+    for (p, prog) in w.programs.iter().enumerate() {
+        let level = iso.as_is.level(p);
+        let why = match iso.raised.iter().find(|r| r.program == p) {
+            Some(r) => super::raise_reason(w, r),
+            None => "no dangerous cycle needs more".to_string(),
+        };
+        t.add_row(vec![prog.name.clone(), level.to_string(), why]);
+    }
+    o.push_str(&format!("{t}\n"));
+    o.push_str("The lowest robust allocation is unique: every robust allocation is at least this level for every program (docs/allocation.md).\n");
+    for r in &iso.raised {
+        let name = &w.programs[r.program].name;
+        o.push_str(&format!(
+            "\n{name} → {} (below it, this cycle is dangerous; programs: {}):\n",
+            r.level,
+            programs_of(&r.cycle).join(", ")
+        ));
+        for (k, s) in r.cycle.iter().enumerate() {
+            o.push_str(&format!("  {}. {}\n", k + 1, edge_line(s)));
+        }
+    }
+    match (&iso.with_edits, &a.suggestion) {
+        (Some(alloc), Some(Suggestion::Promote(_))) => {
+            o.push_str(&format!(
+                "\nwith the suggested edits (verified: the promoted workload is robust under READ COMMITTED), every program may run {}:\n",
+                alloc.level(0)
+            ));
+            for e in &a.edits {
+                o.push_str(&format!("  {}\n", edit_line(e)));
+            }
+        }
+        (_, Some(Suggestion::NotFound { .. } | Suggestion::Impossible { .. })) => {
+            o.push_str("\nno promotion of key-based reads to FOR UPDATE makes READ COMMITTED robust: the allocation above stands.\n");
+        }
+        _ => {}
+    }
+    o
+}
