@@ -210,3 +210,59 @@ pub fn raise_location(r: &crate::analysis::findings::Raised, program: &str) -> O
                 .and_then(|s| s.to_origin.clone())
         })
 }
+
+/// A program whose deployed level is below its lowest robust level, for
+/// the CI annotations: where to point and what to say.
+pub struct RaiseSite {
+    pub file: String,
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+/// One [`RaiseSite`] per program `check` says to raise: at the program's
+/// own `SET TRANSACTION` line when it declares one, else at its first
+/// statement on the cycle that forces the level, else its file.
+pub fn raise_sites(
+    w: &Workload,
+    a: &crate::analysis::findings::Findings,
+    workload_path: &str,
+) -> Vec<RaiseSite> {
+    use crate::model::isolation::LevelSource;
+    let Some(d) = &a.isolation.deployed else {
+        return vec![];
+    };
+    d.raise
+        .iter()
+        .map(|&(p, level)| {
+            let prog = &w.programs[p];
+            let raised = a.isolation.raised.iter().find(|r| r.program == p);
+            let (file, line) = match &d.deployed.sources[p] {
+                LevelSource::Declared { file, line } => (file.clone(), Some(*line)),
+                _ => {
+                    let origin = raised.and_then(|r| raise_location(r, &prog.name));
+                    match origin {
+                        Some(o) => split_origin(&Some(o), workload_path),
+                        None => (
+                            prog.file
+                                .clone()
+                                .unwrap_or_else(|| workload_path.to_string()),
+                            None,
+                        ),
+                    }
+                }
+            };
+            let why = raised
+                .map(|r| format!(": {}", raise_reason(w, r)))
+                .unwrap_or_default();
+            RaiseSite {
+                file,
+                line,
+                message: format!(
+                    "{} runs {} but needs at least {level}{why}",
+                    prog.name,
+                    d.deployed.allocation.level(p)
+                ),
+            }
+        })
+        .collect()
+}

@@ -222,23 +222,60 @@ fn pair_explanation(w: &Witness, steps: &[Step], method: Method) -> String {
 
 /// `isolint check`.
 pub fn check(w: &Workload, a: &Findings) -> String {
+    let deployed = a
+        .isolation
+        .deployed
+        .as_ref()
+        .filter(|d| !d.deployed.is_default());
+    let against = match deployed {
+        Some(_) => "the deployed isolation levels".to_string(),
+        None => RC.abbreviation().to_string(),
+    };
     let mut o = format!(
         "isolint check: {} — {} against {} ({}, {})\n",
         w.name,
         if a.robust { "ROBUST" } else { "NOT ROBUST" },
-        RC.abbreviation(),
+        against,
         a.method.label(),
         a.settings.label()
     );
+    if let Some(d) = deployed {
+        o.push_str(&deployed_lines(w, d));
+    }
     if a.robust {
-        o.push_str(&format!(
-            "All programs may run under {RC}: every schedule is serializable.\nThis {ASSUMPTION}.\n"
-        ));
+        if deployed.is_some() {
+            o.push_str(&format!(
+                "Every schedule these levels allow is serializable (docs/allocation.md).\nThis {ASSUMPTION}.\n"
+            ));
+        } else {
+            o.push_str(&format!(
+                "All programs may run under {RC}: every schedule is serializable.\nThis {ASSUMPTION}.\n"
+            ));
+        }
         return o;
     }
+    match deployed {
+        Some(d) => {
+            for &(p, level) in &d.raise {
+                o.push_str(&format!(
+                    "raise {} to {level} (the lowest robust level; `isolint allocate` shows why)\n",
+                    w.programs[p].name
+                ));
+            }
+        }
+        None => o.push_str(&format!(
+            "Run these programs under {}, or apply the fix below, or deploy only a robust subset.\n",
+            Level::Serializable
+        )),
+    }
     o.push_str(&format!(
-        "Run these programs under {}, or apply the fix below, or deploy only a robust subset.\n",
-        Level::Serializable
+        "lowest robust allocation: {}\n",
+        w.programs
+            .iter()
+            .enumerate()
+            .map(|(p, prog)| format!("{}={}", prog.name, a.isolation.as_is.level(p).key()))
+            .collect::<Vec<_>>()
+            .join(", ")
     ));
     o.push_str(&format!(
         "{} dangerous cycle(s), one per strongly connected component:\n",
@@ -351,4 +388,28 @@ pub fn allocate(w: &Workload, a: &Findings) -> String {
         _ => {}
     }
     o
+}
+
+/// The deployed level of each program and where it comes from.
+fn deployed_lines(w: &Workload, d: &crate::analysis::findings::DeployedVerdict) -> String {
+    use crate::model::isolation::LevelSource;
+    let items: Vec<String> = w
+        .programs
+        .iter()
+        .enumerate()
+        .map(|(p, prog)| {
+            let from = match &d.deployed.sources[p] {
+                LevelSource::Default => "default".to_string(),
+                LevelSource::Declared { file, line } => format!("{file}:{line}"),
+                LevelSource::Manifest => "isolint.yaml".to_string(),
+                LevelSource::Flag => "--levels".to_string(),
+            };
+            format!(
+                "{}={} ({from})",
+                prog.name,
+                d.deployed.allocation.level(p).key()
+            )
+        })
+        .collect();
+    format!("deployed: {}\n", items.join(", "))
 }
