@@ -107,6 +107,24 @@ pub fn check_with(
     f
 }
 
+/// `isolint allocate`: the lowest robust allocation with its reasons
+/// (`Findings::isolation`), the READ COMMITTED verdict and witnesses, and
+/// the verified `FOR UPDATE` promotion with the allocation after it. No
+/// subset search.
+pub fn allocate_with(w: &Workload, settings: Settings, progress: &dyn Progress) -> Findings {
+    let mut f = analyze_with(w, settings, Method::TypeII, false, progress);
+    if f.robust {
+        return f;
+    }
+    let suggestion = suggest_in(w, &f.graph, Method::TypeII, Budget::default(), progress);
+    if let Suggestion::Promote(set) = &suggestion {
+        f.edits = edits(w, set);
+        f.isolation = Isolation::lowest(w, &f.graph, true);
+    }
+    f.suggestion = Some(suggestion);
+    f
+}
+
 /// `isolint check` with the levels a team deploys (docs/allocation.md):
 /// the verdict is robustness under `deployed` (with every program at
 /// READ COMMITTED, exactly [`check_with`]), the witnesses are cycles

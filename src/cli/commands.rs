@@ -175,7 +175,7 @@ fn allocate(input: &InputArgs, settings: &SettingsArgs, format: Format) -> Resul
     let format = format.require("allocate", &[Format::Text, Format::Json])?;
     let loaded = load_workload(input, format == Format::Text)?;
     let w = &loaded.workload;
-    let f = analysis::check_with(w, settings.settings(), Method::TypeII, &Spinner::new());
+    let f = analysis::allocate_with(w, settings.settings(), &Spinner::new());
     match format {
         Format::Json => emit(&json_text(&report::json::allocate(w, &f, &loaded.warnings))),
         _ => emit(&report::text::allocate(w, &f)),

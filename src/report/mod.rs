@@ -177,21 +177,19 @@ pub fn raise_reason(w: &Workload, r: &crate::analysis::findings::Raised) -> Stri
     use crate::analysis::allocation::Cause;
     use crate::model::isolation::Level;
     let pair = match r.reason {
-        Reason::OutgoingBeforeIncoming => {
-            "the counterflow edge leaves before the incoming edge enters"
-        }
-        Reason::AdjacentCounterflow => "two adjacent counterflow (rw) edges",
-        _ => "the incoming edge comes from a read (a possible rw-antidependency)",
+        Reason::OutgoingBeforeIncoming => "counterflow edge leaves before the incoming edge enters",
+        Reason::AdjacentCounterflow => "two adjacent counterflow rw edges",
+        _ => "rw edge in, counterflow rw edge out",
     };
     match (&r.cause, r.level) {
-        (Cause::Pivot, Level::RepeatableRead) => format!(
-            "a dangerous cycle meets here under READ COMMITTED ({pair}); under snapshot isolation it cannot close"
-        ),
-        (Cause::Pivot, _) => format!(
-            "two rw-antidependencies meet here ({pair}): dangerous under READ COMMITTED and REPEATABLE READ"
-        ),
+        (Cause::Pivot, Level::RepeatableRead) => {
+            format!("dangerous under READ COMMITTED ({pair}); a snapshot prevents it")
+        }
+        (Cause::Pivot, _) => {
+            format!("pivot of a dangerous structure under REPEATABLE READ ({pair})")
+        }
         (Cause::Neighbour { pivot }, _) => format!(
-            "on the dangerous structure at {}, which runs SERIALIZABLE: PostgreSQL's SSI only detects it when all its transactions are SERIALIZABLE",
+            "on {}'s dangerous structure: SSI detects it only if all its transactions are SERIALIZABLE",
             w.programs[*pivot].name
         ),
     }
