@@ -215,9 +215,17 @@ pub fn subset_table(
 /// (issue 11): a concrete non-serializable READ COMMITTED schedule of the
 /// cycle's programs, or "not confirmed within `bounds`".
 pub fn confirm(w: &Workload, f: &mut Findings, bounds: explorer::Bounds) {
+    // `check` with deployed levels: confirm under those levels; `analyze
+    // --level repeatable-read`: under snapshot isolation.
+    let rc = crate::model::isolation::Allocation::uniform(w.programs.len(), f.method.level());
+    let alloc = f
+        .isolation
+        .deployed
+        .as_ref()
+        .map_or(&rc, |d| &d.deployed.allocation);
     f.confirmations = f
         .witnesses
         .iter()
-        .map(|x| explorer::confirm(w, &f.graph, x, bounds))
+        .map(|x| explorer::confirm_at(w, &f.graph, x, bounds, alloc))
         .collect();
 }
