@@ -131,6 +131,7 @@ pub fn lowest(g: &SummaryGraph) -> Lowest {
     let mut levels = vec![Level::ReadCommitted; programs];
     let mut why: Vec<Option<(Cause, Witness)>> = vec![None; programs];
     let mut ssi_pivots = vec![];
+    let mut outs = std::collections::HashMap::new();
     for v in 0..n {
         if !has_nc[comp[v] as usize] {
             continue;
@@ -147,7 +148,7 @@ pub fn lowest(g: &SummaryGraph) -> Lowest {
                 levels[pv] = Level::Serializable;
                 why[pv] = Some((
                     Cause::Pivot,
-                    witness_through(g, &comp, inc, out, reason(inc)),
+                    witness_through(g, &comp, &mut outs, (inc, out), reason(inc)),
                 ));
             }
         } else if let Some(inc) = p.strong_in.or(p
@@ -162,8 +163,8 @@ pub fn lowest(g: &SummaryGraph) -> Lowest {
                     witness_through(
                         g,
                         &comp,
-                        inc,
-                        out,
+                        &mut outs,
+                        (inc, out),
                         if p.strong_in == Some(inc) {
                             reason(inc)
                         } else {
@@ -175,7 +176,7 @@ pub fn lowest(g: &SummaryGraph) -> Lowest {
         }
     }
     // Every P3 of a strong edge into, and every P5 of a counterflow edge
-    // out of, a SERIALIZABLE pivot must be SERIALIZABLE (Lemma 3 of
+    // out of, a SERIALIZABLE pivot must be SERIALIZABLE (Theorem 1 of
     // docs/allocation.md needs all three).
     for &v in &ssi_pivots {
         let pv = prog(v);
@@ -190,7 +191,7 @@ pub fn lowest(g: &SummaryGraph) -> Lowest {
                 levels[p] = Level::Serializable;
                 why[p] = Some((
                     Cause::Neighbour { pivot: pv },
-                    witness_through(g, &comp, inc, out, reason(inc)),
+                    witness_through(g, &comp, &mut outs, (inc, out), reason(inc)),
                 ));
             }
         };

@@ -284,7 +284,7 @@ fn find_test(
             // rw-antidependency (docs/allocation.md, Lemma 2).
             Level::RepeatableRead => si_in[v].map(|inc| (inc, out, strong_reason(inc))),
             // SSI: as SI, unless P3 and P5 are SERIALIZABLE too (then
-            // PostgreSQL aborts the dangerous structure, Lemma 3).
+            // PostgreSQL aborts the dangerous structure, Theorem 1).
             Level::Serializable => match (si_in_plain[v], cf_out_plain[v]) {
                 (Some(inc), _) => Some((inc, out, strong_reason(inc))),
                 (None, Some(o)) => si_in[v].map(|inc| (inc, o, strong_reason(inc))),
@@ -327,22 +327,26 @@ pub fn witnesses_under(g: &SummaryGraph, mask: Mask, alloc: &Allocation) -> Vec<
 /// A witness through the given adjacent pair (e3 = `inc`, e4 = `out`,
 /// edge indices of one SCC of the unmasked graph), for explanations of
 /// the lowest allocation.
+/// `outs` caches [`component_out`] per component across calls.
 pub(crate) fn witness_through(
     g: &SummaryGraph,
     comp: &[u32],
-    inc: usize,
-    out: usize,
+    outs: &mut std::collections::HashMap<u32, Vec<Vec<usize>>>,
+    (inc, out): (usize, usize),
     reason: Reason,
 ) -> Witness {
-    build_witness(
+    let c = comp[g.edges[out].from as usize];
+    let adj = outs.entry(c).or_insert_with(|| component_out(g, comp, c));
+    build_witness_with(
         g,
         comp,
         &Found {
-            comp: comp[g.edges[out].from as usize],
+            comp: c,
             first: inc,
             second: out,
             reason,
         },
+        adj,
     )
 }
 
@@ -393,9 +397,8 @@ fn path(g: &SummaryGraph, comp: &[u32], c: u32, out: &[Vec<usize>], a: u32, b: u
     vec![]
 }
 
-fn build_witness(g: &SummaryGraph, comp: &[u32], f: &Found) -> Witness {
-    let c = f.comp;
-    // Out-edges inside the component, non-counterflow first.
+/// Out-edges inside component `c`, non-counterflow first, per node.
+pub(crate) fn component_out(g: &SummaryGraph, comp: &[u32], c: u32) -> Vec<Vec<usize>> {
     let mut out: Vec<Vec<usize>> = vec![vec![]; g.nodes.len()];
     for (i, e) in g.edges.iter().enumerate() {
         if comp[e.from as usize] == c && comp[e.to as usize] == c {
@@ -405,6 +408,16 @@ fn build_witness(g: &SummaryGraph, comp: &[u32], f: &Found) -> Witness {
     for row in &mut out {
         row.sort_by_key(|&i| g.edges[i].counterflow);
     }
+    out
+}
+
+fn build_witness(g: &SummaryGraph, comp: &[u32], f: &Found) -> Witness {
+    let out = component_out(g, comp, f.comp);
+    build_witness_with(g, comp, f, &out)
+}
+
+fn build_witness_with(g: &SummaryGraph, comp: &[u32], f: &Found, out: &[Vec<usize>]) -> Witness {
+    let c = f.comp;
     let (e1, e2) = (g.edges[f.first], g.edges[f.second]);
     let mut walk = if f.reason == Reason::Counterflow {
         vec![f.first]
@@ -417,7 +430,7 @@ fn build_witness(g: &SummaryGraph, comp: &[u32], f: &Found) -> Witness {
     } else {
         e2.to
     };
-    let back = path(g, comp, c, &out, end, start);
+    let back = path(g, comp, c, out, end, start);
     let has_nc = |w: &[usize]| w.iter().any(|&i| !g.edges[i].counterflow);
     if f.reason == Reason::Counterflow || has_nc(&walk) || has_nc(&back) {
         walk.extend(back);
@@ -430,9 +443,9 @@ fn build_witness(g: &SummaryGraph, comp: &[u32], f: &Found) -> Witness {
         });
         match nc {
             Some(i) => {
-                walk.extend(path(g, comp, c, &out, end, g.edges[i].from));
+                walk.extend(path(g, comp, c, out, end, g.edges[i].from));
                 walk.push(i);
-                walk.extend(path(g, comp, c, &out, g.edges[i].to, start));
+                walk.extend(path(g, comp, c, out, g.edges[i].to, start));
             }
             None => walk.extend(back),
         }
