@@ -78,6 +78,17 @@ pub struct DeployedVerdict {
 }
 
 impl Isolation {
+    /// Every program READ COMMITTED: the lowest allocation of a workload
+    /// robust against READ COMMITTED.
+    pub fn read_committed(programs: usize) -> Isolation {
+        Isolation {
+            as_is: Allocation::uniform(programs, Level::ReadCommitted),
+            with_edits: None,
+            raised: vec![],
+            deployed: None,
+        }
+    }
+
     /// The lowest allocation of `g` with its reasons; `fixed`: a verified
     /// promotion makes the workload robust under READ COMMITTED, so after
     /// the edits every program may run READ COMMITTED.
