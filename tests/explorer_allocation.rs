@@ -8,7 +8,8 @@
 //! commits first); PostgreSQL aborts more, so this is the harder check.
 //!
 //! `cargo test --test explorer_allocation` runs about 260 cases. The
-//! release run of 10,000:
+//! release run of 10,000 (0 disagreements, 504 s; numbers in
+//! docs/allocation.md):
 //!
 //! ```text
 //! ISOLINT_EXPLORER_CASES=10000 cargo test --release --test explorer_allocation \
