@@ -359,7 +359,10 @@ fn smallbank_at_repeatable_read() {
     let serializable = Allocation::uniform(w.programs.len(), Level::Serializable);
     let e = explore_at(&w, &g, &nodes, Bounds::default(), &serializable);
     assert!(e.skipped.is_none());
-    assert!(e.found.is_none(), "SSI lets a non-serializable schedule through");
+    assert!(
+        e.found.is_none(),
+        "SSI lets a non-serializable schedule through"
+    );
 }
 
 /// Each transaction deletes two tuples of R1 by key and reads R1 by
