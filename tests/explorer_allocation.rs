@@ -199,3 +199,57 @@ programs:
     assert!(found(vec![SSI, RR]));
     assert!(!found(vec![SSI, SSI]));
 }
+
+/// SmallBank with each choice of `FOR UPDATE` on its four balance reads
+/// (Balance q7, q8; WriteCheck q14, q15; 16 choices): the lowest robust
+/// allocation of the promoted workload admits no non-serializable
+/// schedule the explorer can find (k ≤ 3, SSI simulated). The choice
+/// {q7, q14, q15} is the verified fix (tests/check.rs), so its allocation
+/// is READ COMMITTED everywhere; with no promotion it is SERIALIZABLE
+/// everywhere (tests/allocation.rs), and each choice lies between.
+#[test]
+fn smallbank_each_promotion_choice_lowest_allocation_has_no_schedule() {
+    use isolint::analysis::allocation::lowest;
+    let reads = [
+        ("Balance", "q7"),
+        ("Balance", "q8"),
+        ("WriteCheck", "q14"),
+        ("WriteCheck", "q15"),
+    ];
+    let base = common::bundled("smallbank");
+    let b = Bounds {
+        max_txns: 3,
+        tuples_per_relation: 1,
+        max_states: 300_000,
+        reduce: true,
+    };
+    for choice in 0..16u32 {
+        let mut w = base.clone();
+        for (k, (prog, id)) in reads.iter().enumerate() {
+            if choice & (1 << k) != 0 {
+                let p = w.program(prog).expect("program");
+                let q = w.programs[p].stmt(id).expect("statement");
+                w.programs[p].statements[q].locking = true;
+            }
+        }
+        let g = build(&w, Settings::default());
+        let low = lowest(&g).allocation;
+        println!("promoted {choice:04b} (q15 q14 q8 q7): {:?}", low.0);
+        assert!(is_robust_under(&g, None, &low));
+        let nodes: Vec<usize> = (0..g.nodes.len()).collect();
+        let e = explore_at(&w, &g, &nodes, b, &low);
+        assert!(e.skipped.is_none());
+        if let Some(s) = &e.found {
+            panic!(
+                "choice {choice:04b}, allocation {low:?}:\n{}",
+                schedule_lines(&w, s).join("\n")
+            );
+        }
+        if choice == 0b1101 {
+            assert!(low.0.iter().all(|&l| l == Level::ReadCommitted), "{low:?}");
+        }
+        if choice == 0 {
+            assert!(low.0.iter().all(|&l| l == Level::Serializable), "{low:?}");
+        }
+    }
+}
