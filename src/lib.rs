@@ -8,4 +8,6 @@ pub mod analysis;
 pub mod cli;
 pub mod frontend;
 pub mod model;
+#[cfg(feature = "postgres")]
+pub mod replay;
 pub mod report;

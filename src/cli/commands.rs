@@ -79,6 +79,8 @@ pub fn execute(cli: Cli) -> Result<i32> {
                 _ => emit(&report::text::btp(&loaded.workload)),
             }
         }
+        #[cfg(feature = "postgres")]
+        Command::Replay(args) => super::replay::replay(&args),
         Command::Generate {
             what: Generate::Auction { n, output },
         } => {

@@ -3,7 +3,8 @@
 //! the only place that prints, writes output files or picks exit codes.
 //! Must not contain analysis logic or formatting of results.
 //!
-//! Exit codes: 0 success (check: robust), 1 check: not robust, 2 bad input.
+//! Exit codes: 0 success (check: robust; replay: nothing reproduced), 1
+//! check: not robust (replay: an anomaly reproduced), 2 bad input.
 
 use std::io::Write;
 use std::path::Path;
@@ -14,6 +15,8 @@ use crate::model::error::{Diag, Result};
 pub mod args;
 pub mod commands;
 pub mod progress;
+#[cfg(feature = "postgres")]
+pub mod replay;
 
 pub use args::Cli;
 

@@ -44,6 +44,19 @@ pub struct Loaded {
     pub declared: Vec<Option<Declared>>,
     /// `isolation:` of the manifest: (program, level) pairs.
     pub deployed: Vec<(usize, Level)>,
+    /// The schema DDL and each program's AST, for `isolint replay`
+    /// (`None` for BTP YAML, which has neither).
+    pub sources: Option<Sources>,
+}
+
+/// What replaying a workload on a database needs beyond its BTPs.
+#[derive(Debug, Clone)]
+pub struct Sources {
+    /// The schema file, as read (its DDL creates the scratch schema).
+    pub schema: SourceFile,
+    /// Per workload program (indexed like `Workload::programs`; a program
+    /// that COMMIT splits gives one entry per transaction): its AST.
+    pub programs: Vec<Vec<sql::ast::Node>>,
 }
 
 /// Load `path`: a `.yaml`/`.yml` BTP file or a directory of SQL programs.
@@ -72,5 +85,6 @@ pub fn load(path: &Path, schema: Option<&Path>) -> Result<Loaded> {
         provenance: Provenance::default(),
         declared: vec![None; n],
         deployed: vec![],
+        sources: None,
     })
 }

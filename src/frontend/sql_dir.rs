@@ -48,7 +48,8 @@ pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
     let manifest_path = dir.join("isolint.yaml");
     let manifest = read_manifest(&manifest_path)?;
     let schema_path = schema_path(dir, schema_override, &manifest, &manifest_path)?;
-    let ddl = parse_ddl(&super::read_source(&schema_path)?)?;
+    let schema_file = super::read_source(&schema_path)?;
+    let ddl = parse_ddl(&schema_file)?;
     let schema = ddl.schema;
     let mut context = Context {
         functions: ddl.functions,
@@ -76,7 +77,16 @@ pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
             d.file_name().map(|n| n.to_string_lossy().into_owned())
         })
         .unwrap_or_else(|| "workload".into());
+    // The transactions in the order `lower_units` makes programs of them.
+    let asts: Vec<Vec<crate::frontend::sql::ast::Node>> = units
+        .iter()
+        .flat_map(|u| super::lower::transactions(u.nodes.clone()))
+        .collect();
     let mut loaded = lower_units(name, manifest.description.clone(), schema, units, &context)?;
+    loaded.sources = Some(super::Sources {
+        schema: schema_file,
+        programs: asts,
+    });
     loaded.warnings.splice(0..0, files.skipped);
     loaded.deployed = manifest_levels(&manifest, &loaded.workload, &manifest_path)?;
     if context.skip_referential_checks {
@@ -258,9 +268,12 @@ impl Files {
                 file: f.clone(),
             });
         }
-        for (f, rs) in &self.routine_files {
-            units.extend(routine_units(f, rs, schema, programs, context)?);
-        }
+        units.extend(routine_units(
+            &self.routine_files,
+            schema,
+            programs,
+            context,
+        )?);
         // A routine redefined later (CREATE OR REPLACE in a later migration)
         // replaces the earlier one.
         let mut seen = std::collections::HashSet::new();
@@ -288,6 +301,7 @@ pub(super) fn function_library(f: &SourceFile) -> Result<Option<Vec<FunctionDef>
     let snip = Snippet {
         text: f.text.to_string(),
         offset: 0,
+        parsed: None,
     };
     let Ok(stmts) = crate::frontend::sql::parse_statements(f, &snip) else {
         return Ok(None);
@@ -309,8 +323,7 @@ pub(super) fn function_library(f: &SourceFile) -> Result<Option<Vec<FunctionDef>
 /// calls of the file's other routines inlined. Its `LANGUAGE sql`
 /// functions join `ctx` for inlining like a library's.
 fn routine_units(
-    f: &SourceFile,
-    rs: &[Routine],
+    files: &[(SourceFile, Vec<Routine>)],
     schema: &crate::model::schema::Schema,
     programs: &[String],
     ctx: &mut Context,
@@ -318,41 +331,57 @@ fn routine_units(
     // A trigger function is no transaction program: it runs inside the
     // statements that fire it, and a CREATE TRIGGER (in the schema or a
     // migration) is a located error, so skipping it loses nothing.
-    let pl: Vec<Routine> = rs
+    let pl_of = |rs: &[Routine]| -> Vec<Routine> {
+        rs.iter()
+            .filter(|r| r.language == "plpgsql" && !r.trigger)
+            .cloned()
+            .collect()
+    };
+    // Every routine of every routine file can be called from any other
+    // (migrations define helpers in one file and use them in a later one).
+    let callable: std::collections::HashSet<String> = files
         .iter()
-        .filter(|r| r.language == "plpgsql" && !r.trigger)
-        .cloned()
+        .flat_map(|(_, rs)| pl_of(rs))
+        .map(|r| r.name)
         .collect();
-    for r in rs.iter().filter(|r| r.language == "sql") {
-        let snip = Snippet {
-            text: f.text[r.at..r.end].to_string(),
-            offset: r.at,
-        };
-        if let Sql::CreateFunction(cf) = crate::frontend::sql::parse_one(f, &snip)? {
-            ctx.functions
-                .push(crate::frontend::sql::ddl::function_def(f, &snip, &cf)?);
-        }
-    }
-    let sh = shadow(f, &pl);
-    let callable: std::collections::HashSet<String> = pl.iter().map(|r| r.name.clone()).collect();
     let mut parsed = Routines::new();
-    for r in &pl {
-        parsed.insert(r.name.clone(), parse_routine(f, &sh, r, schema, &callable)?);
+    let mut shadows = vec![];
+    for (f, rs) in files {
+        for r in rs.iter().filter(|r| r.language == "sql") {
+            let snip = Snippet {
+                text: f.text[r.at..r.end].to_string(),
+                offset: r.at,
+                parsed: None,
+            };
+            if let Sql::CreateFunction(cf) = crate::frontend::sql::parse_one(f, &snip)? {
+                ctx.functions
+                    .push(crate::frontend::sql::ddl::function_def(f, &snip, &cf)?);
+            }
+        }
+        let pl = pl_of(rs);
+        let sh = shadow(f, &pl);
+        for r in &pl {
+            // A later file's CREATE OR REPLACE replaces the earlier one.
+            parsed.insert(r.name.clone(), parse_routine(f, &sh, r, schema, &callable)?);
+        }
+        shadows.push((sh, pl));
     }
     let listed = |r: &Routine| programs.iter().any(|n| n.eq_ignore_ascii_case(&r.name));
-    let any_listed = pl.iter().any(listed);
+    let any_listed = shadows.iter().flat_map(|(_, pl)| pl).any(listed);
     let mut units = vec![];
-    for r in pl.iter().filter(|r| !any_listed || listed(r)) {
-        let nodes = parsed
-            .get(&r.name)
-            .map(|p| p.nodes.clone())
-            .unwrap_or_default();
-        units.push(Unit {
-            name: r.name.clone(),
-            abbrev: r.abbrev.clone(),
-            nodes: inline_calls(&sh, nodes, &parsed, &mut vec![r.name.clone()])?,
-            file: sh.clone(),
-        });
+    for (sh, pl) in &shadows {
+        for r in pl.iter().filter(|r| !any_listed || listed(r)) {
+            // The definition in effect (a later file may have replaced it).
+            let Some(p) = parsed.get(&r.name).filter(|p| p.file.name == sh.name) else {
+                continue;
+            };
+            units.push(Unit {
+                name: r.name.clone(),
+                abbrev: r.abbrev.clone(),
+                nodes: inline_calls(sh, p.nodes.clone(), &parsed, &mut vec![r.name.clone()])?,
+                file: sh.clone(),
+            });
+        }
     }
     Ok(units)
 }
@@ -375,6 +404,30 @@ pub fn lower_routine_file(schema: &SourceFile, routines: &SourceFile) -> Result<
                 .help("write CREATE FUNCTION … LANGUAGE plpgsql AS $$ … $$;"),
         );
     };
-    let units = routine_units(routines, &rs, &ddl.schema, &[], &mut context)?;
+    let units = routine_units(&[(routines.clone(), rs)], &ddl.schema, &[], &mut context)?;
     lower_units("routines".into(), None, ddl.schema, units, &context)
+}
+
+/// Lower `.sql` programs against a schema, in memory (the program's name
+/// is its file stem). For generated workloads and tests; `load_dir` is the
+/// way in for users.
+pub fn lower_texts(schema: &SourceFile, programs: &[SourceFile]) -> Result<Loaded> {
+    let ddl = parse_ddl(schema)?;
+    let context = Context {
+        functions: ddl.functions,
+        fk_actions: ddl.fk_actions,
+        views: ddl.views,
+        pure_functions: vec![],
+        skip_referential_checks: false,
+    };
+    let mut units = vec![];
+    for f in programs {
+        units.push(Unit {
+            name: stem(Path::new(&f.name)),
+            abbrev: abbreviation(f),
+            nodes: parse_program(f)?,
+            file: f.clone(),
+        });
+    }
+    lower_units("generated".into(), None, ddl.schema, units, &context)
 }

@@ -26,6 +26,8 @@ pub mod dot;
 pub mod github;
 pub mod json;
 pub mod markdown;
+#[cfg(feature = "postgres")]
+pub mod replay;
 pub mod sarif;
 pub mod schedule;
 pub mod text;

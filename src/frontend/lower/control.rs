@@ -39,7 +39,7 @@ impl Lowerer<'_> {
                         let what = if *cont { "CONTINUE" } else { "EXIT" };
                         return Err(Diag::new(format!("{what} outside a loop"))
                             .help(format!("{what} acts on the innermost LOOP; remove it or put it inside LOOP … END LOOP;"))
-                            .at(self.file, *at, what.len(), "here"));
+                            .at(&self.file, *at, what.len(), "here"));
                     }
                     let reads = match when {
                         Some(c) => self.expr_reads(c)?,
@@ -75,7 +75,7 @@ impl Lowerer<'_> {
                 }
                 Node::Commit { at } => {
                     return Err(Diag::new("internal error: COMMIT inside a transaction")
-                        .at(self.file, *at, 6, "here"))
+                        .at(&self.file, *at, 6, "here"))
                 }
             };
             match b {
@@ -447,8 +447,16 @@ impl Lowerer<'_> {
                 label,
                 body,
                 handlers: None,
+                file,
             } => {
-                let (b, e) = self.block(body)?;
+                let saved = file
+                    .as_ref()
+                    .map(|f| std::mem::replace(&mut self.file, f.clone()));
+                let r = self.block(body);
+                if let Some(f) = saved {
+                    self.file = f;
+                }
+                let (b, e) = r?;
                 match b {
                     None => return Ok(None),
                     Some(b) => (Some(b), e && escapes(body, label.as_deref(), false)),
@@ -458,7 +466,17 @@ impl Lowerer<'_> {
                 label,
                 body,
                 handlers: Some(handlers),
-            } => self.try_block(label.as_deref(), body, handlers)?,
+                file,
+            } => {
+                let saved = file
+                    .as_ref()
+                    .map(|f| std::mem::replace(&mut self.file, f.clone()));
+                let r = self.try_block(label.as_deref(), body, handlers);
+                if let Some(f) = saved {
+                    self.file = f;
+                }
+                r?
+            }
             Node::Prefix(body) => (Some(self.prefix_node(body)?), false),
             Node::Open(query) => {
                 // Like a FOR loop's query: read once; it may return no row.
@@ -470,7 +488,7 @@ impl Lowerer<'_> {
             Node::Call { at, .. } => {
                 return Err(Diag::new("internal error: a routine call was not inlined")
                     .help("please report this with the SQL that caused it")
-                    .at(self.file, *at, 4, "here"))
+                    .at(&self.file, *at, 4, "here"))
             }
             _ => (Some(Body::Seq(vec![])), false),
         }))

@@ -17,6 +17,7 @@ pub(super) fn parse_functions(defs: &[FunctionDef]) -> Result<Vec<ParsedFunction
                 let snip = Snippet {
                     text: d.body.text[s..e].to_string(),
                     offset: d.body.offset + s,
+                    parsed: None,
                 };
                 let sql = parse_one(&d.file, &snip)?;
                 stmts.push((snip, sql));
@@ -94,7 +95,7 @@ impl<'a> Lowerer<'a> {
             let first = s.text.len() - s.text.trim_start().len();
             return Err(Diag::new("isolint cannot model a subquery or function call in this position")
                 .help("move it into a statement of its own (SELECT … INTO :v) or into the WHERE clause; isolint never drops a read")
-                .at(self.file, s.offset + first, 6, "in this statement"));
+                .at(&self.file, s.offset + first, 6, "in this statement"));
         }
         Ok(())
     }
@@ -106,7 +107,7 @@ impl<'a> Lowerer<'a> {
                 "isolint inlines the functions it has the definition of: add `CREATE FUNCTION {}(…) … LANGUAGE sql AS $$ … $$;` to the schema file, or, if it reads and writes no table, list it under `pure_functions:` in isolint.yaml",
                 ident.value
             ))
-            .at(self.file, at, ident.value.len().max(1), "unknown function")
+            .at(&self.file, at, ident.value.len().max(1), "unknown function")
     }
 
     /// A call of a user function: its body's statements inlined before the
@@ -143,12 +144,12 @@ impl<'a> Lowerer<'a> {
                 ident.value, def.language
             ))
             .help("rewrite it in SQL, or list it under `pure_functions:` in isolint.yaml if it reads and writes no table")
-            .at(self.file, at, ident.value.len(), "called here"));
+            .at(&self.file, at, ident.value.len(), "called here"));
         }
         if self.inline_stack.contains(&name) {
             return Err(Diag::new(format!("recursive call of function `{}`", ident.value))
                 .help("isolint inlines function bodies and cannot unfold recursion; call it from the program instead")
-                .at(self.file, at, ident.value.len(), "recursive call"));
+                .at(&self.file, at, ident.value.len(), "recursive call"));
         }
         self.instances += 1;
         let prefix = format!("__{name}_{}", self.instances);
@@ -179,9 +180,8 @@ impl<'a> Lowerer<'a> {
             let t = t.unwrap_or_else(|| self.fresh());
             self.env.insert(format!("{prefix}_{k}"), t);
         }
-        let saved_file = self.file;
+        let saved_file = std::mem::replace(&mut self.file, def.file.clone());
         let saved_counts = (self.selects, self.inlined);
-        self.file = &def.file;
         self.inline_stack.push(name);
         self.sub_depth += 1;
         let mut parts = vec![];

@@ -81,7 +81,7 @@ pub fn lower_programs(
 }
 
 /// A program's top level cut at its COMMITs: one transaction each.
-fn transactions(tree: Vec<Node>) -> Vec<Vec<Node>> {
+pub(crate) fn transactions(tree: Vec<Node>) -> Vec<Vec<Node>> {
     let mut out = vec![vec![]];
     for n in tree {
         match n {
@@ -240,6 +240,7 @@ pub fn lower_units(
         provenance,
         declared,
         deployed: vec![],
+        sources: None,
     })
 }
 
@@ -289,7 +290,7 @@ fn lower_transaction(
 ) -> Result<(Program, Vec<Pins>)> {
     let mut l = Lowerer {
         schema: sh.schema,
-        file: f,
+        file: f.clone(),
         assigned: &sh.assigned,
         functions: &sh.functions,
         fk_actions: sh.fk_actions,
@@ -316,6 +317,8 @@ fn lower_transaction(
         instances: 0,
         weak_lock: false,
         prefix: 0,
+        ctes: vec![],
+        qmarks: None,
         counter,
         warnings,
     };
@@ -443,7 +446,8 @@ struct Facts {
 
 struct Lowerer<'a> {
     schema: &'a Schema,
-    file: &'a SourceFile,
+    /// The file positions refer to (swapped while lowering an inlined body).
+    file: SourceFile,
     assigned: &'a HashSet<(RelId, usize)>,
     functions: &'a [ParsedFunction<'a>],
     fk_actions: &'a [(FkAction, FkAction)],
@@ -483,6 +487,11 @@ struct Lowerer<'a> {
     /// Positive while lowering the rolled-back prefix of an EXCEPTION
     /// block (`try_block`): a RAISE there starts the handler.
     prefix: usize,
+    /// CTEs in scope (WITH), innermost last.
+    ctes: Vec<scope::Cte>,
+    /// The program's file and the offsets of its JDBC `?`s (numbered `?1`,
+    /// … in order).
+    qmarks: Option<(String, Vec<usize>)>,
     counter: &'a mut usize,
     warnings: &'a mut Vec<Warning>,
 }

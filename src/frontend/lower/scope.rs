@@ -12,6 +12,17 @@ pub(super) struct TableRef {
     /// ON CONFLICT's `EXCLUDED`: the proposed row, not a database read.
     /// Only reachable through its qualifier.
     pub(super) pseudo: bool,
+    /// A CTE read by name: rows of `rel` the CTE's statement produced;
+    /// reading them reads no table.
+    pub(super) cte: bool,
+}
+
+/// A CTE in scope: its name and the table its rows are rows of.
+pub(super) struct Cte {
+    pub(super) name: Ident,
+    pub(super) rel: Option<RelId>,
+    /// Declared with a column list `c(a, b)`: columns renamed.
+    pub(super) renamed: bool,
 }
 
 impl Lowerer<'_> {
@@ -21,7 +32,7 @@ impl Lowerer<'_> {
             if self.views.iter().any(|v| same_name(v, ident)) {
                 return Diag::new(format!("`{}` is a view", ident.value))
                     .help("isolint does not expand views: name the view's tables in the statement")
-                    .at(self.file, at, ident.value.len(), "view");
+                    .at(&self.file, at, ident.value.len(), "view");
             }
             Diag::new(format!("unknown table `{}`", ident.value))
                 .help(
@@ -34,8 +45,53 @@ impl Lowerer<'_> {
                             .into()
                     }),
                 )
-                .at(self.file, at, ident.value.len(), "unknown table")
+                .at(&self.file, at, ident.value.len(), "unknown table")
         })
+    }
+
+    /// The table a FROM name means: a CTE in scope (innermost first), else
+    /// the schema's table.
+    pub(super) fn cte_or_rel(&self, ident: &Ident) -> Option<RelId> {
+        match self
+            .ctes
+            .iter()
+            .rev()
+            .find(|c| same_name(&c.name.value, ident))
+        {
+            Some(c) => c.rel,
+            None => find_rel(self.schema, ident),
+        }
+    }
+
+    /// A FROM item: a CTE in scope or a table.
+    pub(super) fn source_table(&self, f: &TableFactor, snip: &Snippet) -> Result<TableRef> {
+        if let TableFactor::Table { name, alias, .. } = f {
+            if let [part] = name.0.as_slice() {
+                if let Some(ident) = part.as_ident() {
+                    if let Some(c) = self
+                        .ctes
+                        .iter()
+                        .rev()
+                        .find(|c| same_name(&c.name.value, ident))
+                    {
+                        let at = snip.file_offset(ident.span.start.line, ident.span.start.column);
+                        let Some(rel) = c.rel.filter(|_| !c.renamed) else {
+                            return Err(Diag::new(format!("reading the CTE `{}` by name is not supported", ident.value))
+                                .help("isolint resolves a CTE's columns through the one table it selects from or writes (without a column list); read the tables directly")
+                                .at(&self.file, at, ident.value.len(), "CTE"));
+                        };
+                        return Ok(TableRef {
+                            rel,
+                            name: ident.value.clone(),
+                            alias: alias.as_ref().map(|a| a.name.value.clone()),
+                            pseudo: false,
+                            cte: true,
+                        });
+                    }
+                }
+            }
+        }
+        self.table_ref(f, snip)
     }
 
     pub(super) fn table_ref(&self, f: &TableFactor, snip: &Snippet) -> Result<TableRef> {
@@ -50,6 +106,7 @@ impl Lowerer<'_> {
                     name: ident.value.clone(),
                     alias: alias.as_ref().map(|a| a.name.value.clone()),
                     pseudo: false,
+                    cte: false,
                 })
             }
             _ => Err(self.unsupported(
@@ -74,10 +131,12 @@ impl Lowerer<'_> {
                 .iter()
                 .enumerate()
                 .filter(|(_, t)| {
+                    // An aliased table is known by its alias only (as in
+                    // PostgreSQL: `FROM t0 s` hides `t0`).
                     t.alias.as_deref().is_some_and(|a| same_name(a, q))
                         || !t.pseudo
-                            && ((t.alias.is_none() && same_name(&t.name, q))
-                                || same_name(&self.schema.rel(t.rel).name, q))
+                            && t.alias.is_none()
+                            && (same_name(&t.name, q) || same_name(&self.schema.rel(t.rel).name, q))
                 })
                 .map(|(i, _)| i)
                 .collect(),
@@ -91,7 +150,7 @@ impl Lowerer<'_> {
             return Err(
                 Diag::new(format!("`{q}` is not a table or alias of this statement"))
                     .help("qualify columns with a table name or alias from this statement's FROM; correlated subqueries (naming an outer table) are not supported: rewrite them as a join")
-                    .at(self.file, qat, q.len(), "unknown qualifier"),
+                    .at(&self.file, qat, q.len(), "unknown qualifier"),
             );
         }
         let mut found = vec![];
@@ -127,11 +186,11 @@ impl Lowerer<'_> {
                     did_you_mean(&col.value, names.iter().copied())
                         .unwrap_or_else(|| "check the column against the schema".into()),
                 )
-                .at(self.file, at, col.value.len(), "unknown column"))
+                .at(&self.file, at, col.value.len(), "unknown column"))
             }
             _ => Err(Diag::new(format!("column `{}` is ambiguous", col.value))
                 .help("qualify it with the table name or alias")
-                .at(self.file, at, col.value.len(), "ambiguous")),
+                .at(&self.file, at, col.value.len(), "ambiguous")),
         }
     }
 
@@ -173,9 +232,9 @@ impl Lowerer<'_> {
     ) -> Result<()> {
         for twj in from {
             let TableWithJoins { relation, joins } = twj;
-            tables.push(self.table_ref(relation, snip)?);
+            tables.push(self.source_table(relation, snip)?);
             for j in joins {
-                tables.push(self.table_ref(&j.relation, snip)?);
+                tables.push(self.source_table(&j.relation, snip)?);
                 match join_on(&j.join_operator) {
                     Ok(Some(on)) => ons.push(on.clone()),
                     Ok(None) => {}

@@ -46,7 +46,7 @@ impl Lowerer<'_> {
                 } else {
                     "LOCK, SET, CALL, COPY and other commands cannot be modelled as BTP statements; remove the statement if it touches no table"
                 })
-                .at(self.file, s.offset + (s.text.len() - s.text.trim_start().len()), 6, "here")),
+                .at(&self.file, s.offset + (s.text.len() - s.text.trim_start().len()), 6, "here")),
         }
     }
 
@@ -239,6 +239,7 @@ impl Lowerer<'_> {
             name: self.schema.rel(rel).name.clone(),
             alias: None,
             pseudo: false,
+            cte: false,
         }];
         let mut cols = vec![];
         for c in &ins.columns {
@@ -337,6 +338,7 @@ impl Lowerer<'_> {
             name: "excluded".into(),
             alias: Some("excluded".into()),
             pseudo: true,
+            cte: false,
         });
         let mut uses = vec![Uses::default(); 2];
         let mut writes = BTreeSet::new();
@@ -409,7 +411,7 @@ impl Lowerer<'_> {
         let first = snip.text.len() - snip.text.trim_start().len();
         Diag::new(format!("{what} is not supported"))
             .help(help.to_string())
-            .at(self.file, snip.offset + first, 6, "here")
+            .at(&self.file, snip.offset + first, 6, "here")
     }
 
     /// An UPDATE or DELETE of the target, then what its foreign keys'
@@ -645,6 +647,9 @@ impl Lowerer<'_> {
     ) -> Option<usize> {
         let mut first_key_based = None;
         for (ti, t) in tables.iter().enumerate().skip(first) {
+            if t.cte {
+                continue;
+            }
             let u = &uses[ti];
             let rel = t.rel;
             let mut read: BTreeSet<usize> = if u.all {
@@ -689,13 +694,8 @@ impl Lowerer<'_> {
 
     /// SELECT: one statement per table of FROM, in FROM order.
     pub(super) fn select(&mut self, q: &Query, snip: &Snippet, into: &[String]) -> Result<Body> {
-        // A CTE may hide writes (WITH x AS (UPDATE …)): never drop it silently.
         if q.with.is_some() {
-            return Err(self.unsupported(
-                snip,
-                "WITH (common table expressions)",
-                "write each step as its own statement, or inline the CTE as a subquery",
-            ));
+            return self.with_query(q, snip, into);
         }
         let SetExpr::Select(sel) = q.body.as_ref() else {
             return Err(self.unsupported(
@@ -790,6 +790,159 @@ impl Lowerer<'_> {
             Body::Seq(parts)
         })
     }
+    /// `WITH c₁ AS (…), … main`: each CTE lowered as a statement of its own
+    /// (SELECT, or INSERT/UPDATE/DELETE … RETURNING), in the order written,
+    /// then the main statement; reading a CTE by name reads no table (its
+    /// rows come from the sub-statement, which was lowered with its reads).
+    ///
+    /// PostgreSQL runs all parts on one snapshot, in an order it does not
+    /// promise. Under the Section 5.4 assumption the WITH statement is one
+    /// step, so its parts run back to back with no other transaction's
+    /// operation between them: any fixed order then gives the same
+    /// dependencies between transactions (an own earlier write that a later
+    /// part would see replaces that read's dependency by a write
+    /// dependency in the same direction), and the BTP sequence, which also
+    /// lets other transactions run between the parts, only adds schedules.
+    fn with_query(&mut self, q: &Query, snip: &Snippet, into: &[String]) -> Result<Body> {
+        let Some(with) = &q.with else {
+            return self.select(q, snip, into);
+        };
+        if with.recursive {
+            return Err(self.unsupported(
+                snip,
+                "WITH RECURSIVE",
+                "write the recursion as a loop of statements",
+            ));
+        }
+        let depth = self.ctes.len();
+        let r = self.with_parts(q, with, snip, into);
+        self.ctes.truncate(depth);
+        r
+    }
+
+    fn with_parts(
+        &mut self,
+        q: &Query,
+        with: &sqlparser::ast::With,
+        snip: &Snippet,
+        into: &[String],
+    ) -> Result<Body> {
+        let mut parts = vec![];
+        for cte in &with.cte_tables {
+            let (body, rel) = self.cte_body(&cte.query, snip)?;
+            parts.push(body);
+            self.ctes.push(Cte {
+                name: cte.alias.name.clone(),
+                rel,
+                renamed: !cte.alias.columns.is_empty(),
+            });
+        }
+        let main = match q.body.as_ref() {
+            SetExpr::Insert(st) | SetExpr::Update(st) | SetExpr::Delete(st) => {
+                // The Query wrapping the main statement (audit counts it).
+                self.selects += 1;
+                self.lower_sql(st, into, snip, None, self.weak_lock)?
+            }
+            _ => {
+                let mut plain = q.clone();
+                plain.with = None;
+                self.select(&plain, snip, into)?
+            }
+        };
+        parts.push(main);
+        Ok(Body::Seq(parts))
+    }
+
+    /// One CTE's statement, and the table its rows are rows of (the target
+    /// of a data-modifying CTE, the one table of a SELECT), if any.
+    fn cte_body(&mut self, q: &Query, snip: &Snippet) -> Result<(Body, Option<RelId>)> {
+        match q.body.as_ref() {
+            SetExpr::Insert(st) | SetExpr::Update(st) | SetExpr::Delete(st) if q.with.is_none() => {
+                self.selects += 1;
+                let rel = match st {
+                    Sql::Insert(ins) => match &ins.table {
+                        TableObject::TableName(n) => {
+                            n.0.last()
+                                .and_then(|p| p.as_ident())
+                                .and_then(|i| find_rel(self.schema, i))
+                        }
+                        _ => None,
+                    },
+                    Sql::Update(u) => match &u.table.relation {
+                        TableFactor::Table { name, .. } => name
+                            .0
+                            .last()
+                            .and_then(|p| p.as_ident())
+                            .and_then(|i| find_rel(self.schema, i)),
+                        _ => None,
+                    },
+                    Sql::Delete(d) => {
+                        let from = match &d.from {
+                            sqlparser::ast::FromTable::WithFromKeyword(v)
+                            | sqlparser::ast::FromTable::WithoutKeyword(v) => v,
+                        };
+                        match from.first().map(|t| &t.relation) {
+                            Some(TableFactor::Table { name, .. }) => name
+                                .0
+                                .last()
+                                .and_then(|p| p.as_ident())
+                                .and_then(|i| find_rel(self.schema, i)),
+                            _ => None,
+                        }
+                    }
+                    _ => None,
+                };
+                // A data-modifying CTE runs to completion whether or not
+                // its rows are read, and its RETURNING has no INTO. It is
+                // a statement of the program like any other (key-based
+                // under the Section 5.4 assumption).
+                Ok((self.lower_sql(st, &[], snip, None, false)?, rel))
+            }
+            SetExpr::Select(sel) => {
+                let rel = match sel.from.as_slice() {
+                    [t] if t.joins.is_empty() => match &t.relation {
+                        TableFactor::Table { name, .. } => name
+                            .0
+                            .last()
+                            .and_then(|p| p.as_ident())
+                            .and_then(|i| self.cte_or_rel(i)),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                // As a subquery: its rows may be none, and the program goes on.
+                self.sub_depth += 1;
+                let b = self.with_query(q, snip, &[]);
+                self.sub_depth -= 1;
+                Ok((b?, rel))
+            }
+            SetExpr::Values(_) => {
+                self.selects += 1;
+                let b = self.with_query_values(q, snip)?;
+                Ok((b, None))
+            }
+            _ => {
+                self.sub_depth += 1;
+                let b = self.with_query(q, snip, &[]);
+                self.sub_depth -= 1;
+                Ok((b?, None))
+            }
+        }
+    }
+
+    /// `WITH c AS (VALUES …)`: the reads of the values' expressions.
+    fn with_query_values(&mut self, q: &Query, snip: &Snippet) -> Result<Body> {
+        let mut pre = vec![];
+        if let SetExpr::Values(v) = q.body.as_ref() {
+            for row in &v.rows {
+                for e in row.iter() {
+                    self.collect(&[], e, snip, Some(&mut pre), Clause::Read, &mut [])?;
+                }
+            }
+        }
+        Ok(Body::Seq(pre))
+    }
+
     /// A SELECT without FROM reads only what its expressions read:
     /// subqueries and calls in the list, WHERE and HAVING.
     fn select_without_from(

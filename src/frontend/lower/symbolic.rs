@@ -22,7 +22,12 @@ pub(super) enum Term {
 impl Lowerer<'_> {
     pub(super) fn var_term(&mut self, name: &str) -> Term {
         let key = name.trim_start_matches(':').to_lowercase();
-        // JDBC's `?`: each one a value of its own.
+        // JDBC's `?` (crate::frontend::sql::parser names it by its file
+        // offset): each one a parameter of its own, `?1`, `?2`, … in file
+        // order. Never two `?` as one value: that would claim same tuples.
+        if let Some(at) = key.strip_prefix("?@").and_then(|a| a.parse::<usize>().ok()) {
+            return Term::Param(self.qmark_name(at));
+        }
         if key == "?" {
             return self.fresh();
         }
@@ -39,6 +44,22 @@ impl Lowerer<'_> {
             return Term::Elem(Box::new(a), Box::new(i));
         }
         self.env.get(&key).cloned().unwrap_or(Term::Param(key))
+    }
+
+    /// `?N` for the N-th `?` of the program's file; a `?` elsewhere (an
+    /// inlined body) or one the file scan missed gets a name no `?N` has.
+    fn qmark_name(&mut self, at: usize) -> String {
+        let file = self.file.clone();
+        let (name, offsets) = self.qmarks.get_or_insert_with(|| {
+            (
+                file.name.clone(),
+                crate::frontend::sql::qmark_offsets(&file.text),
+            )
+        });
+        match offsets.iter().position(|&o| o == at) {
+            Some(i) if *name == file.name => format!("?{}", i + 1),
+            _ => format!("?{}@{at}", file.name),
+        }
     }
 
     pub(super) fn term(&mut self, e: &Expr) -> Term {

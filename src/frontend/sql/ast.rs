@@ -78,6 +78,9 @@ pub enum Node {
         label: Option<String>,
         body: Vec<Node>,
         handlers: Option<Vec<Vec<Node>>>,
+        /// The body of a routine inlined from another routine file: the
+        /// file its positions refer to (`None`: the enclosing one).
+        file: Option<crate::model::error::SourceFile>,
     },
     /// A call of a workload routine (CALL, PERFORM f(…), `v := f(…)`),
     /// inlined by `plpgsql::inline_calls` before lowering.

@@ -308,6 +308,7 @@ pub fn function_def(
         body: Snippet {
             text,
             offset: start + open,
+            parsed: None,
         },
         at,
     })
@@ -317,10 +318,12 @@ pub fn parse_ddl(file: &SourceFile) -> Result<Ddl> {
     let snip = Snippet {
         text: file.text.to_string(),
         offset: 0,
+        parsed: None,
     };
     let cleaned = Snippet {
         text: clean_dump(file)?,
         offset: 0,
+        parsed: None,
     };
     let stmts = parse_statements(file, &cleaned)?;
     let mut schema = Schema::default();

@@ -22,27 +22,80 @@ pub(crate) const DIALECT: PostgreSqlDialect = PostgreSqlDialect {};
 /// A piece of a source file: its text and where it starts.
 #[derive(Debug, Clone)]
 pub struct Snippet {
+    /// The source text (what the user wrote, shown in reports).
     pub text: String,
     pub offset: usize,
+    /// What is parsed when it differs from `text` (PL/pgSQL variables as
+    /// `:name`, calls cut out), with the way back to `text` positions.
+    pub parsed: Option<Box<Rewrite>>,
+}
+
+/// A rewritten snippet text and its anchors `(position in the rewritten
+/// text, position in the source text)`, sorted; between anchors the two
+/// advance together.
+#[derive(Debug, Clone)]
+pub struct Rewrite {
+    pub text: String,
+    pub map: Vec<(usize, usize)>,
 }
 
 impl Snippet {
+    /// The text to parse.
+    pub fn parse_text(&self) -> &str {
+        self.parsed.as_ref().map_or(&self.text, |r| &r.text)
+    }
+
     /// File offset of a 1-based (line, column) inside this snippet, as
-    /// sqlparser reports positions relative to the text it was given.
+    /// sqlparser reports positions relative to the text it was given
+    /// (`parse_text`).
     pub fn file_offset(&self, line: u64, col: u64) -> usize {
+        let t = self.parse_text();
         let mut off = 0usize;
-        for (i, l) in self.text.split_inclusive('\n').enumerate() {
+        for (i, l) in t.split_inclusive('\n').enumerate() {
             if i as u64 + 1 == line {
                 let within: usize = l
                     .chars()
                     .take(col.saturating_sub(1) as usize)
                     .map(char::len_utf8)
                     .sum();
-                return self.offset + off + within;
+                return self.offset + self.orig(off + within);
             }
             off += l.len();
         }
-        self.offset + self.text.len()
+        self.offset + self.orig(t.len())
+    }
+
+    /// The position in `text` of position `p` of `parse_text`.
+    pub fn orig(&self, p: usize) -> usize {
+        let Some(r) = &self.parsed else { return p };
+        match r.map.partition_point(|&(n, _)| n <= p) {
+            0 => p,
+            k => {
+                let (n, o) = r.map[k - 1];
+                o + (p - n)
+            }
+        }
+    }
+}
+
+/// Anchors of a rewrite in progress (see `Snippet::map`).
+#[derive(Default)]
+pub struct Anchors(pub Vec<(usize, usize)>);
+
+impl Anchors {
+    /// Text written so far is `out_len` long and continues at `orig`.
+    pub fn at(&mut self, out_len: usize, orig: usize) {
+        let implied = match self.0.last() {
+            Some(&(n, o)) => o + (out_len - n),
+            None => out_len,
+        };
+        if implied == orig {
+            return;
+        }
+        match self.0.last_mut() {
+            Some(l) if l.0 == out_len => l.1 = orig,
+            _ => self.0.push((out_len, orig)),
+        }
     }
 }
 
@@ -54,9 +107,7 @@ pub fn parse_statements(
     snip: &Snippet,
 ) -> Result<Vec<sqlparser::ast::Statement>, Box<Diag>> {
     use sqlparser::tokenizer::Token;
-    let mut p = Parser::new(&DIALECT)
-        .try_with_sql(&rewrite_subscripts(&snip.text))
-        .map_err(|e| parse_error(file, snip, &e))?;
+    let mut p = parser(snip).map_err(|e| parse_error(file, snip, &e))?;
     let mut out = vec![];
     loop {
         while p.consume_token(&Token::SemiColon) {}
@@ -107,9 +158,7 @@ pub fn parse_one(
 
 /// Parse a snippet as an expression (IF / WHILE / EXIT WHEN conditions).
 pub fn parse_expr(file: &SourceFile, snip: &Snippet) -> Result<sqlparser::ast::Expr, Box<Diag>> {
-    let mut p = Parser::new(&DIALECT)
-        .try_with_sql(&rewrite_subscripts(&snip.text))
-        .map_err(|e| parse_error(file, snip, &e))?;
+    let mut p = parser(snip).map_err(|e| parse_error(file, snip, &e))?;
     let e = p.parse_expr().map_err(|e| parse_error(file, snip, &e))?;
     if p.peek_token().token != sqlparser::tokenizer::Token::EOF {
         let span = p.peek_token().span;
@@ -119,6 +168,123 @@ pub fn parse_expr(file: &SourceFile, snip: &Snippet) -> Result<sqlparser::ast::E
             .at(file, at, 1, "leftover input"));
     }
     Ok(e)
+}
+
+/// A parser over the snippet's tokens. JDBC's `?` placeholders become
+/// `Placeholder("?@<file offset>")` tokens (the lowering numbers them `?1`,
+/// `?2`, … in file order): PostgreSQL's dialect reads `?` as the jsonb
+/// operator, so only a `?` where an operand is expected is a placeholder.
+/// Working on tokens keeps every span, so error columns stay exact.
+fn parser(snip: &Snippet) -> Result<Parser<'static>, ParserError> {
+    use sqlparser::tokenizer::{Token, Tokenizer};
+    let text = rewrite_subscripts(snip.parse_text());
+    let mut tokens = Tokenizer::new(&DIALECT, &text).tokenize_with_location()?;
+    let mut prev: Option<usize> = None;
+    for i in 0..tokens.len() {
+        if matches!(tokens[i].token, Token::Whitespace(_)) {
+            continue;
+        }
+        if tokens[i].token == Token::Question
+            && !prev.is_some_and(|p| ends_operand(&tokens[p].token))
+        {
+            let s = tokens[i].span.start;
+            let at = snip.file_offset(s.line, s.column);
+            tokens[i].token = Token::Placeholder(format!("?@{at}"));
+        }
+        prev = Some(i);
+    }
+    Ok(Parser::new(&DIALECT).with_tokens_with_locations(tokens))
+}
+
+/// File offsets of the `?` placeholders of a whole file, in order (the
+/// same rule as `parser`); empty when the file does not tokenize.
+pub fn qmark_offsets(text: &str) -> Vec<usize> {
+    use sqlparser::tokenizer::{Token, Tokenizer};
+    if !text.contains('?') {
+        return vec![];
+    }
+    let Ok(tokens) = Tokenizer::new(&DIALECT, text).tokenize_with_location() else {
+        return vec![];
+    };
+    let line_starts: Vec<usize> = std::iter::once(0)
+        .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+        .collect();
+    let mut out = vec![];
+    let mut prev: Option<usize> = None;
+    for (i, t) in tokens.iter().enumerate() {
+        if matches!(t.token, Token::Whitespace(_)) {
+            continue;
+        }
+        if t.token == Token::Question && !prev.is_some_and(|p| ends_operand(&tokens[p].token)) {
+            let s = t.span.start;
+            let start = line_starts
+                .get(s.line.saturating_sub(1) as usize)
+                .copied()
+                .unwrap_or(0);
+            let within: usize = text[start..]
+                .chars()
+                .take(s.column.saturating_sub(1) as usize)
+                .map(char::len_utf8)
+                .sum();
+            out.push(start + within);
+        }
+        prev = Some(i);
+    }
+    out
+}
+
+/// The token can end an operand, so a `?` after it is an operator.
+fn ends_operand(t: &sqlparser::tokenizer::Token) -> bool {
+    use sqlparser::keywords::Keyword;
+    use sqlparser::tokenizer::Token;
+    match t {
+        // Column names may be non-reserved keywords (`status ? 'k'`): a
+        // word ends an operand unless it is one that an expression follows.
+        Token::Word(w) => {
+            w.quote_style.is_some()
+                || !matches!(
+                    w.keyword,
+                    Keyword::SELECT
+                        | Keyword::WHERE
+                        | Keyword::AND
+                        | Keyword::OR
+                        | Keyword::NOT
+                        | Keyword::LIMIT
+                        | Keyword::OFFSET
+                        | Keyword::THEN
+                        | Keyword::ELSE
+                        | Keyword::WHEN
+                        | Keyword::CASE
+                        | Keyword::VALUES
+                        | Keyword::IN
+                        | Keyword::BY
+                        | Keyword::RETURNING
+                        | Keyword::LIKE
+                        | Keyword::ILIKE
+                        | Keyword::BETWEEN
+                        | Keyword::ON
+                        | Keyword::HAVING
+                        | Keyword::DISTINCT
+                        | Keyword::ALL
+                        | Keyword::ANY
+                        | Keyword::SOME
+                        | Keyword::IS
+                        | Keyword::RETURN
+                        | Keyword::USING
+                        | Keyword::SET
+                        | Keyword::WHILE
+                        | Keyword::IF
+                        | Keyword::CONTINUE
+                )
+        }
+        Token::Number(..)
+        | Token::SingleQuotedString(_)
+        | Token::DollarQuotedString(_)
+        | Token::RParen
+        | Token::RBracket
+        | Token::Placeholder(_) => true,
+        _ => false,
+    }
 }
 
 /// `:a[:i]`, `:a[i]` and `:a[3]` (an array parameter indexed by a
@@ -187,8 +353,15 @@ pub fn parse_error(file: &SourceFile, snip: &Snippet, e: &ParserError) -> Box<Di
         }
         None => (msg.clone(), snip.offset),
     };
+    // sqlparser gives no position for the end of input: point at the end
+    // of the statement, where something is missing.
+    let at = if text.ends_with("found: EOF") {
+        snip.offset + snip.text.trim_end().len()
+    } else {
+        at
+    };
     Diag::new(format!("SQL syntax error: {text}"))
-        .help("isolint reads PostgreSQL syntax; named parameters are written :name")
+        .help("isolint reads PostgreSQL syntax; parameters are written :name, $1 or ?")
         .at(file, at, 1, "here")
 }
 

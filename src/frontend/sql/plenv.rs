@@ -7,7 +7,7 @@ use super::ast::{Node, Stmt};
 use super::lex::{
     blank_prefix, dollar_quote_end, find_word_in, ident_at, is_word_byte, quoted_end,
 };
-use super::Snippet;
+use super::{Anchors, Rewrite, Snippet};
 use crate::model::error::{Diag, Result, SourceFile};
 use crate::model::schema::Schema;
 
@@ -122,9 +122,19 @@ impl PlEnv {
     /// INTO dropped. An unqualified name that is both a variable and a
     /// column of a table the statement names is an error, as in
     /// PostgreSQL with `plpgsql.variable_conflict = error`.
-    pub fn rewrite(&self, file: &SourceFile, snip: &Snippet) -> Result<String> {
+    pub fn rewrite(&self, file: &SourceFile, snip: &Snippet) -> Result<Rewrite> {
         let current = self.current_of(file, snip)?;
-        let t = current.as_deref().unwrap_or(snip.text.as_str());
+        // Positions of `t` back to the source text of `snip`.
+        let src = match &current {
+            Some(c) => Snippet {
+                text: snip.text.clone(),
+                offset: snip.offset,
+                parsed: Some(Box::new(c.clone())),
+            },
+            None => snip.clone(),
+        };
+        let t = src.parse_text();
+        let mut anchors = Anchors::default();
         let b = t.as_bytes();
         let scope = self.relations_in(t);
         let mut out = String::with_capacity(t.len() + 16);
@@ -140,6 +150,7 @@ impl PlEnv {
         // INTO targets are no column references: no conflict there.
         let (mut targets, mut last_end) = (false, 0);
         while i < b.len() {
+            anchors.at(out.len(), src.orig(i));
             if let Some(e) = literal_end(t, i) {
                 out.push_str(&t[i..e]);
                 i = e;
@@ -208,10 +219,14 @@ impl PlEnv {
             } else {
                 out.push_str(&t[s..i]);
             }
+            anchors.at(out.len(), src.orig(i));
             prev_word = w;
             last_end = i;
         }
-        Ok(out)
+        Ok(Rewrite {
+            text: out,
+            map: anchors.0,
+        })
     }
 
     /// A relation's name where a table stands (after FROM, JOIN, UPDATE,
@@ -228,8 +243,9 @@ impl PlEnv {
     /// a key-based write of the row the cursor is on, written as equalities
     /// of t's primary key with `:c$col` (values that change at each FETCH,
     /// which assigns `c`).
-    fn current_of(&self, file: &SourceFile, snip: &Snippet) -> Result<Option<String>> {
-        let upper = snip.text.to_ascii_uppercase();
+    fn current_of(&self, file: &SourceFile, snip: &Snippet) -> Result<Option<Rewrite>> {
+        let text = snip.parse_text();
+        let upper = text.to_ascii_uppercase();
         let Some(k) = find_word_in(&upper, "CURRENT") else {
             return Ok(None);
         };
@@ -238,14 +254,14 @@ impl PlEnv {
             return Ok(None);
         }
         let of = k + 7 + (upper[k + 7..].len() - rest.len());
-        let c0 = of + 2 + blank_prefix(&snip.text[of + 2..]);
-        let Some((cursor, ce)) = ident_at(&snip.text, c0) else {
+        let c0 = of + 2 + blank_prefix(&text[of + 2..]);
+        let Some((cursor, ce)) = ident_at(text, c0) else {
             return Ok(None);
         };
         let err = |msg: &str| {
             Diag::new(msg.to_string())
                 .help("write UPDATE t SET … WHERE CURRENT OF c; or DELETE FROM t WHERE CURRENT OF c; where t has a primary key")
-                .at(file, snip.offset + k, 7, "here")
+                .at(file, snip.offset + snip.orig(k), 7, "here")
         };
         if self.var(&cursor) != Some(VarKind::Cursor) {
             return Err(err(&format!(
@@ -276,9 +292,28 @@ impl PlEnv {
             .iter()
             .map(|c| format!("{c} = :{cursor}${c}"))
             .collect();
-        let mut out = snip.text.clone();
-        out.replace_range(k..ce, &pred.join(" AND "));
-        Ok(Some(out))
+        let pred = pred.join(" AND ");
+        let mut out = text.to_string();
+        out.replace_range(k..ce, &pred);
+        let mut anchors = Anchors::default();
+        let mut i = 0;
+        while i < out.len() {
+            // Before the clause as `text`; the clause maps to CURRENT; after
+            // it, shifted by the length change.
+            let p = if i < k {
+                i
+            } else if i < k + pred.len() {
+                k
+            } else {
+                i + ce - k - pred.len()
+            };
+            anchors.at(i, snip.orig(p));
+            i += out[i..].chars().next().map_or(1, char::len_utf8);
+        }
+        Ok(Some(Rewrite {
+            text: out,
+            map: anchors.0,
+        }))
     }
 
     /// `x := e`, `x = e`, `fn.x := e`, `r.f := e`, `a[i] := e` from `at` to

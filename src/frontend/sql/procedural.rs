@@ -111,6 +111,7 @@ impl P<'_> {
         Snippet {
             text: self.file.text[from..to].to_string(),
             offset: from,
+            parsed: None,
         }
     }
 
@@ -132,7 +133,9 @@ impl P<'_> {
     /// become `:name` first.
     pub(super) fn cond(&self, mut s: Snippet) -> Result<Cond> {
         if let Some(pl) = &self.pl {
-            s.text = pl.rewrite(self.file, &self.extract_calls(s.clone())?)?;
+            s.parsed = Some(Box::new(
+                pl.rewrite(self.file, &self.extract_calls(s.clone())?)?,
+            ));
         }
         let expr = parse_expr(self.file, &s)?;
         Ok(Cond { snip: s, expr })
@@ -825,6 +828,7 @@ impl P<'_> {
                         self.cond(Snippet {
                             text: format!("({})", &self.file.text[from..to]),
                             offset: from - 1,
+                            parsed: None,
                         })?
                     } else {
                         self.expr(from, to)?

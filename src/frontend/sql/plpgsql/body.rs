@@ -42,6 +42,7 @@ impl P<'_> {
                 label: None,
                 body,
                 handlers: None,
+                file: None,
             } => body,
             n => vec![n],
         })
@@ -88,7 +89,11 @@ impl P<'_> {
                 let end = self.toks[semi].1;
                 let text = format!("SELECT {}", &self.file.text[at + 7..end]);
                 self.pos = semi + 1;
-                let snip = Snippet { text, offset: at };
+                let snip = Snippet {
+                    text,
+                    offset: at,
+                    parsed: None,
+                };
                 match self.routine_call(at + 7, end)? {
                     Some(call) => nodes.push(Node::Call {
                         call,
@@ -206,6 +211,7 @@ impl P<'_> {
             label,
             body,
             handlers,
+            file: None,
         })
     }
 
@@ -288,6 +294,7 @@ impl P<'_> {
                     expr: self.cond(Snippet {
                         text: target,
                         offset: at,
+                        parsed: None,
                     })?,
                 });
             } else if has("CURSOR") {
@@ -309,6 +316,7 @@ impl P<'_> {
                     None => self.cond(Snippet {
                         text: "NULL".into(),
                         offset: at,
+                        parsed: None,
                     })?,
                 };
                 body.push(Node::Assign { var: name, expr });
@@ -442,6 +450,7 @@ impl P<'_> {
         let fresh = self.cond(Snippet {
             text: "NULL".into(),
             offset: at,
+            parsed: None,
         })?;
         Ok(Node::If(vec![(
             None,
@@ -496,21 +505,27 @@ impl P<'_> {
 
     /// An SQL statement from a snippet (rewritten, INTO cut out, parsed).
     pub(crate) fn stmt_of(&self, s: Snippet) -> Result<Stmt> {
-        let text = match &self.pl {
+        let rw = match &self.pl {
             Some(pl) => pl.rewrite(self.file, &self.extract_calls(s.clone())?)?,
-            None => s.text.clone(),
-        };
-        let (locks, weak_lock) = crate::frontend::sql::statement::normalize_locks(&text);
-        let (clean, into) = crate::frontend::sql::statement::strip_into(&locks);
-        let sql = crate::frontend::sql::parse_one(
-            self.file,
-            &Snippet {
-                text: clean,
-                offset: s.offset,
+            None => crate::frontend::sql::Rewrite {
+                text: s.parse_text().to_string(),
+                map: s.parsed.as_ref().map(|r| r.map.clone()).unwrap_or_default(),
             },
-        )?;
+        };
+        // Both keep every position (blanks for what they cut).
+        let (locks, weak_lock) = crate::frontend::sql::statement::normalize_locks(&rw.text);
+        let (clean, into) = crate::frontend::sql::statement::strip_into(&locks);
+        let snip = Snippet {
+            text: s.text,
+            offset: s.offset,
+            parsed: Some(Box::new(crate::frontend::sql::Rewrite {
+                text: clean,
+                map: rw.map,
+            })),
+        };
+        let sql = crate::frontend::sql::parse_one(self.file, &snip)?;
         Ok(Stmt {
-            snip: s,
+            snip,
             sql,
             into,
             weak_lock,
@@ -524,7 +539,8 @@ impl P<'_> {
     /// the call may run once per row, or not at all: a loop.
     pub(crate) fn extract_calls(&self, mut s: Snippet) -> Result<Snippet> {
         let Some(pl) = &self.pl else { return Ok(s) };
-        let t = s.text.clone();
+        let t = s.parse_text().to_string();
+        let mut anchors = crate::frontend::sql::Anchors::default();
         let b = t.as_bytes();
         let whole = t.trim();
         let mut out = String::with_capacity(t.len());
@@ -552,6 +568,7 @@ impl P<'_> {
                     let call = self.cond(Snippet {
                         text: t[i..=c].to_string(),
                         offset: s.offset + i,
+                        parsed: None,
                     })?;
                     let var = format!("__call{n}");
                     let node = Node::Call {
@@ -570,17 +587,27 @@ impl P<'_> {
                         }
                     };
                     pl.pending.borrow_mut().push(node);
+                    anchors.at(out.len(), s.orig(copied));
                     out.push_str(&t[copied..i]);
+                    anchors.at(out.len(), s.orig(i));
                     out.push(':');
                     out.push_str(&var);
+                    anchors.at(out.len(), s.orig(c + 1));
                     copied = c + 1;
                     i = c + 1;
                 }
                 _ => i = e.max(i + 1),
             }
         }
+        if out.is_empty() {
+            return Ok(s);
+        }
+        anchors.at(out.len(), s.orig(copied));
         out.push_str(&t[copied..]);
-        s.text = out;
+        s.parsed = Some(Box::new(crate::frontend::sql::Rewrite {
+            text: out,
+            map: anchors.0,
+        }));
         Ok(s)
     }
 
@@ -709,6 +736,7 @@ impl P<'_> {
                 let null = self.cond(Snippet {
                     text: "NULL".into(),
                     offset: at,
+                    parsed: None,
                 })?;
                 out.push(Node::Assign { var: c, expr: null });
             }
@@ -743,6 +771,7 @@ impl P<'_> {
                 expr: self.cond(Snippet {
                     text: "NULL".into(),
                     offset: at,
+                    parsed: None,
                 })?,
             });
         }
@@ -825,6 +854,7 @@ impl P<'_> {
         out.push(Node::Sql(Box::new(self.stmt_of(Snippet {
             text,
             offset: lit + 1,
+            parsed: None,
         })?)));
         self.pos = semi + 1;
         Ok(out)
@@ -868,6 +898,7 @@ impl P<'_> {
                     expr: self.cond(Snippet {
                         text: "NULL".into(),
                         offset: at,
+                        parsed: None,
                     })?,
                 })
             })

@@ -27,6 +27,7 @@ pub fn hoist_returns(nodes: Vec<Node>) -> Vec<Node> {
                 label: None,
                 body,
                 handlers: None,
+                file: None,
             } => {
                 let mut rest: Vec<Node> = body;
                 rest.extend(it);
@@ -209,9 +210,9 @@ fn inline_one(
     let name = call_name(call);
     let Some(callee) = routines.get(&name) else {
         return Err(Diag::new(format!(
-            "call of `{name}`, which is not a PL/pgSQL routine of this file"
+            "call of `{name}`, which is not a PL/pgSQL routine of the workload"
         ))
-        .help("isolint inlines calls of routines defined in the same routine file")
+        .help("isolint inlines calls of the routines defined in the workload's routine files")
         .at(file, at, name.len().max(1), "here"));
     };
     if stack.contains(&name) {
@@ -249,13 +250,16 @@ fn inline_one(
         .cloned()
         .map(|n| rename(n, &prefix, &label))
         .collect();
+    // A callee of another routine file: its positions refer to that file.
+    let other = (callee.file.name != file.name).then(|| callee.file.clone());
     stack.push(name.clone());
-    let body = inline_calls(file, body, routines, stack);
+    let body = inline_calls(other.as_ref().unwrap_or(file), body, routines, stack);
     stack.pop();
     out.push(Node::Block {
         label: Some(label),
         body: body?,
         handlers: None,
+        file: other,
     });
     if let Some(v) = result {
         let null = Expr::Value(sqlparser::ast::Value::Null.with_empty_span());
@@ -314,6 +318,7 @@ fn map_children(n: Node, f: &mut dyn FnMut(Vec<Node>) -> Result<Vec<Node>>) -> R
             label,
             body,
             handlers,
+            file,
         } => Node::Block {
             label,
             body: f(body)?,
@@ -321,6 +326,7 @@ fn map_children(n: Node, f: &mut dyn FnMut(Vec<Node>) -> Result<Vec<Node>>) -> R
                 Some(hs) => Some(hs.into_iter().map(&mut *f).collect::<Result<_>>()?),
                 None => None,
             },
+            file,
         },
         n => n,
     })
@@ -440,10 +446,12 @@ fn rename(n: Node, prefix: &str, ret: &str) -> Node {
             label,
             body,
             handlers,
+            file,
         } => Node::Block {
             label: lbl(label),
             body: r(body),
             handlers: handlers.map(|hs| hs.into_iter().map(r).collect()),
+            file,
         },
         Node::Call { call, result, at } => Node::Call {
             call: rename_cond(call, prefix),

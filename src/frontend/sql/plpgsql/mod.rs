@@ -446,6 +446,8 @@ pub struct ParsedRoutine {
     pub routine: Routine,
     pub nodes: Vec<Node>,
     pub defaults: Vec<Option<Cond>>,
+    /// The (shadow) file the positions of `nodes` refer to.
+    pub file: SourceFile,
 }
 
 /// Parse a routine's body against the shadow file.
@@ -483,6 +485,7 @@ pub fn parse_routine(
             let c = p.cond(Snippet {
                 text: format!(":{n}"),
                 offset: r.at,
+                parsed: None,
             })?;
             pre.push(Node::Assign {
                 var: format!("${}", k + 1),
@@ -496,6 +499,7 @@ pub fn parse_routine(
             Some((a, b)) => Some(p.cond(Snippet {
                 text: original.text[a..b].to_string(),
                 offset: a,
+                parsed: None,
             })?),
             None => None,
         });
@@ -506,6 +510,7 @@ pub fn parse_routine(
         routine: r.clone(),
         nodes: hoist_returns(pre),
         defaults,
+        file: shadow.clone(),
     })
 }
 
@@ -595,8 +600,10 @@ mod tests {
                 &Snippet {
                     text: t.into(),
                     offset: 0,
+                    parsed: None,
                 },
             )
+            .map(|r| r.text)
         };
         assert_eq!(
             rw("v + r.x + f.a + t.k + g(v)").expect("ok"),

@@ -1,0 +1,189 @@
+//! `isolint replay`: its arguments and its composition — load, find and
+//! confirm the dangerous cycles (as `check` does), replay each confirmed
+//! schedule on PostgreSQL, optionally random rounds, render, exit code.
+
+use clap::{ArgGroup, Args, ValueEnum};
+
+use super::args::{Format, InputArgs, SettingsArgs};
+use super::progress::Spinner;
+use super::{emit, json_text};
+use crate::analysis::explorer::{Bounds, Confirmation};
+use crate::analysis::limits::admit;
+use crate::analysis::robustness::Method;
+use crate::frontend::load;
+use crate::model::error::{Diag, Result};
+use crate::model::isolation::Level;
+use crate::replay::random::{self, RandomConfig};
+use crate::replay::server::Server;
+use crate::replay::witness::{self, Verdict};
+use crate::report;
+use crate::report::replay::Item;
+
+#[derive(Args, Debug, Clone)]
+#[command(group(ArgGroup::new("server").required(true).args(["postgres", "postgres_temp"])))]
+pub struct ReplayArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub settings: SettingsArgs,
+    /// The server to replay on: postgresql://USER@HOST:PORT/DB or `host=… dbname=…`. isolint works in a scratch schema it drops afterwards.
+    #[arg(long, value_name = "URL")]
+    pub postgres: Option<String>,
+    /// Start a throwaway local server with the installed PostgreSQL binaries (initdb, pg_ctl), on a Unix socket, and remove it afterwards.
+    #[arg(long)]
+    pub postgres_temp: bool,
+    /// The isolation level the transactions run at.
+    #[arg(long, value_enum, default_value_t = LevelArg::ReadCommitted)]
+    pub level: LevelArg,
+    /// Also run N random interleavings of random program instances over a few rows.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub random: usize,
+    /// Transactions per random round.
+    #[arg(long, value_name = "K", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=6))]
+    pub random_txns: u32,
+    /// Seed of the random rounds.
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    pub seed: u64,
+    /// text, or json (docs/replay.md).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LevelArg {
+    ReadCommitted,
+    RepeatableRead,
+    Serializable,
+}
+
+impl LevelArg {
+    fn level(self) -> Level {
+        match self {
+            LevelArg::ReadCommitted => Level::ReadCommitted,
+            LevelArg::RepeatableRead => Level::RepeatableRead,
+            LevelArg::Serializable => Level::Serializable,
+        }
+    }
+}
+
+/// Exit 1 when an anomaly is reproduced, 0 when none.
+pub fn replay(args: &ReplayArgs) -> Result<i32> {
+    let format = args
+        .format
+        .require("replay", &[Format::Text, Format::Json])?;
+    let loaded = load(&args.input.workload, args.input.schema.as_deref())?;
+    let warnings = admit(&loaded.workload)?;
+    if format == Format::Text {
+        for w in loaded.warnings.iter().chain(&warnings) {
+            eprintln!("{w}");
+        }
+    }
+    let Some(sources) = &loaded.sources else {
+        return Err(Diag::new(format!(
+            "{} is a BTP file: it has no SQL to run",
+            args.input.workload.display()
+        ))
+        .help("replay needs a directory of .sql programs with its schema DDL (e.g. workloads/smallbank)"));
+    };
+    let w = &loaded.workload;
+    let server = match &args.postgres {
+        Some(url) => Server::connect_url(url)?,
+        None => Server::temporary()?,
+    };
+    // The DDL first: a schema PostgreSQL rejects is bad input, whether or
+    // not there is anything to replay.
+    drop(crate::replay::scratch::Scratch::create(
+        &server,
+        &sources.schema,
+    )?);
+    let level = args.level.level();
+    let f = crate::analysis::analyze_with(
+        w,
+        args.settings.settings(),
+        Method::TypeII,
+        false,
+        &Spinner::new(),
+    );
+    let bounds = Bounds {
+        max_states: 200_000,
+        ..Bounds::default()
+    };
+    let mut replays = vec![];
+    let mut skipped = vec![];
+    for (n, x) in f.witnesses.iter().enumerate() {
+        let cycle = cycle_name(w, &f.graph, x);
+        match crate::analysis::explorer::confirm(w, &f.graph, x, bounds) {
+            Confirmation::Confirmed(s) => {
+                let r = witness::replay(&server, sources, w, &loaded.provenance, &f.graph, &s, level)?;
+                replays.push((n, cycle, report::schedule::lines(w, &s), r));
+            }
+            Confirmation::NotWithinBounds { bounds, .. } => skipped.push((
+                n,
+                cycle,
+                format!("the explorer found no concrete schedule within its bounds ({bounds}): possibly a false alarm"),
+            )),
+            Confirmation::NotChecked(why) => skipped.push((n, cycle, format!("not confirmed: {why}"))),
+        }
+    }
+    let random = if args.random > 0 {
+        Some(random::replay(
+            &server,
+            sources,
+            w,
+            &loaded.provenance,
+            RandomConfig {
+                rounds: args.random,
+                txns: args.random_txns as usize,
+                keys: 2,
+                seed: args.seed,
+                level,
+            },
+        )?)
+    } else {
+        None
+    };
+    let mut items: Vec<(usize, Item)> = replays
+        .iter()
+        .map(|(n, cycle, schedule, r)| {
+            (
+                *n,
+                Item::Replayed {
+                    cycle: cycle.clone(),
+                    schedule: schedule.clone(),
+                    replay: r,
+                },
+            )
+        })
+        .collect();
+    items.extend(
+        skipped
+            .into_iter()
+            .map(|(n, cycle, why)| (n, Item::Skipped { cycle, why })),
+    );
+    items.sort_by_key(|(n, _)| *n);
+    let items: Vec<Item> = items.into_iter().map(|(_, i)| i).collect();
+    let server_name = format!("{} ({})", server.version, server.display);
+    let text = match format {
+        Format::Json => json_text(&report::replay::json(&items, random.as_ref(), &server_name)),
+        _ => report::replay::text(&items, random.as_ref(), &server_name),
+    };
+    emit(&text)?;
+    let reproduced = replays
+        .iter()
+        .any(|(_, _, _, r)| r.verdict == Verdict::Reproduced)
+        || random.as_ref().is_some_and(|r| !r.anomalies.is_empty());
+    Ok(if reproduced { 1 } else { 0 })
+}
+
+/// `Amalgamate → Balance`: the programs on a witness cycle.
+fn cycle_name(
+    w: &crate::model::btp::Workload,
+    g: &crate::analysis::graph::SummaryGraph,
+    x: &crate::analysis::robustness::Witness,
+) -> String {
+    let names: Vec<String> = crate::analysis::explorer::witness_nodes(x)
+        .iter()
+        .map(|&v| w.programs[g.nodes[v].ltp.program].name.clone())
+        .collect();
+    names.join(" / ")
+}

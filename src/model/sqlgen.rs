@@ -1,0 +1,673 @@
+//! Random small workloads in isolint's `.sql` dialect (issue 15): a schema
+//! of 2–4 tables (primary keys, a UNIQUE column, foreign keys with and
+//! without ON DELETE CASCADE, a `LANGUAGE sql` function), seed rows, and
+//! 2–3 programs of 1–5 items drawn from every construct the front-end
+//! accepts (docs/sql-frontend.md, "Positions"). Text only: nothing here
+//! parses, reads files or runs SQL.
+//!
+//! The grammar is this file: a construct added to the front-end gets a
+//! `Form` and a template here, and `tests/pg_soundness.rs` checks that every
+//! form appears in the fixed-seed batch.
+
+use std::collections::BTreeSet;
+
+/// One construct of the front-end's input language.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Form {
+    KeySelect,
+    PredSelect,
+    KeyUpdate,
+    PredUpdate,
+    KeyDelete,
+    PredDelete,
+    InsertValues,
+    InsertSelect,
+    OnConflictNothing,
+    OnConflictUpdate,
+    SubqueryWhere,
+    SubquerySet,
+    SubqueryValues,
+    SubquerySelectList,
+    SelectWithoutFrom,
+    If,
+    Elsif,
+    Case,
+    While,
+    ForRange,
+    ForQuery,
+    ExitWhen,
+    RaiseNotice,
+    RaiseException,
+    ForUpdate,
+    ForShare,
+    ForNoKeyUpdate,
+    ForKeyShare,
+    LockExtraConjunct,
+    FunctionCall,
+    Cte,
+    CteDml,
+    UpdateFrom,
+    DeleteUsing,
+    Assign,
+    Cascade,
+}
+
+impl Form {
+    pub const ALL: [Form; 36] = [
+        Form::KeySelect,
+        Form::PredSelect,
+        Form::KeyUpdate,
+        Form::PredUpdate,
+        Form::KeyDelete,
+        Form::PredDelete,
+        Form::InsertValues,
+        Form::InsertSelect,
+        Form::OnConflictNothing,
+        Form::OnConflictUpdate,
+        Form::SubqueryWhere,
+        Form::SubquerySet,
+        Form::SubqueryValues,
+        Form::SubquerySelectList,
+        Form::SelectWithoutFrom,
+        Form::If,
+        Form::Elsif,
+        Form::Case,
+        Form::While,
+        Form::ForRange,
+        Form::ForQuery,
+        Form::ExitWhen,
+        Form::RaiseNotice,
+        Form::RaiseException,
+        Form::ForUpdate,
+        Form::ForShare,
+        Form::ForNoKeyUpdate,
+        Form::ForKeyShare,
+        Form::LockExtraConjunct,
+        Form::FunctionCall,
+        Form::Cte,
+        Form::CteDml,
+        Form::UpdateFrom,
+        Form::DeleteUsing,
+        Form::Assign,
+        Form::Cascade,
+    ];
+}
+
+/// A generated workload: texts and what they contain.
+#[derive(Debug, Clone)]
+pub struct SqlWorkload {
+    pub seed: u64,
+    /// `CREATE TABLE …` and `CREATE FUNCTION …`.
+    pub schema: String,
+    /// `INSERT …` of the initial rows (2–3 per table).
+    pub rows: String,
+    /// `(name, text)` of each program (`P0.sql`, …).
+    pub programs: Vec<(String, String)>,
+    /// Each program's top-level items (its text is their concatenation):
+    /// what `shrink` removes.
+    pub items: Vec<Vec<String>>,
+    /// The parameters every program takes, and the values to draw from
+    /// (a few keys, so that instances conflict).
+    pub params: Vec<(String, Vec<i64>)>,
+    pub forms: BTreeSet<Form>,
+}
+
+/// SplitMix64: small, seedable, no dependency.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed ^ 0x9E37_79B9_7F4A_7C15)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (`n > 0`).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n.max(1) as u64) as usize
+    }
+
+    pub fn chance(&mut self, percent: u64) -> bool {
+        self.next_u64() % 100 < percent
+    }
+
+    pub fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
+        &xs[self.below(xs.len())]
+    }
+}
+
+struct Table {
+    name: String,
+    /// The parent table's index, and whether deleting a parent cascades.
+    parent: Option<(usize, bool)>,
+}
+
+struct Gen {
+    rng: Rng,
+    tables: Vec<Table>,
+    forms: BTreeSet<Form>,
+    /// Variables assigned so far in the program being generated.
+    vars: usize,
+    depth: usize,
+}
+
+/// The workload for `seed` (the same seed gives the same text).
+pub fn workload(seed: u64) -> SqlWorkload {
+    let mut rng = Rng::new(seed);
+    let n = 2 + rng.below(3);
+    let mut tables = vec![];
+    for i in 0..n {
+        let parent = (i > 0 && rng.chance(60)).then(|| (rng.below(i), rng.chance(50)));
+        tables.push(Table {
+            name: format!("t{i}"),
+            parent,
+        });
+    }
+    let mut g = Gen {
+        rng,
+        tables,
+        forms: BTreeSet::new(),
+        vars: 0,
+        depth: 0,
+    };
+    let schema = g.schema();
+    let rows = g.rows();
+    let nprog = 2 + g.rng.below(2);
+    let mut items = vec![];
+    for _ in 0..nprog {
+        g.vars = 0;
+        let n = 1 + g.rng.below(5);
+        items.push((0..n).map(|_| g.item()).collect::<Vec<_>>());
+    }
+    SqlWorkload {
+        seed,
+        schema,
+        rows,
+        programs: texts(&items),
+        items,
+        params: vec![
+            ("k".into(), vec![1, 2, 3]),
+            ("k2".into(), vec![1, 2, 3]),
+            ("x".into(), vec![0, 1, 2]),
+        ],
+        forms: g.forms,
+    }
+}
+
+fn texts(items: &[Vec<String>]) -> Vec<(String, String)> {
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, its)| (format!("P{i}"), its.concat()))
+        .collect()
+}
+
+impl SqlWorkload {
+    /// The same workload with program `p`'s item `i` removed (`None`: the
+    /// whole program), or `None` when that would leave nothing.
+    pub fn without(&self, p: usize, i: Option<usize>) -> Option<SqlWorkload> {
+        let mut items = self.items.clone();
+        match i {
+            None if items.len() > 1 && p < items.len() => {
+                items.remove(p);
+            }
+            Some(i) if p < items.len() && i < items[p].len() && items[p].len() > 1 => {
+                items[p].remove(i);
+            }
+            _ => return None,
+        }
+        let mut w = self.clone();
+        w.programs = texts(&items);
+        w.items = items;
+        Some(w)
+    }
+
+    /// Greedy shrinking: drop programs, then items, while `fails` holds
+    /// (each candidate is tried once per pass, until a pass changes
+    /// nothing). `fails` decides validity too: a candidate the front-end
+    /// rejects does not fail.
+    pub fn shrink(&self, fails: &mut dyn FnMut(&SqlWorkload) -> bool) -> SqlWorkload {
+        let mut cur = self.clone();
+        loop {
+            let mut changed = false;
+            let mut p = 0;
+            while p < cur.items.len() {
+                match cur.without(p, None) {
+                    Some(c) if fails(&c) => {
+                        cur = c;
+                        changed = true;
+                    }
+                    _ => p += 1,
+                }
+            }
+            for p in 0..cur.items.len() {
+                let mut i = 0;
+                while i < cur.items[p].len() {
+                    match cur.without(p, Some(i)) {
+                        Some(c) if fails(&c) => {
+                            cur = c;
+                            changed = true;
+                        }
+                        _ => i += 1,
+                    }
+                }
+            }
+            if !changed {
+                return cur;
+            }
+        }
+    }
+}
+
+impl Gen {
+    fn schema(&mut self) -> String {
+        let mut out = String::new();
+        for t in &self.tables {
+            let fk = match t.parent {
+                Some((p, cascade)) => format!(
+                    ", p INT REFERENCES t{p}(id){}",
+                    if cascade { " ON DELETE CASCADE" } else { "" }
+                ),
+                None => String::new(),
+            };
+            out += &format!(
+                "CREATE TABLE {} (id INT PRIMARY KEY, a INT NOT NULL DEFAULT 0, b INT NOT NULL DEFAULT 0, u INT UNIQUE{fk});\n",
+                t.name
+            );
+        }
+        out += "CREATE FUNCTION sum_a(g INT) RETURNS BIGINT LANGUAGE sql AS $$ SELECT coalesce(sum(a), 0) FROM t0 WHERE b = g $$;\n";
+        out
+    }
+
+    fn rows(&mut self) -> String {
+        let mut out = String::new();
+        for t in &self.tables {
+            let n = 2 + self.rng.below(2);
+            for id in 1..=n {
+                let (a, b) = (self.rng.below(3), self.rng.below(3));
+                match t.parent {
+                    Some(_) => {
+                        out += &format!(
+                            "INSERT INTO {} (id, a, b, u, p) VALUES ({id}, {a}, {b}, {}, {});\n",
+                            t.name,
+                            id * 10,
+                            1 + self.rng.below(2)
+                        )
+                    }
+                    None => {
+                        out += &format!(
+                            "INSERT INTO {} (id, a, b, u) VALUES ({id}, {a}, {b}, {});\n",
+                            t.name,
+                            id * 10
+                        )
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn table(&mut self) -> String {
+        let i = self.rng.below(self.tables.len());
+        self.tables[i].name.clone()
+    }
+
+    fn new_var(&mut self) -> String {
+        self.vars += 1;
+        format!(":v{}", self.vars)
+    }
+
+    /// An earlier variable (NULL-safe), or a parameter.
+    fn value(&mut self) -> String {
+        if self.vars > 0 && self.rng.chance(50) {
+            format!("coalesce(:v{}, 0)", 1 + self.rng.below(self.vars))
+        } else {
+            self.rng.pick(&[":x", ":k", "1"]).to_string()
+        }
+    }
+
+    fn key(&mut self) -> &'static str {
+        if self.rng.chance(50) {
+            ":k"
+        } else {
+            ":k2"
+        }
+    }
+
+    /// One item: a statement, or a control structure around items.
+    fn item(&mut self) -> String {
+        if self.depth < 2 && self.rng.chance(30) {
+            self.depth += 1;
+            let s = self.control();
+            self.depth -= 1;
+            return s;
+        }
+        self.statement()
+    }
+
+    fn body(&mut self) -> String {
+        let n = 1 + self.rng.below(2);
+        (0..n).map(|_| self.item()).collect()
+    }
+
+    fn condition(&mut self) -> String {
+        let t = self.table();
+        let k = self.key();
+        match self.rng.below(4) {
+            0 => format!("(SELECT a FROM {t} WHERE id = {k}) > :x"),
+            1 => format!("EXISTS (SELECT 1 FROM {t} WHERE b = :x)"),
+            2 if self.vars > 0 => format!("coalesce(:v{}, 0) > 0", 1 + self.rng.below(self.vars)),
+            _ => ":x > 0".into(),
+        }
+    }
+
+    fn control(&mut self) -> String {
+        match self.rng.below(8) {
+            0 | 1 => {
+                self.forms.insert(Form::If);
+                let c = self.condition();
+                let mut s = format!("IF {c} THEN\n{}", self.body());
+                if self.rng.chance(40) {
+                    self.forms.insert(Form::Elsif);
+                    let c = self.condition();
+                    s += &format!("ELSIF {c} THEN\n{}", self.body());
+                }
+                if self.rng.chance(60) {
+                    s += &format!("ELSE\n{}", self.body());
+                }
+                s + "END IF;\n"
+            }
+            2 => {
+                self.forms.insert(Form::Case);
+                let c = self.condition();
+                format!(
+                    "CASE WHEN {c} THEN\n{}ELSE\n{}END CASE;\n",
+                    self.body(),
+                    self.body()
+                )
+            }
+            3 => {
+                self.forms.insert(Form::While);
+                self.forms.insert(Form::Assign);
+                let i = self.new_var();
+                let mut s = format!("{i} := 0;\nWHILE {i} < 2 LOOP\n{}", self.body());
+                s += &self.maybe_exit();
+                s + &format!("{i} := {i} + 1;\nEND LOOP;\n")
+            }
+            4 => {
+                self.forms.insert(Form::ForRange);
+                let mut s = format!("FOR i IN 1..2 LOOP\n{}", self.body());
+                s += &self.maybe_exit();
+                s + "END LOOP;\n"
+            }
+            5 => {
+                self.forms.insert(Form::ForQuery);
+                let t = self.table();
+                let mut s = format!(
+                    "FOR r IN SELECT id FROM {t} WHERE b = :x LOOP\n{}",
+                    self.body()
+                );
+                s += &self.maybe_exit();
+                s + "END LOOP;\n"
+            }
+            6 => {
+                self.forms.insert(Form::RaiseException);
+                let c = self.condition();
+                format!("IF {c} THEN\nRAISE EXCEPTION 'refused';\nEND IF;\n")
+            }
+            _ => {
+                self.forms.insert(Form::RaiseNotice);
+                let t = self.table();
+                format!("RAISE NOTICE 'n %', (SELECT count(*) FROM {t} WHERE a > :x);\n")
+            }
+        }
+    }
+
+    fn maybe_exit(&mut self) -> String {
+        if !self.rng.chance(40) {
+            return String::new();
+        }
+        self.forms.insert(Form::ExitWhen);
+        let t = self.table();
+        format!("EXIT WHEN (SELECT count(*) FROM {t}) > 2;\n")
+    }
+
+    /// A new primary key value: sometimes an existing row's, so inserts
+    /// conflict.
+    fn new_key(&mut self) -> String {
+        self.rng.pick(&[":k + 3", ":k2 + 3", ":k"]).to_string()
+    }
+
+    /// Columns and values of an insert into `t` (the FK column when `t`
+    /// has a parent: an existing parent most of the time).
+    fn insert_cols(&mut self, t: &str) -> (String, String) {
+        let has_parent = self
+            .tables
+            .iter()
+            .find(|x| x.name == t)
+            .is_some_and(|x| x.parent.is_some());
+        let id = self.new_key();
+        let v = self.value();
+        if has_parent {
+            let p = self.rng.pick(&["1", "2", ":k"]).to_string();
+            ("id, a, b, p".into(), format!("{id}, {v}, :x, {p}"))
+        } else {
+            ("id, a, b".into(), format!("{id}, {v}, :x"))
+        }
+    }
+
+    fn on_conflict(&mut self, t: &str) -> String {
+        match self.rng.below(3) {
+            0 => String::new(),
+            1 => {
+                self.forms.insert(Form::OnConflictNothing);
+                " ON CONFLICT (id) DO NOTHING".into()
+            }
+            _ => {
+                self.forms.insert(Form::OnConflictUpdate);
+                format!(" ON CONFLICT (id) DO UPDATE SET a = {t}.a + 1")
+            }
+        }
+    }
+
+    fn statement(&mut self) -> String {
+        let t = self.table();
+        let t2 = self.table();
+        let k = self.key();
+        match self.rng.below(21) {
+            0 => {
+                self.forms.insert(Form::KeySelect);
+                let v = self.new_var();
+                format!("SELECT a INTO {v} FROM {t} WHERE id = {k};\n")
+            }
+            1 => {
+                self.forms.insert(Form::PredSelect);
+                let v = self.new_var();
+                let agg = self
+                    .rng
+                    .pick(&["count(*)", "coalesce(sum(a), 0)", "coalesce(max(b), 0)"])
+                    .to_string();
+                format!("SELECT {agg} INTO {v} FROM {t} WHERE b = :x;\n")
+            }
+            2 => {
+                let (form, lock) = *self.rng.pick(&[
+                    (Form::ForUpdate, "FOR UPDATE"),
+                    (Form::ForShare, "FOR SHARE"),
+                    (Form::ForNoKeyUpdate, "FOR NO KEY UPDATE"),
+                    (Form::ForKeyShare, "FOR KEY SHARE"),
+                ]);
+                self.forms.insert(Form::KeySelect);
+                self.forms.insert(form);
+                let extra = if self.rng.chance(30) {
+                    self.forms.insert(Form::LockExtraConjunct);
+                    " AND b >= :x"
+                } else {
+                    ""
+                };
+                let v = self.new_var();
+                format!("SELECT a INTO {v} FROM {t} WHERE id = {k}{extra} {lock};\n")
+            }
+            3 | 4 => {
+                self.forms.insert(Form::KeyUpdate);
+                let v = self.value();
+                let set = self
+                    .rng
+                    .pick(&["a = a + 1".to_string(), format!("b = {v}")])
+                    .clone();
+                format!("UPDATE {t} SET {set} WHERE id = {k};\n")
+            }
+            5 => {
+                self.forms.insert(Form::PredUpdate);
+                format!("UPDATE {t} SET a = a + 1 WHERE b = :x;\n")
+            }
+            6 => {
+                self.forms.insert(Form::KeyDelete);
+                self.note_cascade(&t);
+                format!("DELETE FROM {t} WHERE id = {k};\n")
+            }
+            7 => {
+                self.forms.insert(Form::PredDelete);
+                self.note_cascade(&t);
+                format!("DELETE FROM {t} WHERE a > :x + 1;\n")
+            }
+            8 | 9 => {
+                self.forms.insert(Form::InsertValues);
+                let (cols, vals) = self.insert_cols(&t);
+                let oc = self.on_conflict(&t);
+                format!("INSERT INTO {t} ({cols}) VALUES ({vals}){oc};\n")
+            }
+            10 => {
+                self.forms.insert(Form::InsertSelect);
+                let oc = self.on_conflict(&t);
+                if self
+                    .tables
+                    .iter()
+                    .any(|x| x.name == t && x.parent.is_some())
+                {
+                    format!("INSERT INTO {t} (id, a, b, p) SELECT id + 3, a, b, 1 FROM {t2} WHERE id = {k}{oc};\n")
+                } else {
+                    format!("INSERT INTO {t} (id, a, b) SELECT id + 3, a, b FROM {t2} WHERE id = {k}{oc};\n")
+                }
+            }
+            11 => {
+                self.forms.insert(Form::SubqueryWhere);
+                format!("UPDATE {t} SET a = a + 1 WHERE id = (SELECT min(id) FROM {t2} WHERE b = :x);\n")
+            }
+            12 => {
+                self.forms.insert(Form::SubquerySet);
+                format!("UPDATE {t} SET a = (SELECT coalesce(max(a), 0) FROM {t2}) + 1 WHERE id = {k};\n")
+            }
+            13 => {
+                self.forms.insert(Form::SubqueryValues);
+                self.forms.insert(Form::InsertValues);
+                let (cols, vals) = self.insert_cols(&t);
+                let vals = vals.replacen(", ", &format!(", (SELECT count(*) FROM {t2}) + "), 1);
+                let oc = self.on_conflict(&t);
+                format!("INSERT INTO {t} ({cols}) VALUES ({vals}){oc};\n")
+            }
+            14 => {
+                self.forms.insert(Form::SubquerySelectList);
+                let v = self.new_var();
+                format!("SELECT a + (SELECT count(*) FROM {t2} WHERE a > :x) INTO {v} FROM {t} WHERE id = {k};\n")
+            }
+            15 => {
+                self.forms.insert(Form::SelectWithoutFrom);
+                let v = self.new_var();
+                if self.rng.chance(50) {
+                    format!("SELECT (SELECT b FROM {t} WHERE id = {k}) INTO {v};\n")
+                } else {
+                    format!("SELECT EXISTS (SELECT 1 FROM {t} WHERE a = :x) INTO {v};\n")
+                }
+            }
+            16 => {
+                self.forms.insert(Form::FunctionCall);
+                format!("UPDATE {t} SET a = sum_a(:x)::int WHERE id = {k};\n")
+            }
+            17 => {
+                self.forms.insert(Form::Cte);
+                format!("WITH c AS (SELECT a FROM {t2} WHERE id = {k})\nUPDATE {t} SET a = coalesce((SELECT a FROM c), 0) + 1 WHERE id = {k};\n")
+            }
+            18 => {
+                self.forms.insert(Form::CteDml);
+                let oc = if self
+                    .tables
+                    .iter()
+                    .any(|x| x.name == t2 && x.parent.is_some())
+                {
+                    return format!("WITH w AS (UPDATE {t} SET a = a + 1 WHERE id = {k} RETURNING id, a)\nUPDATE {t2} SET b = coalesce((SELECT a FROM w), 0) WHERE id = {k};\n");
+                } else {
+                    " ON CONFLICT (id) DO NOTHING"
+                };
+                format!("WITH w AS (UPDATE {t} SET a = a + 1 WHERE id = {k} RETURNING id, a)\nINSERT INTO {t2} (id, a, b) SELECT id + 3, a, 0 FROM w{oc};\n")
+            }
+            19 => {
+                self.forms.insert(Form::UpdateFrom);
+                format!(
+                    "UPDATE {t} SET a = s.a + 1 FROM {t2} s WHERE {t}.id = s.id AND s.b = :x;\n"
+                )
+            }
+            _ => {
+                self.forms.insert(Form::DeleteUsing);
+                self.note_cascade(&t);
+                format!("DELETE FROM {t} USING {t2} s WHERE {t}.id = s.id AND s.a > :x + 1;\n")
+            }
+        }
+    }
+
+    /// A delete of a table some child references with ON DELETE CASCADE.
+    fn note_cascade(&mut self, t: &str) {
+        let Some(i) = self.tables.iter().position(|x| x.name == t) else {
+            return;
+        };
+        if self
+            .tables
+            .iter()
+            .any(|x| x.parent.is_some_and(|(p, c)| p == i && c))
+        {
+            self.forms.insert(Form::Cascade);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_seed_same_text() {
+        let a = workload(7);
+        let b = workload(7);
+        assert_eq!(a.schema, b.schema);
+        assert_eq!(a.programs, b.programs);
+        assert!((2..=3).contains(&a.programs.len()));
+    }
+
+    /// Shrinking keeps what the predicate needs and nothing more: with
+    /// "some program has a DELETE", one program of one DELETE item is left
+    /// (a seed whose workload has a top-level DELETE item).
+    #[test]
+    fn shrink_to_the_needed_item() {
+        let has_delete = |w: &SqlWorkload| w.programs.iter().any(|(_, t)| t.contains("DELETE"));
+        let seed = (0..200)
+            .find(|&s| {
+                workload(s)
+                    .items
+                    .iter()
+                    .flatten()
+                    .any(|i| i.starts_with("DELETE"))
+            })
+            .expect("a seed with a DELETE item");
+        let w = workload(seed);
+        let small = w.shrink(&mut |c| has_delete(c));
+        assert_eq!(small.items.len(), 1, "{:?}", small.items);
+        assert_eq!(small.items[0].len(), 1, "{:?}", small.items);
+        assert!(has_delete(&small));
+    }
+}

@@ -1,0 +1,605 @@
+//! A client-side interpreter of the program AST (`frontend::sql::ast`):
+//! runs one transaction program on a connection, one SQL statement per
+//! [`Executor::step`], so a driver outside chooses the interleaving.
+//!
+//! Each SQL statement is sent as it is reached, its `:name` parameters
+//! bound as real query parameters (`$n`, text format, typed as the column
+//! the value came from); `SELECT … INTO` and `RETURNING … INTO` bind
+//! variables (one target and several columns: a record, read as
+//! `:r$col`); IF, loop and EXIT conditions and `:=` are evaluated by the
+//! server (`SELECT <expr>` with the current bindings, inside a savepoint
+//! so a type error does not abort the transaction); FOUND follows
+//! PL/pgSQL (a row returned or affected). The executor knows nothing of
+//! schedules or witnesses: issue 15 drives it with random programs.
+//!
+//! Not interpreted (the step reports [`Halt::Unsupported`]): cursors
+//! (OPEN, FOR … IN query), FOR … IN ARRAY, calls not inlined, EXCEPTION
+//! handlers (the block runs; an error is not caught).
+
+use std::collections::BTreeMap;
+use std::ops::ControlFlow;
+
+use postgres::fallible_iterator::FallibleIterator;
+use postgres::Client;
+use sqlparser::ast::{visit_expressions_mut, Expr, Value};
+
+use super::value::Val;
+use crate::frontend::sql::ast::{Cond, LoopHead, Node, Stmt};
+
+/// One SQL statement the executor ran, with what it observed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ran {
+    /// The statement as written (whitespace collapsed), as the BTP's
+    /// `Statement::sql` shows it: identifies the statement.
+    pub source: String,
+    /// What was sent (placeholders as `$n`).
+    pub sent: String,
+    pub params: Vec<Val>,
+    /// Rows returned (SELECT, RETURNING), as text values.
+    pub rows: Vec<Vec<Val>>,
+    /// Rows affected (INSERT, UPDATE, DELETE; rows for SELECT).
+    pub affected: u64,
+}
+
+/// The result of one [`Executor::step`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    Ran(Box<Ran>),
+    /// The program reached its end: the driver may commit.
+    Finished,
+    /// The program chose to roll back (ROLLBACK, RAISE EXCEPTION).
+    RolledBack,
+}
+
+/// Why a program stopped before its end.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Halt {
+    /// The database raised an error (the transaction is aborted): a
+    /// serialization failure, a deadlock, a constraint violation, …
+    Db {
+        code: String,
+        message: String,
+        /// The statement, when it was one.
+        source: Option<String>,
+    },
+    /// A construct the executor does not run, or a missing parameter.
+    Unsupported(String),
+}
+
+impl std::fmt::Display for Halt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Halt::Db {
+                code,
+                message,
+                source,
+            } => {
+                write!(f, "{message} (SQLSTATE {code})")?;
+                if let Some(s) = source {
+                    write!(f, " at `{s}`")?;
+                }
+                Ok(())
+            }
+            Halt::Unsupported(m) => f.write_str(m),
+        }
+    }
+}
+
+impl Halt {
+    pub fn from_db(e: &postgres::Error, source: Option<String>) -> Halt {
+        match e.as_db_error() {
+            Some(d) => Halt::Db {
+                code: d.code().code().to_string(),
+                message: d.message().to_string(),
+                source,
+            },
+            None => Halt::Db {
+                code: "08000".into(),
+                message: e.to_string(),
+                source,
+            },
+        }
+    }
+
+    /// A serialization failure (40001) or a deadlock (40P01): the
+    /// database aborted the transaction to keep its guarantees.
+    pub fn is_concurrency_abort(&self) -> bool {
+        matches!(self, Halt::Db { code, .. } if code == "40001" || code == "40P01")
+    }
+}
+
+enum Frame<'p> {
+    Block {
+        nodes: &'p [Node],
+        at: usize,
+        label: Option<&'p str>,
+    },
+    Loop {
+        body: &'p [Node],
+        at: usize,
+        label: Option<&'p str>,
+        /// The head must be evaluated before the next iteration.
+        fresh: bool,
+        kind: LoopKind<'p>,
+    },
+}
+
+/// A loop head's decision, taken out of its frame.
+enum Head<'p> {
+    Go,
+    Stop,
+    Cond(&'p Cond),
+    Set(&'p str, i64),
+}
+
+enum LoopKind<'p> {
+    Plain,
+    While(&'p Cond),
+    Range {
+        var: &'p str,
+        next: i64,
+        last: i64,
+        by: i64,
+    },
+}
+
+/// One program in execution: its position and its variables.
+pub struct Executor<'p> {
+    frames: Vec<Frame<'p>>,
+    /// Variables and parameters by name (lower case, without `:`).
+    pub vars: BTreeMap<String, Val>,
+    found: bool,
+    done: bool,
+}
+
+impl<'p> Executor<'p> {
+    /// Starts `program` with its parameters bound.
+    pub fn new(program: &'p [Node], params: BTreeMap<String, Val>) -> Executor<'p> {
+        Executor {
+            frames: vec![Frame::Block {
+                nodes: program,
+                at: 0,
+                label: None,
+            }],
+            vars: params,
+            found: false,
+            done: false,
+        }
+    }
+
+    /// Runs up to and including the next SQL statement (control flow
+    /// around it is evaluated on the way). The caller has begun the
+    /// transaction on `c`.
+    pub fn step(&mut self, c: &mut Client) -> Result<Step, Halt> {
+        if self.done {
+            return Ok(Step::Finished);
+        }
+        loop {
+            let Some(frame) = self.frames.last_mut() else {
+                self.done = true;
+                return Ok(Step::Finished);
+            };
+            let node = match frame {
+                Frame::Block { nodes, at, .. } => {
+                    let nodes: &'p [Node] = nodes;
+                    if *at >= nodes.len() {
+                        self.frames.pop();
+                        continue;
+                    }
+                    *at += 1;
+                    &nodes[*at - 1]
+                }
+                Frame::Loop {
+                    body,
+                    at,
+                    fresh,
+                    kind,
+                    ..
+                } => {
+                    let body: &'p [Node] = body;
+                    if *at >= body.len() {
+                        *at = 0;
+                        *fresh = true;
+                    }
+                    if !*fresh {
+                        *at += 1;
+                        &body[*at - 1]
+                    } else {
+                        *fresh = false;
+                        // What the head needs, taken out of the frame
+                        // before `eval` borrows the executor.
+                        let head = match kind {
+                            LoopKind::Plain => Head::Go,
+                            LoopKind::While(cond) => Head::Cond(cond),
+                            LoopKind::Range {
+                                var,
+                                next,
+                                last,
+                                by,
+                            } => {
+                                if (*by > 0 && *next <= *last) || (*by < 0 && *next >= *last) {
+                                    let v = *next;
+                                    *next += *by;
+                                    Head::Set(var, v)
+                                } else {
+                                    Head::Stop
+                                }
+                            }
+                        };
+                        let go = match head {
+                            Head::Go => true,
+                            Head::Stop => false,
+                            Head::Cond(cond) => self.eval(c, &cond.expr)?.is_true(),
+                            Head::Set(var, v) => {
+                                let v = Val::typed(v.to_string(), &postgres::types::Type::INT4);
+                                self.vars.insert(var.to_lowercase(), v);
+                                true
+                            }
+                        };
+                        if !go {
+                            self.frames.pop();
+                        }
+                        continue;
+                    }
+                }
+            };
+            match node {
+                Node::Sql(stmt) => return self.run_stmt(c, stmt).map(|r| Step::Ran(Box::new(r))),
+                Node::If(branches) => {
+                    for (cond, body) in branches {
+                        let take = match cond {
+                            None => true,
+                            Some(cond) => self.eval(c, &cond.expr)?.is_true(),
+                        };
+                        if take {
+                            self.frames.push(Frame::Block {
+                                nodes: body,
+                                at: 0,
+                                label: None,
+                            });
+                            break;
+                        }
+                    }
+                }
+                Node::Loop {
+                    head, body, label, ..
+                } => {
+                    let kind = match head {
+                        LoopHead::Plain => LoopKind::Plain,
+                        LoopHead::While(cond) => LoopKind::While(cond),
+                        LoopHead::Range { var, bounds } => {
+                            let n: Vec<i64> = bounds
+                                .iter()
+                                .map(|b| {
+                                    let v = self.eval(c, &b.expr)?;
+                                    v.text.as_deref().and_then(|t| t.parse().ok()).ok_or_else(
+                                        || {
+                                            Halt::Unsupported(format!(
+                                                "loop bound `{}` is not an integer",
+                                                b.snip.text.trim()
+                                            ))
+                                        },
+                                    )
+                                })
+                                .collect::<Result<_, _>>()?;
+                            let (lo, hi) = match n.as_slice() {
+                                [lo, hi, ..] => (*lo, *hi),
+                                _ => {
+                                    return Err(Halt::Unsupported(
+                                        "FOR loop without two bounds".into(),
+                                    ))
+                                }
+                            };
+                            LoopKind::Range {
+                                var,
+                                next: lo,
+                                last: hi,
+                                by: n.get(2).copied().unwrap_or(1).max(1),
+                            }
+                        }
+                        LoopHead::Query { .. } => {
+                            return Err(Halt::Unsupported(
+                                "FOR … IN query loops are not replayed yet".into(),
+                            ))
+                        }
+                        LoopHead::Array { .. } => {
+                            return Err(Halt::Unsupported(
+                                "FOR … IN ARRAY loops are not replayed yet".into(),
+                            ))
+                        }
+                    };
+                    self.frames.push(Frame::Loop {
+                        body,
+                        at: 0,
+                        label: label.as_deref(),
+                        fresh: true,
+                        kind,
+                    });
+                }
+                Node::Exit {
+                    when, cont, label, ..
+                } => {
+                    let go = match when {
+                        None => true,
+                        Some(cond) => self.eval(c, &cond.expr)?.is_true(),
+                    };
+                    if go {
+                        self.exit(*cont, label.as_deref())?;
+                    }
+                }
+                // RAISE NOTICE arguments and ASSERT: no effect on data.
+                Node::Eval(_) | Node::Begin { .. } => {}
+                Node::Assign { var, expr } => {
+                    let v = self.eval(c, &expr.expr)?;
+                    self.vars
+                        .insert(var.trim_start_matches(':').to_lowercase(), v);
+                }
+                // COMMIT splits programs before they get here; RETURN ends
+                // the routine.
+                Node::Commit { .. } | Node::Return { .. } => {
+                    self.frames.clear();
+                }
+                Node::Abort => {
+                    self.done = true;
+                    return Ok(Step::RolledBack);
+                }
+                Node::Block { label, body, .. } => self.frames.push(Frame::Block {
+                    nodes: body,
+                    at: 0,
+                    label: label.as_deref(),
+                }),
+                Node::Call { .. } => {
+                    return Err(Halt::Unsupported(
+                        "a routine call that was not inlined".into(),
+                    ))
+                }
+                Node::Open(_) => {
+                    return Err(Halt::Unsupported(
+                        "cursors (OPEN) are not replayed yet".into(),
+                    ))
+                }
+                Node::Prefix(_) => {
+                    return Err(Halt::Unsupported("an EXCEPTION block prefix".into()))
+                }
+            }
+        }
+    }
+
+    /// EXIT / CONTINUE [label]: leaves frames up to the loop (or labelled
+    /// block) it names.
+    fn exit(&mut self, cont: bool, label: Option<&str>) -> Result<(), Halt> {
+        while let Some(f) = self.frames.last_mut() {
+            let (is_loop, l) = match f {
+                Frame::Loop { label, .. } => (true, *label),
+                Frame::Block { label, .. } => (false, *label),
+            };
+            let hit = match label {
+                None => is_loop,
+                Some(want) => l.is_some_and(|l| l.eq_ignore_ascii_case(want)),
+            };
+            if hit {
+                if cont && is_loop {
+                    if let Frame::Loop { at, .. } = f {
+                        *at = usize::MAX; // ends this iteration
+                    }
+                } else {
+                    self.frames.pop();
+                }
+                return Ok(());
+            }
+            self.frames.pop();
+        }
+        Err(Halt::Unsupported("EXIT outside a loop".into()))
+    }
+
+    /// The statement with `:name` placeholders as `$n` and FOUND as a
+    /// parameter; the values in order.
+    fn bind<T: sqlparser::ast::VisitMut>(&self, mut node: T) -> Result<(T, Vec<Val>), Halt> {
+        let mut names: Vec<String> = vec![];
+        let mut missing: Option<String> = None;
+        let _ = visit_expressions_mut(&mut node, |e| {
+            let name = match e {
+                Expr::Value(v) => match &v.value {
+                    Value::Placeholder(p) => Some(p.trim_start_matches(':').to_lowercase()),
+                    _ => None,
+                },
+                Expr::Identifier(i)
+                    if i.quote_style.is_none() && i.value.eq_ignore_ascii_case("found") =>
+                {
+                    Some("found".to_string())
+                }
+                _ => None,
+            };
+            if let Some(name) = name {
+                if name != "found" && !self.vars.contains_key(&name) {
+                    missing.get_or_insert(name.clone());
+                }
+                let k = match names.iter().position(|n| *n == name) {
+                    Some(k) => k,
+                    None => {
+                        names.push(name);
+                        names.len() - 1
+                    }
+                };
+                *e = Expr::Value(Value::Placeholder(format!("${}", k + 1)).with_empty_span());
+            }
+            ControlFlow::<()>::Continue(())
+        });
+        if let Some(m) = missing {
+            return Err(Halt::Unsupported(format!("no value for `:{m}`")));
+        }
+        let vals = names
+            .iter()
+            .map(|n| match n.as_str() {
+                "found" => Val::boolean(self.found),
+                _ => self.vars.get(n).cloned().unwrap_or_else(Val::null),
+            })
+            .collect();
+        Ok((node, vals))
+    }
+
+    fn run_stmt(&mut self, c: &mut Client, stmt: &Stmt) -> Result<Ran, Halt> {
+        let source: String = stmt
+            .snip
+            .text
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let (sql, params) = self.bind(stmt.sql.clone())?;
+        let sent = sql.to_string();
+        let (rows, affected) =
+            query(c, &sent, &params).map_err(|e| Halt::from_db(&e, Some(source.clone())))?;
+        self.found = affected > 0 || !rows.is_empty();
+        if !stmt.into.is_empty() {
+            let first = rows.first();
+            let n = first.map_or(0, |(_, r)| r.len());
+            if stmt.into.len() == 1 && n > 1 {
+                // One target, several columns: a record `r`, read as `:r$col`.
+                if let Some((cols, r)) = first {
+                    for (name, v) in cols.iter().zip(r) {
+                        self.vars.insert(
+                            format!("{}${}", stmt.into[0], name.to_lowercase()),
+                            v.clone(),
+                        );
+                    }
+                }
+            } else {
+                for (i, var) in stmt.into.iter().enumerate() {
+                    let v = first
+                        .and_then(|(_, r)| r.get(i).cloned())
+                        .unwrap_or_else(Val::null);
+                    self.vars.insert(var.to_lowercase(), v);
+                }
+            }
+        }
+        Ok(Ran {
+            source,
+            sent,
+            params,
+            rows: rows.into_iter().map(|(_, r)| r).collect(),
+            affected,
+        })
+    }
+
+    /// `SELECT (<expr>)` with the current bindings, in a savepoint: an
+    /// expression over values of unknown type may fail to resolve, and
+    /// then is retried with numbers as NUMERIC and the rest as TEXT.
+    fn eval(&self, c: &mut Client, expr: &Expr) -> Result<Val, Halt> {
+        let (e, params) = self.bind(expr.clone())?;
+        let sql = format!("SELECT ({e})");
+        let sp = |c: &mut Client, s: &str| c.batch_execute(s).map_err(|e| Halt::from_db(&e, None));
+        sp(c, "SAVEPOINT isolint_eval")?;
+        match query(c, &sql, &params) {
+            Ok((rows, _)) => {
+                sp(c, "RELEASE SAVEPOINT isolint_eval")?;
+                return Ok(first_value(rows));
+            }
+            Err(e) => {
+                sp(c, "ROLLBACK TO SAVEPOINT isolint_eval")?;
+                let typing = e
+                    .code()
+                    .is_some_and(|s| ["42P18", "42725", "42883", "42804"].contains(&s.code()));
+                if !typing {
+                    return Err(Halt::from_db(&e, Some(sql)));
+                }
+            }
+        }
+        let typed: Vec<Val> = params
+            .into_iter()
+            .map(|v| match (&v.text, v.oid) {
+                (Some(t), 0) if t.parse::<f64>().is_ok() => {
+                    Val::typed(t.clone(), &postgres::types::Type::NUMERIC)
+                }
+                (Some(t), 0) => Val::typed(t.clone(), &postgres::types::Type::TEXT),
+                _ => v,
+            })
+            .collect();
+        let (rows, _) = query(c, &sql, &typed).map_err(|e| Halt::from_db(&e, Some(sql.clone())))?;
+        sp(c, "RELEASE SAVEPOINT isolint_eval")?;
+        Ok(first_value(rows))
+    }
+}
+
+/// The types PostgreSQL infers for the parameters of the program's SQL
+/// statements, by parameter name (those it cannot infer, or statements it
+/// cannot prepare, are left out). Run on a connection whose search_path
+/// has the tables; prepares, never executes.
+pub fn param_types(c: &mut Client, program: &[Node]) -> BTreeMap<String, postgres::types::Type> {
+    let mut stmts: Vec<&Stmt> = vec![];
+    each_stmt(program, &mut stmts);
+    let mut out = BTreeMap::new();
+    for st in stmts {
+        let mut names: Vec<String> = vec![];
+        let mut node = st.sql.clone();
+        let _ = visit_expressions_mut(&mut node, |e| {
+            if let Expr::Value(v) = e {
+                if let Value::Placeholder(p) = &v.value {
+                    let name = p.trim_start_matches(':').to_lowercase();
+                    let k = names.iter().position(|n| *n == name).unwrap_or_else(|| {
+                        names.push(name);
+                        names.len() - 1
+                    });
+                    *e = Expr::Value(Value::Placeholder(format!("${}", k + 1)).with_empty_span());
+                }
+            }
+            ControlFlow::<()>::Continue(())
+        });
+        if let Ok(prepared) = c.prepare(&node.to_string()) {
+            for (name, ty) in names.into_iter().zip(prepared.params()) {
+                if ty.oid() != 0 && *ty != postgres::types::Type::UNKNOWN {
+                    out.entry(name).or_insert_with(|| ty.clone());
+                }
+            }
+        }
+    }
+    out
+}
+
+fn each_stmt<'a>(nodes: &'a [Node], out: &mut Vec<&'a Stmt>) {
+    for n in nodes {
+        match n {
+            Node::Sql(s) | Node::Open(s) => out.push(s),
+            Node::If(bs) => bs.iter().for_each(|(_, b)| each_stmt(b, out)),
+            Node::Loop { head, body, .. } => {
+                if let LoopHead::Query { query, .. } = head {
+                    out.push(query);
+                }
+                each_stmt(body, out);
+            }
+            Node::Block { body, handlers, .. } => {
+                each_stmt(body, out);
+                handlers.iter().flatten().for_each(|h| each_stmt(h, out));
+            }
+            Node::Prefix(b) => each_stmt(b, out),
+            _ => {}
+        }
+    }
+}
+
+type Rows = Vec<(Vec<String>, Vec<Val>)>;
+
+fn first_value(rows: Rows) -> Val {
+    rows.into_iter()
+        .next()
+        .and_then(|(_, r)| r.into_iter().next())
+        .unwrap_or_else(Val::null)
+}
+
+/// Runs `sql` with `params` (text format, each with its type): the rows
+/// with their column names, and the rows affected.
+pub fn query(c: &mut Client, sql: &str, params: &[Val]) -> Result<(Rows, u64), postgres::Error> {
+    let typed: Vec<(&Val, postgres::types::Type)> =
+        params.iter().map(|v| (v, v.param_type())).collect();
+    let mut it = c.query_typed_raw(sql, typed)?;
+    let mut rows = vec![];
+    while let Some(row) = it.next()? {
+        let names: Vec<String> = row.columns().iter().map(|c| c.name().to_string()).collect();
+        let mut vals = vec![];
+        for i in 0..row.len() {
+            vals.push(row.try_get::<_, Val>(i)?);
+        }
+        rows.push((names, vals));
+    }
+    let affected = it.rows_affected().unwrap_or(rows.len() as u64);
+    Ok((rows, affected))
+}

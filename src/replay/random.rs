@@ -1,0 +1,307 @@
+//! Randomized replay: many random interleavings of k random program
+//! instances over a few keys, each compared with the serial orders of the
+//! transactions that committed. A workload isolint proves robust must
+//! never show an anomaly here (Definition 3.1: every schedule allowed
+//! under MVRC is serializable); a non-robust one may, by chance.
+//!
+//! The data: `keys` rows per table, row i holding i in every integer or
+//! numeric column, `k<i>` in every text column (so a foreign key of row i
+//! finds row i of its parent); columns with a default keep it. The
+//! parameters: a parameter a program compares with a text column is
+//! `k<r>`, any other one r, with r drawn from 1..=keys, so instances
+//! collide on rows; a parameter an INSERT puts into a key column is
+//! fresh per instance (a duplicate key would abort, which says nothing
+//! about isolation).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use postgres::types::Type;
+
+use super::executor::Halt;
+use super::run::{compare, run, Action, Comparison, End, Outcome, SeedRow, Txn};
+use super::scratch::{Column, Scratch};
+use super::server::Server;
+use super::value::Val;
+use super::witness::parameters;
+use crate::frontend::Sources;
+use crate::model::btp::{StmtType, Workload};
+use crate::model::error::Result;
+use crate::model::isolation::Level;
+use crate::model::provenance::{Provenance, Value};
+
+/// What to run.
+#[derive(Debug, Clone, Copy)]
+pub struct RandomConfig {
+    pub rounds: usize,
+    /// Transactions per round (k).
+    pub txns: usize,
+    /// Rows per table.
+    pub keys: usize,
+    pub seed: u64,
+    pub level: Level,
+}
+
+/// A round whose outcome matched no serial order.
+#[derive(Debug, Clone)]
+pub struct Anomaly {
+    pub round: usize,
+    pub txns: Vec<Txn>,
+    pub outcome: Outcome,
+    pub comparison: Comparison,
+}
+
+/// What the random replay saw.
+#[derive(Debug, Clone)]
+pub struct RandomReport {
+    pub config: RandomConfig,
+    pub server_version: String,
+    pub rounds: usize,
+    /// Transactions the database aborted (serialization failure, deadlock).
+    pub aborted: usize,
+    /// Transactions that stopped otherwise (an error of the program, a
+    /// construct the executor does not run), with the first reason.
+    pub failed: usize,
+    pub first_failure: Option<String>,
+    /// Statements that blocked on a lock at least once.
+    pub blocked: usize,
+    pub anomalies: Vec<Anomaly>,
+}
+
+/// splitmix64: a small, seedable generator (reproducible runs need no
+/// crate).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+fn is_text(c: &Column) -> bool {
+    Type::from_oid(c.oid)
+        .is_some_and(|t| [Type::TEXT, Type::VARCHAR, Type::BPCHAR, Type::NAME].contains(&t))
+}
+
+/// Row `i`'s value for column `c` (see the module comment).
+fn cell(c: &Column, i: usize) -> Option<Val> {
+    let t = Type::from_oid(c.oid)?;
+    let text = if [
+        Type::INT2,
+        Type::INT4,
+        Type::INT8,
+        Type::NUMERIC,
+        Type::FLOAT4,
+        Type::FLOAT8,
+    ]
+    .contains(&t)
+    {
+        super::witness::fit_number(i as u64, &c.type_name)
+    } else if is_text(c) {
+        format!("k{i}")
+    } else if t == Type::BOOL {
+        "t".into()
+    } else if t == Type::DATE {
+        format!("2001-01-{:02}", i % 28 + 1)
+    } else if t == Type::TIMESTAMP || t == Type::TIMESTAMPTZ {
+        format!("2001-01-{:02} 00:00:00", i % 28 + 1)
+    } else {
+        return None;
+    };
+    Some(Val {
+        text: Some(text),
+        oid: c.oid,
+    })
+}
+
+/// How a program uses a parameter: compared with a text column, put into
+/// an inserted key column.
+#[derive(Default, Clone, Copy)]
+struct Use {
+    text: bool,
+    inserted_key: bool,
+    /// The type PostgreSQL infers for it, when that is not a number or
+    /// text (a timestamp, a date, a boolean).
+    other: Option<u32>,
+}
+
+/// Runs `cfg.rounds` random rounds on a scratch schema.
+pub fn replay(
+    server: &Server,
+    sources: &Sources,
+    w: &Workload,
+    prov: &Provenance,
+    cfg: RandomConfig,
+) -> Result<RandomReport> {
+    let mut scratch = Scratch::create(server, &sources.schema)?;
+    let seed = seed_rows(&scratch, cfg.keys);
+    // Per program: its parameters and how each is used.
+    let mut params: Vec<Vec<(String, Use)>> = vec![];
+    for (p, nodes) in sources.programs.iter().enumerate() {
+        let mut uses: HashMap<String, Use> = HashMap::new();
+        if let Some(prog) = w.programs.get(p) {
+            for (q, st) in prog.statements.iter().enumerate() {
+                let rel = w.schema.rel(st.rel);
+                for (attr, v) in prov.pins(p, q) {
+                    let Value::Param(name) = v else { continue };
+                    let col = scratch.table(&rel.name).and_then(|t| {
+                        let a = rel.attributes.get(*attr)?.trim_matches('"').to_string();
+                        t.columns.iter().find(|c| c.name.eq_ignore_ascii_case(&a))
+                    });
+                    let u = uses.entry(name.clone()).or_default();
+                    u.text |= col.is_some_and(is_text);
+                    let key = rel.primary_key.contains(attr)
+                        || rel.unique_keys.iter().any(|k| k.contains(attr));
+                    u.inserted_key |= st.ty == StmtType::Ins && key;
+                }
+            }
+        }
+        let types = super::executor::param_types(scratch.admin(), nodes);
+        params.push(
+            parameters(nodes)
+                .into_iter()
+                .map(|n| {
+                    let mut u = uses.get(&n).copied().unwrap_or_default();
+                    u.other = types
+                        .get(&n)
+                        .filter(|t| {
+                            [Type::DATE, Type::TIMESTAMP, Type::TIMESTAMPTZ, Type::BOOL].contains(t)
+                        })
+                        .map(|t| t.oid());
+                    (n, u)
+                })
+                .collect(),
+        );
+    }
+    let mut rng = Rng(cfg.seed);
+    let mut report = RandomReport {
+        config: cfg,
+        server_version: server.version.clone(),
+        rounds: 0,
+        aborted: 0,
+        failed: 0,
+        first_failure: None,
+        blocked: 0,
+        anomalies: vec![],
+    };
+    let programs = sources.programs.len().min(w.programs.len());
+    if programs == 0 {
+        return Ok(report);
+    }
+    let mut fresh = 1_000_000u64;
+    for round in 0..cfg.rounds {
+        let mut txns = vec![];
+        for t in 0..cfg.txns.max(1) {
+            let p = rng.below(programs);
+            let mut bound = BTreeMap::new();
+            for (name, u) in &params[p] {
+                let v = if u.inserted_key {
+                    fresh += 1;
+                    Val::untyped(fresh.to_string())
+                } else {
+                    let r = rng.below(cfg.keys) + 1;
+                    let other = u.other.and_then(|oid| {
+                        let col = Column {
+                            name: name.clone(),
+                            oid,
+                            type_name: String::new(),
+                            not_null: false,
+                            has_default: false,
+                        };
+                        cell(&col, r)
+                    });
+                    if let Some(v) = other {
+                        v
+                    } else if u.text {
+                        Val::untyped(format!("k{r}"))
+                    } else {
+                        Val::untyped(r.to_string())
+                    }
+                };
+                bound.insert(name.clone(), v);
+            }
+            txns.push(Txn {
+                name: format!("T{} = {}", t + 1, w.programs[p].name),
+                program: Arc::new(sources.programs[p].clone()),
+                params: bound,
+            });
+        }
+        let c = run(&mut scratch, &seed, &txns, cfg.level, &mut |st| {
+            let open: Vec<usize> = (0..st.len())
+                .filter(|&i| !st[i].ended && !st[i].pending)
+                .collect();
+            if open.is_empty() {
+                return None;
+            }
+            let i = open[rng.below(open.len())];
+            Some(if st[i].finished {
+                Action::Commit(i)
+            } else {
+                Action::Step(i)
+            })
+        })?;
+        report.rounds += 1;
+        report.blocked += c.notes.iter().filter(|n| n.contains("blocked")).count();
+        for e in &c.ends {
+            if let End::Halted(h) = e {
+                if h.is_concurrency_abort() {
+                    report.aborted += 1;
+                } else {
+                    report.failed += 1;
+                    report.first_failure.get_or_insert_with(|| h.to_string());
+                }
+            }
+        }
+        // A round where something other than the database's own
+        // concurrency control stopped a transaction says nothing.
+        if c.ends.iter().any(|e| matches!(e, End::Halted(h) if !h.is_concurrency_abort() && *h != Halt::Unsupported("blocked".into()))) {
+            continue;
+        }
+        let cmp = compare(&mut scratch, &seed, &txns, cfg.level, &c)?;
+        if cmp.equivalent.is_none() {
+            report.anomalies.push(Anomaly {
+                round,
+                txns,
+                outcome: c,
+                comparison: cmp,
+            });
+        }
+    }
+    Ok(report)
+}
+
+/// `keys` rows per table, parents first (tables ordered by their
+/// foreign keys as PostgreSQL reports them).
+fn seed_rows(scratch: &Scratch, keys: usize) -> Vec<SeedRow> {
+    let mut out = vec![];
+    for t in &scratch.tables {
+        for i in 1..=keys {
+            let values = t
+                .columns
+                .iter()
+                .filter(|c| !c.has_default)
+                .filter_map(|c| cell(c, i).map(|v| (c.name.clone(), v)))
+                .collect();
+            out.push(SeedRow {
+                table: t.name.clone(),
+                values,
+            });
+        }
+    }
+    let order = scratch.parents_first();
+    out.sort_by_key(|r| {
+        order
+            .iter()
+            .position(|t| *t == r.table)
+            .unwrap_or(usize::MAX)
+    });
+    out
+}

@@ -1,0 +1,472 @@
+//! Running transactions on a scratch schema: seed it, drive k sessions
+//! through an interleaving, read every table back; run the same
+//! transactions one after the other in every order; compare.
+//!
+//! "Not serializable" here is about outcomes: a concurrent run is
+//! reproduced as an anomaly when no serial order of its committed
+//! transactions gives every transaction the same observations (the rows
+//! each statement returned and the number it affected, in order) and the
+//! database the same final state. That is weaker evidence than a cycle in
+//! the serialization graph (Theorem 3.2) in one direction only: different
+//! outcomes prove the run is not equivalent to any serial one; equal
+//! outcomes may hide a cycle whose values happen to coincide, which is why
+//! seeds and parameters are chosen distinct.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use postgres::Client;
+
+use super::executor::{Halt, Ran, Step};
+use super::scratch::{db_diag, ident, Scratch, State};
+use super::session::{Reply, Session};
+use super::value::Val;
+use crate::frontend::sql::ast::Node;
+use crate::model::error::Result;
+use crate::model::isolation::Level;
+
+/// One transaction to run: a program instance.
+#[derive(Debug, Clone)]
+pub struct Txn {
+    /// For people: `T1 = Amalgamate`.
+    pub name: String,
+    pub program: Arc<Vec<Node>>,
+    /// Parameters by name (lower case, without `:`).
+    pub params: BTreeMap<String, Val>,
+}
+
+/// A row of the initial database.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeedRow {
+    /// The table's name in the scratch schema.
+    pub table: String,
+    pub values: Vec<(String, Val)>,
+}
+
+/// What the driver does next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Run the next SQL statement of transaction i (with the control flow
+    /// before it).
+    Step(usize),
+    /// Run what is left of transaction i and commit it.
+    Commit(usize),
+}
+
+/// What happened to one transaction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum End {
+    Committed,
+    /// The program rolled back by itself.
+    RolledBack,
+    /// The database or the executor stopped it.
+    Halted(Halt),
+}
+
+/// The outcome of one run.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// Per transaction, the statements it ran and what they observed.
+    pub observed: Vec<Vec<Ran>>,
+    pub ends: Vec<End>,
+    /// Every table's rows at the end.
+    pub state: State,
+    /// The order things happened in: (transaction, index into its
+    /// `observed`), or `None` for its commit.
+    pub trace: Vec<(usize, Option<usize>)>,
+    /// What deviated from the plan: a statement that blocked, a step the
+    /// program had no statement for, …
+    pub notes: Vec<String>,
+}
+
+impl Outcome {
+    pub fn committed(&self) -> Vec<usize> {
+        (0..self.ends.len())
+            .filter(|&i| self.ends[i] == End::Committed)
+            .collect()
+    }
+}
+
+/// How long the driver waits for a blocked statement it needs next
+/// before giving up (PostgreSQL's deadlock check runs after 1 s).
+pub const NEED_WAIT: Duration = Duration::from_secs(3);
+/// The longest a statement may run without waiting for a lock.
+const MAX_RUN: Duration = Duration::from_secs(60);
+
+/// Is backend `pid` waiting for a lock (a row lock held by another open
+/// transaction)? PostgreSQL says so in `pg_stat_activity`.
+fn waits_for_lock(monitor: &mut Client, pid: i32) -> bool {
+    monitor
+        .query_opt(
+            "SELECT 1 FROM pg_stat_activity WHERE pid = $1 AND wait_event_type = 'Lock'",
+            &[&pid],
+        )
+        .is_ok_and(|r| r.is_some())
+}
+
+/// Sends a step or a commit and waits for the answer until it comes or
+/// the session's backend waits for a lock (`None`: blocked). Asking the
+/// server, not a timer, keeps a slow machine from calling a slow
+/// statement blocked.
+fn answer(s: &mut Session, commit: bool, monitor: &mut Client) -> Option<Reply> {
+    let start = Instant::now();
+    if let Some(r) = s.send(commit, Duration::from_millis(5)) {
+        return Some(r);
+    }
+    while start.elapsed() < MAX_RUN {
+        if let Some(r) = s.wait(Duration::from_millis(5)) {
+            return Some(r);
+        }
+        if waits_for_lock(monitor, s.pid) {
+            // It may have been granted meanwhile.
+            return s.wait(Duration::from_millis(5));
+        }
+    }
+    None
+}
+
+/// Empties every table and inserts `seed` (in order: parents first).
+pub fn reset(scratch: &mut Scratch, seed: &[SeedRow]) -> Result<()> {
+    let names: Vec<String> = scratch.tables.iter().map(|t| ident(&t.name)).collect();
+    let tables = scratch.tables.clone();
+    let c = scratch.admin();
+    if !names.is_empty() {
+        c.batch_execute(&format!(
+            "TRUNCATE {} RESTART IDENTITY CASCADE",
+            names.join(", ")
+        ))
+        .map_err(|e| db_diag("cannot empty the scratch tables", &e))?;
+    }
+    for row in seed {
+        let table = tables.iter().find(|t| t.name == row.table);
+        let cols: Vec<String> = row.values.iter().map(|(c, _)| ident(c)).collect();
+        let params: Vec<Val> = row
+            .values
+            .iter()
+            .map(|(name, v)| {
+                // Typed as the column: PostgreSQL parses the text with the
+                // column type's input function.
+                let oid = table
+                    .and_then(|t| t.columns.iter().find(|c| &c.name == name))
+                    .map_or(v.oid, |c| c.oid);
+                Val {
+                    text: v.text.clone(),
+                    oid,
+                }
+            })
+            .collect();
+        let marks: Vec<String> = (1..=params.len()).map(|i| format!("${i}")).collect();
+        let sql = format!(
+            "INSERT INTO {} ({}) VALUES ({})",
+            ident(&row.table),
+            cols.join(", "),
+            marks.join(", ")
+        );
+        super::executor::query(c, &sql, &params).map_err(|e| {
+            let listing: Vec<String> = row
+                .values
+                .iter()
+                .map(|(c, v)| format!("{c} = {v}"))
+                .collect();
+            db_diag(
+                &format!(
+                    "cannot seed a row of {} ({})",
+                    row.table,
+                    listing.join(", ")
+                ),
+                &e,
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// Where a transaction is, for the driver's choice.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Status {
+    /// Committed, rolled back or halted.
+    pub ended: bool,
+    /// Its program reached its end (the next action commits it).
+    pub finished: bool,
+    /// Its last statement is still blocked.
+    pub pending: bool,
+}
+
+/// Runs `txns` on the freshly seeded scratch schema at `level`, in the
+/// order `next` chooses (it sees where each transaction is; `None` ends
+/// the plan, and what is still open is then run to its end and committed
+/// in index order).
+pub fn run(
+    scratch: &mut Scratch,
+    seed: &[SeedRow],
+    txns: &[Txn],
+    level: Level,
+    next: &mut dyn FnMut(&[Status]) -> Option<Action>,
+) -> Result<Outcome> {
+    reset(scratch, seed)?;
+    let mut monitor = scratch.connect()?;
+    let mut sessions = vec![];
+    for t in txns {
+        let mut c = scratch.connect()?;
+        // A safety net: a statement never waits longer than this.
+        c.batch_execute("SET statement_timeout = '60s'")
+            .map_err(|e| db_diag("cannot set statement_timeout", &e))?;
+        sessions.push(Session::start(
+            c,
+            t.program.clone(),
+            t.params.clone(),
+            level,
+        )?);
+    }
+    let n = txns.len();
+    let mut out = Outcome {
+        observed: vec![vec![]; n],
+        ends: vec![End::Halted(Halt::Unsupported("did not finish".into())); n],
+        state: vec![],
+        trace: vec![],
+        notes: vec![],
+    };
+    let mut ended = vec![false; n];
+    // A transaction whose program finished (commit pending).
+    let mut finished = vec![false; n];
+    let mut plan_done = false;
+    'drive: loop {
+        // Answers of statements that were blocked. When every open
+        // transaction is blocked, only the server can move (a deadlock is
+        // broken after deadlock_timeout, 1 s): wait for it.
+        let start = Instant::now();
+        loop {
+            for (i, s) in sessions.iter_mut().enumerate() {
+                if s.pending {
+                    if let Some(r) = s.wait(Duration::ZERO) {
+                        settle(i, r, &mut out, &mut ended, &mut finished);
+                    }
+                }
+            }
+            let mut open = (0..n).filter(|&i| !ended[i]).peekable();
+            if open.peek().is_none() || open.any(|i| !sessions[i].pending) {
+                break;
+            }
+            if start.elapsed() > NEED_WAIT {
+                out.notes
+                    .push("every open transaction stayed blocked".into());
+                break 'drive;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let action = if plan_done {
+            // Finish what is open: a transaction that is not blocked first
+            // (it may hold the lock another waits for).
+            let open: Vec<usize> = (0..n).filter(|&i| !ended[i]).collect();
+            if open.is_empty() {
+                break;
+            }
+            match open.iter().find(|&&i| !sessions[i].pending) {
+                Some(&i) => Action::Commit(i),
+                None => Action::Commit(open[0]),
+            }
+        } else {
+            let status: Vec<Status> = (0..n)
+                .map(|i| Status {
+                    ended: ended[i],
+                    finished: finished[i],
+                    pending: sessions[i].pending,
+                })
+                .collect();
+            match next(&status) {
+                Some(a) => a,
+                None => {
+                    plan_done = true;
+                    continue;
+                }
+            }
+        };
+        let (i, commit) = match action {
+            Action::Step(i) => (i, false),
+            Action::Commit(i) => (i, true),
+        };
+        if i >= n || ended[i] {
+            continue;
+        }
+        if sessions[i].pending {
+            match sessions[i].wait(NEED_WAIT) {
+                Some(r) => settle(i, r, &mut out, &mut ended, &mut finished),
+                None => {
+                    out.notes.push(format!(
+                        "{} stayed blocked (waiting for a lock) when the interleaving needed it next",
+                        txns[i].name
+                    ));
+                    out.ends[i] = End::Halted(Halt::Unsupported("blocked".into()));
+                    break;
+                }
+            }
+            if ended[i] {
+                continue;
+            }
+        }
+        if !commit {
+            if finished[i] {
+                continue;
+            }
+            match answer(&mut sessions[i], false, &mut monitor) {
+                Some(r) => settle(i, r, &mut out, &mut ended, &mut finished),
+                None => out.notes.push(format!(
+                    "{}'s statement {} blocked (waiting for a lock); the others went on",
+                    txns[i].name,
+                    out.observed[i].len() + 1
+                )),
+            }
+            continue;
+        }
+        // Commit: the rest of the program first.
+        while !finished[i] && !ended[i] {
+            match answer(&mut sessions[i], false, &mut monitor) {
+                Some(r) => settle(i, r, &mut out, &mut ended, &mut finished),
+                None if plan_done => {
+                    // Another open transaction holds the lock: go on with it.
+                    out.notes.push(format!(
+                        "{}'s statement {} blocked (waiting for a lock); the others went on",
+                        txns[i].name,
+                        out.observed[i].len() + 1
+                    ));
+                    continue 'drive;
+                }
+                None => {
+                    out.notes.push(format!(
+                        "{} blocked (waiting for a lock) before it could commit",
+                        txns[i].name
+                    ));
+                    out.ends[i] = End::Halted(Halt::Unsupported("blocked".into()));
+                    break 'drive;
+                }
+            }
+        }
+        if !ended[i] {
+            match answer(&mut sessions[i], true, &mut monitor) {
+                Some(r) => settle(i, r, &mut out, &mut ended, &mut finished),
+                None => {
+                    out.notes.push(format!("{}'s COMMIT blocked", txns[i].name));
+                    break;
+                }
+            }
+        }
+    }
+    // Sessions still open are rolled back (and unblocked) here.
+    drop(sessions);
+    out.state = scratch.state()?;
+    Ok(out)
+}
+
+/// Collects a session's answer to a command, now or later.
+fn settle(i: usize, r: Reply, out: &mut Outcome, ended: &mut [bool], finished: &mut [bool]) {
+    match r {
+        Reply::Step(Ok(Step::Ran(ran))) => {
+            out.trace.push((i, Some(out.observed[i].len())));
+            out.observed[i].push(*ran);
+        }
+        Reply::Step(Ok(Step::Finished)) => finished[i] = true,
+        Reply::Step(Ok(Step::RolledBack)) => {
+            out.ends[i] = End::RolledBack;
+            ended[i] = true;
+        }
+        Reply::Step(Err(h)) | Reply::Commit(Err(h)) => {
+            out.ends[i] = End::Halted(h);
+            ended[i] = true;
+        }
+        Reply::Commit(Ok(())) => {
+            out.trace.push((i, None));
+            out.ends[i] = End::Committed;
+            ended[i] = true;
+        }
+    }
+}
+
+/// The transactions of `order`, each run to its end and committed before
+/// the next starts.
+pub fn serial(
+    scratch: &mut Scratch,
+    seed: &[SeedRow],
+    txns: &[Txn],
+    level: Level,
+    order: &[usize],
+) -> Result<Outcome> {
+    let mut k = 0;
+    run(scratch, seed, txns, level, &mut |_| {
+        let a = order.get(k).map(|&i| Action::Commit(i));
+        k += 1;
+        a
+    })
+}
+
+/// Does the serial run `s` (of the same transactions) give every
+/// committed transaction of `c` what it observed, and the same state?
+pub fn same_outcome(c: &Outcome, s: &Outcome, committed: &[usize]) -> bool {
+    c.state == s.state
+        && committed.iter().all(|&i| {
+            s.ends[i] == End::Committed && same_observations(&c.observed[i], &s.observed[i])
+        })
+}
+
+fn same_observations(a: &[Ran], b: &[Ran]) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| x.source == y.source && x.rows == y.rows && x.affected == y.affected)
+}
+
+/// The result of comparing a concurrent run with the serial orders.
+#[derive(Debug, Clone)]
+pub struct Comparison {
+    /// Serial orders (transaction indices) tried.
+    pub orders: Vec<Vec<usize>>,
+    /// The first serial order with the same outcome, if any.
+    pub equivalent: Option<Vec<usize>>,
+    /// The serial runs' outcomes, in `orders` order.
+    pub serial: Vec<Outcome>,
+}
+
+/// Runs every serial order of the committed transactions of `c` (the
+/// others left out) and looks for one with the same outcome.
+pub fn compare(
+    scratch: &mut Scratch,
+    seed: &[SeedRow],
+    txns: &[Txn],
+    level: Level,
+    c: &Outcome,
+) -> Result<Comparison> {
+    let committed = c.committed();
+    let mut cmp = Comparison {
+        orders: vec![],
+        equivalent: None,
+        serial: vec![],
+    };
+    for order in permutations(&committed) {
+        let s = serial(scratch, seed, txns, level, &order)?;
+        let same = same_outcome(c, &s, &committed);
+        cmp.orders.push(order.clone());
+        cmp.serial.push(s);
+        if same {
+            cmp.equivalent = Some(order);
+            break;
+        }
+    }
+    Ok(cmp)
+}
+
+/// All orders of `items`.
+pub fn permutations(items: &[usize]) -> Vec<Vec<usize>> {
+    if items.is_empty() {
+        return vec![vec![]];
+    }
+    let mut out = vec![];
+    for (i, &x) in items.iter().enumerate() {
+        let mut rest = items.to_vec();
+        rest.remove(i);
+        for mut p in permutations(&rest) {
+            p.insert(0, x);
+            out.push(p);
+        }
+    }
+    out
+}

@@ -1,0 +1,419 @@
+//! A scratch schema: `isolint_replay_<pid>_<n>`, created from the
+//! workload's DDL, seeded, read back, and dropped (`DROP SCHEMA … CASCADE`)
+//! when the [`Scratch`] is dropped — on success, on error and on panic
+//! alike, so a replay leaves nothing behind on the user's server.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use postgres::Client;
+
+use super::server::Server;
+use super::value::Val;
+use crate::frontend::sql::procedural::split_statements;
+use crate::model::error::{Diag, Result, SourceFile};
+
+static NEXT: AtomicUsize = AtomicUsize::new(0);
+
+/// A table of the scratch schema as PostgreSQL created it.
+#[derive(Debug, Clone)]
+pub struct Table {
+    /// The name as PostgreSQL stores it (folded to lower case unless the
+    /// DDL quoted it).
+    pub name: String,
+    /// Columns in order: name, type oid, type name, NOT NULL, has a default.
+    pub columns: Vec<Column>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Column {
+    pub name: String,
+    pub oid: u32,
+    pub type_name: String,
+    pub not_null: bool,
+    pub has_default: bool,
+}
+
+/// The rows of every table, each row as text values, sorted: the state to
+/// compare between runs.
+pub type State = Vec<(String, Vec<Vec<Val>>)>;
+
+pub struct Scratch<'s> {
+    pub server: &'s Server,
+    pub name: String,
+    admin: Client,
+    pub tables: Vec<Table>,
+}
+
+impl<'s> Scratch<'s> {
+    /// Creates the schema and runs the DDL of `ddl` in it, statement by
+    /// statement so an error points at the statement PostgreSQL rejected.
+    pub fn create(server: &'s Server, ddl: &SourceFile) -> Result<Scratch<'s>> {
+        let name = format!(
+            "isolint_replay_{}_{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        let mut admin = server.connect()?;
+        admin
+            .batch_execute(&format!("CREATE SCHEMA {name}; SET search_path TO {name}"))
+            .map_err(|e| db_diag(&format!("cannot create the scratch schema {name}"), &e))?;
+        // From here on, Drop removes the schema.
+        let mut s = Scratch {
+            server,
+            name,
+            admin,
+            tables: vec![],
+        };
+        let text = blank_meta_commands(&ddl.text);
+        for (from, to) in split_statements(&text) {
+            let sql = match keep(&text[from..to]) {
+                Keep::Skip => continue,
+                Keep::Refuse(why) => {
+                    let lead = text[from..to].len() - text[from..to].trim_start().len();
+                    return Err(Diag::new(why)
+                        .at(ddl, from + lead, text[from..to].trim().len(), "here")
+                        .help("replay creates the workload's tables in one scratch schema and drops it afterwards; objects in other schemas would stay behind"));
+                }
+                Keep::Run(sql) => sql,
+            };
+            let sql = sql.as_str();
+            // The DDL may not move the search_path (pg_dump empties it):
+            // every statement runs in the scratch schema.
+            let _ = s
+                .admin
+                .batch_execute(&format!("SET search_path TO {}", s.name));
+            if let Err(e) = s.admin.batch_execute(sql) {
+                let lead = sql.len() - sql.trim_start().len();
+                let (at, len) = match e.as_db_error().and_then(|d| d.position()) {
+                    Some(postgres::error::ErrorPosition::Original(p)) => {
+                        // A character position, 1-based, within `sql`.
+                        let byte = sql
+                            .char_indices()
+                            .nth((*p as usize).saturating_sub(1))
+                            .map_or(lead, |(b, _)| b);
+                        (from + byte, 1)
+                    }
+                    _ => (from + lead, sql.trim().len()),
+                };
+                return Err(db_diag("PostgreSQL rejected the schema DDL", &e)
+                    .at(ddl, at, len, "rejected here")
+                    .help("isolint replays on a scratch schema made from this file: it must be DDL that PostgreSQL accepts"));
+            }
+        }
+        s.tables = s.read_tables()?;
+        Ok(s)
+    }
+
+    /// A new connection whose `search_path` is the scratch schema.
+    pub fn connect(&self) -> Result<Client> {
+        let mut c = self.server.connect()?;
+        c.batch_execute(&format!("SET search_path TO {}", self.name))
+            .map_err(|e| db_diag("cannot set the search_path", &e))?;
+        Ok(c)
+    }
+
+    /// The admin connection (search_path set), for seeding and reading.
+    pub fn admin(&mut self) -> &mut Client {
+        &mut self.admin
+    }
+
+    fn read_tables(&mut self) -> Result<Vec<Table>> {
+        let rows = self
+            .admin
+            .query(
+                "SELECT c.relname::text, a.attname::text, a.atttypid::oid, format_type(a.atttypid, a.atttypmod), a.attnotnull, a.atthasdef
+                 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                 JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+                 WHERE n.nspname = $1 AND c.relkind IN ('r', 'p')
+                 ORDER BY c.relname, a.attnum",
+                &[&self.name],
+            )
+            .map_err(|e| db_diag("cannot read the scratch schema's tables", &e))?;
+        let mut out: Vec<Table> = vec![];
+        for r in rows {
+            let (t, c): (String, String) = (r.get(0), r.get(1));
+            let col = Column {
+                name: c,
+                oid: r.get(2),
+                type_name: r.get(3),
+                not_null: r.get(4),
+                has_default: r.get(5),
+            };
+            match out.last_mut() {
+                Some(last) if last.name == t => last.columns.push(col),
+                _ => out.push(Table {
+                    name: t,
+                    columns: vec![col],
+                }),
+            }
+        }
+        Ok(out)
+    }
+
+    /// The tables, each after the tables its foreign keys reference
+    /// (seeding order); cycles and self-references are cut.
+    pub fn parents_first(&self) -> Vec<String> {
+        let mut edges: Vec<(String, String)> = vec![];
+        if let Ok(rows) = self.server.connect().and_then(|mut c| {
+            c.query(
+                "SELECT k.relname::text, p.relname::text FROM pg_constraint f
+                 JOIN pg_class k ON k.oid = f.conrelid JOIN pg_class p ON p.oid = f.confrelid
+                 JOIN pg_namespace n ON n.oid = k.relnamespace
+                 WHERE f.contype = 'f' AND n.nspname = $1",
+                &[&self.name],
+            )
+            .map_err(|e| db_diag("cannot read the foreign keys", &e))
+        }) {
+            edges = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+        }
+        let mut depth: Vec<(String, usize)> =
+            self.tables.iter().map(|t| (t.name.clone(), 0)).collect();
+        let n = depth.len();
+        for _ in 0..n {
+            for (child, parent) in &edges {
+                if child == parent {
+                    continue;
+                }
+                let dp = depth
+                    .iter()
+                    .find(|(t, _)| t == parent)
+                    .map_or(0, |(_, d)| *d);
+                if let Some((_, dc)) = depth.iter_mut().find(|(t, _)| t == child) {
+                    if *dc < dp + 1 {
+                        *dc = (dp + 1).min(n);
+                    }
+                }
+            }
+        }
+        depth.sort_by_key(|(_, d)| *d);
+        depth.into_iter().map(|(t, _)| t).collect()
+    }
+
+    /// The table PostgreSQL made for relation `rel` of the model (names
+    /// match as PostgreSQL folds them: exactly, else ignoring case).
+    pub fn table(&self, rel: &str) -> Option<&Table> {
+        let bare = rel.trim_matches('"');
+        self.tables.iter().find(|t| t.name == bare).or_else(|| {
+            self.tables
+                .iter()
+                .find(|t| t.name.eq_ignore_ascii_case(bare))
+        })
+    }
+
+    /// Every table's rows, sorted (the final state of a run).
+    pub fn state(&mut self) -> Result<State> {
+        let mut out = vec![];
+        for t in self.tables.clone() {
+            let rows = self
+                .admin
+                .query(&format!("SELECT * FROM {}", ident(&t.name)), &[])
+                .map_err(|e| db_diag(&format!("cannot read back table {}", t.name), &e))?;
+            let mut vals: Vec<Vec<Val>> = vec![];
+            for r in &rows {
+                let mut row = vec![];
+                for i in 0..r.len() {
+                    row.push(
+                        r.try_get::<_, Val>(i)
+                            .map_err(|e| Diag::new(format!("reading back {}: {e}", t.name)))?,
+                    );
+                }
+                vals.push(row);
+            }
+            vals.sort();
+            out.push((t.name.clone(), vals));
+        }
+        Ok(out)
+    }
+}
+
+impl Drop for Scratch<'_> {
+    fn drop(&mut self) {
+        // A connection left in a failed transaction cannot run DDL.
+        let _ = self.admin.batch_execute("ROLLBACK");
+        if self
+            .admin
+            .batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name))
+            .is_err()
+        {
+            // The admin connection may be broken: try a fresh one.
+            if let Ok(mut c) = self.server.connect() {
+                let _ = c.batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name));
+            }
+        }
+    }
+}
+
+/// psql meta-commands (`\restrict …` in pg_dump output) blanked out,
+/// offsets kept.
+fn blank_meta_commands(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        if line.trim_start().starts_with('\\') {
+            out.extend(line.chars().map(|c| if c == '\n' { '\n' } else { ' ' }));
+        } else {
+            out.push_str(line);
+        }
+    }
+    out
+}
+
+enum Keep {
+    Run(String),
+    Skip,
+    Refuse(String),
+}
+
+/// What to do with one DDL statement: session settings (`SET`,
+/// `set_config`, which could move the search_path out of the scratch
+/// schema), ownership, grants and comments are skipped (they say nothing
+/// about the data); `CREATE SCHEMA` is refused (its objects would outlive
+/// the scratch schema); `public.` qualifiers (pg_dump writes them) are
+/// blanked so the objects land in the scratch schema, offsets kept.
+fn keep(sql: &str) -> Keep {
+    let words: Vec<String> = code_words(sql);
+    let w = |i: usize| words.get(i).map_or("", String::as_str);
+    let skip = matches!(w(0), "set" | "reset" | "grant" | "revoke" | "comment")
+        || (w(0) == "select" && sql.to_ascii_lowercase().contains("set_config"))
+        || (w(0) == "alter" && words.windows(2).any(|p| p[0] == "owner" && p[1] == "to"));
+    if skip {
+        return Keep::Skip;
+    }
+    if w(0) == "create" && w(1) == "schema" {
+        return Keep::Refuse("the schema DDL creates a schema".into());
+    }
+    Keep::Run(blank_public(sql))
+}
+
+/// The lower-case words of `sql` outside comments and quotes.
+fn code_words(sql: &str) -> Vec<String> {
+    let mut out = vec![];
+    let b = sql.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'-' if b.get(i + 1) == Some(&b'-') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'\'' | b'"' => {
+                let q = b[i];
+                i += 1;
+                while i < b.len() && b[i] != q {
+                    i += 1;
+                }
+                i += 1;
+            }
+            c if c.is_ascii_alphabetic() || c == b'_' => {
+                let s = i;
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                    i += 1;
+                }
+                out.push(sql[s..i].to_ascii_lowercase());
+            }
+            _ => i += 1,
+        }
+    }
+    out
+}
+
+/// `public.x` and `"public".x` → `x` padded with blanks (outside string
+/// literals and comments).
+fn blank_public(sql: &str) -> String {
+    let b = sql.as_bytes();
+    let mut out = b.to_vec();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'-' if b.get(i + 1) == Some(&b'-') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'\'' => {
+                i += 1;
+                while i < b.len() && b[i] != b'\'' {
+                    i += 1;
+                }
+                i += 1;
+            }
+            _ => {
+                let boundary = i == 0
+                    || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_' || b[i - 1] == b'.');
+                let rest = &sql[i..];
+                let len = if rest.len() >= 7 && rest[..7].eq_ignore_ascii_case("public.") {
+                    7
+                } else if rest.starts_with("\"public\".") {
+                    9
+                } else {
+                    0
+                };
+                if boundary && len > 0 {
+                    out[i..i + len].fill(b' ');
+                    i += len;
+                } else {
+                    i += 1;
+                }
+            }
+        }
+    }
+    String::from_utf8(out).unwrap_or_else(|_| sql.to_string())
+}
+
+/// A quoted identifier.
+pub fn ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// An error from the database as a diagnostic: PostgreSQL's message, its
+/// detail and hint.
+pub fn db_diag(what: &str, e: &postgres::Error) -> Box<Diag> {
+    match e.as_db_error() {
+        Some(d) => {
+            let mut m = format!("{what}: {}", d.message());
+            if let Some(detail) = d.detail() {
+                m.push_str(&format!(" ({detail})"));
+            }
+            let d2 = Diag::new(m);
+            match d.hint() {
+                Some(h) => d2.help(h.to_string()),
+                None => d2,
+            }
+        }
+        None => Diag::new(format!("{what}: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{blank_meta_commands, blank_public, keep, Keep};
+
+    #[test]
+    fn pg_dump_statements() {
+        assert!(matches!(
+            keep("SELECT pg_catalog.set_config('search_path', '', false)"),
+            Keep::Skip
+        ));
+        assert!(matches!(
+            keep("-- c\nSET statement_timeout = 0"),
+            Keep::Skip
+        ));
+        assert!(matches!(
+            keep("ALTER TABLE public.account OWNER TO postgres"),
+            Keep::Skip
+        ));
+        assert!(matches!(keep("CREATE SCHEMA app"), Keep::Refuse(_)));
+        assert_eq!(
+            blank_public("REFERENCES public.account(id) DEFAULT 'public.x'"),
+            "REFERENCES        account(id) DEFAULT 'public.x'"
+        );
+        assert_eq!(
+            blank_public("\"public\".t, mypublic.t"),
+            "         t, mypublic.t"
+        );
+        assert_eq!(
+            blank_meta_commands("\\restrict x\nSET a;"),
+            "           \nSET a;"
+        );
+    }
+}

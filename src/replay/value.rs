@@ -1,0 +1,299 @@
+//! Values as PostgreSQL's text form: what the executor binds to `:name`
+//! parameters and `INTO` variables, what it reads back and compares.
+//!
+//! Why text: a program's variables take whatever type their column has
+//! (NUMERIC, VARCHAR, DATE, …) and the crate has no Rust type for most of
+//! them without extra features. Parameters are sent in the text format
+//! with the type of the column they came from (PostgreSQL parses them as
+//! its own input functions do); results arrive in the binary format, which
+//! [`Val`]'s `FromSql` turns back into the text PostgreSQL would print for
+//! the common types. Two values are equal when their texts are, which is
+//! what comparing a replay with a serial run needs.
+
+use std::error::Error;
+use std::fmt;
+
+// `BytesMut` as the `ToSql` trait names it (the crate re-exports it).
+use postgres::types::private::BytesMut;
+use postgres::types::{to_sql_checked, Format, FromSql, IsNull, Kind, ToSql, Type};
+
+type BoxError = Box<dyn Error + Sync + Send>;
+
+/// A value in PostgreSQL's text form (`None` = NULL), with the type it has
+/// (`oid` 0: not known, PostgreSQL infers it from the context).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Val {
+    pub text: Option<String>,
+    pub oid: u32,
+}
+
+impl Val {
+    pub fn null() -> Val {
+        Val { text: None, oid: 0 }
+    }
+
+    /// A value of unknown type (a literal, a chosen parameter).
+    pub fn untyped(text: impl Into<String>) -> Val {
+        Val {
+            text: Some(text.into()),
+            oid: 0,
+        }
+    }
+
+    pub fn typed(text: impl Into<String>, ty: &Type) -> Val {
+        Val {
+            text: Some(text.into()),
+            oid: ty.oid(),
+        }
+    }
+
+    pub fn boolean(b: bool) -> Val {
+        Val::typed(if b { "t" } else { "f" }, &Type::BOOL)
+    }
+
+    /// The type to declare for this value as a query parameter.
+    pub fn param_type(&self) -> Type {
+        Type::from_oid(self.oid)
+            .unwrap_or_else(|| Type::new("unknown".into(), 0, Kind::Simple, String::new()))
+    }
+
+    /// True for PostgreSQL's `t` (what a boolean condition returns).
+    pub fn is_true(&self) -> bool {
+        self.text.as_deref() == Some("t")
+    }
+
+    /// A SQL literal for this value (for messages and the seed listing).
+    pub fn literal(&self) -> String {
+        match &self.text {
+            None => "NULL".into(),
+            Some(t) if is_number(self.oid) => t.clone(),
+            Some(t) => format!("'{}'", t.replace('\'', "''")),
+        }
+    }
+}
+
+impl fmt::Display for Val {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.literal())
+    }
+}
+
+fn is_number(oid: u32) -> bool {
+    [
+        Type::INT2,
+        Type::INT4,
+        Type::INT8,
+        Type::NUMERIC,
+        Type::FLOAT4,
+        Type::FLOAT8,
+        Type::OID,
+    ]
+    .iter()
+    .any(|t| t.oid() == oid)
+}
+
+impl ToSql for Val {
+    fn to_sql(&self, _ty: &Type, out: &mut BytesMut) -> Result<IsNull, BoxError> {
+        match &self.text {
+            None => Ok(IsNull::Yes),
+            Some(t) => {
+                out.extend_from_slice(t.as_bytes());
+                Ok(IsNull::No)
+            }
+        }
+    }
+
+    // Every type has a text input function: PostgreSQL parses the text.
+    fn accepts(_ty: &Type) -> bool {
+        true
+    }
+
+    fn encode_format(&self, _ty: &Type) -> Format {
+        Format::Text
+    }
+
+    to_sql_checked!();
+}
+
+impl<'a> FromSql<'a> for Val {
+    fn from_sql(ty: &Type, raw: &'a [u8]) -> Result<Val, BoxError> {
+        Ok(Val {
+            text: Some(decode(ty, raw)?),
+            oid: ty.oid(),
+        })
+    }
+
+    fn from_sql_null(ty: &Type) -> Result<Val, BoxError> {
+        Ok(Val {
+            text: None,
+            oid: ty.oid(),
+        })
+    }
+
+    fn accepts(_ty: &Type) -> bool {
+        true
+    }
+}
+
+fn be<const N: usize>(raw: &[u8]) -> Result<[u8; N], BoxError> {
+    raw.get(..N)
+        .and_then(|b| b.try_into().ok())
+        .ok_or_else(|| "short binary value".into())
+}
+
+/// PostgreSQL's binary format → its text output, for the types programs
+/// commonly use; others are an error naming the type.
+fn decode(ty: &Type, raw: &[u8]) -> Result<String, BoxError> {
+    if matches!(ty.kind(), Kind::Enum(_)) {
+        return Ok(String::from_utf8_lossy(raw).into_owned());
+    }
+    Ok(match *ty {
+        Type::BOOL => if raw.first() == Some(&1) { "t" } else { "f" }.into(),
+        Type::INT2 => i16::from_be_bytes(be(raw)?).to_string(),
+        Type::INT4 => i32::from_be_bytes(be(raw)?).to_string(),
+        Type::INT8 => i64::from_be_bytes(be(raw)?).to_string(),
+        Type::OID => u32::from_be_bytes(be(raw)?).to_string(),
+        Type::FLOAT4 => f32::from_be_bytes(be(raw)?).to_string(),
+        Type::FLOAT8 => f64::from_be_bytes(be(raw)?).to_string(),
+        Type::NUMERIC => numeric(raw)?,
+        Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN | Type::JSON => {
+            String::from_utf8_lossy(raw).into_owned()
+        }
+        Type::JSONB => String::from_utf8_lossy(raw.get(1..).unwrap_or_default()).into_owned(),
+        Type::DATE => date(i32::from_be_bytes(be(raw)?) as i64),
+        Type::TIMESTAMP | Type::TIMESTAMPTZ => {
+            let us = i64::from_be_bytes(be(raw)?);
+            let (days, rem) = (us.div_euclid(86_400_000_000), us.rem_euclid(86_400_000_000));
+            let s = rem / 1_000_000;
+            let frac = rem % 1_000_000;
+            let mut t = format!(
+                "{} {:02}:{:02}:{:02}",
+                date(days),
+                s / 3600,
+                s / 60 % 60,
+                s % 60
+            );
+            if frac != 0 {
+                t.push_str(format!(".{frac:06}").trim_end_matches('0'));
+            }
+            if *ty == Type::TIMESTAMPTZ {
+                t.push_str("+00");
+            }
+            t
+        }
+        Type::UUID => {
+            let h: String = raw.iter().map(|b| format!("{b:02x}")).collect();
+            if h.len() != 32 {
+                return Err("bad uuid".into());
+            }
+            format!(
+                "{}-{}-{}-{}-{}",
+                &h[..8],
+                &h[8..12],
+                &h[12..16],
+                &h[16..20],
+                &h[20..]
+            )
+        }
+        _ => return Err(format!("isolint replay cannot read values of type {}", ty.name()).into()),
+    })
+}
+
+/// NUMERIC's binary form (ndigits, weight, sign, dscale, base-10000
+/// digits) → its text output with `dscale` decimals.
+fn numeric(raw: &[u8]) -> Result<String, BoxError> {
+    let word = |i: usize| -> Result<u16, BoxError> {
+        Ok(u16::from_be_bytes(be(&raw[i.min(raw.len())..])?))
+    };
+    let ndigits = word(0)? as i64;
+    let weight = word(2)? as i16 as i64;
+    let sign = word(4)?;
+    let dscale = word(6)? as usize;
+    match sign {
+        0xC000 => return Ok("NaN".into()),
+        0xD000 => return Ok("Infinity".into()),
+        0xF000 => return Ok("-Infinity".into()),
+        _ => {}
+    }
+    let digit = |i: i64| -> Result<u16, BoxError> {
+        if i < 0 || i >= ndigits {
+            Ok(0)
+        } else {
+            word(8 + 2 * i as usize)
+        }
+    };
+    let mut s = String::new();
+    if sign == 0x4000 {
+        s.push('-');
+    }
+    if weight < 0 {
+        s.push('0');
+    } else {
+        for i in 0..=weight {
+            let d = digit(i)?;
+            if i == 0 {
+                s.push_str(&d.to_string());
+            } else {
+                s.push_str(&format!("{d:04}"));
+            }
+        }
+    }
+    if dscale > 0 {
+        let mut frac = String::new();
+        let mut i = weight + 1;
+        while frac.len() < dscale {
+            frac.push_str(&format!("{:04}", digit(i)?));
+            i += 1;
+        }
+        frac.truncate(dscale);
+        s.push('.');
+        s.push_str(&frac);
+    }
+    Ok(s)
+}
+
+/// Days since 2000-01-01 → `YYYY-MM-DD` (proleptic Gregorian, H. Hinnant's
+/// civil_from_days).
+fn date(days_since_2000: i64) -> String {
+    let z = days_since_2000 + 10_957 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{date, numeric};
+
+    fn num(words: &[u16]) -> String {
+        let raw: Vec<u8> = words.iter().flat_map(|w| w.to_be_bytes()).collect();
+        numeric(&raw).unwrap_or_default()
+    }
+
+    /// Worked by hand from PostgreSQL's numeric.c layout: 12345.67 is the
+    /// base-10000 digits 1, 2345, 6700 with weight 1 and dscale 2.
+    #[test]
+    fn numeric_text() {
+        assert_eq!(num(&[3, 1, 0, 2, 1, 2345, 6700]), "12345.67");
+        assert_eq!(num(&[1, 0, 0x4000, 0, 7]), "-7");
+        assert_eq!(num(&[0, 0, 0, 2]), "0.00");
+        // 0.0005: one digit 5 at weight -1 (0.0005 = 5 × 10000^-1).
+        assert_eq!(num(&[1, 0xFFFF, 0, 4, 5]), "0.0005");
+        // 100: one digit 100 at weight 0.
+        assert_eq!(num(&[1, 0, 0, 0, 100]), "100");
+    }
+
+    #[test]
+    fn dates() {
+        assert_eq!(date(0), "2000-01-01");
+        assert_eq!(date(59), "2000-02-29");
+        assert_eq!(date(-1), "1999-12-31");
+        assert_eq!(date(366), "2001-01-01");
+    }
+}

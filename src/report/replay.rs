@@ -1,0 +1,274 @@
+//! `isolint replay`: the replays of the explorer's schedules and the
+//! random rounds, as text and JSON. Computes nothing: verdicts, values,
+//! traces and the serial runs come from `replay`.
+
+use serde_json::{json, Value as Json};
+
+use crate::replay::executor::Ran;
+use crate::replay::random::RandomReport;
+use crate::replay::run::{Comparison, End, Outcome, SeedRow, Txn};
+use crate::replay::witness::{Verdict, WitnessReplay};
+
+/// One replayed witness, or why there was nothing to replay.
+pub enum Item<'a> {
+    Replayed {
+        /// e.g. `Amalgamate → Balance → Amalgamate`.
+        cycle: String,
+        /// The explorer's schedule, as `report::schedule::lines` prints it.
+        schedule: Vec<String>,
+        replay: &'a WitnessReplay,
+    },
+    Skipped {
+        cycle: String,
+        why: String,
+    },
+}
+
+fn call(t: &Txn) -> String {
+    let args: Vec<String> = t.params.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+    format!("{}({})", t.name, args.join(", "))
+}
+
+fn row(r: &[crate::replay::value::Val]) -> String {
+    let v: Vec<String> = r.iter().map(|v| v.literal()).collect();
+    format!("({})", v.join(", "))
+}
+
+fn observed(r: &Ran) -> String {
+    if r.rows.is_empty() {
+        format!("{} row(s) affected", r.affected)
+    } else {
+        r.rows.iter().map(|x| row(x)).collect::<Vec<_>>().join(" ")
+    }
+}
+
+fn seed_line(r: &SeedRow) -> String {
+    let v: Vec<String> = r.values.iter().map(|(c, v)| format!("{c} = {v}")).collect();
+    format!("{}({})", r.table, v.join(", "))
+}
+
+/// The run in the order things happened.
+fn trace(txns: &[Txn], o: &Outcome) -> Vec<String> {
+    let short = |i: usize| format!("T{}", i + 1);
+    let mut out = vec![];
+    for &(i, k) in &o.trace {
+        match k {
+            Some(k) => {
+                let r = &o.observed[i][k];
+                out.push(format!("{}: {} → {}", short(i), r.source, observed(r)));
+            }
+            None => out.push(format!("C{}", i + 1)),
+        }
+    }
+    for (i, e) in o.ends.iter().enumerate() {
+        match e {
+            End::Committed => {}
+            End::RolledBack => out.push(format!("{} rolled back", txns[i].name)),
+            End::Halted(h) => out.push(format!("{} stopped: {h}", txns[i].name)),
+        }
+    }
+    out
+}
+
+/// How serial order `k` differs from the concurrent run.
+fn difference(txns: &[Txn], c: &Outcome, s: &Outcome) -> String {
+    for i in c.committed() {
+        for (j, r) in c.observed[i].iter().enumerate() {
+            match s.observed[i].get(j) {
+                Some(x) if x.source == r.source && x.rows == r.rows && x.affected == r.affected => {
+                }
+                Some(x) if x.source == r.source => {
+                    return format!(
+                        "T{} `{}` gives {} (concurrently: {})",
+                        i + 1,
+                        r.source,
+                        observed(x),
+                        observed(r)
+                    )
+                }
+                _ => return format!("{} takes another path", txns[i].name),
+            }
+        }
+    }
+    if c.state != s.state {
+        for ((t, a), (_, b)) in c.state.iter().zip(&s.state) {
+            if a != b {
+                let show = |rows: &Vec<Vec<crate::replay::value::Val>>| {
+                    rows.iter().map(|r| row(r)).collect::<Vec<_>>().join(" ")
+                };
+                return format!("final {t}: {} (concurrently: {})", show(b), show(a));
+            }
+        }
+    }
+    "same outcome".into()
+}
+
+fn serial_lines(txns: &[Txn], c: &Outcome, cmp: &Comparison) -> Vec<String> {
+    cmp.orders
+        .iter()
+        .zip(&cmp.serial)
+        .map(|(o, s)| {
+            let order: Vec<String> = o.iter().map(|i| format!("T{}", i + 1)).collect();
+            format!("serial {}: {}", order.join(", "), difference(txns, c, s))
+        })
+        .collect()
+}
+
+/// The text of `isolint replay`.
+pub fn text(items: &[Item], random: Option<&RandomReport>, server: &str) -> String {
+    let mut out = String::new();
+    let mut push = |s: String| {
+        out.push_str(&s);
+        out.push('\n');
+    };
+    push(format!("server: {server}"));
+    if items.is_empty() && random.is_none() {
+        push("nothing to replay: isolint finds the workload robust (no dangerous cycle, so no counterexample schedule); use --random N to try random interleavings".into());
+    }
+    for (n, it) in items.iter().enumerate() {
+        push(String::new());
+        match it {
+            Item::Skipped { cycle, why } => {
+                push(format!("witness {}: {cycle}", n + 1));
+                push(format!("  not replayed: {why}"));
+            }
+            Item::Replayed {
+                cycle,
+                schedule,
+                replay,
+            } => {
+                push(format!("witness {}: {cycle}", n + 1));
+                push("  the explorer's schedule:".into());
+                for l in schedule {
+                    push(format!("    {l}"));
+                }
+                if let Some(p) = &replay.plan {
+                    push(format!("  on PostgreSQL at {}:", replay.level));
+                    for t in &p.txns {
+                        push(format!("    {}", call(t)));
+                    }
+                    push(format!(
+                        "    seed: {}",
+                        p.seed.iter().map(seed_line).collect::<Vec<_>>().join(", ")
+                    ));
+                    if let Some(o) = &replay.outcome {
+                        for l in trace(&p.txns, o) {
+                            push(format!("    {l}"));
+                        }
+                        if let Some(cmp) = &replay.comparison {
+                            for l in serial_lines(&p.txns, o, cmp) {
+                                push(format!("    {l}"));
+                            }
+                        }
+                    }
+                }
+                for note in &replay.notes {
+                    push(format!("  note: {note}"));
+                }
+                push(format!("  {}", verdict_line(replay)));
+            }
+        }
+    }
+    if let Some(r) = random {
+        push(String::new());
+        push(format!(
+            "random replay at {}: {} rounds of {} transactions over {} rows per table (seed {})",
+            r.config.level, r.rounds, r.config.txns, r.config.keys, r.config.seed
+        ));
+        push(format!(
+            "  {} transaction(s) aborted by the database, {} stopped otherwise, {} blocked statement(s)",
+            r.aborted, r.failed, r.blocked
+        ));
+        if let Some(f) = &r.first_failure {
+            push(format!("  first stop: {f}"));
+        }
+        match r.anomalies.first() {
+            None => push(format!(
+                "  no anomaly: every round's outcome equals a serial order's ({})",
+                r.server_version
+            )),
+            Some(a) => {
+                push(format!(
+                    "  reproduced on {}: {} of {} rounds not serializable; the first (round {}):",
+                    r.server_version,
+                    r.anomalies.len(),
+                    r.rounds,
+                    a.round + 1
+                ));
+                for t in &a.txns {
+                    push(format!("    {}", call(t)));
+                }
+                for l in trace(&a.txns, &a.outcome) {
+                    push(format!("    {l}"));
+                }
+                for l in serial_lines(&a.txns, &a.outcome, &a.comparison) {
+                    push(format!("    {l}"));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn verdict_line(r: &WitnessReplay) -> String {
+    match &r.verdict {
+        Verdict::Reproduced => format!(
+            "reproduced on {}: not serializable (no serial order gives the same reads and final state)",
+            r.server_version
+        ),
+        Verdict::NotReproduced(why) => format!("not reproduced on {}: {why}", r.server_version),
+    }
+}
+
+/// The JSON of `isolint replay` (keys in docs/replay.md).
+pub fn json(items: &[Item], random: Option<&RandomReport>, server: &str) -> Json {
+    let witnesses: Vec<Json> = items
+        .iter()
+        .map(|it| match it {
+            Item::Skipped { cycle, why } => json!({"cycle": cycle, "replayed": false, "why": why}),
+            Item::Replayed { cycle, replay, .. } => {
+                let (reproduced, why) = match &replay.verdict {
+                    Verdict::Reproduced => (true, None),
+                    Verdict::NotReproduced(w) => (false, Some(w.clone())),
+                };
+                let txns: Vec<Json> = replay
+                    .plan
+                    .iter()
+                    .flat_map(|p| &p.txns)
+                    .map(|t| {
+                        json!({"name": t.name, "params": t.params.iter().map(|(k, v)| (k.clone(), json!(v.text))).collect::<serde_json::Map<_, _>>()})
+                    })
+                    .collect();
+                let trace: Vec<String> = match (&replay.plan, &replay.outcome) {
+                    (Some(p), Some(o)) => trace(&p.txns, o),
+                    _ => vec![],
+                };
+                json!({
+                    "cycle": cycle,
+                    "replayed": true,
+                    "level": replay.level.to_string(),
+                    "server": replay.server_version,
+                    "reproduced": reproduced,
+                    "why_not": why,
+                    "transactions": txns,
+                    "trace": trace,
+                    "notes": replay.notes,
+                })
+            }
+        })
+        .collect();
+    let random = random.map(|r| {
+        json!({
+            "level": r.config.level.to_string(),
+            "rounds": r.rounds,
+            "txns": r.config.txns,
+            "keys": r.config.keys,
+            "seed": r.config.seed,
+            "aborted": r.aborted,
+            "failed": r.failed,
+            "blocked": r.blocked,
+            "anomalies": r.anomalies.len(),
+        })
+    });
+    json!({"server": server, "witnesses": witnesses, "random": random})
+}
