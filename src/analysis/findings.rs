@@ -6,13 +6,14 @@
 //!
 //! Everything here is computed; `report` only formats it.
 
+use super::allocation::{lowest, Cause};
 use super::explorer::Confirmation;
 use super::graph::SummaryGraph;
 use super::promote::Suggestion;
-use super::robustness::{Method, Witness};
+use super::robustness::{Method, Reason, Witness};
 use super::subsets::Subsets;
 use crate::model::btp::{StmtType, Workload};
-use crate::model::isolation::{Allocation, Level};
+use crate::model::isolation::{Allocation, Deployed, Level};
 use crate::model::schema::{meets, AttrSet};
 use crate::model::settings::{Granularity, Settings};
 
@@ -43,28 +44,74 @@ pub struct Findings {
     pub confirmations: Vec<Confirmation>,
 }
 
-/// The level each program needs. The test covers a workload that runs
-/// entirely under READ COMMITTED; it says nothing about mixing levels (an
-/// RC transaction next to SERIALIZABLE ones can still take part in an
-/// anomaly), so the answer is uniform: READ COMMITTED for every program
-/// when robust, SERIALIZABLE for every program otherwise.
+/// The level each program needs: the lowest robust allocation over
+/// READ COMMITTED < REPEATABLE READ < SERIALIZABLE (docs/allocation.md;
+/// unique, see `allocation`), with the cycle that forces each raised
+/// program; the allocation after the verified edits; and, for `check`,
+/// the deployed levels and their verdict.
 pub struct Isolation {
     pub as_is: Allocation,
     pub with_edits: Option<Allocation>,
+    /// Programs above READ COMMITTED in `as_is`, with the cycle.
+    pub raised: Vec<Raised>,
+    /// `check`: the levels the team runs, where each came from, and
+    /// which programs to raise.
+    pub deployed: Option<DeployedVerdict>,
+}
+
+/// A raised program in source terms.
+pub struct Raised {
+    pub program: usize,
+    pub level: Level,
+    pub cause: Cause,
+    pub reason: Reason,
+    pub cycle: Vec<Step>,
+}
+
+/// The deployed allocation's verdict.
+pub struct DeployedVerdict {
+    pub deployed: Deployed,
+    pub robust: bool,
+    /// Programs below their lowest robust level: raise each to the level
+    /// given and the allocation is robust.
+    pub raise: Vec<(usize, Level)>,
 }
 
 impl Isolation {
-    pub fn uniform(programs: usize, robust: bool, fixed: bool) -> Isolation {
-        let level = |ok: bool| {
-            if ok {
-                Level::ReadCommitted
-            } else {
-                Level::Serializable
-            }
-        };
+    /// Every program READ COMMITTED: the lowest allocation of a workload
+    /// robust against READ COMMITTED.
+    pub fn read_committed(programs: usize) -> Isolation {
         Isolation {
-            as_is: Allocation::uniform(programs, level(robust)),
-            with_edits: (!robust && fixed).then(|| Allocation::uniform(programs, level(true))),
+            as_is: Allocation::uniform(programs, Level::ReadCommitted),
+            with_edits: None,
+            raised: vec![],
+            deployed: None,
+        }
+    }
+
+    /// The lowest allocation of `g` with its reasons; `fixed`: a verified
+    /// promotion makes the workload robust under READ COMMITTED, so after
+    /// the edits every program may run READ COMMITTED.
+    pub fn lowest(w: &Workload, g: &SummaryGraph, fixed: bool) -> Isolation {
+        let l = lowest(g);
+        let raised = l
+            .raised
+            .iter()
+            .map(|r| Raised {
+                program: r.program,
+                level: r.level,
+                cause: r.cause.clone(),
+                reason: r.witness.reason,
+                cycle: steps(w, g, &r.witness),
+            })
+            .collect();
+        let with_edits = (fixed && l.allocation.0.iter().any(|&x| x != Level::ReadCommitted))
+            .then(|| Allocation::uniform(w.programs.len(), Level::ReadCommitted));
+        Isolation {
+            as_is: l.allocation,
+            with_edits,
+            raised,
+            deployed: None,
         }
     }
 }

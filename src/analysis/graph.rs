@@ -48,7 +48,7 @@ use std::collections::HashMap;
 
 use fixedbitset::FixedBitSet;
 
-use super::rules::{edge_kinds, Effective};
+use super::rules::{edge_kinds, rw_capable, Effective};
 use super::unfold::{unfold_workload, Ltp};
 use crate::model::btp::{ConstraintKind, StmtType, Workload};
 use crate::model::schema::AttrSet;
@@ -83,6 +83,11 @@ pub struct SummaryGraph {
     pub out_start: Vec<usize>,
     /// Node indices of each application-level program.
     pub program_nodes: Vec<Vec<usize>>,
+    /// Per edge (same index as `edges`): the dependency may be an
+    /// rw-antidependency from an operation that does not write the
+    /// object (`rules::si::rw_capable`; every counterflow edge is one).
+    /// Only the snapshot levels look at it (docs/allocation.md).
+    pub rw: FixedBitSet,
 }
 
 impl SummaryGraph {
@@ -122,13 +127,14 @@ pub fn build_from_ltps(w: &Workload, ltps: Vec<Ltp>, settings: Settings) -> Summ
     let (nodes, program_nodes) = make_nodes(w, ltps);
     let occ = Occurrences::classify(w, &nodes, settings);
     let kinds = occ.kind_tables();
-    let (edges, out_start) = occ.edges(&kinds);
+    let (edges, out_start, rw) = occ.edges(&kinds);
     SummaryGraph {
         settings,
         nodes,
         edges,
         out_start,
         program_nodes,
+        rw,
     }
 }
 
@@ -214,7 +220,9 @@ impl Occurrences {
         o
     }
 
-    /// kinds[rel][ci * L + cj]: bit 0 non-counterflow, bit 1 counterflow.
+    /// kinds[rel][ci * L + cj]: bit 0 non-counterflow, bit 1 counterflow,
+    /// bit 2 the non-counterflow edge may be an rw-antidependency from a
+    /// non-writing operation (`rules::si`).
     fn kind_tables(&self) -> Vec<Vec<u8>> {
         self.rel_classes
             .iter()
@@ -224,7 +232,8 @@ impl Occurrences {
                     for &cj in cl {
                         let (a, b) = (&self.class_list[ci as usize], &self.class_list[cj as usize]);
                         let (nc, cf) = edge_kinds(a, b);
-                        t.push(u8::from(nc) | (u8::from(cf) << 1));
+                        let rw = nc && rw_capable(a, b);
+                        t.push(u8::from(nc) | (u8::from(cf) << 1) | (u8::from(rw) << 2));
                     }
                 }
                 t
@@ -246,7 +255,9 @@ impl Occurrences {
                 (0..l)
                     .map(|ci| {
                         (0..l)
-                            .map(|cj| hist[cj] * kinds[rel][ci * l + cj].count_ones() as usize)
+                            .map(|cj| {
+                                hist[cj] * (kinds[rel][ci * l + cj] & 3).count_ones() as usize
+                            })
                             .sum()
                     })
                     .collect()
@@ -265,9 +276,11 @@ impl Occurrences {
     }
 
     /// The edges, written once, already grouped by source.
-    fn edges(&self, kinds: &[Vec<u8>]) -> (Vec<Edge>, Vec<usize>) {
+    fn edges(&self, kinds: &[Vec<u8>]) -> (Vec<Edge>, Vec<usize>, FixedBitSet) {
         let out_start = self.out_start(kinds);
-        let mut edges = Vec::with_capacity(out_start.last().copied().unwrap_or(0));
+        let total = out_start.last().copied().unwrap_or(0);
+        let mut edges = Vec::with_capacity(total);
+        let mut rw = FixedBitSet::with_capacity(total);
         for (ni, occ) in self.node_occ.iter().enumerate() {
             let from = ni as u32;
             for &(rel, from_pos, ci) in occ {
@@ -287,16 +300,18 @@ impl Occurrences {
                         counterflow,
                     };
                     if k & 1 != 0 {
+                        rw.set(edges.len(), k & 4 != 0);
                         edges.push(edge(false));
                     }
                     if k & 2 != 0 {
+                        rw.insert(edges.len());
                         edges.push(edge(true));
                     }
                 }
             }
         }
         debug_assert_eq!(Some(&edges.len()), out_start.last());
-        (edges, out_start)
+        (edges, out_start, rw)
     }
 }
 

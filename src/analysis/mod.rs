@@ -8,6 +8,7 @@
 //! Depends on `model` only. Must not: read files, print, or format text
 //! for people (progress goes through the `progress` trait).
 
+pub mod allocation;
 pub mod explorer;
 pub mod findings;
 pub mod graph;
@@ -24,12 +25,13 @@ pub mod unfold;
 pub use findings::Findings;
 
 use crate::model::btp::Workload;
+use crate::model::isolation::{Deployed, Level};
 use crate::model::settings::Settings;
-use findings::{edits, steps, Isolation, SubsetTable};
+use findings::{edits, steps, DeployedVerdict, Isolation, SubsetTable};
 use graph::build;
 use progress::{Progress, Silent};
 use promote::{suggest_in, Budget, Suggestion};
-use robustness::{is_robust, witnesses, Method};
+use robustness::{is_robust, is_robust_under, witnesses, witnesses_under, Method};
 use subsets::{search, MAX_SUBSETS};
 
 /// [`analyze_with`] without progress reports.
@@ -58,6 +60,13 @@ pub fn analyze_with(
     // The subset search starts from the verdict on the whole workload
     // instead of testing it again.
     let subsets = subsets.then(|| search(&graph, method, MAX_SUBSETS, Some(robust), progress));
+    // Robust under READ COMMITTED (type II, or the stricter type I): the
+    // lowest allocation is READ COMMITTED everywhere, no search needed.
+    let isolation = if robust && method != Method::Snapshot {
+        Isolation::read_committed(w.programs.len())
+    } else {
+        Isolation::lowest(w, &graph, false)
+    };
     Findings {
         settings,
         method,
@@ -68,7 +77,7 @@ pub fn analyze_with(
         subsets,
         suggestion: None,
         edits: vec![],
-        isolation: Isolation::uniform(w.programs.len(), robust, false),
+        isolation,
         table: None,
         confirmations: vec![],
     }
@@ -96,11 +105,72 @@ pub fn check_with(
     let suggestion = suggest_in(w, &f.graph, method, Budget::default(), progress);
     if let Suggestion::Promote(set) = &suggestion {
         f.edits = edits(w, set);
-        f.isolation = Isolation::uniform(w.programs.len(), false, true);
+        f.isolation = Isolation::lowest(w, &f.graph, true);
     } else {
         f.subsets = Some(search(&f.graph, method, MAX_SUBSETS, Some(false), progress));
     }
     f.suggestion = Some(suggestion);
+    f
+}
+
+/// `isolint allocate`: the lowest robust allocation with its reasons
+/// (`Findings::isolation`), the READ COMMITTED verdict and witnesses, and
+/// the verified `FOR UPDATE` promotion with the allocation after it. No
+/// subset search.
+pub fn allocate_with(w: &Workload, settings: Settings, progress: &dyn Progress) -> Findings {
+    let mut f = analyze_with(w, settings, Method::TypeII, false, progress);
+    if f.robust {
+        return f;
+    }
+    let suggestion = suggest_in(w, &f.graph, Method::TypeII, Budget::default(), progress);
+    if let Suggestion::Promote(set) = &suggestion {
+        f.edits = edits(w, set);
+        f.isolation = Isolation::lowest(w, &f.graph, true);
+    }
+    f.suggestion = Some(suggestion);
+    f
+}
+
+/// `isolint check` with the levels a team deploys (docs/allocation.md):
+/// the verdict is robustness under `deployed` (with every program at
+/// READ COMMITTED, exactly [`check_with`]), the witnesses are cycles
+/// dangerous under it, and `isolation.deployed` names the programs to
+/// raise. The fix search and the subsets stay those of READ COMMITTED: a
+/// promotion that makes READ COMMITTED robust makes every allocation
+/// robust (robust allocations are closed upwards).
+pub fn check_deployed_with(
+    w: &Workload,
+    settings: Settings,
+    method: Method,
+    deployed: &Deployed,
+    progress: &dyn Progress,
+) -> Findings {
+    let mut f = check_with(w, settings, method, progress);
+    let all_rc = deployed
+        .allocation
+        .0
+        .iter()
+        .all(|&l| l == Level::ReadCommitted);
+    if !all_rc {
+        f.robust = is_robust_under(&f.graph, None, &deployed.allocation);
+        f.witnesses = if f.robust {
+            vec![]
+        } else {
+            witnesses_under(&f.graph, None, &deployed.allocation)
+        };
+        f.cycles = f.witnesses.iter().map(|x| steps(w, &f.graph, x)).collect();
+        if f.robust {
+            f.suggestion = None;
+            f.edits = vec![];
+            f.subsets = None;
+        }
+    }
+    let raise = allocation::to_raise(&deployed.allocation, &f.isolation.as_is);
+    f.isolation.deployed = Some(DeployedVerdict {
+        deployed: deployed.clone(),
+        robust: f.robust,
+        raise: if f.robust { vec![] } else { raise },
+    });
     f
 }
 
@@ -151,9 +221,17 @@ pub fn subset_table(
 /// (issue 11): a concrete non-serializable READ COMMITTED schedule of the
 /// cycle's programs, or "not confirmed within `bounds`".
 pub fn confirm(w: &Workload, f: &mut Findings, bounds: explorer::Bounds) {
+    // `check` with deployed levels: confirm under those levels; `analyze
+    // --level repeatable-read`: under snapshot isolation.
+    let rc = crate::model::isolation::Allocation::uniform(w.programs.len(), f.method.level());
+    let alloc = f
+        .isolation
+        .deployed
+        .as_ref()
+        .map_or(&rc, |d| &d.deployed.allocation);
     f.confirmations = f
         .witnesses
         .iter()
-        .map(|x| explorer::confirm(w, &f.graph, x, bounds))
+        .map(|x| explorer::confirm_at(w, &f.graph, x, bounds, alloc))
         .collect();
 }

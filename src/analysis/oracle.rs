@@ -56,6 +56,9 @@ struct Group {
     min_cf_from: u16,
     rep_nc: u32,
     rep_strong: u32,
+    /// Some edge may be an rw-antidependency (`SummaryGraph::rw`; the
+    /// snapshot test's incoming edge), `rep_si`, or `NONE`.
+    rep_si: u32,
     rep_latest: u32,
     rep_cf: u32,
 }
@@ -88,6 +91,7 @@ struct Found {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Rep {
     Strong,
+    Si,
     Latest,
     Cf,
     Path,
@@ -153,7 +157,13 @@ impl Compact {
                 };
                 let strong =
                     e.counterflow || g.nodes[u].types[e.from_pos as usize].starts_with_read();
-                add(&mut groups[gi as usize], e, i as u32, strong);
+                add(
+                    &mut groups[gi as usize],
+                    e,
+                    i as u32,
+                    strong,
+                    g.rw.contains(i),
+                );
             }
         }
         row.push(groups.len() as u32);
@@ -230,7 +240,14 @@ impl Compact {
                 if g.nc {
                     has_nc.insert(comp[u] as usize);
                 }
-                if g.strong && strong_in[v] == NONE {
+                // Snapshot: only an edge that may be an rw-antidependency
+                // counts (docs/allocation.md).
+                let strong = if method == Method::Snapshot {
+                    g.rep_si != NONE
+                } else {
+                    g.strong
+                };
+                if strong && strong_in[v] == NONE {
                     strong_in[v] = gi as u32;
                 }
                 if latest_in[v] == NONE
@@ -257,7 +274,16 @@ impl Compact {
                 continue;
             }
             let pair = if strong_in[v] != NONE {
-                Some((strong_in[v], Rep::Strong))
+                let rep = if method == Method::Snapshot {
+                    Rep::Si
+                } else {
+                    Rep::Strong
+                };
+                Some((strong_in[v], rep))
+            } else if method == Method::Snapshot {
+                // Under snapshot isolation only a strong incoming edge
+                // makes a pair dangerous (docs/allocation.md).
+                None
             } else {
                 let inc = latest_in[v];
                 (inc != NONE
@@ -312,7 +338,7 @@ impl Compact {
         method: Method,
     ) -> Cycle {
         let mut steps: Vec<(u32, Rep)> = vec![(f.first, f.first_rep)];
-        if method == Method::TypeII {
+        if method != Method::TypeI {
             steps.push((f.second, Rep::Cf));
         }
         let source = self.source_of(f.first);
@@ -365,6 +391,7 @@ impl Compact {
         let g = &self.groups[gi as usize];
         (match rep {
             Rep::Strong => g.rep_strong,
+            Rep::Si => g.rep_si,
             Rep::Latest => g.rep_latest,
             Rep::Cf => g.rep_cf,
             // Any edge will do on the way back; a non-counterflow one is
@@ -443,12 +470,16 @@ fn new_group(to: u32, tag: u32) -> Group {
         min_cf_from: u16::MAX,
         rep_nc: NONE,
         rep_strong: NONE,
+        rep_si: NONE,
         rep_latest: NONE,
         rep_cf: NONE,
     }
 }
 
-fn add(g: &mut Group, e: &Edge, i: u32, strong: bool) {
+fn add(g: &mut Group, e: &Edge, i: u32, strong: bool, rw: bool) {
+    if rw && g.rep_si == NONE {
+        g.rep_si = i;
+    }
     if !e.counterflow && !g.nc {
         g.nc = true;
         g.rep_nc = i;

@@ -22,6 +22,7 @@ use fixedbitset::FixedBitSet;
 
 use crate::analysis::graph::{Edge, SummaryGraph};
 use crate::analysis::scc::tarjan;
+use crate::model::isolation::{Allocation, Level};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Method {
@@ -29,6 +30,13 @@ pub enum Method {
     TypeII,
     /// Absence of type-I cycles: cycles with a counterflow edge ([3]).
     TypeI,
+    /// Robustness against snapshot isolation (PostgreSQL's REPEATABLE
+    /// READ) for every program: the allocation test of docs/allocation.md
+    /// with every program at [`Level::RepeatableRead`]. A dangerous pair
+    /// is a counterflow edge out of P4 whose incoming edge can be an
+    /// rw-antidependency (counterflow, or from a read): Fekete et al.'s
+    /// dangerous structure lifted to the summary graph.
+    Snapshot,
 }
 
 impl Method {
@@ -36,6 +44,15 @@ impl Method {
         match self {
             Method::TypeII => "type-II (Algorithm 2)",
             Method::TypeI => "type-I (Alomari & Fekete)",
+            Method::Snapshot => "snapshot isolation (docs/allocation.md)",
+        }
+    }
+
+    /// The level every program runs at under this method's verdict.
+    pub fn level(self) -> Level {
+        match self {
+            Method::TypeII | Method::TypeI => Level::ReadCommitted,
+            Method::Snapshot => Level::RepeatableRead,
         }
     }
 }
@@ -110,11 +127,34 @@ struct Found {
     reason: Reason,
 }
 
+/// What makes an adjacent pair dangerous: the method's uniform test, or a
+/// level per node (an allocation, docs/allocation.md).
+#[derive(Clone, Copy)]
+enum Test<'a> {
+    Method(Method),
+    /// The isolation level of each node's program.
+    Levels(&'a [Level]),
+}
+
 /// Per SCC, the first dangerous pair (type II) or counterflow edge (type I).
 fn find(
     g: &SummaryGraph,
     mask: Mask,
     method: Method,
+    stop_at_first: bool,
+) -> (Vec<u32>, Vec<Found>) {
+    find_test(g, mask, Test::Method(method), stop_at_first)
+}
+
+/// The level of each node under `alloc`.
+pub fn node_levels(g: &SummaryGraph, alloc: &Allocation) -> Vec<Level> {
+    g.nodes.iter().map(|n| alloc.level(n.ltp.program)).collect()
+}
+
+fn find_test(
+    g: &SummaryGraph,
+    mask: Mask,
+    test: Test,
     stop_at_first: bool,
 ) -> (Vec<u32>, Vec<Found>) {
     let comp = components(g, mask);
@@ -124,7 +164,7 @@ fn find(
     };
     let mut found: Vec<Found> = vec![];
     let mut done = FixedBitSet::with_capacity(g.nodes.len());
-    if method == Method::TypeI {
+    if let Test::Method(Method::TypeI) = test {
         for i in g.edges_within(mask) {
             let e = &g.edges[i];
             if e.counterflow && inside(e) && !done.put(comp[e.from as usize] as usize) {
@@ -141,6 +181,13 @@ fn find(
         }
         return (comp, found);
     }
+    // The level of node v (docs/allocation.md): TypeII is everything at
+    // READ COMMITTED, Snapshot everything at REPEATABLE READ.
+    let level = |v: usize| match test {
+        Test::Levels(l) => l[v],
+        Test::Method(m) => m.level(),
+    };
+    let ssi = |v: usize| level(v) == Level::Serializable;
     let n = g.nodes.len();
     let mut has_nc = FixedBitSet::with_capacity(n);
     // Per node v: an incoming edge that is counterflow or from a read;
@@ -149,6 +196,13 @@ fn find(
     let mut strong_in: Vec<Option<usize>> = vec![None; n];
     let mut latest_in: Vec<Option<usize>> = vec![None; n];
     let mut earliest_cf_out: Vec<Option<usize>> = vec![None; n];
+    // Snapshot levels: an incoming edge that may be an rw-antidependency
+    // (`SummaryGraph::rw`), any, and from a program that is not
+    // SERIALIZABLE; a counterflow edge to such a program (the SSI
+    // exemption needs all three SERIALIZABLE).
+    let mut si_in: Vec<Option<usize>> = vec![None; n];
+    let mut si_in_plain: Vec<Option<usize>> = vec![None; n];
+    let mut cf_out_plain: Vec<Option<usize>> = vec![None; n];
     // Latest to_pos of latest_in, earliest from_pos of earliest_cf_out,
     // kept beside them so the pass reads each edge once, in edge order
     // (source node by source node, as `edges_within` visits them).
@@ -178,6 +232,14 @@ fn find(
             {
                 strong_in[v] = Some(i);
             }
+            if g.rw.contains(i) {
+                if si_in[v].is_none() {
+                    si_in[v] = Some(i);
+                }
+                if si_in_plain[v].is_none() && !ssi(u) {
+                    si_in_plain[v] = Some(i);
+                }
+            }
             if latest_in[v].is_none() || latest_pos[v] < e.to_pos {
                 latest_in[v] = Some(i);
                 latest_pos[v] = e.to_pos;
@@ -186,8 +248,18 @@ fn find(
                 earliest_cf_out[u] = Some(i);
                 earliest_pos[u] = e.from_pos;
             }
+            if e.counterflow && cf_out_plain[u].is_none() && !ssi(v) {
+                cf_out_plain[u] = Some(i);
+            }
         }
     }
+    let strong_reason = |inc: usize| {
+        if g.edges[inc].counterflow {
+            Reason::AdjacentCounterflow
+        } else {
+            Reason::IncomingFromRead
+        }
+    };
     for v in 0..n {
         let c = comp[v];
         if c == u32::MAX || !has_nc.contains(c as usize) || done.contains(c as usize) {
@@ -196,19 +268,30 @@ fn find(
         let Some(out) = earliest_cf_out[v] else {
             continue;
         };
-        let pair = if let Some(inc) = strong_in[v] {
-            let reason = if g.edges[inc].counterflow {
-                Reason::AdjacentCounterflow
-            } else {
-                Reason::IncomingFromRead
-            };
-            Some((inc, reason))
-        } else {
-            latest_in[v]
-                .filter(|&inc| g.edges[out].from_pos < g.edges[inc].to_pos)
-                .map(|inc| (inc, Reason::OutgoingBeforeIncoming))
+        let pair = match level(v) {
+            // Theorem 4.2 / 6.4: counterflow or read incoming edge, or
+            // the counterflow edge leaves before the incoming one enters.
+            Level::ReadCommitted => {
+                if let Some(inc) = strong_in[v] {
+                    Some((inc, out, strong_reason(inc)))
+                } else {
+                    latest_in[v]
+                        .filter(|&inc| g.edges[out].from_pos < g.edges[inc].to_pos)
+                        .map(|inc| (inc, out, Reason::OutgoingBeforeIncoming))
+                }
+            }
+            // Snapshot reads: the incoming edge must be able to be an
+            // rw-antidependency (docs/allocation.md, Lemma 2).
+            Level::RepeatableRead => si_in[v].map(|inc| (inc, out, strong_reason(inc))),
+            // SSI: as SI, unless P3 and P5 are SERIALIZABLE too (then
+            // PostgreSQL aborts the dangerous structure, Theorem 1).
+            Level::Serializable => match (si_in_plain[v], cf_out_plain[v]) {
+                (Some(inc), _) => Some((inc, out, strong_reason(inc))),
+                (None, Some(o)) => si_in[v].map(|inc| (inc, o, strong_reason(inc))),
+                (None, None) => None,
+            },
         };
-        if let Some((inc, reason)) = pair {
+        if let Some((inc, out, reason)) = pair {
             done.insert(c as usize);
             found.push(Found {
                 comp: c,
@@ -222,6 +305,49 @@ fn find(
         }
     }
     (comp, found)
+}
+
+/// True when no cycle of the summary graph (restricted to `mask`) is
+/// dangerous under the allocation `alloc` (docs/allocation.md, Theorem
+/// 1): every schedule the allocation allows is serializable. With every
+/// program at READ COMMITTED this is exactly the type-II test.
+pub fn is_robust_under(g: &SummaryGraph, mask: Mask, alloc: &Allocation) -> bool {
+    let levels = node_levels(g, alloc);
+    find_test(g, mask, Test::Levels(&levels), true).1.is_empty()
+}
+
+/// One witness per strongly connected component that has a cycle
+/// dangerous under `alloc`.
+pub fn witnesses_under(g: &SummaryGraph, mask: Mask, alloc: &Allocation) -> Vec<Witness> {
+    let levels = node_levels(g, alloc);
+    let (comp, found) = find_test(g, mask, Test::Levels(&levels), false);
+    found.iter().map(|f| build_witness(g, &comp, f)).collect()
+}
+
+/// A witness through the given adjacent pair (e3 = `inc`, e4 = `out`,
+/// edge indices of one SCC of the unmasked graph), for explanations of
+/// the lowest allocation.
+/// `outs` caches [`component_out`] per component across calls.
+pub(crate) fn witness_through(
+    g: &SummaryGraph,
+    comp: &[u32],
+    outs: &mut std::collections::HashMap<u32, Vec<Vec<usize>>>,
+    (inc, out): (usize, usize),
+    reason: Reason,
+) -> Witness {
+    let c = comp[g.edges[out].from as usize];
+    let adj = outs.entry(c).or_insert_with(|| component_out(g, comp, c));
+    build_witness_with(
+        g,
+        comp,
+        &Found {
+            comp: c,
+            first: inc,
+            second: out,
+            reason,
+        },
+        adj,
+    )
 }
 
 /// True when the summary graph (restricted to `mask`) has no type-II
@@ -271,9 +397,8 @@ fn path(g: &SummaryGraph, comp: &[u32], c: u32, out: &[Vec<usize>], a: u32, b: u
     vec![]
 }
 
-fn build_witness(g: &SummaryGraph, comp: &[u32], f: &Found) -> Witness {
-    let c = f.comp;
-    // Out-edges inside the component, non-counterflow first.
+/// Out-edges inside component `c`, non-counterflow first, per node.
+pub(crate) fn component_out(g: &SummaryGraph, comp: &[u32], c: u32) -> Vec<Vec<usize>> {
     let mut out: Vec<Vec<usize>> = vec![vec![]; g.nodes.len()];
     for (i, e) in g.edges.iter().enumerate() {
         if comp[e.from as usize] == c && comp[e.to as usize] == c {
@@ -283,6 +408,16 @@ fn build_witness(g: &SummaryGraph, comp: &[u32], f: &Found) -> Witness {
     for row in &mut out {
         row.sort_by_key(|&i| g.edges[i].counterflow);
     }
+    out
+}
+
+fn build_witness(g: &SummaryGraph, comp: &[u32], f: &Found) -> Witness {
+    let out = component_out(g, comp, f.comp);
+    build_witness_with(g, comp, f, &out)
+}
+
+fn build_witness_with(g: &SummaryGraph, comp: &[u32], f: &Found, out: &[Vec<usize>]) -> Witness {
+    let c = f.comp;
     let (e1, e2) = (g.edges[f.first], g.edges[f.second]);
     let mut walk = if f.reason == Reason::Counterflow {
         vec![f.first]
@@ -295,7 +430,7 @@ fn build_witness(g: &SummaryGraph, comp: &[u32], f: &Found) -> Witness {
     } else {
         e2.to
     };
-    let back = path(g, comp, c, &out, end, start);
+    let back = path(g, comp, c, out, end, start);
     let has_nc = |w: &[usize]| w.iter().any(|&i| !g.edges[i].counterflow);
     if f.reason == Reason::Counterflow || has_nc(&walk) || has_nc(&back) {
         walk.extend(back);
@@ -308,9 +443,9 @@ fn build_witness(g: &SummaryGraph, comp: &[u32], f: &Found) -> Witness {
         });
         match nc {
             Some(i) => {
-                walk.extend(path(g, comp, c, &out, end, g.edges[i].from));
+                walk.extend(path(g, comp, c, out, end, g.edges[i].from));
                 walk.push(i);
-                walk.extend(path(g, comp, c, &out, g.edges[i].to, start));
+                walk.extend(path(g, comp, c, out, g.edges[i].to, start));
             }
             None => walk.extend(back),
         }
@@ -347,6 +482,13 @@ pub fn check_witness(g: &SummaryGraph, w: &Witness, method: Method) -> Result<()
                 return Err("no counterflow edge".into());
             }
         }
+        Method::Snapshot => {
+            return check_witness_under(
+                g,
+                w,
+                &Allocation::uniform(g.program_nodes.len(), Level::RepeatableRead),
+            )
+        }
         Method::TypeII => {
             if !w.edges.iter().any(|e| !e.counterflow) {
                 return Err("no non-counterflow edge".into());
@@ -367,4 +509,57 @@ pub fn check_witness(g: &SummaryGraph, w: &Witness, method: Method) -> Result<()
         }
     }
     Ok(())
+}
+
+/// Checks that `w` is a cycle dangerous under `alloc`: closed walk of
+/// graph edges with a non-counterflow edge, whose first two edges are an
+/// adjacent pair (e3 into P4, e4 counterflow out of P4) that is dangerous
+/// at P4's level (docs/allocation.md).
+pub fn check_witness_under(
+    g: &SummaryGraph,
+    w: &Witness,
+    alloc: &Allocation,
+) -> Result<(), String> {
+    if w.edges.is_empty() {
+        return Err("empty witness".into());
+    }
+    for (i, e) in w.edges.iter().enumerate() {
+        if !g.edges.contains(e) {
+            return Err(format!("edge {i} is not in the summary graph"));
+        }
+        let next = &w.edges[(i + 1) % w.edges.len()];
+        if e.to != next.from {
+            return Err(format!("edge {i} does not meet edge {}", i + 1));
+        }
+    }
+    if !w.edges.iter().any(|e| !e.counterflow) {
+        return Err("no non-counterflow edge".into());
+    }
+    let (e3, e4) = (&w.edges[0], &w.edges[1 % w.edges.len()]);
+    if !e4.counterflow {
+        return Err("second edge of the pair is not counterflow".into());
+    }
+    let level = |v: u32| alloc.level(g.nodes[v as usize].ltp.program);
+    let strong =
+        e3.counterflow || g.nodes[e3.from as usize].types[e3.from_pos as usize].starts_with_read();
+    // The witness's edges are graph edges (checked above); find e3's index
+    // for its rw flag.
+    let rw = e3.counterflow
+        || (g.out_start[e3.from as usize]..g.out_start[e3.from as usize + 1])
+            .any(|i| g.edges[i] == *e3 && g.rw.contains(i));
+    let ok = match level(e4.from) {
+        Level::ReadCommitted => strong || e4.from_pos < e3.to_pos,
+        Level::RepeatableRead => rw,
+        Level::Serializable => {
+            rw && !(level(e3.from) == Level::Serializable && level(e4.to) == Level::Serializable)
+        }
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "the adjacent pair is not dangerous at {}",
+            level(e4.from)
+        ))
+    }
 }

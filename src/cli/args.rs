@@ -36,6 +36,9 @@ pub enum Command {
         /// Also compute the maximal robust subsets of programs.
         #[arg(long)]
         subsets: bool,
+        /// The level every program runs at: read-committed (MVRC, the paper) or repeatable-read (snapshot isolation, docs/allocation.md).
+        #[arg(long, value_enum, default_value_t = LevelArg::ReadCommitted)]
+        level: LevelArg,
         /// Output format; json keys are documented in docs/json.md.
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
@@ -45,6 +48,19 @@ pub enum Command {
         #[command(flatten)]
         args: AnalysisArgs,
         /// text for people; json (docs/json.md), sarif (SARIF 2.1.0) or github (Actions annotations) for CI.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+        /// The levels deployed, e.g. `Balance=read-committed,WriteCheck=serializable`; overrides `isolation:` in isolint.yaml and the programs' own SET TRANSACTION lines (docs/allocation.md).
+        #[arg(long, value_name = "PROG=LEVEL,…")]
+        levels: Option<String>,
+    },
+    /// The lowest robust isolation level per program (READ COMMITTED < REPEATABLE READ < SERIALIZABLE), with the cycle that forces each raised program (docs/allocation.md).
+    Allocate {
+        #[command(flatten)]
+        input: InputArgs,
+        #[command(flatten)]
+        settings: SettingsArgs,
+        /// text or json (docs/json.md).
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
     },
@@ -68,6 +84,9 @@ pub enum Command {
         /// Which test's subsets: type2 (Figure 6), type1 (Figure 7) or both.
         #[arg(long, value_enum, default_value_t = MethodChoice::Type2)]
         method: MethodChoice,
+        /// repeatable-read: subsets robust against snapshot isolation instead (replaces --method).
+        #[arg(long, value_enum, default_value_t = LevelArg::ReadCommitted)]
+        level: LevelArg,
         /// Output format; json keys are documented in docs/json.md.
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
@@ -205,6 +224,13 @@ impl MethodArg {
             MethodArg::Type1 => Method::TypeI,
         }
     }
+}
+
+/// A uniform isolation level for `analyze` and `subsets`.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LevelArg {
+    ReadCommitted,
+    RepeatableRead,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,14 +3,17 @@
 
 use std::path::Path;
 
-use super::args::{AnalysisArgs, Cli, Command, Format, Generate, InputArgs, MethodChoice};
+use super::args::{
+    AnalysisArgs, Cli, Command, Format, Generate, InputArgs, LevelArg, MethodChoice, SettingsArgs,
+};
 use super::progress::Spinner;
 use super::{emit, json_text, render_svg, write_text};
 use crate::analysis::limits::admit;
 use crate::analysis::robustness::Method;
 use crate::analysis::{self, graph};
 use crate::frontend::{load, Loaded};
-use crate::model::error::Result;
+use crate::model::error::{Diag, Result, Warning};
+use crate::model::isolation::{parse_levels, Deployed, LevelSource};
 use crate::model::settings::Settings;
 use crate::report;
 
@@ -20,21 +23,33 @@ pub fn execute(cli: Cli) -> Result<i32> {
         Command::Analyze {
             args,
             subsets,
+            level,
             format,
-        } => analyze(&args, subsets, format),
-        Command::Check { args, format } => check(&args, format),
+        } => analyze(&args, subsets, level, format),
+        Command::Check {
+            args,
+            format,
+            levels,
+        } => check(&args, format, levels.as_deref()),
+        Command::Allocate {
+            input,
+            settings,
+            format,
+        } => allocate(&input, &settings, format),
         Command::Report { args, output } => write_report(&args, &output),
         Command::Subsets {
             input,
             settings,
             all_settings,
             method,
+            level,
             format,
         } => {
-            let methods: Vec<Method> = match method {
-                MethodChoice::Type2 => vec![Method::TypeII],
-                MethodChoice::Type1 => vec![Method::TypeI],
-                MethodChoice::Both => vec![Method::TypeII, Method::TypeI],
+            let methods: Vec<Method> = match (level, method) {
+                (LevelArg::RepeatableRead, _) => vec![Method::Snapshot],
+                (_, MethodChoice::Type2) => vec![Method::TypeII],
+                (_, MethodChoice::Type1) => vec![Method::TypeI],
+                (_, MethodChoice::Both) => vec![Method::TypeII, Method::TypeI],
             };
             let rows: Vec<Settings> = if all_settings {
                 Settings::paper_rows(!settings.no_same_tuple).to_vec()
@@ -78,11 +93,15 @@ pub fn execute(cli: Cli) -> Result<i32> {
     }
 }
 
-fn analyze(args: &AnalysisArgs, subsets: bool, format: Format) -> Result<i32> {
+fn analyze(args: &AnalysisArgs, subsets: bool, level: LevelArg, format: Format) -> Result<i32> {
     let format = format.require("analyze", &[Format::Text, Format::Json])?;
     let loaded = load_workload(&args.input, format == Format::Text)?;
     let w = &loaded.workload;
-    let (settings, method) = (args.settings.settings(), args.method.method());
+    let method = match level {
+        LevelArg::RepeatableRead => Method::Snapshot,
+        LevelArg::ReadCommitted => args.method.method(),
+    };
+    let settings = args.settings.settings();
     let mut f = analysis::analyze_with(w, settings, method, subsets, &Spinner::new());
     confirm(w, &mut f, args);
     match format {
@@ -92,13 +111,14 @@ fn analyze(args: &AnalysisArgs, subsets: bool, format: Format) -> Result<i32> {
 }
 
 /// Exit 0 when robust, 1 when not.
-fn check(args: &AnalysisArgs, format: Format) -> Result<i32> {
+fn check(args: &AnalysisArgs, format: Format, levels: Option<&str>) -> Result<i32> {
     let offered = [Format::Text, Format::Json, Format::Sarif, Format::Github];
     let format = format.require("check", &offered)?;
-    let loaded = load_workload(&args.input, format == Format::Text)?;
+    let mut loaded = load_workload(&args.input, format == Format::Text)?;
+    let deployed = deployed_levels(&mut loaded, levels, format == Format::Text)?;
     let w = &loaded.workload;
     let (settings, method) = (args.settings.settings(), args.method.method());
-    let mut f = analysis::check_with(w, settings, method, &Spinner::new());
+    let mut f = analysis::check_deployed_with(w, settings, method, &deployed, &Spinner::new());
     confirm(w, &mut f, args);
     let path = args.input.workload.display().to_string();
     let text = match format {
@@ -109,6 +129,59 @@ fn check(args: &AnalysisArgs, format: Format) -> Result<i32> {
     };
     emit(&text)?;
     Ok(if f.robust { 0 } else { 1 })
+}
+
+/// The levels a team runs: PostgreSQL's default, the programs' own
+/// declarations, the manifest's `isolation:`, then `--levels`; an
+/// override of a declared level is a warning.
+fn deployed_levels(loaded: &mut Loaded, flag: Option<&str>, text: bool) -> Result<Deployed> {
+    let w = &loaded.workload;
+    let mut overrides = vec![(LevelSource::Manifest, loaded.deployed.clone())];
+    if let Some(spec) = flag {
+        let pairs = parse_levels(spec).map_err(|e| {
+            Diag::new(format!("--levels: {e}"))
+                .help("write --levels PROGRAM=LEVEL,… with LEVEL read-committed, repeatable-read or serializable")
+        })?;
+        let mut flagged = vec![];
+        for (name, level) in pairs {
+            let p = w.program(&name).ok_or_else(|| {
+                let names: Vec<&str> = w.programs.iter().map(|p| p.name.as_str()).collect();
+                Diag::new(format!(
+                    "--levels names `{name}`, which is not a program of this workload"
+                ))
+                .help(format!("programs: {}", names.join(", ")))
+            })?;
+            flagged.push((p, level));
+        }
+        overrides.push((LevelSource::Flag, flagged));
+    }
+    let mut conflicts = vec![];
+    let deployed = Deployed::resolve(&loaded.declared, &overrides, &mut conflicts);
+    for (p, message) in conflicts {
+        let warning = Warning {
+            file: w.programs[p].file.clone().unwrap_or_else(|| w.name.clone()),
+            line: 1,
+            message: format!("{} {message}", w.programs[p].name),
+        };
+        if text {
+            eprintln!("{warning}");
+        }
+        loaded.warnings.push(warning);
+    }
+    Ok(deployed)
+}
+
+/// `isolint allocate`: the lowest robust allocation, with and without
+/// the verified read promotion.
+fn allocate(input: &InputArgs, settings: &SettingsArgs, format: Format) -> Result<i32> {
+    let format = format.require("allocate", &[Format::Text, Format::Json])?;
+    let loaded = load_workload(input, format == Format::Text)?;
+    let w = &loaded.workload;
+    let f = analysis::allocate_with(w, settings.settings(), &Spinner::new());
+    match format {
+        Format::Json => emit(&json_text(&report::json::allocate(w, &f, &loaded.warnings))),
+        _ => emit(&report::text::allocate(w, &f)),
+    }
 }
 
 fn subsets(

@@ -15,6 +15,7 @@ use std::path::Path;
 
 use crate::model::btp::Workload;
 use crate::model::error::{Diag, Result, SourceFile, Warning};
+use crate::model::isolation::{Declared, Level};
 use crate::model::provenance::Provenance;
 
 pub mod lower;
@@ -38,6 +39,11 @@ pub struct Loaded {
     pub workload: Workload,
     pub warnings: Vec<Warning>,
     pub provenance: Provenance,
+    /// Per program, the isolation level its SQL declares (none for BTP
+    /// YAML).
+    pub declared: Vec<Option<Declared>>,
+    /// `isolation:` of the manifest: (program, level) pairs.
+    pub deployed: Vec<(usize, Level)>,
     /// The schema DDL and each program's AST, for `isolint replay`
     /// (`None` for BTP YAML, which has neither).
     pub sources: Option<Sources>,
@@ -72,10 +78,13 @@ pub fn load(path: &Path, schema: Option<&Path>) -> Result<Loaded> {
     }
     let file = read_source(path)?;
     let workload = yaml::parse(&file)?;
+    let n = workload.programs.len();
     Ok(Loaded {
         workload,
         warnings: vec![],
         provenance: Provenance::default(),
+        declared: vec![None; n],
+        deployed: vec![],
         sources: None,
     })
 }

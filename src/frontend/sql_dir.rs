@@ -36,6 +36,11 @@ pub(super) struct Manifest {
     /// real database, and said so in a warning).
     #[serde(default)]
     pub(super) referential_checks: Option<bool>,
+    /// The isolation level each program is deployed at (program name →
+    /// `read-committed` | `repeatable-read` | `serializable`), for
+    /// `check` (docs/allocation.md).
+    #[serde(default)]
+    pub(super) isolation: std::collections::BTreeMap<String, String>,
 }
 
 /// Load a directory of `.sql` programs with its schema.
@@ -83,6 +88,7 @@ pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
         programs: asts,
     });
     loaded.warnings.splice(0..0, files.skipped);
+    loaded.deployed = manifest_levels(&manifest, &loaded.workload, &manifest_path)?;
     if context.skip_referential_checks {
         loaded.warnings.insert(0, Warning {
             file: manifest_path.display().to_string(),
@@ -93,6 +99,37 @@ pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
     Ok(loaded)
 }
 
+/// `isolation:` of the manifest as (program, level) pairs; an unknown
+/// program or level is an error that names it.
+fn manifest_levels(
+    manifest: &Manifest,
+    w: &crate::model::btp::Workload,
+    manifest_path: &Path,
+) -> Result<Vec<(usize, crate::model::isolation::Level)>> {
+    let names: Vec<&str> = w.programs.iter().map(|p| p.name.as_str()).collect();
+    manifest
+        .isolation
+        .iter()
+        .map(|(name, level)| {
+            let p = w.program(name).ok_or_else(|| {
+                Diag::new(format!(
+                    "{}: `isolation:` names `{name}`, which is not a program of this workload",
+                    manifest_path.display()
+                ))
+                .help(format!("programs: {}", names.join(", ")))
+            })?;
+            let l = crate::model::isolation::Level::parse(level).ok_or_else(|| {
+                Diag::new(format!(
+                    "{}: `isolation:` gives `{name}` the unknown level `{level}`",
+                    manifest_path.display()
+                ))
+                .help("use read-committed, repeatable-read or serializable")
+            })?;
+            Ok((p, l))
+        })
+        .collect()
+}
+
 /// `isolint.yaml`, or the defaults without one.
 fn read_manifest(path: &Path) -> Result<Manifest> {
     if !path.exists() {
@@ -101,7 +138,7 @@ fn read_manifest(path: &Path) -> Result<Manifest> {
     let f = super::read_source(path)?;
     yaml_serde::from_str(&f.text).map_err(|e| {
         let d = Diag::new(format!("malformed manifest: {}", e.to_string().split(" at line ").next().unwrap_or("")))
-            .help("isolint.yaml may set `schema:` (path relative to the directory), `description:`, `name:`, `programs:`, `pure_functions:` and `referential_checks:`");
+            .help("isolint.yaml may set `schema:` (path relative to the directory), `description:`, `name:`, `programs:`, `pure_functions:`, `referential_checks:` and `isolation:`");
         match e.location() {
             Some(l) => d.at_line_col(&f, l.line(), l.column(), "here"),
             None => d,

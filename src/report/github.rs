@@ -29,6 +29,14 @@ pub fn check(w: &Workload, a: &Findings, workload_path: &str) -> String {
             ))
         ));
     }
+    for site in super::raise_sites(w, a, workload_path) {
+        let line = site.line.map(|l| format!(",line={l}")).unwrap_or_default();
+        o.push_str(&format!(
+            "::error file={}{line},title=isolint%3A isolation level too low::{}\n",
+            site.file,
+            esc(&site.message)
+        ));
+    }
     for e in &a.edits {
         let file = e.file.as_deref().unwrap_or(workload_path);
         let line = e.line.map(|l| format!(",line={l}")).unwrap_or_default();

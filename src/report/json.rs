@@ -11,7 +11,7 @@ use crate::analysis::promote::Suggestion;
 use crate::analysis::robustness::Method;
 use crate::model::btp::Workload;
 use crate::model::error::Warning;
-use crate::model::isolation::Allocation;
+use crate::model::isolation::{Allocation, LevelSource};
 use crate::model::settings::{Granularity, Settings};
 
 fn witness(w: &Workload, a: &Findings, i: usize) -> Value {
@@ -29,7 +29,7 @@ fn witness(w: &Workload, a: &Findings, i: usize) -> Value {
         })
         .collect();
     let pair = match method {
-        Method::TypeII => json!([0, 1]),
+        Method::TypeII | Method::Snapshot => json!([0, 1]),
         Method::TypeI => json!([0]),
     };
     let mut v =
@@ -177,7 +177,9 @@ pub fn check(w: &Workload, a: &Findings, warns: &[Warning]) -> Value {
 }
 
 /// The isolation level each program needs, for CI (see
-/// [`Isolation`](crate::analysis::findings::Isolation)).
+/// [`Isolation`](crate::analysis::findings::Isolation)): the lowest
+/// robust allocation, after the verified edits, the reason per raised
+/// program, and (`check`) the deployed levels' verdict.
 fn isolation(w: &Workload, a: &Findings) -> Value {
     let per = |alloc: &Allocation| -> serde_json::Map<String, Value> {
         w.programs
@@ -186,9 +188,72 @@ fn isolation(w: &Workload, a: &Findings) -> Value {
             .map(|(i, p)| (p.name.clone(), json!(alloc.level(i).sql())))
             .collect()
     };
+    let iso = &a.isolation;
+    let reasons: Vec<Value> = iso
+        .raised
+        .iter()
+        .map(|r| {
+            let name = &w.programs[r.program].name;
+            json!({
+                "program": name,
+                "level": r.level.sql(),
+                "reason": super::raise_reason(w, r),
+                "origin": super::raise_location(r, name),
+                "cycle": steps_json(&r.cycle),
+            })
+        })
+        .collect();
+    let deployed = iso.deployed.as_ref().map(|d| {
+        let source = |s: &LevelSource| match s {
+            LevelSource::Default => json!("default"),
+            LevelSource::Declared { file, line } => json!(format!("{file}:{line}")),
+            LevelSource::Manifest => json!("isolint.yaml"),
+            LevelSource::Flag => json!("--levels"),
+        };
+        json!({
+            "levels": per(&d.deployed.allocation),
+            "sources": w.programs.iter().zip(&d.deployed.sources)
+                .map(|(p, s)| (p.name.clone(), source(s)))
+                .collect::<serde_json::Map<String, Value>>(),
+            "robust": d.robust,
+            "raise": d.raise.iter()
+                .map(|&(p, l)| json!({"program": w.programs[p].name, "to": l.sql()}))
+                .collect::<Vec<_>>(),
+        })
+    });
     json!({
-        "as_is": per(&a.isolation.as_is),
-        "with_suggested_edits": a.isolation.with_edits.as_ref().map(per),
+        "as_is": per(&iso.as_is),
+        "with_suggested_edits": iso.with_edits.as_ref().map(per),
+        "unique": true,
+        "reasons": reasons,
+        "deployed": deployed,
+    })
+}
+
+fn steps_json(steps: &[crate::analysis::findings::Step]) -> Vec<Value> {
+    steps
+        .iter()
+        .map(|s| {
+            json!({
+                "from": s.from, "from_program": s.from_program, "from_statement": s.from_stmt,
+                "from_sql": s.from_sql, "from_origin": s.from_origin,
+                "to": s.to, "to_program": s.to_program, "to_statement": s.to_stmt,
+                "to_sql": s.to_sql, "to_origin": s.to_origin,
+                "counterflow": s.counterflow, "dependencies": s.kinds,
+            })
+        })
+        .collect()
+}
+
+/// `isolint allocate --format json`.
+pub fn allocate(w: &Workload, a: &Findings, warns: &[Warning]) -> Value {
+    json!({
+        "workload": w.name,
+        "settings": settings(a.settings),
+        "robust_under_read_committed": a.robust,
+        "isolation": isolation(w, a),
+        "edits": edits(&a.edits),
+        "warnings": warnings(warns),
     })
 }
 

@@ -10,7 +10,7 @@
 use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
 
 use crate::analysis::findings::{Edit, Step};
-use crate::analysis::robustness::Method;
+use crate::analysis::robustness::{Method, Reason};
 use crate::analysis::subsets::Subsets;
 use crate::model::btp::{Body, Program, Workload};
 
@@ -106,6 +106,7 @@ pub fn method_key(m: Method) -> &'static str {
     match m {
         Method::TypeII => "type2",
         Method::TypeI => "type1",
+        Method::Snapshot => "snapshot",
     }
 }
 
@@ -170,4 +171,98 @@ pub fn edit_line(e: &Edit) -> String {
         .map(|s| format!("   ({s})"))
         .unwrap_or_default();
     format!("{}: add FOR UPDATE{sql}", edit_location(e))
+}
+
+/// Why a program sits at its level in the lowest allocation, in words
+/// (docs/allocation.md).
+pub fn raise_reason(w: &Workload, r: &crate::analysis::findings::Raised) -> String {
+    use crate::analysis::allocation::Cause;
+    use crate::model::isolation::Level;
+    let pair = match r.reason {
+        Reason::OutgoingBeforeIncoming => "counterflow edge leaves before the incoming edge enters",
+        Reason::AdjacentCounterflow => "two adjacent counterflow rw edges",
+        _ => "rw edge in, counterflow rw edge out",
+    };
+    match (&r.cause, r.level) {
+        (Cause::Pivot, Level::RepeatableRead) => {
+            format!("dangerous under READ COMMITTED ({pair}); a snapshot prevents it")
+        }
+        (Cause::Pivot, _) => {
+            format!("pivot of a dangerous structure under REPEATABLE READ ({pair})")
+        }
+        (Cause::Neighbour { pivot }, _) => format!(
+            "on {}'s dangerous structure: SSI detects it only if all its transactions are SERIALIZABLE",
+            w.programs[*pivot].name
+        ),
+    }
+}
+
+/// "Prog (file:line)" of the first statement of program `p` on a cycle.
+pub fn raise_location(r: &crate::analysis::findings::Raised, program: &str) -> Option<String> {
+    r.cycle
+        .iter()
+        .find(|s| s.from_program == program)
+        .and_then(|s| s.from_origin.clone())
+        .or_else(|| {
+            r.cycle
+                .iter()
+                .find(|s| s.to_program == program)
+                .and_then(|s| s.to_origin.clone())
+        })
+}
+
+/// A program whose deployed level is below its lowest robust level, for
+/// the CI annotations: where to point and what to say.
+pub struct RaiseSite {
+    pub file: String,
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+/// One [`RaiseSite`] per program `check` says to raise: at the program's
+/// own `SET TRANSACTION` line when it declares one, else at its first
+/// statement on the cycle that forces the level, else its file.
+pub fn raise_sites(
+    w: &Workload,
+    a: &crate::analysis::findings::Findings,
+    workload_path: &str,
+) -> Vec<RaiseSite> {
+    use crate::model::isolation::LevelSource;
+    let Some(d) = &a.isolation.deployed else {
+        return vec![];
+    };
+    d.raise
+        .iter()
+        .map(|&(p, level)| {
+            let prog = &w.programs[p];
+            let raised = a.isolation.raised.iter().find(|r| r.program == p);
+            let (file, line) = match &d.deployed.sources[p] {
+                LevelSource::Declared { file, line } => (file.clone(), Some(*line)),
+                _ => {
+                    let origin = raised.and_then(|r| raise_location(r, &prog.name));
+                    match origin {
+                        Some(o) => split_origin(&Some(o), workload_path),
+                        None => (
+                            prog.file
+                                .clone()
+                                .unwrap_or_else(|| workload_path.to_string()),
+                            None,
+                        ),
+                    }
+                }
+            };
+            let why = raised
+                .map(|r| format!(": {}", raise_reason(w, r)))
+                .unwrap_or_default();
+            RaiseSite {
+                file,
+                line,
+                message: format!(
+                    "{} runs {} but needs at least {level}{why}",
+                    prog.name,
+                    d.deployed.allocation.level(p)
+                ),
+            }
+        })
+        .collect()
 }

@@ -24,6 +24,7 @@ pub fn check(w: &Workload, a: &Findings, workload_path: &str) -> Value {
     let rule_id = match a.method {
         Method::TypeII => "mvrc-type2-cycle",
         Method::TypeI => "mvrc-type1-cycle",
+        Method::Snapshot => "mvrc-type2-cycle",
     };
     let mut results = vec![];
     for (i, st) in a.cycles.iter().enumerate() {
@@ -74,6 +75,14 @@ pub fn check(w: &Workload, a: &Findings, workload_path: &str) -> Value {
         }
         results.push(result);
     }
+    for site in super::raise_sites(w, a, workload_path) {
+        results.push(json!({
+            "ruleId": "isolation-level-too-low",
+            "level": "error",
+            "message": {"text": site.message},
+            "locations": [sarif_location(&site.file, site.line, "raise this program's isolation level")],
+        }));
+    }
     for e in &a.edits {
         let file = e.file.as_deref().unwrap_or(workload_path);
         results.push(json!({
@@ -94,6 +103,7 @@ pub fn check(w: &Workload, a: &Findings, workload_path: &str) -> Value {
                 "rules": [
                     {"id": "mvrc-type2-cycle", "help": {"text": "See docs/rules.md#mvrc-type2-cycle in isolint: what the finding means and how to fix it."}, "shortDescription": {"text": "Type-II cycle in the summary graph: not robust against multiversion READ COMMITTED (Algorithm 2)"}},
                     {"id": "mvrc-type1-cycle", "help": {"text": "See docs/rules.md#mvrc-type1-cycle in isolint: what the finding means and how to fix it."}, "shortDescription": {"text": "Type-I cycle (cycle with a counterflow edge), Alomari and Fekete's test"}},
+                    {"id": "isolation-level-too-low", "help": {"text": "See docs/allocation.md in isolint: the lowest robust isolation level per program, and why."}, "shortDescription": {"text": "This program's isolation level is below the lowest robust allocation (docs/allocation.md)"}},
                     {"id": "mvrc-fix-for-update", "help": {"text": "See docs/rules.md#mvrc-fix-for-update in isolint: what the finding means and how to fix it."}, "shortDescription": {"text": "Promoting these key-based reads to SELECT ... FOR UPDATE makes the workload robust (re-verified)"}},
                 ],
             }},

@@ -77,9 +77,23 @@ pub fn lines(w: &Workload, sch: &Schedule) -> Vec<String> {
 pub fn confirmation(w: &Workload, c: &Confirmation) -> Vec<String> {
     match c {
         Confirmation::Confirmed(s) => {
-            let mut out = vec![
-                "confirmed: a non-serializable READ COMMITTED schedule of the BTPs (Section 5; not yet replayed on PostgreSQL)".to_string(),
-            ];
+            // The levels the transactions ran at (all READ COMMITTED
+            // unless a deployed allocation or --level says otherwise).
+            let mut levels: Vec<String> = s
+                .transactions
+                .iter()
+                .map(|t| t.level.sql().to_string())
+                .collect();
+            levels.sort();
+            levels.dedup();
+            let at = if levels.is_empty() {
+                "READ COMMITTED".to_string()
+            } else {
+                levels.join(" / ")
+            };
+            let mut out = vec![format!(
+                "confirmed: a non-serializable {at} schedule of the BTPs (Section 5; not yet replayed on PostgreSQL)"
+            )];
             out.extend(lines(w, s));
             out
         }

@@ -146,10 +146,12 @@ pub fn analyze(w: &Workload, a: &Findings) -> String {
         g.counterflow_edges()
     ));
     if a.robust {
-        o.push_str(&format!("ROBUST against {}: every schedule these programs can produce under {RC} is serializable.\n", RC.abbreviation()));
+        let level = a.method.level();
+        o.push_str(&format!("ROBUST against {}: every schedule these programs can produce under {level} is serializable.\n", level.abbreviation()));
         o.push_str(&format!("This {ASSUMPTION}.\n"));
     } else {
-        o.push_str(&format!("NOT ROBUST against {}: the summary graph has a dangerous cycle, so {RC} may produce non-serializable schedules.\n", RC.abbreviation()));
+        let level = a.method.level();
+        o.push_str(&format!("NOT ROBUST against {}: the summary graph has a dangerous cycle, so {level} may produce non-serializable schedules.\n", level.abbreviation()));
         for (i, (wit, steps)) in a.witnesses.iter().zip(&a.cycles).enumerate() {
             o.push_str(&format!(
                 "\nwitness {} ({}; programs: {}):\n",
@@ -158,7 +160,7 @@ pub fn analyze(w: &Workload, a: &Findings) -> String {
                 programs_of(steps).join(", ")
             ));
             o.push_str(&cycle_table(steps));
-            if a.method == Method::TypeII {
+            if a.method != Method::TypeI {
                 o.push_str("edges 1 and 2 are the adjacent pair that makes the cycle type-II.\n");
             }
             o.push_str(&confirmation(w, a, i, ""));
@@ -181,6 +183,7 @@ pub fn subsets(w: &Workload, table: &SubsetTable) -> String {
         header.push(match m {
             Method::TypeII => "Alg 2 (type-II)",
             Method::TypeI => "method of [3] (type-I)",
+            Method::Snapshot => "snapshot isolation",
         });
     }
     let mut t = new_table(header);
@@ -195,7 +198,7 @@ pub fn subsets(w: &Workload, table: &SubsetTable) -> String {
 fn pair_explanation(w: &Witness, steps: &[Step], method: Method) -> String {
     match method {
         Method::TypeI => format!("type-I: edge 1 is counterflow ({})", steps[0].from_program),
-        Method::TypeII => {
+        Method::TypeII | Method::Snapshot => {
             let (a, b) = (&steps[0], &steps[1 % steps.len()]);
             let why = match w.reason {
                 Reason::AdjacentCounterflow => "both are counterflow".to_string(),
@@ -219,23 +222,60 @@ fn pair_explanation(w: &Witness, steps: &[Step], method: Method) -> String {
 
 /// `isolint check`.
 pub fn check(w: &Workload, a: &Findings) -> String {
+    let deployed = a
+        .isolation
+        .deployed
+        .as_ref()
+        .filter(|d| !d.deployed.is_default());
+    let against = match deployed {
+        Some(_) => "the deployed isolation levels".to_string(),
+        None => RC.abbreviation().to_string(),
+    };
     let mut o = format!(
         "isolint check: {} — {} against {} ({}, {})\n",
         w.name,
         if a.robust { "ROBUST" } else { "NOT ROBUST" },
-        RC.abbreviation(),
+        against,
         a.method.label(),
         a.settings.label()
     );
+    if let Some(d) = deployed {
+        o.push_str(&deployed_lines(w, d));
+    }
     if a.robust {
-        o.push_str(&format!(
-            "All programs may run under {RC}: every schedule is serializable.\nThis {ASSUMPTION}.\n"
-        ));
+        if deployed.is_some() {
+            o.push_str(&format!(
+                "Every schedule these levels allow is serializable (docs/allocation.md).\nThis {ASSUMPTION}.\n"
+            ));
+        } else {
+            o.push_str(&format!(
+                "All programs may run under {RC}: every schedule is serializable.\nThis {ASSUMPTION}.\n"
+            ));
+        }
         return o;
     }
+    match deployed {
+        Some(d) => {
+            for &(p, level) in &d.raise {
+                o.push_str(&format!(
+                    "raise {} to {level} (the lowest robust level; `isolint allocate` shows why)\n",
+                    w.programs[p].name
+                ));
+            }
+        }
+        None => o.push_str(&format!(
+            "Run these programs under {}, or apply the fix below, or deploy only a robust subset.\n",
+            Level::Serializable
+        )),
+    }
     o.push_str(&format!(
-        "Run these programs under {}, or apply the fix below, or deploy only a robust subset.\n",
-        Level::Serializable
+        "lowest robust allocation: {}\n",
+        w.programs
+            .iter()
+            .enumerate()
+            .map(|(p, prog)| format!("{}={}", prog.name, a.isolation.as_is.level(p).key()))
+            .collect::<Vec<_>>()
+            .join(", ")
     ));
     o.push_str(&format!(
         "{} dangerous cycle(s), one per strongly connected component:\n",
@@ -293,4 +333,83 @@ fn confirmation(w: &Workload, a: &Findings, i: usize, indent: &str) -> String {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// `isolint allocate`: the lowest robust allocation as a table, then per
+/// raised program the cycle that forces it, then the allocation with the
+/// verified edits.
+pub fn allocate(w: &Workload, a: &Findings) -> String {
+    let iso = &a.isolation;
+    let mut o = format!(
+        "isolint allocate: {} — lowest robust isolation level per program ({}{})\n",
+        w.name,
+        a.settings.label(),
+        if a.settings.same_tuple {
+            ", same-tuple constraints"
+        } else {
+            ""
+        },
+    );
+    let mut t = new_table(vec!["program", "level", "why"]);
+    for (p, prog) in w.programs.iter().enumerate() {
+        let level = iso.as_is.level(p);
+        let why = match iso.raised.iter().find(|r| r.program == p) {
+            Some(r) => super::raise_reason(w, r),
+            None => "no dangerous cycle needs more".to_string(),
+        };
+        t.add_row(vec![prog.name.clone(), level.to_string(), why]);
+    }
+    o.push_str(&format!("{t}\n"));
+    o.push_str("The lowest robust allocation is unique: every robust allocation is at least this level for every program (docs/allocation.md).\n");
+    for r in &iso.raised {
+        let name = &w.programs[r.program].name;
+        o.push_str(&format!(
+            "\n{name} → {} (below it, this cycle is dangerous; programs: {}):\n",
+            r.level,
+            programs_of(&r.cycle).join(", ")
+        ));
+        for (k, s) in r.cycle.iter().enumerate() {
+            o.push_str(&format!("  {}. {}\n", k + 1, edge_line(s)));
+        }
+    }
+    match (&iso.with_edits, &a.suggestion) {
+        (Some(alloc), Some(Suggestion::Promote(_))) => {
+            o.push_str(&format!(
+                "\nwith the suggested edits (verified: the promoted workload is robust under READ COMMITTED), every program may run {}:\n",
+                alloc.level(0)
+            ));
+            for e in &a.edits {
+                o.push_str(&format!("  {}\n", edit_line(e)));
+            }
+        }
+        (_, Some(Suggestion::NotFound { .. } | Suggestion::Impossible { .. })) => {
+            o.push_str("\nno promotion of key-based reads to FOR UPDATE makes READ COMMITTED robust: the allocation above stands.\n");
+        }
+        _ => {}
+    }
+    o
+}
+
+/// The deployed level of each program and where it comes from.
+fn deployed_lines(w: &Workload, d: &crate::analysis::findings::DeployedVerdict) -> String {
+    use crate::model::isolation::LevelSource;
+    let items: Vec<String> = w
+        .programs
+        .iter()
+        .enumerate()
+        .map(|(p, prog)| {
+            let from = match &d.deployed.sources[p] {
+                LevelSource::Default => "default".to_string(),
+                LevelSource::Declared { file, line } => format!("{file}:{line}"),
+                LevelSource::Manifest => "isolint.yaml".to_string(),
+                LevelSource::Flag => "--levels".to_string(),
+            };
+            format!(
+                "{}={} ({from})",
+                prog.name,
+                d.deployed.allocation.level(p).key()
+            )
+        })
+        .collect();
+    format!("deployed: {}\n", items.join(", "))
 }

@@ -88,6 +88,13 @@ pub(super) struct State {
     /// REPEATABLE READ: the transactions committed when T_i's snapshot
     /// was taken (its first statement).
     snap: Vec<Option<u8>>,
+    /// SERIALIZABLE present (`Search::ssi`): rw-antidependencies (bit j
+    /// of `rw[i]`: T_i →rw T_j) and the commit rank of each transaction
+    /// (1 = first, 0 = not yet), for PostgreSQL's SSI abort rule. Empty
+    /// otherwise, so READ COMMITTED / REPEATABLE READ states merge as
+    /// before.
+    rw: Vec<u8>,
+    order: Vec<u8>,
 }
 
 pub(super) struct Search<'a> {
@@ -104,6 +111,11 @@ pub(super) struct Search<'a> {
     pub exhausted: bool,
     /// State merging and ample sets on.
     reduce: bool,
+    /// Some transaction runs SERIALIZABLE: complete schedules with a
+    /// dangerous structure among SERIALIZABLE transactions are aborted
+    /// (`ssi_aborts`), and ample sets are off (the abort rule reads the
+    /// commit order, which an ample set may fix).
+    ssi: bool,
 }
 
 /// Two independent 64-bit hashes of a state.
@@ -172,6 +184,7 @@ impl<'a> Search<'a> {
             budget,
             exhausted: false,
             reduce,
+            ssi: inst.txns.iter().any(|t| t.level == Level::Serializable),
         }
     }
 
@@ -200,6 +213,8 @@ impl<'a> Search<'a> {
             preads: vec![None; self.nrel * k],
             edges: vec![0; k],
             snap: vec![None; k],
+            rw: if self.ssi { vec![0; k] } else { vec![] },
+            order: if self.ssi { vec![0; k] } else { vec![] },
         }
     }
 
@@ -217,6 +232,9 @@ impl<'a> Search<'a> {
         let k = self.inst.txns.len();
         if (0..k).all(|i| self.committed(&st, i)) {
             self.schedules += 1;
+            if self.ssi && self.ssi_aborts(&st) {
+                return None;
+            }
             return find_cycle(&st.edges).map(|_| st);
         }
         for (next, step) in self.successors(&st) {
@@ -227,6 +245,32 @@ impl<'a> Search<'a> {
             self.path.pop();
         }
         None
+    }
+
+    /// PostgreSQL's SSI (Ports and Grittner 2012), as docs/allocation.md
+    /// assumes it and no more: a schedule is aborted when T_in →rw T_pivot
+    /// →rw T_out, all three SERIALIZABLE, each pair concurrent, and T_out
+    /// commits before T_pivot and T_in (T_in = T_out allowed).
+    fn ssi_aborts(&self, st: &State) -> bool {
+        let k = st.pc.len();
+        let ser = |i: usize| self.inst.txns[i].level == Level::Serializable;
+        let concurrent = |a: usize, b: usize| {
+            let (sa, sb) = (st.snap[a].unwrap_or(0), st.snap[b].unwrap_or(0));
+            sa & (1 << b) == 0 && sb & (1 << a) == 0
+        };
+        (0..k).filter(|&p| ser(p)).any(|p| {
+            (0..k)
+                .filter(|&o| ser(o) && st.rw[p] & (1 << o) != 0 && concurrent(p, o))
+                .any(|o| {
+                    st.order[o] < st.order[p]
+                        && (0..k).any(|n| {
+                            ser(n)
+                                && st.rw[n] & (1 << p) != 0
+                                && concurrent(n, p)
+                                && (n == o || st.order[o] < st.order[n])
+                        })
+                })
+        })
     }
 
     fn committed(&self, st: &State, i: usize) -> bool {
@@ -251,7 +295,7 @@ impl<'a> Search<'a> {
             // A REPEATABLE READ transaction's first statement takes its
             // snapshot, which depends on when it runs: never ample.
             let snapshot = self.inst.txns[i].level != Level::ReadCommitted && st.snap[i].is_none();
-            let ample = self.reduce && steps.get(pc).is_some_and(|s| s.independent);
+            let ample = self.reduce && !self.ssi && steps.get(pc).is_some_and(|s| s.independent);
             if ample && !snapshot && !succ.is_empty() {
                 return succ;
             }
@@ -262,6 +306,10 @@ impl<'a> Search<'a> {
 
     fn commit(&self, st: &State, i: usize) -> (State, Step) {
         let mut next = st.clone();
+        if self.ssi {
+            let done = (0..st.pc.len()).filter(|&x| self.committed(st, x)).count();
+            next.order[i] = done as u8 + 1;
+        }
         for t in &mut next.tuples {
             if let Some((w, life)) = t.pending {
                 if w as usize == i {
@@ -448,6 +496,9 @@ impl<'s> Exec<'s> {
     }
 
     fn edge(&mut self, from: usize, to: usize, kind: DepKind, tuple: Option<usize>) {
+        if self.search.ssi && from != to && matches!(kind, DepKind::Rw | DepKind::PredRw) {
+            self.st.rw[from] |= 1 << to;
+        }
         if from != to && self.st.edges[from] & (1 << to) == 0 {
             self.st.edges[from] |= 1 << to;
             self.step.deps.push(Dependency {

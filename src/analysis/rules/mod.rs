@@ -8,8 +8,10 @@ use crate::model::btp::StmtType;
 use crate::model::schema::AttrSet;
 
 pub mod mvrc;
+pub mod si;
 
 pub(crate) use mvrc::edge_kinds;
+pub(crate) use si::rw_capable;
 
 /// A statement occurrence as Algorithm 1 sees it: its sets after the
 /// granularity setting, and which constraints protect it.

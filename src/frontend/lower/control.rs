@@ -69,7 +69,7 @@ impl Lowerer<'_> {
                 }
                 Node::Begin { level, at } => {
                     if let Some(level) = level {
-                        self.warn(*at, format!("declares ISOLATION LEVEL {level}: recorded; isolint decides robustness for READ COMMITTED"));
+                        self.warn(*at, format!("declares ISOLATION LEVEL {level}: `check` tests robustness with this level for the program (docs/allocation.md)"));
                     }
                     (Some(Body::Seq(vec![])), false)
                 }

@@ -33,6 +33,7 @@ use crate::model::btp::{
     validate, Body, Constraint, ConstraintKind, Origin, Program, Statement, StmtType, Workload,
 };
 use crate::model::error::{did_you_mean, Diag, Result, SourceFile, Warning};
+use crate::model::isolation::{Declared, Level};
 use crate::model::provenance::{Pins, Provenance, Value as PinValue};
 use crate::model::schema::{AttrSet, RelId, Schema};
 
@@ -184,6 +185,7 @@ pub fn lower_units(
     let mut provenance = Provenance::default();
     let mut warnings = vec![];
     let mut counter = 0usize;
+    let mut declared = vec![];
     for (u, tree) in units.iter().zip(&trees) {
         let (f, stem) = (&u.file, &u.name);
         if tree.len() > 1 {
@@ -216,6 +218,7 @@ pub fn lower_units(
             )?;
             programs.push(program);
             provenance.programs.push(pins);
+            declared.push(declared_level(f, nodes));
         }
     }
     let w = Workload {
@@ -235,7 +238,31 @@ pub fn lower_units(
         workload: w,
         warnings,
         provenance,
+        declared,
+        deployed: vec![],
         sources: None,
+    })
+}
+
+/// The isolation level a transaction declares (`BEGIN ISOLATION LEVEL …`
+/// or `SET TRANSACTION ISOLATION LEVEL …` at its top level), the last one
+/// if several. PostgreSQL runs READ UNCOMMITTED as READ COMMITTED.
+fn declared_level(file: &SourceFile, nodes: &[Node]) -> Option<Declared> {
+    nodes.iter().rev().find_map(|n| match n {
+        Node::Begin {
+            level: Some(text),
+            at,
+        } => {
+            let level = Level::parse(text).or_else(|| {
+                Level::parse(&text.to_lowercase().replace("uncommitted", "committed"))
+            })?;
+            Some(Declared {
+                level,
+                file: file.name.clone(),
+                line: file.line_col(*at).0,
+            })
+        }
+        _ => None,
     })
 }
 

@@ -1,0 +1,244 @@
+//! The lowest robust allocation of isolation levels (READ COMMITTED <
+//! REPEATABLE READ < SERIALIZABLE) to programs, on one summary graph, with
+//! the reason each raised program needs its level. The robustness test
+//! for a given allocation is `robustness::is_robust_under`; the condition
+//! and its soundness argument are in docs/allocation.md.
+//!
+//! # Why the lowest allocation is unique and computed in one pass
+//!
+//! The test looks, per node v = P4 of a strongly connected component with
+//! a non-counterflow edge, at pairs (e3 into v, e4 counterflow out of v):
+//!
+//! * v at READ COMMITTED: the pair is dangerous iff e3 is *strong*
+//!   (counterflow or from a read) or e4 leaves before e3 enters
+//!   ("RC-dangerous", Theorem 6.4);
+//! * v at REPEATABLE READ: iff e3 is strong ("SI-dangerous");
+//! * v at SERIALIZABLE: iff e3 is strong and not both P3 (source of e3)
+//!   and P5 (target of e4) are SERIALIZABLE.
+//!
+//! Components and edges do not depend on the allocation, and each case is
+//! implied by the one above it, so raising any program only removes
+//! dangerous pairs: robust allocations are closed upwards (monotone). A
+//! program v with an RC-dangerous pair must be at least REPEATABLE READ
+//! in *every* robust allocation (at READ COMMITTED that pair is dangerous
+//! whatever the others run); a program with an SI-dangerous pair must be
+//! SERIALIZABLE, and then so must every P3 of a strong edge into it and
+//! every P5 of a counterflow edge out of it (each pair needs both). These
+//! requirements only ever force levels up and never depend on a level
+//! being low, so the allocation that meets exactly them is below every
+//! robust allocation, and it is robust: every pair is either not
+//! dangerous at its P4's level or exempt. Hence the lowest robust
+//! allocation exists, is unique (the pointwise minimum of all robust
+//! ones), and is found without iteration. `tests/allocation.rs` checks it
+//! against brute force over all 3^n allocations on random workloads.
+
+use crate::analysis::graph::SummaryGraph;
+use crate::analysis::robustness::{components, is_robust_under, witness_through, Reason, Witness};
+use crate::model::isolation::{Allocation, Level};
+
+/// Why a program is above READ COMMITTED in the lowest allocation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Cause {
+    /// A dangerous cycle meets at this program (it is P4 of the pair):
+    /// dangerous at every level below `level`.
+    Pivot,
+    /// The program is P3 or P5 of an SI-dangerous pair at `pivot`, which
+    /// runs SERIALIZABLE: PostgreSQL's SSI only detects the dangerous
+    /// structure when all three transactions are SERIALIZABLE.
+    Neighbour { pivot: usize },
+}
+
+/// One raised program, with the cycle that forces it.
+#[derive(Debug, Clone)]
+pub struct Raise {
+    pub program: usize,
+    pub level: Level,
+    pub cause: Cause,
+    /// A cycle of the summary graph whose first two edges are the pair:
+    /// dangerous with the program one level lower (or, for a neighbour,
+    /// with the program not SERIALIZABLE).
+    pub witness: Witness,
+}
+
+/// The lowest robust allocation and the reasons.
+#[derive(Debug, Clone)]
+pub struct Lowest {
+    pub allocation: Allocation,
+    /// One entry per program above READ COMMITTED, by program index.
+    pub raised: Vec<Raise>,
+}
+
+/// Per node, the first pair of each kind (edge indices).
+#[derive(Default, Clone, Copy)]
+struct NodePairs {
+    strong_in: Option<usize>,
+    /// An incoming edge that may be an rw-antidependency (`SummaryGraph::rw`).
+    si_in: Option<usize>,
+    latest_in: Option<usize>,
+    earliest_cf_out: Option<usize>,
+}
+
+/// The lowest robust allocation for the programs of `g` (the module
+/// comment argues it is unique and below every robust allocation).
+pub fn lowest(g: &SummaryGraph) -> Lowest {
+    let n = g.nodes.len();
+    let programs = g.program_nodes.len();
+    let comp = components(g, None);
+    let mut has_nc = vec![false; n];
+    let mut pairs = vec![NodePairs::default(); n];
+    for u in 0..n {
+        let types = &g.nodes[u].types;
+        for i in g.out_start[u]..g.out_start[u + 1] {
+            let e = &g.edges[i];
+            let v = e.to as usize;
+            if comp[u] != comp[v] {
+                continue;
+            }
+            if !e.counterflow {
+                has_nc[comp[u] as usize] = true;
+            }
+            let strong = e.counterflow
+                || types
+                    .get(e.from_pos as usize)
+                    .is_none_or(|t| t.starts_with_read());
+            let p = &mut pairs[v];
+            if strong && p.strong_in.is_none() {
+                p.strong_in = Some(i);
+            }
+            if g.rw.contains(i) && p.si_in.is_none() {
+                p.si_in = Some(i);
+            }
+            if p.latest_in.is_none_or(|j| g.edges[j].to_pos < e.to_pos) {
+                p.latest_in = Some(i);
+            }
+            let q = &mut pairs[u];
+            if e.counterflow
+                && q.earliest_cf_out
+                    .is_none_or(|j| g.edges[j].from_pos > e.from_pos)
+            {
+                q.earliest_cf_out = Some(i);
+            }
+        }
+    }
+    let reason = |inc: usize| {
+        if g.edges[inc].counterflow {
+            Reason::AdjacentCounterflow
+        } else {
+            Reason::IncomingFromRead
+        }
+    };
+    let prog = |v: usize| g.nodes[v].ltp.program;
+    let mut levels = vec![Level::ReadCommitted; programs];
+    let mut why: Vec<Option<(Cause, Witness)>> = vec![None; programs];
+    let mut ssi_pivots = vec![];
+    let mut outs = std::collections::HashMap::new();
+    for v in 0..n {
+        if !has_nc[comp[v] as usize] {
+            continue;
+        }
+        let p = pairs[v];
+        let Some(out) = p.earliest_cf_out else {
+            continue;
+        };
+        let pv = prog(v);
+        if let Some(inc) = p.si_in {
+            // SI-dangerous: v must be SERIALIZABLE.
+            ssi_pivots.push(v);
+            if levels[pv] < Level::Serializable {
+                levels[pv] = Level::Serializable;
+                why[pv] = Some((
+                    Cause::Pivot,
+                    witness_through(g, &comp, &mut outs, (inc, out), reason(inc)),
+                ));
+            }
+        } else if let Some(inc) = p.strong_in.or(p
+            .latest_in
+            .filter(|&inc| g.edges[out].from_pos < g.edges[inc].to_pos))
+        {
+            // RC-dangerous only: v must be at least REPEATABLE READ.
+            if levels[pv] < Level::RepeatableRead {
+                levels[pv] = Level::RepeatableRead;
+                why[pv] = Some((
+                    Cause::Pivot,
+                    witness_through(
+                        g,
+                        &comp,
+                        &mut outs,
+                        (inc, out),
+                        if p.strong_in == Some(inc) {
+                            reason(inc)
+                        } else {
+                            Reason::OutgoingBeforeIncoming
+                        },
+                    ),
+                ));
+            }
+        }
+    }
+    // Every P3 of a strong edge into, and every P5 of a counterflow edge
+    // out of, a SERIALIZABLE pivot must be SERIALIZABLE (Theorem 1 of
+    // docs/allocation.md needs all three).
+    for &v in &ssi_pivots {
+        let pv = prog(v);
+        let Some(out) = pairs[v].earliest_cf_out else {
+            continue;
+        };
+        let Some(strong) = pairs[v].si_in else {
+            continue;
+        };
+        let mut force = |p: usize, inc: usize, out: usize, levels: &mut Vec<Level>| {
+            if levels[p] < Level::Serializable {
+                levels[p] = Level::Serializable;
+                why[p] = Some((
+                    Cause::Neighbour { pivot: pv },
+                    witness_through(g, &comp, &mut outs, (inc, out), reason(inc)),
+                ));
+            }
+        };
+        for u in 0..n {
+            if comp[u] != comp[v] {
+                continue;
+            }
+            for i in g.out_start[u]..g.out_start[u + 1] {
+                if g.edges[i].to as usize == v && g.rw.contains(i) {
+                    force(prog(u), i, out, &mut levels);
+                }
+            }
+        }
+        for i in g.out_start[v]..g.out_start[v + 1] {
+            let e = &g.edges[i];
+            if e.counterflow && comp[e.to as usize] == comp[v] {
+                force(prog(e.to as usize), strong, i, &mut levels);
+            }
+        }
+    }
+    let allocation = Allocation(levels);
+    debug_assert!(is_robust_under(g, None, &allocation));
+    let raised = why
+        .into_iter()
+        .enumerate()
+        .filter_map(|(p, w)| {
+            w.map(|(cause, witness)| Raise {
+                program: p,
+                level: allocation.level(p),
+                cause,
+                witness,
+            })
+        })
+        .collect();
+    Lowest { allocation, raised }
+}
+
+/// Programs whose deployed level is below the lowest robust one: raising
+/// exactly these to their lowest level makes `deployed` robust (robust
+/// allocations are closed upwards and all lie above the lowest one).
+pub fn to_raise(deployed: &Allocation, lowest: &Allocation) -> Vec<(usize, Level)> {
+    deployed
+        .0
+        .iter()
+        .zip(&lowest.0)
+        .enumerate()
+        .filter(|(_, (d, l))| d < l)
+        .map(|(p, (_, &l))| (p, l))
+        .collect()
+}

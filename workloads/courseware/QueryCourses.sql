@@ -1,0 +1,4 @@
+-- isolint: abbrev QC
+-- QueryCourses(): the courses offered.
+SELECT id, title FROM Course;
+COMMIT;
