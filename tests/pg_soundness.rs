@@ -90,6 +90,14 @@ fn generated_workloads_never_contradict_a_robust_verdict() {
         if c.violation() {
             violations.push(record(&server, &w, rounds));
         }
+        if (seed + 1) % 500 == 0 {
+            eprintln!(
+                "pg_soundness: {} workloads, {robust} robust, {} violations, {:.0} s",
+                seed + 1,
+                violations.len(),
+                start.elapsed().as_secs_f64()
+            );
+        }
     }
     eprintln!(
         "pg_soundness: {n} workloads ({robust} robust, {alarms} not robust; an anomaly seen for {seen} of the not-robust ones), {compared} rounds, {failed} transactions stopped by a program error, {:.1} s",
