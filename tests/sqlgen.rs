@@ -45,3 +45,29 @@ fn generated_workloads_load_and_cover_every_form() {
         .collect();
     assert!(missing.is_empty(), "forms never generated: {missing:?}");
 }
+
+/// Writes the workloads of seeds `ISOLINT_SQLGEN_FROM..ISOLINT_SQLGEN_TO`
+/// as directories under `ISOLINT_SQLGEN_DIR`, to look at one by hand
+/// (`isolint analyze DIR/seed-N`).
+#[test]
+#[ignore]
+fn write_workloads() {
+    let var = |n: &str| std::env::var(n).ok();
+    let (Some(dir), Some(from), Some(to)) = (
+        var("ISOLINT_SQLGEN_DIR"),
+        var("ISOLINT_SQLGEN_FROM").and_then(|v| v.parse::<u64>().ok()),
+        var("ISOLINT_SQLGEN_TO").and_then(|v| v.parse::<u64>().ok()),
+    ) else {
+        return;
+    };
+    for seed in from..to {
+        let w = workload(seed);
+        let d = std::path::Path::new(&dir).join(format!("seed-{seed}"));
+        std::fs::create_dir_all(&d).expect("mkdir");
+        std::fs::write(d.join("isolint.yaml"), "schema: schema.sql\n").expect("write");
+        std::fs::write(d.join("schema.sql"), &w.schema).expect("write");
+        for (n, t) in &w.programs {
+            std::fs::write(d.join(format!("{n}.sql")), t).expect("write");
+        }
+    }
+}
