@@ -112,13 +112,19 @@ pub struct SqlWorkload {
     pub forms: BTreeSet<Form>,
 }
 
-/// SplitMix64: small, seedable, no dependency.
+/// SplitMix64: small, seedable, no dependency (also drives
+/// `replay::random`).
 #[derive(Debug, Clone)]
 pub struct Rng(u64);
 
 impl Rng {
     pub fn new(seed: u64) -> Rng {
         Rng(seed ^ 0x9E37_79B9_7F4A_7C15)
+    }
+
+    /// The generator whose state is `state` (no mixing of the seed).
+    pub fn with_state(state: u64) -> Rng {
+        Rng(state)
     }
 
     pub fn next_u64(&mut self) -> u64 {

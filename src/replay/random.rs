@@ -29,6 +29,7 @@ use crate::model::btp::{StmtType, Workload};
 use crate::model::error::Result;
 use crate::model::isolation::Level;
 use crate::model::provenance::{Provenance, Value};
+use crate::model::sqlgen::Rng;
 
 /// What to run.
 #[derive(Debug, Clone, Copy)]
@@ -66,24 +67,6 @@ pub struct RandomReport {
     /// Statements that blocked on a lock at least once.
     pub blocked: usize,
     pub anomalies: Vec<Anomaly>,
-}
-
-/// splitmix64: a small, seedable generator (reproducible runs need no
-/// crate).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
 }
 
 fn is_text(c: &Column) -> bool {
@@ -181,7 +164,7 @@ pub fn replay(
                 .collect(),
         );
     }
-    let mut rng = Rng(cfg.seed);
+    let mut rng = Rng::with_state(cfg.seed);
     let mut report = RandomReport {
         config: cfg,
         server_version: server.version.clone(),
