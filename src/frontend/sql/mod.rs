@@ -179,36 +179,18 @@ fn parser(snip: &Snippet) -> Result<Parser<'static>, ParserError> {
     use sqlparser::tokenizer::{Token, Tokenizer};
     let text = rewrite_subscripts(snip.parse_text());
     let mut tokens = Tokenizer::new(&DIALECT, &text).tokenize_with_location()?;
-    let mut prev: Option<usize> = None;
-    for i in 0..tokens.len() {
-        if matches!(tokens[i].token, Token::Whitespace(_)) {
-            continue;
-        }
-        if tokens[i].token == Token::Question
-            && !prev.is_some_and(|p| ends_operand(&tokens[p].token))
-        {
-            let s = tokens[i].span.start;
-            let at = snip.file_offset(s.line, s.column);
-            tokens[i].token = Token::Placeholder(format!("?@{at}"));
-        }
-        prev = Some(i);
+    for i in jdbc_placeholders(&tokens) {
+        let s = tokens[i].span.start;
+        let at = snip.file_offset(s.line, s.column);
+        tokens[i].token = Token::Placeholder(format!("?@{at}"));
     }
     Ok(Parser::new(&DIALECT).with_tokens_with_locations(tokens))
 }
 
-/// File offsets of the `?` placeholders of a whole file, in order (the
-/// same rule as `parser`); empty when the file does not tokenize.
-pub fn qmark_offsets(text: &str) -> Vec<usize> {
-    use sqlparser::tokenizer::{Token, Tokenizer};
-    if !text.contains('?') {
-        return vec![];
-    }
-    let Ok(tokens) = Tokenizer::new(&DIALECT, text).tokenize_with_location() else {
-        return vec![];
-    };
-    let line_starts: Vec<usize> = std::iter::once(0)
-        .chain(text.match_indices('\n').map(|(i, _)| i + 1))
-        .collect();
+/// The indices of the `?` tokens that stand where an operand is expected
+/// (JDBC placeholders; after an operand `?` is the jsonb operator).
+fn jdbc_placeholders(tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> Vec<usize> {
+    use sqlparser::tokenizer::Token;
     let mut out = vec![];
     let mut prev: Option<usize> = None;
     for (i, t) in tokens.iter().enumerate() {
@@ -216,21 +198,32 @@ pub fn qmark_offsets(text: &str) -> Vec<usize> {
             continue;
         }
         if t.token == Token::Question && !prev.is_some_and(|p| ends_operand(&tokens[p].token)) {
-            let s = t.span.start;
-            let start = line_starts
-                .get(s.line.saturating_sub(1) as usize)
-                .copied()
-                .unwrap_or(0);
-            let within: usize = text[start..]
-                .chars()
-                .take(s.column.saturating_sub(1) as usize)
-                .map(char::len_utf8)
-                .sum();
-            out.push(start + within);
+            out.push(i);
         }
         prev = Some(i);
     }
     out
+}
+
+/// File offsets of the `?` placeholders of a whole file, in order (the
+/// same rule as `parser`); empty when the file does not tokenize.
+pub fn qmark_offsets(text: &str) -> Vec<usize> {
+    use sqlparser::tokenizer::Tokenizer;
+    if !text.contains('?') {
+        return vec![];
+    }
+    let Ok(tokens) = Tokenizer::new(&DIALECT, text).tokenize_with_location() else {
+        return vec![];
+    };
+    let whole = Snippet {
+        text: text.to_string(),
+        offset: 0,
+        parsed: None,
+    };
+    jdbc_placeholders(&tokens)
+        .into_iter()
+        .map(|i| whole.file_offset(tokens[i].span.start.line, tokens[i].span.start.column))
+        .collect()
 }
 
 /// The token can end an operand, so a `?` after it is an operator.
