@@ -77,16 +77,14 @@ pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
             d.file_name().map(|n| n.to_string_lossy().into_owned())
         })
         .unwrap_or_else(|| "workload".into());
-    // The transactions in the order `lower_units` makes programs of them.
-    let asts: Vec<Vec<crate::frontend::sql::ast::Node>> = units
-        .iter()
-        .flat_map(|u| super::lower::transactions(u.nodes.clone()))
-        .collect();
-    let mut loaded = lower_units(name, manifest.description.clone(), schema, units, &context)?;
-    loaded.sources = Some(super::Sources {
-        schema: schema_file,
-        programs: asts,
-    });
+    let mut loaded = lower_with_sources(
+        name,
+        manifest.description.clone(),
+        schema,
+        schema_file,
+        units,
+        &context,
+    )?;
     loaded.warnings.splice(0..0, files.skipped);
     loaded.deployed = manifest_levels(&manifest, &loaded.workload, &manifest_path)?;
     if context.skip_referential_checks {
@@ -199,14 +197,25 @@ impl Files {
             .filter(|p| schema_canon.is_none() || p.canonicalize().ok() != schema_canon)
             .collect();
         paths.sort();
+        let mut sources = vec![];
+        for p in &paths {
+            sources.push(super::read_source(p)?);
+        }
+        let mut files = Files::classify(sources, context)?;
+        files.paths = paths;
+        Ok(files)
+    }
+
+    /// Sorts files by kind: programs, routine files, skipped DDL-only
+    /// files; a library's functions join `context`.
+    fn classify(sources: Vec<SourceFile>, context: &mut Context) -> Result<Files> {
         let mut files = Files {
-            paths: vec![],
+            paths: sources.iter().map(|f| f.name.clone().into()).collect(),
             sources: vec![],
             routine_files: vec![],
             skipped: vec![],
         };
-        for p in &paths {
-            let f = super::read_source(p)?;
+        for f in sources {
             if let Some(rs) = scan_routines(&f)? {
                 files.routine_files.push((f, rs));
                 continue;
@@ -226,7 +235,6 @@ impl Files {
                 None => files.sources.push(f),
             }
         }
-        files.paths = paths;
         Ok(files)
     }
 
@@ -386,10 +394,47 @@ fn routine_units(
     Ok(units)
 }
 
+/// `lower_units`, keeping each transaction's AST for replay.
+fn lower_with_sources(
+    name: String,
+    description: Option<String>,
+    schema: crate::model::schema::Schema,
+    schema_file: SourceFile,
+    units: Vec<Unit>,
+    context: &Context,
+) -> Result<Loaded> {
+    // The transactions in the order `lower_units` makes programs of them.
+    let asts: Vec<Vec<crate::frontend::sql::ast::Node>> = units
+        .iter()
+        .flat_map(|u| super::lower::transactions(u.nodes.clone()))
+        .collect();
+    let mut loaded = lower_units(name, description, schema, units, context)?;
+    loaded.sources = Some(super::Sources {
+        schema: schema_file,
+        programs: asts,
+    });
+    Ok(loaded)
+}
+
 /// Lower one file of PL/pgSQL routines against a schema file, in memory
 /// (every routine a program). For tests and fuzzing; `load_dir` is the
 /// way in for users.
 pub fn lower_routine_file(schema: &SourceFile, routines: &SourceFile) -> Result<Loaded> {
+    if scan_routines(routines)?.is_none() {
+        return Err(
+            Diag::new(format!("{} defines no PL/pgSQL routine", routines.name))
+                .help("write CREATE FUNCTION … LANGUAGE plpgsql AS $$ … $$;"),
+        );
+    }
+    lower_texts(schema, std::slice::from_ref(routines))
+}
+
+/// Lower in-memory files against a schema, as `load_dir` lowers a
+/// directory's: `.sql` programs (named by file stem), files of PL/pgSQL
+/// routines (every routine a program), libraries of `LANGUAGE sql`
+/// functions. For generated workloads and tests; `load_dir` is the way in
+/// for users.
+pub fn lower_texts(schema: &SourceFile, files: &[SourceFile]) -> Result<Loaded> {
     let ddl = parse_ddl(schema)?;
     let mut context = Context {
         functions: ddl.functions,
@@ -398,45 +443,16 @@ pub fn lower_routine_file(schema: &SourceFile, routines: &SourceFile) -> Result<
         pure_functions: vec![],
         skip_referential_checks: false,
     };
-    let Some(rs) = scan_routines(routines)? else {
-        return Err(
-            Diag::new(format!("{} defines no PL/pgSQL routine", routines.name))
-                .help("write CREATE FUNCTION … LANGUAGE plpgsql AS $$ … $$;"),
-        );
-    };
-    let units = routine_units(&[(routines.clone(), rs)], &ddl.schema, &[], &mut context)?;
-    lower_units("routines".into(), None, ddl.schema, units, &context)
-}
-
-/// Lower `.sql` programs against a schema, in memory (the program's name
-/// is its file stem). For generated workloads and tests; `load_dir` is the
-/// way in for users.
-pub fn lower_texts(schema: &SourceFile, programs: &[SourceFile]) -> Result<Loaded> {
-    let ddl = parse_ddl(schema)?;
-    let context = Context {
-        functions: ddl.functions,
-        fk_actions: ddl.fk_actions,
-        views: ddl.views,
-        pure_functions: vec![],
-        skip_referential_checks: false,
-    };
-    let mut units = vec![];
-    for f in programs {
-        units.push(Unit {
-            name: stem(Path::new(&f.name)),
-            abbrev: abbreviation(f),
-            nodes: parse_program(f)?,
-            file: f.clone(),
-        });
-    }
-    let asts: Vec<Vec<crate::frontend::sql::ast::Node>> = units
-        .iter()
-        .flat_map(|u| super::lower::transactions(u.nodes.clone()))
-        .collect();
-    let mut loaded = lower_units("generated".into(), None, ddl.schema, units, &context)?;
-    loaded.sources = Some(super::Sources {
-        schema: schema.clone(),
-        programs: asts,
-    });
+    let files = Files::classify(files.to_vec(), &mut context)?;
+    let units = files.units(&ddl.schema, &[], &mut context)?;
+    let mut loaded = lower_with_sources(
+        "generated".into(),
+        None,
+        ddl.schema,
+        schema.clone(),
+        units,
+        &context,
+    )?;
+    loaded.warnings.splice(0..0, files.skipped);
     Ok(loaded)
 }

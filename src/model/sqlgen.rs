@@ -50,10 +50,13 @@ pub enum Form {
     DeleteUsing,
     Assign,
     Cascade,
+    /// The programs as PL/pgSQL routines (`CREATE FUNCTION … LANGUAGE
+    /// plpgsql`), one per file, instead of `.sql` programs.
+    PlpgsqlRoutine,
 }
 
 impl Form {
-    pub const ALL: [Form; 36] = [
+    pub const ALL: [Form; 37] = [
         Form::KeySelect,
         Form::PredSelect,
         Form::KeyUpdate,
@@ -90,6 +93,7 @@ impl Form {
         Form::DeleteUsing,
         Form::Assign,
         Form::Cascade,
+        Form::PlpgsqlRoutine,
     ];
 }
 
@@ -101,8 +105,10 @@ pub struct SqlWorkload {
     pub schema: String,
     /// `INSERT …` of the initial rows (2–3 per table).
     pub rows: String,
-    /// `(name, text)` of each program (`P0.sql`, …).
+    /// `(name, text)` of each program's file (`P0.sql`, …): the program
+    /// itself, or a routine `p0` that is it.
     pub programs: Vec<(String, String)>,
+    pub dialect: Dialect,
     /// Each program's top-level items (its text is their concatenation):
     /// what `shrink` removes.
     pub items: Vec<Vec<String>>,
@@ -110,6 +116,15 @@ pub struct SqlWorkload {
     /// (a few keys, so that instances conflict).
     pub params: Vec<(String, Vec<i64>)>,
     pub forms: BTreeSet<Form>,
+}
+
+/// The input language the programs are written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// isolint's `.sql` dialect: `:name` parameters and variables.
+    Sql,
+    /// One PL/pgSQL routine per file, taking the parameters as arguments.
+    Plpgsql,
 }
 
 /// SplitMix64: small, seedable, no dependency (also drives
@@ -186,11 +201,22 @@ pub fn workload(seed: u64) -> SqlWorkload {
         3..=5 => 1,
         _ => 2,
     };
+    // Drawn from its own stream, so a `.sql` workload's text does not
+    // depend on whether routines exist.
+    let dialect = if Rng::new(seed ^ 0x5151).chance(30) {
+        Dialect::Plpgsql
+    } else {
+        Dialect::Sql
+    };
+    let mut forms = BTreeSet::new();
+    if dialect == Dialect::Plpgsql {
+        forms.insert(Form::PlpgsqlRoutine);
+    }
     let mut g = Gen {
         rng,
         profile,
         tables,
-        forms: BTreeSet::new(),
+        forms,
         vars: 0,
         depth: 0,
     };
@@ -205,13 +231,18 @@ pub fn workload(seed: u64) -> SqlWorkload {
             1 => 1 + g.rng.below(3),
             _ => 1 + g.rng.below(5),
         };
-        items.push((0..n).map(|_| g.item()).collect::<Vec<_>>());
+        let its = (0..n).map(|_| g.item()).collect::<Vec<_>>();
+        items.push(match dialect {
+            Dialect::Sql => its,
+            Dialect::Plpgsql => its.iter().map(|i| unsigil(i)).collect(),
+        });
     }
     SqlWorkload {
         seed,
         schema,
         rows,
-        programs: texts(&items),
+        programs: texts(&items, dialect),
+        dialect,
         items,
         params: vec![
             ("k".into(), vec![1, 2, 3]),
@@ -222,12 +253,64 @@ pub fn workload(seed: u64) -> SqlWorkload {
     }
 }
 
-fn texts(items: &[Vec<String>]) -> Vec<(String, String)> {
+fn texts(items: &[Vec<String>], dialect: Dialect) -> Vec<(String, String)> {
     items
         .iter()
         .enumerate()
-        .map(|(i, its)| (format!("P{i}"), its.concat()))
+        .map(|(i, its)| {
+            let body = its.concat();
+            let text = match dialect {
+                Dialect::Sql => body,
+                Dialect::Plpgsql => routine(i, &body),
+            };
+            (format!("P{i}"), text)
+        })
         .collect()
+}
+
+/// Program `i` as a PL/pgSQL routine: the parameters are its arguments,
+/// the variables `v1`, … (as many as `body` uses) and the loop record `r`
+/// are declared.
+fn routine(i: usize, body: &str) -> String {
+    let b = body.as_bytes();
+    let mut vars = 0;
+    for (at, _) in body.match_indices('v') {
+        let word_start = at == 0 || !(b[at - 1].is_ascii_alphanumeric() || b[at - 1] == b'_');
+        let digits: String = body[at + 1..]
+            .chars()
+            .take_while(|c| c.is_ascii_digit())
+            .collect();
+        if word_start {
+            if let Ok(n) = digits.parse::<usize>() {
+                vars = vars.max(n);
+            }
+        }
+    }
+    let mut decl = String::new();
+    for v in 1..=vars {
+        decl += &format!("  v{v} BIGINT;\n");
+    }
+    format!(
+        "CREATE FUNCTION p{i}(k INT, k2 INT, x INT) RETURNS void LANGUAGE plpgsql AS $$\nDECLARE\n{decl}  r RECORD;\nBEGIN\n{body}END;\n$$;\n"
+    )
+}
+
+/// `.sql` text with `:name` written as `name` (PL/pgSQL's variables);
+/// `::type` casts and `:=` stay.
+fn unsigil(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut prev = ' ';
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        let next_is_name = chars.peek().is_some_and(|n| n.is_ascii_alphabetic());
+        if c == ':' && prev != ':' && next_is_name {
+            prev = c;
+            continue;
+        }
+        out.push(c);
+        prev = c;
+    }
+    out
 }
 
 impl SqlWorkload {
@@ -245,7 +328,7 @@ impl SqlWorkload {
             _ => return None,
         }
         let mut w = self.clone();
-        w.programs = texts(&items);
+        w.programs = texts(&items, self.dialect);
         w.items = items;
         Some(w)
     }
@@ -611,7 +694,8 @@ impl Gen {
                 if self.rng.chance(50) {
                     format!("SELECT (SELECT b FROM {t} WHERE id = {k}) INTO {v};\n")
                 } else {
-                    format!("SELECT EXISTS (SELECT 1 FROM {t} WHERE a = :x) INTO {v};\n")
+                    // A boolean does not assign to a PL/pgSQL BIGINT.
+                    format!("SELECT (EXISTS (SELECT 1 FROM {t} WHERE a = :x))::int INTO {v};\n")
                 }
             }
             16 => {
