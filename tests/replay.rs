@@ -325,6 +325,7 @@ END IF;
         name: format!("T(k = {k})"),
         program: std::sync::Arc::new(nodes.clone()),
         params: [("k".to_string(), Val::untyped(k))].into_iter().collect(),
+        observe_conditions: false,
     };
     let verbs = |o: &isolint::replay::run::Outcome| -> Vec<String> {
         o.observed[0]
@@ -370,6 +371,80 @@ END IF;
     assert!(o.state[0].1.is_empty());
     drop(scratch);
     assert!(scratch_schemas(&s).is_empty());
+}
+
+/// Conditions and RAISE arguments that read tables are observations of
+/// their own when the driver asks (random replay does): a front-end that
+/// dropped such a read could otherwise never be caught by comparing runs.
+/// Row 2 holds 5: the IF condition reads 5 > 0 (true), the NOTICE
+/// argument reads 5, then the UPDATE; unobserved, only the UPDATE shows.
+#[test]
+fn conditions_and_raise_arguments_are_observed() {
+    use isolint::model::error::SourceFile;
+    use isolint::replay::run::{run, SeedRow, Txn};
+    use isolint::replay::scratch::Scratch;
+    use isolint::replay::value::Val;
+    let Some(s) = server() else { return };
+    let ddl = SourceFile::new(
+        "schema.sql",
+        "CREATE TABLE A (id INTEGER PRIMARY KEY, v INTEGER NOT NULL);\n",
+    );
+    let program = SourceFile::new(
+        "T.sql",
+        "IF (SELECT v FROM A WHERE id = :k) > 0 THEN
+    RAISE NOTICE 'v is %', (SELECT v FROM A WHERE id = :k);
+END IF;
+UPDATE A SET v = v + 1 WHERE id = :k;
+",
+    );
+    let nodes = isolint::frontend::sql::procedural::parse_program(&program).expect("parse");
+    let mut scratch = Scratch::create(&s, &ddl).expect("scratch");
+    let seed = vec![SeedRow {
+        table: "a".into(),
+        values: vec![
+            ("id".into(), Val::untyped("2")),
+            ("v".into(), Val::untyped("5")),
+        ],
+    }];
+    let txn = |observe: bool| Txn {
+        name: "T(k = 2)".into(),
+        program: std::sync::Arc::new(nodes.clone()),
+        params: [("k".to_string(), Val::untyped("2"))].into_iter().collect(),
+        observe_conditions: observe,
+    };
+    let mut seen = |observe: bool| -> Vec<(String, Vec<Vec<Option<String>>>)> {
+        let o = run(
+            &mut scratch,
+            &seed,
+            &[txn(observe)],
+            Level::ReadCommitted,
+            &mut |_| None,
+        )
+        .expect("run");
+        assert_eq!(o.ends, [End::Committed]);
+        o.observed[0]
+            .iter()
+            .map(|r| {
+                (
+                    r.source.clone(),
+                    r.rows
+                        .iter()
+                        .map(|row| row.iter().map(|v| v.text.clone()).collect())
+                        .collect(),
+                )
+            })
+            .collect()
+    };
+    let on = seen(true);
+    assert_eq!(on.len(), 3, "{on:?}");
+    assert_eq!(on[0].0, "(SELECT v FROM A WHERE id = :k) > 0");
+    assert_eq!(on[0].1, [vec![Some("t".to_string())]]);
+    assert_eq!(on[1].0, "(SELECT v FROM A WHERE id = :k)");
+    assert_eq!(on[1].1, [vec![Some("5".to_string())]]);
+    assert!(on[2].0.starts_with("UPDATE"));
+    let off = seen(false);
+    assert_eq!(off.len(), 1, "{off:?}");
+    assert!(off[0].0.starts_with("UPDATE"));
 }
 
 /// Random replay is not blind: on SmallBank's Balance and Amalgamate

@@ -160,6 +160,10 @@ pub struct Executor<'p> {
     pub vars: BTreeMap<String, Val>,
     found: bool,
     done: bool,
+    /// Record evaluations that read tables as steps (`observing`).
+    observe: bool,
+    /// Evaluations done and not yet returned by `step`.
+    evals: std::collections::VecDeque<Ran>,
 }
 
 impl<'p> Executor<'p> {
@@ -175,17 +179,39 @@ impl<'p> Executor<'p> {
             vars: params,
             found: false,
             done: false,
+            observe: false,
+            evals: Default::default(),
         }
+    }
+
+    /// With `on`, an evaluated condition or expression that reads a table
+    /// (a subquery, a function call) is returned by the next `step` as a
+    /// [`Ran`] of its own (source: its text; rows: its value), so the
+    /// interleaving can put other transactions' statements between it and
+    /// what follows, as PostgreSQL's PL/pgSQL evaluates it as a query of
+    /// its own, and what it read is compared with the serial runs. The
+    /// conditions of one IF/ELSIF chain, or a FOR loop's bounds, still
+    /// run in one step. RAISE arguments and ASSERT conditions are
+    /// evaluated only when on.
+    pub fn observing(mut self, on: bool) -> Executor<'p> {
+        self.observe = on;
+        self
     }
 
     /// Runs up to and including the next SQL statement (control flow
     /// around it is evaluated on the way). The caller has begun the
     /// transaction on `c`.
     pub fn step(&mut self, c: &mut Client) -> Result<Step, Halt> {
+        if let Some(r) = self.evals.pop_front() {
+            return Ok(Step::Ran(Box::new(r)));
+        }
         if self.done {
             return Ok(Step::Finished);
         }
         loop {
+            if let Some(r) = self.evals.pop_front() {
+                return Ok(Step::Ran(Box::new(r)));
+            }
             let Some(frame) = self.frames.last_mut() else {
                 self.done = true;
                 return Ok(Step::Finished);
@@ -247,7 +273,7 @@ impl<'p> Executor<'p> {
                         let go = match head {
                             Head::Go => true,
                             Head::Stop => false,
-                            Head::Cond(cond) => self.eval(c, &cond.expr)?.is_true(),
+                            Head::Cond(cond) => self.observe_eval(c, cond)?.is_true(),
                             Head::Set(var, v) => {
                                 let v = Val::typed(v.to_string(), &postgres::types::Type::INT4);
                                 self.vars.insert(var.to_lowercase(), v);
@@ -279,7 +305,7 @@ impl<'p> Executor<'p> {
                     for (cond, body) in branches {
                         let take = match cond {
                             None => true,
-                            Some(cond) => self.eval(c, &cond.expr)?.is_true(),
+                            Some(cond) => self.observe_eval(c, cond)?.is_true(),
                         };
                         if take {
                             self.frames.push(Frame::Block {
@@ -301,7 +327,7 @@ impl<'p> Executor<'p> {
                             let n: Vec<i64> = bounds
                                 .iter()
                                 .map(|b| {
-                                    let v = self.eval(c, &b.expr)?;
+                                    let v = self.observe_eval(c, b)?;
                                     v.text.as_deref().and_then(|t| t.parse().ok()).ok_or_else(
                                         || {
                                             Halt::Unsupported(format!(
@@ -361,16 +387,24 @@ impl<'p> Executor<'p> {
                 } => {
                     let go = match when {
                         None => true,
-                        Some(cond) => self.eval(c, &cond.expr)?.is_true(),
+                        Some(cond) => self.observe_eval(c, cond)?.is_true(),
                     };
                     if go {
                         self.exit(*cont, label.as_deref())?;
                     }
                 }
-                // RAISE NOTICE arguments and ASSERT: no effect on data.
-                Node::Eval(_) | Node::Begin { .. } => {}
+                // RAISE NOTICE arguments and ASSERT: no effect on data,
+                // but what they read is output.
+                Node::Eval(exprs) => {
+                    if self.observe {
+                        for e in exprs {
+                            self.observe_eval(c, e)?;
+                        }
+                    }
+                }
+                Node::Begin { .. } => {}
                 Node::Assign { var, expr } => {
-                    let v = self.eval(c, &expr.expr)?;
+                    let v = self.observe_eval(c, expr)?;
                     self.vars
                         .insert(var.trim_start_matches(':').to_lowercase(), v);
                 }
@@ -525,6 +559,22 @@ impl<'p> Executor<'p> {
         })
     }
 
+    /// `eval`, recorded for `step` when observing and `cond` reads a table.
+    fn observe_eval(&mut self, c: &mut Client, cond: &Cond) -> Result<Val, Halt> {
+        let v = self.eval(c, &cond.expr)?;
+        if self.observe && reads_tables(&cond.expr) {
+            let source: String = cond.snip.text.split_whitespace().collect::<Vec<_>>().join(" ");
+            self.evals.push_back(Ran {
+                sent: format!("SELECT ({})", cond.expr),
+                source,
+                params: vec![],
+                rows: vec![vec![v.clone()]],
+                affected: 1,
+            });
+        }
+        Ok(v)
+    }
+
     /// `SELECT (<expr>)` with the current bindings, in a savepoint: an
     /// expression over values of unknown type may fail to resolve, and
     /// then is retried with numbers as NUMERIC and the rest as TEXT.
@@ -562,6 +612,19 @@ impl<'p> Executor<'p> {
         sp(c, "RELEASE SAVEPOINT isolint_eval")?;
         Ok(first_value(rows))
     }
+}
+
+/// Whether evaluating `e` may read a table: it holds a subquery or a
+/// function call (a user function may read; built-ins are cheap to
+/// include).
+fn reads_tables(e: &Expr) -> bool {
+    let found = sqlparser::ast::visit_expressions(e, |x| match x {
+        Expr::Subquery(_) | Expr::Exists { .. } | Expr::InSubquery { .. } | Expr::Function(_) => {
+            ControlFlow::Break(())
+        }
+        _ => ControlFlow::Continue(()),
+    });
+    found.is_break()
 }
 
 /// The types PostgreSQL infers for the parameters of the program's SQL

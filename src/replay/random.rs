@@ -215,6 +215,7 @@ pub fn replay(
                 name: format!("T{} = {}", t + 1, w.programs[p].name),
                 program: Arc::new(sources.programs[p].clone()),
                 params: bound,
+                observe_conditions: true,
             });
         }
         let c = run(&mut scratch, &seed, &txns, cfg.level, &mut |st| {

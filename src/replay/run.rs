@@ -34,6 +34,11 @@ pub struct Txn {
     pub program: Arc<Vec<Node>>,
     /// Parameters by name (lower case, without `:`).
     pub params: BTreeMap<String, Val>,
+    /// Conditions and expressions that read tables (IF, WHILE, EXIT WHEN,
+    /// `:=`, RAISE arguments) are steps of their own with their value as
+    /// what they observed ([`Executor::observing`]); off, they run inside
+    /// the step of the next statement and are not compared.
+    pub observe_conditions: bool,
 }
 
 /// A row of the initial database.
@@ -216,6 +221,7 @@ pub fn run(
             c,
             t.program.clone(),
             t.params.clone(),
+            t.observe_conditions,
             level,
         )?);
     }

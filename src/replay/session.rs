@@ -59,6 +59,7 @@ impl Session {
         mut client: Client,
         program: Arc<Vec<Node>>,
         params: BTreeMap<String, Val>,
+        observe_conditions: bool,
         level: Level,
     ) -> crate::model::error::Result<Session> {
         let pid: i32 = client
@@ -69,7 +70,7 @@ impl Session {
         let (reply_tx, rx) = channel::<Reply>();
         let cancel = client.cancel_token();
         let handle = std::thread::spawn(move || {
-            let mut ex = Executor::new(&program, params);
+            let mut ex = Executor::new(&program, params).observing(observe_conditions);
             let mut begun = false;
             while let Ok(cmd) = cmd_rx.recv() {
                 let reply = match cmd {

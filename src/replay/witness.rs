@@ -619,6 +619,8 @@ pub fn plan(
         txns.push(Txn {
             name: format!("T{} = {}", t + 1, tr.name),
             program: Arc::new(program.clone()),
+            // The schedule's steps are the SQL statements.
+            observe_conditions: false,
             params,
         });
     }
