@@ -80,6 +80,19 @@ struct Tally {
     failed: usize,
     skipped: u64,
     violations: Vec<String>,
+    /// The first program error of each workload that had one, by kind
+    /// (SQLSTATE or what the executor does not run): to see that the
+    /// harness runs what the generator writes.
+    stops: std::collections::BTreeMap<String, u64>,
+}
+
+/// `duplicate key … (SQLSTATE 23505) at …` → `23505`; what the executor
+/// does not run → `not run: …`.
+fn stop_kind(f: &str) -> String {
+    match f.find("SQLSTATE ") {
+        Some(i) => f[i + 9..].chars().take(5).collect(),
+        None => format!("not run: {}", f.chars().take(60).collect::<String>()),
+    }
 }
 
 /// The batch: every workload isolint calls robust shows no anomaly; the
@@ -116,6 +129,14 @@ fn generated_workloads_never_contradict_a_robust_verdict() {
                     Some(report) => {
                         t.compared += report.rounds;
                         t.failed += report.failed;
+                        if let Some(f) = &report.first_failure {
+                            *t.stops.entry(stop_kind(f)).or_default() += 1;
+                            if std::env::var("ISOLINT_PG_DEBUG").is_ok()
+                                && !f.contains("SQLSTATE 23")
+                            {
+                                eprintln!("seed {seed}: {f}");
+                            }
+                        }
                         if c.robust {
                             t.robust += 1;
                         } else {
@@ -148,6 +169,20 @@ fn generated_workloads_never_contradict_a_robust_verdict() {
         t.compared,
         t.failed,
         start.elapsed().as_secs_f64()
+    );
+    eprintln!(
+        "pg_soundness: first program error per workload, by kind: {:?}",
+        t.stops
+    );
+    // Integrity violations (23…: a duplicate key, a missing parent) are
+    // what random parameters cause; anything else (42…: a type the
+    // harness bound wrongly; `not run`) means the harness did not run what
+    // the generator wrote, and the check would be blind there.
+    // `ISOLINT_PG_DEBUG=1` prints each such stop.
+    assert!(
+        t.stops.keys().all(|k| k.starts_with("23")),
+        "the harness did not run what the generator wrote: {:?}",
+        t.stops
     );
     assert!(
         t.violations.is_empty(),

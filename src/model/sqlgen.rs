@@ -53,10 +53,30 @@ pub enum Form {
     /// The programs as PL/pgSQL routines (`CREATE FUNCTION … LANGUAGE
     /// plpgsql`), one per file, instead of `.sql` programs.
     PlpgsqlRoutine,
+    CaseSimple,
+    ContinueWhen,
+    ForRangeQueryBounds,
+    ForArray,
+    RaiseDebug,
+    RaiseLog,
+    RaiseInfo,
+    RaiseWarning,
+    RaiseUsing,
+    RaiseSqlstate,
+    Assert,
+    AssignQuery,
+    GroupByHaving,
+    JoinOn,
+    Returning,
+    OnConflictWhere,
+    InsertWhereNotExists,
+    SetNull,
+    Commit,
+    RoutineCall,
 }
 
 impl Form {
-    pub const ALL: [Form; 37] = [
+    pub const ALL: [Form; 57] = [
         Form::KeySelect,
         Form::PredSelect,
         Form::KeyUpdate,
@@ -94,6 +114,26 @@ impl Form {
         Form::Assign,
         Form::Cascade,
         Form::PlpgsqlRoutine,
+        Form::CaseSimple,
+        Form::ContinueWhen,
+        Form::ForRangeQueryBounds,
+        Form::ForArray,
+        Form::RaiseDebug,
+        Form::RaiseLog,
+        Form::RaiseInfo,
+        Form::RaiseWarning,
+        Form::RaiseUsing,
+        Form::RaiseSqlstate,
+        Form::Assert,
+        Form::AssignQuery,
+        Form::GroupByHaving,
+        Form::JoinOn,
+        Form::Returning,
+        Form::OnConflictWhere,
+        Form::InsertWhereNotExists,
+        Form::SetNull,
+        Form::Commit,
+        Form::RoutineCall,
     ];
 }
 
@@ -166,8 +206,15 @@ impl Rng {
 
 struct Table {
     name: String,
-    /// The parent table's index, and whether deleting a parent cascades.
-    parent: Option<(usize, bool)>,
+    /// The parent table's index, and what deleting a parent does.
+    parent: Option<(usize, OnDelete)>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum OnDelete {
+    Refuse,
+    Cascade,
+    SetNull,
 }
 
 struct Gen {
@@ -182,6 +229,7 @@ struct Gen {
     /// Variables assigned so far in the program being generated.
     vars: usize,
     depth: usize,
+    dialect: Dialect,
 }
 
 /// The workload for `seed` (the same seed gives the same text).
@@ -190,7 +238,11 @@ pub fn workload(seed: u64) -> SqlWorkload {
     let n = 2 + rng.below(3);
     let mut tables = vec![];
     for i in 0..n {
-        let parent = (i > 0 && rng.chance(60)).then(|| (rng.below(i), rng.chance(50)));
+        let parent = (i > 0 && rng.chance(60)).then(|| {
+            let p = rng.below(i);
+            let action = *rng.pick(&[OnDelete::Refuse, OnDelete::Cascade, OnDelete::SetNull]);
+            (p, action)
+        });
         tables.push(Table {
             name: format!("t{i}"),
             parent,
@@ -219,6 +271,7 @@ pub fn workload(seed: u64) -> SqlWorkload {
         forms,
         vars: 0,
         depth: 0,
+        dialect,
     };
     let schema = g.schema();
     let rows = g.rows();
@@ -290,8 +343,15 @@ fn routine(i: usize, body: &str) -> String {
     for v in 1..=vars {
         decl += &format!("  v{v} BIGINT;\n");
     }
+    // A routine the program calls (PERFORM, `:=`): the same text in every
+    // file that calls it (a later definition replaces an earlier one).
+    let helper = if body.contains("bump(") {
+        "CREATE OR REPLACE FUNCTION bump(tid INT) RETURNS BIGINT LANGUAGE plpgsql AS $$\nBEGIN\nUPDATE t0 SET a = a + 1 WHERE id = tid;\nRETURN (SELECT a FROM t0 WHERE id = tid);\nEND;\n$$;\n"
+    } else {
+        ""
+    };
     format!(
-        "CREATE FUNCTION p{i}(k INT, k2 INT, x INT) RETURNS void LANGUAGE plpgsql AS $$\nDECLARE\n{decl}  r RECORD;\nBEGIN\n{body}END;\n$$;\n"
+        "{helper}CREATE FUNCTION p{i}(k INT, k2 INT, x INT) RETURNS void LANGUAGE plpgsql AS $$\nDECLARE\n{decl}  r RECORD;\n  e INT;\nBEGIN\n{body}END;\n$$;\n"
     )
 }
 
@@ -375,9 +435,13 @@ impl Gen {
         let mut out = String::new();
         for t in &self.tables {
             let fk = match t.parent {
-                Some((p, cascade)) => format!(
+                Some((p, action)) => format!(
                     ", p INT REFERENCES t{p}(id){}",
-                    if cascade { " ON DELETE CASCADE" } else { "" }
+                    match action {
+                        OnDelete::Refuse => "",
+                        OnDelete::Cascade => " ON DELETE CASCADE",
+                        OnDelete::SetNull => " ON DELETE SET NULL",
+                    }
                 ),
                 None => String::new(),
             };
@@ -475,7 +539,7 @@ impl Gen {
     }
 
     fn control(&mut self) -> String {
-        match self.rng.below(8) {
+        match self.rng.below(18) {
             0 | 1 => {
                 self.forms.insert(Form::If);
                 let c = self.condition();
@@ -528,11 +592,105 @@ impl Gen {
                 let c = self.condition();
                 format!("IF {c} THEN\nRAISE EXCEPTION 'refused';\nEND IF;\n")
             }
-            _ => {
-                self.forms.insert(Form::RaiseNotice);
+            7 => {
+                let (form, level) = *self.rng.pick(&[
+                    (Form::RaiseDebug, "DEBUG"),
+                    (Form::RaiseLog, "LOG"),
+                    (Form::RaiseInfo, "INFO"),
+                    (Form::RaiseNotice, "NOTICE"),
+                    (Form::RaiseWarning, "WARNING"),
+                ]);
+                self.forms.insert(form);
                 let t = self.table();
-                format!("RAISE NOTICE 'n %', (SELECT count(*) FROM {t} WHERE a > :x);\n")
+                let using = if self.rng.chance(40) {
+                    self.forms.insert(Form::RaiseUsing);
+                    let t2 = self.table();
+                    format!(" USING HINT = (SELECT count(*) FROM {t2} WHERE b = :x)::text")
+                } else {
+                    String::new()
+                };
+                format!("RAISE {level} 'n %', (SELECT count(*) FROM {t} WHERE a > :x){using};\n")
             }
+            8 => {
+                self.forms.insert(Form::CaseSimple);
+                format!(
+                    "CASE :x WHEN 0 THEN\n{}WHEN 1 THEN\n{}ELSE\n{}END CASE;\n",
+                    self.body(),
+                    self.body(),
+                    self.body()
+                )
+            }
+            9 => {
+                self.forms.insert(Form::ForRange);
+                self.forms.insert(Form::ContinueWhen);
+                let c = self.condition();
+                format!(
+                    "FOR i IN 1..2 LOOP\n{}CONTINUE WHEN {c};\n{}END LOOP;\n",
+                    self.body(),
+                    self.body()
+                )
+            }
+            10 => {
+                self.forms.insert(Form::ForRangeQueryBounds);
+                let t = self.table();
+                format!(
+                    "FOR i IN 1..(SELECT count(*) FROM {t} WHERE a > :x) BY 2 LOOP\n{}END LOOP;\n",
+                    self.body()
+                )
+            }
+            11 => {
+                self.forms.insert(Form::ForArray);
+                let t = self.table();
+                let head = match self.dialect {
+                    Dialect::Sql => "FOR e IN ARRAY",
+                    Dialect::Plpgsql => "FOREACH e IN ARRAY",
+                };
+                // An empty array, not NULL: FOREACH refuses NULL.
+                format!(
+                    "{head} coalesce((SELECT array_agg(id) FROM {t} WHERE b = :x), '{{}}') LOOP\n{}END LOOP;\n",
+                    self.body()
+                )
+            }
+            12 => {
+                self.forms.insert(Form::RaiseSqlstate);
+                let c = self.condition();
+                let raise = *self.rng.pick(&[
+                    "RAISE SQLSTATE 'P0001'",
+                    "RAISE 'refused'",
+                    "RAISE check_violation",
+                ]);
+                format!("IF {c} THEN\n{raise};\nEND IF;\n")
+            }
+            13 => {
+                self.forms.insert(Form::Assert);
+                let t = self.table();
+                format!("ASSERT (SELECT count(*) FROM {t} WHERE b = :x) >= 0, 'never';\n")
+            }
+            14 => {
+                self.forms.insert(Form::AssignQuery);
+                self.forms.insert(Form::Assign);
+                let t = self.table();
+                let v = self.new_var();
+                format!("{v} := (SELECT coalesce(sum(a), 0) FROM {t} WHERE b = :x);\n")
+            }
+            15 if self.dialect == Dialect::Sql => {
+                // A top-level COMMIT splits the program into two
+                // transactions (PL/pgSQL functions cannot commit).
+                self.forms.insert(Form::Commit);
+                format!("{}COMMIT;\n{}", self.statement(), self.statement())
+            }
+            16 if self.dialect == Dialect::Plpgsql => {
+                self.forms.insert(Form::RoutineCall);
+                let k = self.key();
+                if self.rng.chance(50) {
+                    format!("PERFORM bump({k});\n")
+                } else {
+                    self.forms.insert(Form::Assign);
+                    let v = self.new_var();
+                    format!("{v} := bump({k});\n")
+                }
+            }
+            _ => self.statement(),
         }
     }
 
@@ -590,7 +748,7 @@ impl Gen {
         let choice = match self.profile {
             0 => *self.rng.pick(&[3, 4, 8, 9]),
             1 => *self.rng.pick(&[0, 2, 3, 4, 8]),
-            _ => self.rng.below(21),
+            _ => self.rng.below(26),
         };
         match choice {
             0 => {
@@ -725,6 +883,34 @@ impl Gen {
                     "UPDATE {t} SET a = s.a + 1 FROM {t2} s WHERE {t}.id = s.id AND s.b = :x;\n"
                 )
             }
+            21 => {
+                self.forms.insert(Form::GroupByHaving);
+                let v = self.new_var();
+                format!("SELECT coalesce(max(b), 0) INTO {v} FROM {t} WHERE a >= 0 GROUP BY b HAVING count(*) > (SELECT count(*) FROM {t2} WHERE a > :x) ORDER BY 1;\n")
+            }
+            22 => {
+                self.forms.insert(Form::JoinOn);
+                let v = self.new_var();
+                format!("SELECT s.a INTO {v} FROM {t} s JOIN {t2} q ON q.id = s.id AND q.b <= (SELECT count(*) FROM {t2}) WHERE s.id = {k};\n")
+            }
+            23 => {
+                self.forms.insert(Form::KeyUpdate);
+                self.forms.insert(Form::Returning);
+                let v = self.new_var();
+                format!("UPDATE {t} SET a = a + 1 WHERE id = {k} RETURNING a + (SELECT count(*) FROM {t2}) INTO {v};\n")
+            }
+            24 => {
+                self.forms.insert(Form::InsertValues);
+                self.forms.insert(Form::OnConflictWhere);
+                let (cols, vals) = self.insert_cols(&t);
+                format!("INSERT INTO {t} ({cols}) VALUES ({vals}) ON CONFLICT (id) DO UPDATE SET a = {t}.a + 1 WHERE {t}.b < (SELECT count(*) FROM {t2}) + 1;\n")
+            }
+            25 => {
+                self.forms.insert(Form::InsertWhereNotExists);
+                let (cols, vals) = self.insert_cols(&t);
+                let id = vals.split(", ").next().unwrap_or(":k").to_string();
+                format!("INSERT INTO {t} ({cols}) SELECT {vals} WHERE NOT EXISTS (SELECT 1 FROM {t} WHERE id = {id});\n")
+            }
             _ => {
                 self.forms.insert(Form::DeleteUsing);
                 self.note_cascade(&t);
@@ -733,17 +919,22 @@ impl Gen {
         }
     }
 
-    /// A delete of a table some child references with ON DELETE CASCADE.
+    /// A delete of a table some child references with ON DELETE CASCADE
+    /// or SET NULL.
     fn note_cascade(&mut self, t: &str) {
         let Some(i) = self.tables.iter().position(|x| x.name == t) else {
             return;
         };
-        if self
-            .tables
-            .iter()
-            .any(|x| x.parent.is_some_and(|(p, c)| p == i && c))
-        {
-            self.forms.insert(Form::Cascade);
+        for x in &self.tables {
+            match x.parent {
+                Some((p, OnDelete::Cascade)) if p == i => {
+                    self.forms.insert(Form::Cascade);
+                }
+                Some((p, OnDelete::SetNull)) if p == i => {
+                    self.forms.insert(Form::SetNull);
+                }
+                _ => {}
+            }
         }
     }
 }

@@ -13,8 +13,8 @@
 //! schedules or witnesses: issue 15 drives it with random programs.
 //!
 //! Not interpreted (the step reports [`Halt::Unsupported`]): cursors
-//! (OPEN, FOR … IN query), FOR … IN ARRAY, calls not inlined, EXCEPTION
-//! handlers (the block runs; an error is not caught).
+//! (OPEN), calls not inlined, EXCEPTION handlers (the block runs; an
+//! error is not caught).
 
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
@@ -368,10 +368,35 @@ impl<'p> Executor<'p> {
                             });
                             return Ok(Step::Ran(Box::new(ran)));
                         }
-                        LoopHead::Array { .. } => {
-                            return Err(Halt::Unsupported(
-                                "FOR … IN ARRAY loops are not replayed yet".into(),
-                            ))
+                        LoopHead::Array { var, expr } => {
+                            // The array is evaluated once, before the
+                            // first iteration; its elements are the rows.
+                            let (e, params) = self.bind(expr.expr.clone())?;
+                            let sql = format!("SELECT unnest({e})");
+                            let (rows, _) = query(c, &sql, &params)
+                                .map_err(|err| Halt::from_db(&err, Some(sql.clone())))?;
+                            let rows: Vec<Vec<(String, Val)>> = rows
+                                .into_iter()
+                                .map(|(names, r)| names.into_iter().zip(r).collect())
+                                .collect();
+                            if self.observe && reads_tables(&expr.expr) {
+                                self.evals.push_back(Ran {
+                                    source: expr
+                                        .snip
+                                        .text
+                                        .split_whitespace()
+                                        .collect::<Vec<_>>()
+                                        .join(" "),
+                                    sent: sql,
+                                    params,
+                                    rows: rows
+                                        .iter()
+                                        .map(|r| r.iter().map(|(_, v)| v.clone()).collect())
+                                        .collect(),
+                                    affected: rows.len() as u64,
+                                });
+                            }
+                            LoopKind::Rows { var, rows, next: 0 }
                         }
                     };
                     self.frames.push(Frame::Loop {
@@ -488,13 +513,11 @@ impl<'p> Executor<'p> {
                 if name != "found" && !self.vars.contains_key(&name) {
                     missing.get_or_insert(name.clone());
                 }
-                let k = match names.iter().position(|n| *n == name) {
-                    Some(k) => k,
-                    None => {
-                        names.push(name);
-                        names.len() - 1
-                    }
-                };
+                // One `$n` per occurrence: PostgreSQL infers each one's
+                // type from where it stands (`id = :k` and `count(*) + :k`
+                // would deduce int4 and int8 for one `$n`, an error).
+                names.push(name);
+                let k = names.len() - 1;
                 *e = Expr::Value(Value::Placeholder(format!("${}", k + 1)).with_empty_span());
             }
             ControlFlow::<()>::Continue(())
@@ -563,7 +586,12 @@ impl<'p> Executor<'p> {
     fn observe_eval(&mut self, c: &mut Client, cond: &Cond) -> Result<Val, Halt> {
         let v = self.eval(c, &cond.expr)?;
         if self.observe && reads_tables(&cond.expr) {
-            let source: String = cond.snip.text.split_whitespace().collect::<Vec<_>>().join(" ");
+            let source: String = cond
+                .snip
+                .text
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ");
             self.evals.push_back(Ran {
                 sent: format!("SELECT ({})", cond.expr),
                 source,
@@ -580,6 +608,13 @@ impl<'p> Executor<'p> {
     /// then is retried with numbers as NUMERIC and the rest as TEXT.
     fn eval(&self, c: &mut Client, expr: &Expr) -> Result<Val, Halt> {
         let (e, params) = self.bind(expr.clone())?;
+        // A variable or parameter alone keeps its value and type (`SELECT
+        // ($1)` would make an untyped one text or numeric).
+        if let (Expr::Value(v), [p]) = (&e, params.as_slice()) {
+            if matches!(v.value, Value::Placeholder(_)) {
+                return Ok(p.clone());
+            }
+        }
         let sql = format!("SELECT ({e})");
         let sp = |c: &mut Client, s: &str| c.batch_execute(s).map_err(|e| Halt::from_db(&e, None));
         sp(c, "SAVEPOINT isolint_eval")?;
@@ -699,10 +734,14 @@ fn weak_locks(source: &str, sent: String) -> String {
 
 type Rows = Vec<(Vec<String>, Vec<Val>)>;
 
+/// The first column of the first row. A NULL comes back untyped:
+/// `SELECT (NULL)` (a DECLARE without a default) says text, and a later
+/// `coalesce(:v, 0)` would fail on it.
 fn first_value(rows: Rows) -> Val {
     rows.into_iter()
         .next()
         .and_then(|(_, r)| r.into_iter().next())
+        .filter(|v| v.text.is_some())
         .unwrap_or_else(Val::null)
 }
 
