@@ -14,21 +14,12 @@ use isolint::analysis::progress::Silent;
 use isolint::analysis::robustness::Method;
 use isolint::model::isolation::Level;
 use isolint::replay::run::End;
-use isolint::replay::server::{temporary_available, Server};
-use isolint::replay::witness::{replay, Verdict};
+use isolint::replay::server::Server;
 
-/// A throwaway server, or `None` (with the reason printed) when this
-/// machine has no PostgreSQL server binaries.
-fn server() -> Option<Server> {
-    if !temporary_available() {
-        eprintln!("skipped: no PostgreSQL server binaries (initdb, pg_ctl) on this machine");
-        return None;
-    }
-    match Server::temporary() {
-        Ok(s) => Some(s),
-        Err(e) => panic!("the binaries exist but no server started: {e:?}"),
-    }
-}
+#[path = "common/postgres.rs"]
+mod postgres;
+use isolint::replay::witness::{replay, Verdict};
+use postgres::server;
 
 /// The scratch schemas left on `s` (there must be none after a replay).
 fn scratch_schemas(s: &Server) -> Vec<String> {

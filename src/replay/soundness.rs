@@ -58,6 +58,17 @@ pub fn files(w: &SqlWorkload) -> (SourceFile, Vec<SourceFile>) {
 pub fn check(server: &Server, w: &SqlWorkload, cfg: RandomConfig) -> Result<Check> {
     let (schema, programs) = files(w);
     let loaded = crate::frontend::sql_dir::lower_texts(&schema, &programs)?;
+    check_loaded(server, &loaded, w.seed, cfg)
+}
+
+/// Analyse and replay a loaded workload (a generated one, or a recorded
+/// case under `tests/soundness/`).
+pub fn check_loaded(
+    server: &Server,
+    loaded: &crate::frontend::Loaded,
+    seed: u64,
+    cfg: RandomConfig,
+) -> Result<Check> {
     let Some(sources) = &loaded.sources else {
         return Err(Diag::new("internal error: the lowering kept no sources"));
     };
@@ -68,7 +79,7 @@ pub fn check(server: &Server, w: &SqlWorkload, cfg: RandomConfig) -> Result<Chec
         .sum();
     if size > MAX_OCCURRENCES {
         return Ok(Check {
-            seed: w.seed,
+            seed,
             robust: false,
             report: None,
         });
@@ -76,15 +87,18 @@ pub fn check(server: &Server, w: &SqlWorkload, cfg: RandomConfig) -> Result<Chec
     let robust = analyze(&loaded.workload, Settings::default(), Method::TypeII, false).robust;
     let report = replay(server, sources, &loaded.workload, &loaded.provenance, cfg)?;
     Ok(Check {
-        seed: w.seed,
+        seed,
         robust,
         report: Some(report),
     })
 }
 
 /// The files of a regression case: the workload as a directory isolint
-/// reads (`isolint.yaml`, `schema.sql`, one `.sql` per program) and, in
-/// `SCHEDULE.md`, the interleaving that showed the anomaly.
+/// reads (`isolint.yaml`, `schema.sql`, one `.sql` per program), in
+/// `replay.yaml` the random replay's configuration and the verdict, and in
+/// `SCHEDULE.md` the interleaving that showed the anomaly. Once the bug is
+/// fixed, copy the directory to `tests/soundness/` and set `expect:` to
+/// the fixed verdict.
 pub fn regression_files(w: &SqlWorkload, c: &Check) -> Vec<(String, String)> {
     let mut out = vec![
         (
@@ -102,6 +116,17 @@ pub fn regression_files(w: &SqlWorkload, c: &Check) -> Vec<(String, String)> {
     let Some(report) = &c.report else {
         return out;
     };
+    out.push((
+        "replay.yaml".to_string(),
+        format!(
+            "# How tests/pg_soundness.rs::recorded_cases_hold replays this case.\nseed: {}\nrounds: {}\ntxns: {}\nkeys: {}\nexpect: {}\n",
+            report.config.seed,
+            report.config.rounds,
+            report.config.txns,
+            report.config.keys,
+            if c.robust { "robust" } else { "not-robust" }
+        ),
+    ));
     let mut md = format!(
         "# sqlgen seed {}\n\nReplayed with {:?} on PostgreSQL {}.\n",
         w.seed, report.config, report.server_version

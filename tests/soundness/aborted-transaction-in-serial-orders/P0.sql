@@ -1,0 +1,2 @@
+SELECT a INTO :v1 FROM t0 WHERE id = :k2 FOR UPDATE;
+UPDATE t2 SET a = a + 1 WHERE id = :k2;
