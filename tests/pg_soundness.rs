@@ -41,8 +41,9 @@ fn env_or(name: &str, default: u64) -> u64 {
 fn config(seed: u64, rounds: usize) -> RandomConfig {
     RandomConfig {
         rounds,
+        // k = 2–3 transactions over 2–3 rows per table, by seed.
         txns: 2 + (seed % 2) as usize,
-        keys: 2,
+        keys: 2 + (seed / 2 % 2) as usize,
         seed,
         level: Level::ReadCommitted,
     }

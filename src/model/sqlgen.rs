@@ -1,12 +1,16 @@
-//! Random small workloads in isolint's `.sql` dialect (issue 15): a schema
-//! of 2–4 tables (primary keys, a UNIQUE column, foreign keys with and
-//! without ON DELETE CASCADE, a `LANGUAGE sql` function), seed rows, and
-//! 2–3 programs of 1–5 items drawn from every construct the front-end
-//! accepts (docs/sql-frontend.md, "Positions"). Text only: nothing here
-//! parses, reads files or runs SQL.
+//! Random small workloads in isolint's input languages (issue 15): a
+//! schema of 2–4 tables (primary keys, a UNIQUE column, foreign keys with
+//! ON DELETE CASCADE, SET NULL or neither, a `LANGUAGE sql` function) and
+//! 2–3 programs of 1–5 items drawn from every position the front-end
+//! lowers (docs/sql-frontend.md, "Positions"), written as `.sql` programs
+//! or, for about a third of the seeds, as PL/pgSQL routines. Programs take
+//! the parameters `k`, `k2` (keys) and `x` (a value); the data and the
+//! parameter values are the replay's (`replay::random`: a few rows per
+//! table, parameters drawn from their keys, so instances conflict). Text
+//! only: nothing here parses, reads files or runs SQL.
 //!
 //! The grammar is this file: a construct added to the front-end gets a
-//! `Form` and a template here, and `tests/pg_soundness.rs` checks that every
+//! `Form` and a template here, and `tests/sqlgen.rs` checks that every
 //! form appears in the fixed-seed batch.
 
 use std::collections::BTreeSet;
@@ -143,8 +147,6 @@ pub struct SqlWorkload {
     pub seed: u64,
     /// `CREATE TABLE …` and `CREATE FUNCTION …`.
     pub schema: String,
-    /// `INSERT …` of the initial rows (2–3 per table).
-    pub rows: String,
     /// `(name, text)` of each program's file (`P0.sql`, …): the program
     /// itself, or a routine `p0` that is it.
     pub programs: Vec<(String, String)>,
@@ -152,9 +154,6 @@ pub struct SqlWorkload {
     /// Each program's top-level items (its text is their concatenation):
     /// what `shrink` removes.
     pub items: Vec<Vec<String>>,
-    /// The parameters every program takes, and the values to draw from
-    /// (a few keys, so that instances conflict).
-    pub params: Vec<(String, Vec<i64>)>,
     pub forms: BTreeSet<Form>,
 }
 
@@ -274,7 +273,6 @@ pub fn workload(seed: u64) -> SqlWorkload {
         dialect,
     };
     let schema = g.schema();
-    let rows = g.rows();
     let nprog = 2 + g.rng.below(2);
     let mut items = vec![];
     for _ in 0..nprog {
@@ -293,15 +291,9 @@ pub fn workload(seed: u64) -> SqlWorkload {
     SqlWorkload {
         seed,
         schema,
-        rows,
         programs: texts(&items, dialect),
         dialect,
         items,
-        params: vec![
-            ("k".into(), vec![1, 2, 3]),
-            ("k2".into(), vec![1, 2, 3]),
-            ("x".into(), vec![0, 1, 2]),
-        ],
         forms: g.forms,
     }
 }
@@ -451,34 +443,6 @@ impl Gen {
             );
         }
         out += "CREATE FUNCTION sum_a(g INT) RETURNS BIGINT LANGUAGE sql AS $$ SELECT coalesce(sum(a), 0) FROM t0 WHERE b = g $$;\n";
-        out
-    }
-
-    fn rows(&mut self) -> String {
-        let mut out = String::new();
-        for t in &self.tables {
-            let n = 2 + self.rng.below(2);
-            for id in 1..=n {
-                let (a, b) = (self.rng.below(3), self.rng.below(3));
-                match t.parent {
-                    Some(_) => {
-                        out += &format!(
-                            "INSERT INTO {} (id, a, b, u, p) VALUES ({id}, {a}, {b}, {}, {});\n",
-                            t.name,
-                            id * 10,
-                            1 + self.rng.below(2)
-                        )
-                    }
-                    None => {
-                        out += &format!(
-                            "INSERT INTO {} (id, a, b, u) VALUES ({id}, {a}, {b}, {});\n",
-                            t.name,
-                            id * 10
-                        )
-                    }
-                }
-            }
-        }
         out
     }
 
