@@ -617,3 +617,31 @@ fn ctes_are_statements_in_order() {
     );
     assert!(e.contains("P.sql:2:23") && e.contains("CTE `r`"), "{e}");
 }
+
+/// PostgreSQL's array constructor `ARRAY(SELECT …)` reads like a scalar
+/// subquery. It was an error ("unknown function ARRAY"), found while
+/// writing the generator of issue 15; now it is lowered before the
+/// statement that holds it. Write skew: P counts the rows with b = :x and
+/// writes the count to a of row :k; Q sets b of row :k when its a > 0.
+/// From row 1 = (a 1, b 1): P(x 0, k 1) counts none; Q(x 0, k 1) sees
+/// a = 1 and sets b = 0, commits; P sets a = 0, commits. Final (a 0, b 0);
+/// P then Q gives (0, 1) (Q sees a = 0), Q then P gives (1, 0) (P counts
+/// row 1). With a literal array in place of the subquery, P reads nothing
+/// and the pair is robust.
+#[test]
+fn array_constructor_reads_its_query() {
+    let schema = "CREATE TABLE t0 (id INT PRIMARY KEY, a INT NOT NULL DEFAULT 0, b INT NOT NULL DEFAULT 0);\n";
+    let q = "UPDATE t0 SET b = :x WHERE id = :k AND a > 0;\n";
+    let p = |array: &str| {
+        format!(
+            ":n := coalesce(array_length({array}, 1), 0);\nUPDATE t0 SET a = :n WHERE id = :k;\n"
+        )
+    };
+    let reads = p("ARRAY(SELECT id FROM t0 WHERE b = :x)");
+    assert!(!robust(schema, &[("P.sql", &reads), ("Q.sql", q)]));
+    let literal = p("ARRAY[:x]");
+    assert!(robust(schema, &[("P.sql", &literal), ("Q.sql", q)]));
+    // The same read in a SELECT list without FROM.
+    let select = "SELECT coalesce(array_length(ARRAY(SELECT id FROM t0 WHERE b = :x), 1), 0) INTO :n;\nUPDATE t0 SET a = :n WHERE id = :k;\n";
+    assert!(!robust(schema, &[("P.sql", select), ("Q.sql", q)]));
+}

@@ -649,13 +649,26 @@ impl<'p> Executor<'p> {
     }
 }
 
-/// Whether evaluating `e` may read a table: it holds a subquery or a
-/// function call (a user function may read; built-ins are cheap to
-/// include).
+/// Whether evaluating `e` may read a table, as the lowering sees it (a
+/// subquery, `ARRAY(SELECT …)`, a call of a function that is no
+/// built-in): such an expression is a BTP statement of its own.
 fn reads_tables(e: &Expr) -> bool {
     let found = sqlparser::ast::visit_expressions(e, |x| match x {
-        Expr::Subquery(_) | Expr::Exists { .. } | Expr::InSubquery { .. } | Expr::Function(_) => {
-            ControlFlow::Break(())
+        Expr::Subquery(_) | Expr::Exists { .. } | Expr::InSubquery { .. } => ControlFlow::Break(()),
+        Expr::Function(f) => {
+            let name = f
+                .name
+                .0
+                .last()
+                .and_then(|p| p.as_ident())
+                .map(|i| i.value.to_lowercase())
+                .unwrap_or_default();
+            let subquery = matches!(f.args, sqlparser::ast::FunctionArguments::Subquery(_));
+            if subquery || !crate::frontend::lower::is_builtin(&name) {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
         }
         _ => ControlFlow::Continue(()),
     });

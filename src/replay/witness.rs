@@ -619,8 +619,9 @@ pub fn plan(
         txns.push(Txn {
             name: format!("T{} = {}", t + 1, tr.name),
             program: Arc::new(program.clone()),
-            // The schedule's steps are the SQL statements.
-            observe_conditions: false,
+            // A condition that reads is a BTP statement, so a step of the
+            // schedule.
+            observe_conditions: true,
             params,
         });
     }

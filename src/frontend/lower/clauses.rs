@@ -64,6 +64,13 @@ impl Lowerer<'_> {
                 Expr::Subquery(q)
                 | Expr::Exists { subquery: q, .. }
                 | Expr::InSubquery { subquery: q, .. } => subs.push((**q).clone()),
+                // PostgreSQL's array constructor `ARRAY(SELECT …)` reads
+                // like a scalar subquery (all its rows).
+                Expr::Function(f) => {
+                    if let Some(q) = array_subquery(f) {
+                        subs.push(q.clone());
+                    }
+                }
                 _ => {}
             }
             ControlFlow::<()>::Continue(())
@@ -387,4 +394,16 @@ pub(super) fn has_aggregate(item: &SelectItem) -> bool {
         ControlFlow::Continue(())
     });
     found
+}
+
+/// The query of `ARRAY(SELECT …)`, PostgreSQL's array constructor.
+pub(super) fn array_subquery(f: &sqlparser::ast::Function) -> Option<&Query> {
+    let is_array = f.name.0.len() == 1
+        && f.name.0[0]
+            .as_ident()
+            .is_some_and(|i| i.value.eq_ignore_ascii_case("array"));
+    match &f.args {
+        sqlparser::ast::FunctionArguments::Subquery(q) if is_array => Some(q),
+        _ => None,
+    }
 }

@@ -217,6 +217,8 @@ impl<'a> Lowerer<'a> {
 pub(super) const BUILTINS: &[&str] = &[
     "abs",
     "age",
+    // `ARRAY(SELECT …)`: its query is lowered as a subquery (clauses.rs).
+    "array",
     "array_append",
     "array_cat",
     "array_length",
@@ -352,7 +354,7 @@ pub(super) const BUILTINS: &[&str] = &[
     "varchar",
 ];
 
-pub(super) fn is_builtin(name: &str) -> bool {
+pub fn is_builtin(name: &str) -> bool {
     BUILTINS.contains(&name) || AGGREGATES.contains(&name)
 }
 

@@ -40,6 +40,8 @@ use crate::model::schema::{AttrSet, RelId, Schema};
 mod clauses;
 mod control;
 mod functions;
+/// PostgreSQL built-ins the lowering treats as reading no table.
+pub use functions::is_builtin;
 mod infer;
 mod integrity;
 mod scope;
