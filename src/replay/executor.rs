@@ -24,6 +24,7 @@ use postgres::Client;
 use sqlparser::ast::{visit_expressions_mut, Expr, Value};
 
 use super::value::Val;
+use crate::frontend::lower::{may_read, statement_text};
 use crate::frontend::sql::ast::{Cond, LoopHead, Node, Stmt};
 
 /// One SQL statement the executor ran, with what it observed.
@@ -379,23 +380,11 @@ impl<'p> Executor<'p> {
                                 .into_iter()
                                 .map(|(names, r)| names.into_iter().zip(r).collect())
                                 .collect();
-                            if self.observe && reads_tables(&expr.expr) {
-                                self.evals.push_back(Ran {
-                                    source: expr
-                                        .snip
-                                        .text
-                                        .split_whitespace()
-                                        .collect::<Vec<_>>()
-                                        .join(" "),
-                                    sent: sql,
-                                    params,
-                                    rows: rows
-                                        .iter()
-                                        .map(|r| r.iter().map(|(_, v)| v.clone()).collect())
-                                        .collect(),
-                                    affected: rows.len() as u64,
-                                });
-                            }
+                            let values = rows
+                                .iter()
+                                .map(|r| r.iter().map(|(_, v)| v.clone()).collect())
+                                .collect();
+                            self.record(expr, sql, params, values);
                             LoopKind::Rows { var, rows, next: 0 }
                         }
                     };
@@ -536,12 +525,7 @@ impl<'p> Executor<'p> {
     }
 
     fn run_stmt(&mut self, c: &mut Client, stmt: &Stmt) -> Result<Ran, Halt> {
-        let source: String = stmt
-            .snip
-            .text
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ");
+        let source = statement_text(&stmt.snip.text);
         let (sql, params) = self.bind(stmt.sql.clone())?;
         let sent = weak_locks(&source, sql.to_string());
         let (rows, affected) =
@@ -582,25 +566,31 @@ impl<'p> Executor<'p> {
         })
     }
 
-    /// `eval`, recorded for `step` when observing and `cond` reads a table.
+    /// `eval`, recorded for `step` (`record`).
     fn observe_eval(&mut self, c: &mut Client, cond: &Cond) -> Result<Val, Halt> {
         let v = self.eval(c, &cond.expr)?;
-        if self.observe && reads_tables(&cond.expr) {
-            let source: String = cond
-                .snip
-                .text
-                .split_whitespace()
-                .collect::<Vec<_>>()
-                .join(" ");
-            self.evals.push_back(Ran {
-                sent: format!("SELECT ({})", cond.expr),
-                source,
-                params: vec![],
-                rows: vec![vec![v.clone()]],
-                affected: 1,
-            });
-        }
+        self.record(
+            cond,
+            format!("SELECT ({})", cond.expr),
+            vec![],
+            vec![vec![v.clone()]],
+        );
         Ok(v)
+    }
+
+    /// When observing and `cond` may read a table: what its evaluation
+    /// returned, queued as a step of its own (`observing`).
+    fn record(&mut self, cond: &Cond, sent: String, params: Vec<Val>, rows: Vec<Vec<Val>>) {
+        if !self.observe || !may_read(&cond.expr) {
+            return;
+        }
+        self.evals.push_back(Ran {
+            source: statement_text(&cond.snip.text),
+            sent,
+            params,
+            affected: rows.len() as u64,
+            rows,
+        });
     }
 
     /// `SELECT (<expr>)` with the current bindings, in a savepoint: an
@@ -647,32 +637,6 @@ impl<'p> Executor<'p> {
         sp(c, "RELEASE SAVEPOINT isolint_eval")?;
         Ok(first_value(rows))
     }
-}
-
-/// Whether evaluating `e` may read a table, as the lowering sees it (a
-/// subquery, `ARRAY(SELECT …)`, a call of a function that is no
-/// built-in): such an expression is a BTP statement of its own.
-fn reads_tables(e: &Expr) -> bool {
-    let found = sqlparser::ast::visit_expressions(e, |x| match x {
-        Expr::Subquery(_) | Expr::Exists { .. } | Expr::InSubquery { .. } => ControlFlow::Break(()),
-        Expr::Function(f) => {
-            let name = f
-                .name
-                .0
-                .last()
-                .and_then(|p| p.as_ident())
-                .map(|i| i.value.to_lowercase())
-                .unwrap_or_default();
-            let subquery = matches!(f.args, sqlparser::ast::FunctionArguments::Subquery(_));
-            if subquery || !crate::frontend::lower::is_builtin(&name) {
-                ControlFlow::Break(())
-            } else {
-                ControlFlow::Continue(())
-            }
-        }
-        _ => ControlFlow::Continue(()),
-    });
-    found.is_break()
 }
 
 /// The types PostgreSQL infers for the parameters of the program's SQL

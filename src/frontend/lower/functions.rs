@@ -354,7 +354,7 @@ pub(super) const BUILTINS: &[&str] = &[
     "varchar",
 ];
 
-pub fn is_builtin(name: &str) -> bool {
+pub(super) fn is_builtin(name: &str) -> bool {
     BUILTINS.contains(&name) || AGGREGATES.contains(&name)
 }
 
@@ -396,4 +396,30 @@ pub(super) fn bind_params(sql: &Sql, def: &FunctionDef, prefix: &str, schema: &S
         ControlFlow::<()>::Continue(())
     });
     sql
+}
+
+/// Whether evaluating `e` may read a table as the lowering sees it: it
+/// holds a subquery, `ARRAY(SELECT …)`, or a call of a function that is no
+/// built-in. Such an expression becomes BTP statements of its own (replay
+/// runs it as a step of its own).
+pub fn may_read(e: &Expr) -> bool {
+    let found = sqlparser::ast::visit_expressions(e, |x| match x {
+        Expr::Subquery(_) | Expr::Exists { .. } | Expr::InSubquery { .. } => ControlFlow::Break(()),
+        Expr::Function(f) => {
+            let name = f
+                .name
+                .0
+                .last()
+                .and_then(|p| p.as_ident())
+                .map(|i| i.value.to_lowercase())
+                .unwrap_or_default();
+            if super::clauses::array_subquery(f).is_some() || !is_builtin(&name) {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        }
+        _ => ControlFlow::Continue(()),
+    });
+    found.is_break()
 }

@@ -37,11 +37,16 @@ use crate::model::isolation::{Declared, Level};
 use crate::model::provenance::{Pins, Provenance, Value as PinValue};
 use crate::model::schema::{AttrSet, RelId, Schema};
 
+/// A statement's text as `Statement::sql` shows it (whitespace
+/// collapsed): replay matches what it ran against it.
+pub fn statement_text(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 mod clauses;
 mod control;
 mod functions;
-/// PostgreSQL built-ins the lowering treats as reading no table.
-pub use functions::is_builtin;
+pub use functions::may_read;
 mod infer;
 mod integrity;
 mod scope;
@@ -519,7 +524,7 @@ impl<'a> Lowerer<'a> {
 
     fn new_statement(&mut self, ty: StmtType, rel: RelId, snip: &Snippet) -> usize {
         *self.counter += 1;
-        let text: String = snip.text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let text = statement_text(&snip.text);
         let first = snip.text.len() - snip.text.trim_start().len();
         self.statements.push(Statement {
             id: format!("q{}", self.counter),
