@@ -22,7 +22,7 @@ use super::executor::Halt;
 use super::run::{compare, run, Action, Comparison, End, Outcome, SeedRow, Txn};
 use super::scratch::{Column, Scratch};
 use super::server::Server;
-use super::value::Val;
+use super::value::{is_number, is_text, Val};
 use super::witness::parameters;
 use crate::frontend::Sources;
 use crate::model::btp::{StmtType, Workload};
@@ -69,26 +69,13 @@ pub struct RandomReport {
     pub anomalies: Vec<Anomaly>,
 }
 
-fn is_text(c: &Column) -> bool {
-    Type::from_oid(c.oid)
-        .is_some_and(|t| [Type::TEXT, Type::VARCHAR, Type::BPCHAR, Type::NAME].contains(&t))
-}
-
 /// Row `i`'s value for column `c` (see the module comment).
 fn cell(c: &Column, i: usize) -> Option<Val> {
     let t = Type::from_oid(c.oid)?;
-    let text = if [
-        Type::INT2,
-        Type::INT4,
-        Type::INT8,
-        Type::NUMERIC,
-        Type::FLOAT4,
-        Type::FLOAT8,
-    ]
-    .contains(&t)
-    {
+    // An OID column is left to its default.
+    let text = if is_number(c.oid) && t != Type::OID {
         super::witness::fit_number(i as u64, &c.type_name)
-    } else if is_text(c) {
+    } else if is_text(c.oid) {
         format!("k{i}")
     } else if t == Type::BOOL {
         "t".into()
@@ -140,7 +127,7 @@ pub fn replay(
                         t.columns.iter().find(|c| c.name.eq_ignore_ascii_case(&a))
                     });
                     let u = uses.entry(name.clone()).or_default();
-                    u.text |= col.is_some_and(is_text);
+                    u.text |= col.is_some_and(|c| is_text(c.oid));
                     let key = rel.primary_key.contains(attr)
                         || rel.unique_keys.iter().any(|k| k.contains(attr));
                     u.inserted_key |= st.ty == StmtType::Ins && key;

@@ -78,7 +78,15 @@ impl fmt::Display for Val {
     }
 }
 
-fn is_number(oid: u32) -> bool {
+/// PostgreSQL's character types.
+pub fn is_text(oid: u32) -> bool {
+    [Type::TEXT, Type::VARCHAR, Type::BPCHAR, Type::NAME]
+        .iter()
+        .any(|t| t.oid() == oid)
+}
+
+/// PostgreSQL's number types (OID too: it prints as one).
+pub fn is_number(oid: u32) -> bool {
     [
         Type::INT2,
         Type::INT4,

@@ -26,7 +26,7 @@ use super::executor::Halt;
 use super::run::{compare, run, Action, Comparison, End, Outcome, SeedRow, Txn};
 use super::scratch::{Column, Scratch};
 use super::server::Server;
-use super::value::Val;
+use super::value::{is_number, is_text, Val};
 use crate::analysis::explorer::{OpKind, Schedule, TupleKind};
 use crate::analysis::graph::SummaryGraph;
 use crate::frontend::sql::ast::{LoopHead, Node};
@@ -243,23 +243,8 @@ impl Fresh {
         };
         let ty = Type::from_oid(col.oid);
         let text = match ty.as_ref() {
-            Some(t)
-                if [
-                    Type::INT2,
-                    Type::INT4,
-                    Type::INT8,
-                    Type::NUMERIC,
-                    Type::FLOAT4,
-                    Type::FLOAT8,
-                    Type::OID,
-                ]
-                .contains(t) =>
-            {
-                fit_number(n, &col.type_name)
-            }
-            Some(t) if [Type::TEXT, Type::VARCHAR, Type::BPCHAR, Type::NAME].contains(t) => {
-                fit_text(n, &col.type_name)
-            }
+            Some(_) if is_number(col.oid) => fit_number(n, &col.type_name),
+            Some(_) if is_text(col.oid) => fit_text(n, &col.type_name),
             Some(t) if *t == Type::BOOL => "t".into(),
             Some(t) if *t == Type::DATE => format!("2001-01-{:02}", n % 28 + 1),
             Some(t) if [Type::TIMESTAMP, Type::TIMESTAMPTZ].contains(t) => {
