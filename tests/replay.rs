@@ -268,6 +268,50 @@ fn ddl_postgres_rejects_is_located() {
     assert!(scratch_schemas(&s).is_empty());
 }
 
+/// The setup of the executor tests: a scratch schema with table A(id, v),
+/// the seed row A(2, 5), and `program` (a `.sql` program) parsed.
+fn table_a<'s>(
+    s: &'s Server,
+    program: &str,
+) -> (
+    isolint::replay::scratch::Scratch<'s>,
+    Vec<isolint::replay::run::SeedRow>,
+    Vec<isolint::frontend::sql::ast::Node>,
+) {
+    use isolint::model::error::SourceFile;
+    use isolint::replay::value::Val;
+    let ddl = SourceFile::new(
+        "schema.sql",
+        "CREATE TABLE A (id INTEGER PRIMARY KEY, v INTEGER NOT NULL);\n",
+    );
+    let program = SourceFile::new("T.sql", program);
+    let nodes = isolint::frontend::sql::procedural::parse_program(&program).expect("parse");
+    let scratch = isolint::replay::scratch::Scratch::create(s, &ddl).expect("scratch");
+    let seed = vec![isolint::replay::run::SeedRow {
+        table: "a".into(),
+        values: vec![
+            ("id".into(), Val::untyped("2")),
+            ("v".into(), Val::untyped("5")),
+        ],
+    }];
+    (scratch, seed, nodes)
+}
+
+/// An instance of the program with `:k` = `k`.
+fn txn_k(
+    nodes: &[isolint::frontend::sql::ast::Node],
+    k: &str,
+    observe_conditions: bool,
+) -> isolint::replay::run::Txn {
+    use isolint::replay::value::Val;
+    isolint::replay::run::Txn {
+        name: format!("T(k = {k})"),
+        program: std::sync::Arc::new(nodes.to_vec()),
+        params: [("k".to_string(), Val::untyped(k))].into_iter().collect(),
+        observe_conditions,
+    }
+}
+
 /// The executor's control flow, by hand: T(:k) reads A's row k (FOUND),
 /// inserts it with v = 0 when missing, adds 1 in a loop until v ≥ 3, then
 /// multiplies by 10 if v = 3 and deletes the row otherwise. Row 1 is
@@ -275,17 +319,10 @@ fn ddl_postgres_rejects_is_located() {
 /// holds 5: SELECT, one UPDATE (6 ≥ 3 exits), DELETE: no row 2.
 #[test]
 fn executor_follows_control_flow() {
-    use isolint::model::error::SourceFile;
-    use isolint::replay::run::{run, SeedRow, Txn};
-    use isolint::replay::scratch::Scratch;
-    use isolint::replay::value::Val;
+    use isolint::replay::run::run;
     let Some(s) = server() else { return };
-    let ddl = SourceFile::new(
-        "schema.sql",
-        "CREATE TABLE A (id INTEGER PRIMARY KEY, v INTEGER NOT NULL);\n",
-    );
-    let program = SourceFile::new(
-        "T.sql",
+    let (mut scratch, seed, nodes) = table_a(
+        &s,
         "SELECT v INTO :v FROM A WHERE id = :k;
 IF NOT FOUND THEN
     INSERT INTO A VALUES (:k, 0);
@@ -303,21 +340,7 @@ ELSE
 END IF;
 ",
     );
-    let nodes = isolint::frontend::sql::procedural::parse_program(&program).expect("parse");
-    let mut scratch = Scratch::create(&s, &ddl).expect("scratch");
-    let seed = vec![SeedRow {
-        table: "a".into(),
-        values: vec![
-            ("id".into(), Val::untyped("2")),
-            ("v".into(), Val::untyped("5")),
-        ],
-    }];
-    let txn = |k: &str| Txn {
-        name: format!("T(k = {k})"),
-        program: std::sync::Arc::new(nodes.clone()),
-        params: [("k".to_string(), Val::untyped(k))].into_iter().collect(),
-        observe_conditions: false,
-    };
+    let txn = |k: &str| txn_k(&nodes, k, false);
     let verbs = |o: &isolint::replay::run::Outcome| -> Vec<String> {
         o.observed[0]
             .iter()
@@ -371,43 +394,21 @@ END IF;
 /// argument reads 5, then the UPDATE; unobserved, only the UPDATE shows.
 #[test]
 fn conditions_and_raise_arguments_are_observed() {
-    use isolint::model::error::SourceFile;
-    use isolint::replay::run::{run, SeedRow, Txn};
-    use isolint::replay::scratch::Scratch;
-    use isolint::replay::value::Val;
+    use isolint::replay::run::run;
     let Some(s) = server() else { return };
-    let ddl = SourceFile::new(
-        "schema.sql",
-        "CREATE TABLE A (id INTEGER PRIMARY KEY, v INTEGER NOT NULL);\n",
-    );
-    let program = SourceFile::new(
-        "T.sql",
+    let (mut scratch, seed, nodes) = table_a(
+        &s,
         "IF (SELECT v FROM A WHERE id = :k) > 0 THEN
     RAISE NOTICE 'v is %', (SELECT v FROM A WHERE id = :k);
 END IF;
 UPDATE A SET v = v + 1 WHERE id = :k;
 ",
     );
-    let nodes = isolint::frontend::sql::procedural::parse_program(&program).expect("parse");
-    let mut scratch = Scratch::create(&s, &ddl).expect("scratch");
-    let seed = vec![SeedRow {
-        table: "a".into(),
-        values: vec![
-            ("id".into(), Val::untyped("2")),
-            ("v".into(), Val::untyped("5")),
-        ],
-    }];
-    let txn = |observe: bool| Txn {
-        name: "T(k = 2)".into(),
-        program: std::sync::Arc::new(nodes.clone()),
-        params: [("k".to_string(), Val::untyped("2"))].into_iter().collect(),
-        observe_conditions: observe,
-    };
     let mut seen = |observe: bool| -> Vec<(String, Vec<Vec<Option<String>>>)> {
         let o = run(
             &mut scratch,
             &seed,
-            &[txn(observe)],
+            &[txn_k(&nodes, "2", observe)],
             Level::ReadCommitted,
             &mut |_| None,
         )
