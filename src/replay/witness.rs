@@ -544,15 +544,10 @@ pub fn plan(
             continue;
         }
         let rel = w.schema.rel(tu.rel);
-        let table = scratch
-            .table(&rel.name)
-            .ok_or_else(|| format!("the DDL makes no table {}", rel.name))?;
+        let table = table_of(scratch, rel)?;
         let mut values = vec![];
         for c in &table.columns {
-            let attr = rel
-                .attributes
-                .iter()
-                .position(|a| a.trim_matches('"').eq_ignore_ascii_case(&c.name));
+            let attr = attr_of(rel, &c.name);
             let pinned = match attr {
                 Some(a) => cls
                     .root_of(&Cell::Col(k, a))
@@ -695,15 +690,10 @@ fn add_parents(
                 continue;
             }
             let prel = w.schema.rel(fk.range);
-            let table = scratch
-                .table(&prel.name)
-                .ok_or_else(|| format!("the DDL makes no table {}", prel.name))?;
+            let table = table_of(scratch, prel)?;
             let mut values = vec![];
             for c in &table.columns {
-                let attr = prel
-                    .attributes
-                    .iter()
-                    .position(|a| a.trim_matches('"').eq_ignore_ascii_case(&c.name));
+                let attr = attr_of(prel, &c.name);
                 let v = attr
                     .and_then(|a| want.iter().find(|(ra, _)| *ra == a))
                     .and_then(|(_, v)| v.clone());
@@ -739,4 +729,21 @@ fn fk_depth(w: &Workload) -> Vec<usize> {
         }
     }
     depth
+}
+
+/// The table PostgreSQL made for `rel`.
+fn table_of<'s>(
+    scratch: &'s Scratch,
+    rel: &crate::model::schema::Relation,
+) -> std::result::Result<&'s super::scratch::Table, String> {
+    scratch
+        .table(&rel.name)
+        .ok_or_else(|| format!("the DDL makes no table {}", rel.name))
+}
+
+/// The attribute of `rel` that is PostgreSQL's column `column`.
+fn attr_of(rel: &crate::model::schema::Relation, column: &str) -> Option<usize> {
+    rel.attributes
+        .iter()
+        .position(|a| a.trim_matches('"').eq_ignore_ascii_case(column))
 }
