@@ -180,6 +180,7 @@ fn stem(p: &Path) -> String {
 /// `.sql` dialect, files of routines, skipped DDL-only files (libraries
 /// of `LANGUAGE sql` functions go into the context).
 struct Files {
+    /// Every file read (by name), of whatever kind: what `programs:` may list.
     paths: Vec<std::path::PathBuf>,
     sources: Vec<SourceFile>,
     routine_files: Vec<(SourceFile, Vec<Routine>)>,
@@ -201,9 +202,7 @@ impl Files {
         for p in &paths {
             sources.push(super::read_source(p)?);
         }
-        let mut files = Files::classify(sources, context)?;
-        files.paths = paths;
-        Ok(files)
+        Files::classify(sources, context)
     }
 
     /// Sorts files by kind: programs, routine files, skipped DDL-only
