@@ -7,6 +7,7 @@
 pub mod ast;
 pub mod ddl;
 pub mod lex;
+pub mod pg;
 pub mod plenv;
 pub mod plpgsql;
 pub mod procedural;
