@@ -80,3 +80,32 @@ fn write_workloads() {
         }
     }
 }
+
+/// docs/postgres-features.md lists PostgreSQL 15's features and, for each,
+/// the generator form that exercises it or why none does (issue 21). Every
+/// form must have its row, and every form a row names must exist, so the
+/// catalogue cannot drift from the generator.
+#[test]
+fn every_form_is_in_the_catalogue() {
+    let doc = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/postgres-features.md"),
+    )
+    .expect("docs/postgres-features.md");
+    let named: BTreeSet<String> = doc
+        .split("`Form::")
+        .skip(1)
+        .filter_map(|rest| rest.split('`').next())
+        .map(str::to_string)
+        .collect();
+    let forms: BTreeSet<String> = Form::ALL.iter().map(|f| format!("{f:?}")).collect();
+    let unlisted: Vec<&String> = forms.difference(&named).collect();
+    let unknown: Vec<&String> = named.difference(&forms).collect();
+    assert!(
+        unlisted.is_empty(),
+        "forms with no catalogue row: {unlisted:?}"
+    );
+    assert!(
+        unknown.is_empty(),
+        "catalogue rows naming no form: {unknown:?}"
+    );
+}
