@@ -264,10 +264,12 @@ fn exit_outside_loop_is_an_error() {
     // USING hides the join columns from the predicate sets: rejected.
     let e = lower("SELECT x, z FROM A JOIN B USING (k) WHERE z = 1;").expect_err("using");
     assert!(e.message.contains("this kind of join"), "{}", e.message);
-    // A CTE can hide a write: it is a statement of the program.
+    // A CTE can hide a write: it is a statement of the program, after the
+    // scan that finds its row on the statement's snapshot (the existence
+    // of row k; issue 21: the snapshot reads of a WITH come first).
     let w = lower("WITH u AS (UPDATE A SET x = 1 WHERE k = :a RETURNING k) SELECT k FROM u;")
         .expect("cte");
-    assert_eq!(describe(&w), vec!["key upd A ⊥ {k} {x}".to_string()]);
+    assert_eq!(describe(&w), ["key sel A ⊥ {k} ⊥", "key upd A ⊥ {k} {x}"]);
 }
 
 #[test]
@@ -356,11 +358,17 @@ fn locking_reads() {
     // an ordinary UPDATE (PostgreSQL's row-lock table), so it orders
     // nothing. A predicate read locks nothing: it stays a plain pred sel.
     assert_eq!(locking, [true, true, false, false]);
-    // FOR UPDATE OF b locks only b's row.
+    // FOR UPDATE OF b locks only b's row. a is read on the snapshot, and
+    // so is b's row found (its existence); b's locking read comes last, as
+    // PostgreSQL re-reads only the locked row after a lock wait (issue 21).
     let w = lower("SELECT a.x, b.z FROM A a, B b WHERE a.k = :a AND b.k = :b FOR UPDATE OF b;")
         .expect("lowers");
     let locking: Vec<bool> = w.programs[0].statements.iter().map(|s| s.locking).collect();
-    assert_eq!(locking, [false, true]);
+    assert_eq!(locking, [false, false, true]);
+    assert_eq!(
+        describe(&w),
+        ["key sel A ⊥ {x} ⊥", "key sel B ⊥ {k} ⊥", "key sel B ⊥ {z} ⊥"]
+    );
 }
 
 #[test]

@@ -49,6 +49,7 @@ mod functions;
 pub use functions::may_read;
 mod infer;
 mod integrity;
+mod order;
 mod scope;
 mod statements;
 mod symbolic;
@@ -325,6 +326,8 @@ fn lower_transaction(
         weak_lock: false,
         prefix: 0,
         ctes: vec![],
+        split: false,
+        split_out: vec![],
         qmarks: None,
         counter,
         warnings,
@@ -496,6 +499,12 @@ struct Lowerer<'a> {
     prefix: usize,
     /// CTEs in scope (WITH), innermost last.
     ctes: Vec<scope::Cte>,
+    /// Set by `with_parts` for the one part it lowers next: that part
+    /// leaves the reads it makes on the statement's snapshot in
+    /// `split_out` and returns only what runs after a lock wait (writes,
+    /// locking reads). See `order.rs`.
+    split: bool,
+    split_out: Vec<Body>,
     /// The program's file and the offsets of its JDBC `?`s (numbered `?1`,
     /// … in order).
     qmarks: Option<(String, Vec<usize>)>,

@@ -61,6 +61,7 @@ impl Lowerer<'_> {
     ) -> Result<Body> {
         // UPDATE t … FROM s …: the rows of s are read (one statement
         // per table, before the write), t is the target (index 0).
+        let split = std::mem::take(&mut self.split);
         let mut tables = vec![self.table_ref(&u.table.relation, snip)?];
         let mut ons = vec![];
         if !u.table.joins.is_empty() {
@@ -99,7 +100,11 @@ impl Lowerer<'_> {
                 self.collect_item(&tables, item, snip, &mut pre, &mut uses)?;
             }
         }
-        self.update_integrity_reads(tables[0].rel, &writes, snip, &mut pre);
+        // The foreign-key checks run after the write (AFTER triggers):
+        // in a WITH they stay with it (order.rs).
+        let mut checks = vec![];
+        let to = if split { &mut checks } else { &mut pre };
+        self.update_integrity_reads(tables[0].rel, &writes, snip, to);
         self.conditions(
             &tables,
             &ons,
@@ -115,7 +120,7 @@ impl Lowerer<'_> {
             writes,
             returning: &u.returning,
         };
-        self.write_after_reads(target, snip, into, next, pre)
+        self.write_after_reads(target, snip, into, next, pre, split.then_some(checks))
     }
 
     /// DELETE FROM t [USING s …]: s is read, t is the target.
@@ -137,6 +142,7 @@ impl Lowerer<'_> {
             ));
         }
         // DELETE FROM t USING s …: s is read, t is the target.
+        let split = std::mem::take(&mut self.split);
         let mut tables = vec![self.table_ref(&from[0].relation, snip)?];
         let mut ons = vec![];
         if let Some(using) = &d.using {
@@ -170,7 +176,7 @@ impl Lowerer<'_> {
             writes: BTreeSet::new(),
             returning: &d.returning,
         };
-        self.write_after_reads(target, snip, into, next, pre)
+        self.write_after_reads(target, snip, into, next, pre, split.then(Vec::new))
     }
 
     /// ON conditions of the other tables, then WHERE (UPDATE, DELETE).
@@ -190,7 +196,10 @@ impl Lowerer<'_> {
     }
 
     /// The end of an UPDATE or DELETE: the other tables are read (one
-    /// statement each), then the target is written.
+    /// statement each), then the target is written. `split` (a part of a
+    /// WITH, order.rs): the reads so far, and the target's scan on the
+    /// snapshot, go to `split_out`; the foreign-key checks given stay
+    /// before the write.
     fn write_after_reads(
         &mut self,
         t: Target,
@@ -198,8 +207,16 @@ impl Lowerer<'_> {
         into: &[String],
         next: Option<&Node>,
         mut pre: Vec<Body>,
+        split: Option<Vec<Body>>,
     ) -> Result<Body> {
         self.table_reads(t.tables, t.uses, 1, &[], snip, &mut pre);
+        if let Some(checks) = split {
+            // The scan that finds the target's rows reads their WHERE
+            // columns on the snapshot; the write re-reads the row it locks.
+            self.snapshot_scan(&t.tables[0], &t.uses[0], snip, &mut pre);
+            self.split_out.append(&mut pre);
+            pre = checks;
+        }
         let returning_cols = returning_columns(t.returning, &t.tables[..1], self.schema);
         let rel = t.tables[0].rel;
         let body = self.write_stmt(Write {
@@ -223,6 +240,7 @@ impl Lowerer<'_> {
         snip: &Snippet,
         into: &[String],
     ) -> Result<Body> {
+        let split = std::mem::take(&mut self.split);
         let TableObject::TableName(name) = &ins.table else {
             return Err(self.unsupported(
                 snip,
@@ -285,17 +303,28 @@ impl Lowerer<'_> {
             }
             None => {}
         }
-        self.integrity_reads(rel, &eq, known, &nulls, snip, &mut pre);
+        // The foreign-key checks run at the insert (AFTER triggers): in a
+        // WITH they stay with it (order.rs).
+        let mut checks = vec![];
+        let to = if split { &mut checks } else { &mut pre };
+        self.integrity_reads(rel, &eq, known, &nulls, snip, to);
         let q = self.new_statement(StmtType::Ins, rel, snip);
         self.statements[q].write = self.all(rel);
         self.bind(q, &eq);
         self.facts[q].key = self.key_of(rel, &eq);
         let returning_cols = returning_columns(&ins.returning, &tables, self.schema);
-        let Some(on) = &ins.on else {
-            self.assign_into(into, q, true, &returning_cols, &BTreeSet::new());
-            return Ok(seq(pre, Body::Stmt(q)));
+        let b = match &ins.on {
+            None => {
+                self.assign_into(into, q, true, &returning_cols, &BTreeSet::new());
+                Body::Stmt(q)
+            }
+            Some(on) => self.upsert(on, q, tables, snip, into, &mut pre)?,
         };
-        self.upsert(on, q, tables, snip, into, pre)
+        if split {
+            self.split_out.append(&mut pre);
+            pre = checks;
+        }
+        Ok(seq(pre, b))
     }
 
     /// An upsert: either the insert `q`, or (on a key conflict) the action
@@ -307,7 +336,7 @@ impl Lowerer<'_> {
         tables: Vec<TableRef>,
         snip: &Snippet,
         into: &[String],
-        mut pre: Vec<Body>,
+        pre: &mut Vec<Body>,
     ) -> Result<Body> {
         let rel = tables[0].rel;
         // The existing row has the key the insert pins.
@@ -346,17 +375,10 @@ impl Lowerer<'_> {
             for col in assignment_columns(&a.target) {
                 writes.insert(self.column(&scope[..1], None, &col, snip)?.1);
             }
-            self.collect(
-                &scope,
-                &a.value,
-                snip,
-                Some(&mut pre),
-                Clause::Read,
-                &mut uses,
-            )?;
+            self.collect(&scope, &a.value, snip, Some(pre), Clause::Read, &mut uses)?;
         }
         if let Some(w) = &selection {
-            self.collect(&scope, w, snip, Some(&mut pre), Clause::Read, &mut uses)?;
+            self.collect(&scope, w, snip, Some(pre), Clause::Read, &mut uses)?;
         }
         let key = self.facts[q].key.clone();
         let key_cols: BTreeSet<usize> = match &key {
@@ -404,7 +426,7 @@ impl Lowerer<'_> {
             self.env.insert(v.clone(), t);
         }
         self.facts[q].certain = false;
-        Ok(seq(pre, Body::Branch(vec![Body::Stmt(q), Body::Stmt(alt)])))
+        Ok(Body::Branch(vec![Body::Stmt(q), Body::Stmt(alt)]))
     }
 
     pub(super) fn unsupported(&self, snip: &Snippet, what: &str, help: &str) -> Box<Diag> {
@@ -694,7 +716,9 @@ impl Lowerer<'_> {
 
     /// SELECT: one statement per table of FROM, in FROM order.
     pub(super) fn select(&mut self, q: &Query, snip: &Snippet, into: &[String]) -> Result<Body> {
+        let split = std::mem::take(&mut self.split);
         if q.with.is_some() {
+            self.split = split;
             return self.with_query(q, snip, into);
         }
         let SetExpr::Select(sel) = q.body.as_ref() else {
@@ -709,7 +733,12 @@ impl Lowerer<'_> {
         self.tables_of(&sel.from, snip, &mut tables, &mut ons)?;
         self.selects += 1;
         if tables.is_empty() {
-            return self.select_without_from(sel, snip, into);
+            let b = self.select_without_from(sel, snip, into)?;
+            if split {
+                self.split_out.push(b);
+                return Ok(Body::Seq(vec![]));
+            }
+            return Ok(b);
         }
         let mut pre = vec![];
         let mut uses = vec![Uses::default(); tables.len()];
@@ -763,7 +792,14 @@ impl Lowerer<'_> {
         let mut parts = pre;
         let single = tables.len() == 1;
         let mark = self.statements.len();
-        let first_key_based = self.table_reads(&tables, &uses, 0, &locking, snip, &mut parts);
+        let mut late = vec![];
+        let first_key_based = if locking.iter().any(|l| *l)
+            && (split || locking.iter().any(|l| !l))
+        {
+            self.locked_after_snapshot(&tables, &uses, &locking, snip, &mut parts, &mut late)
+        } else {
+            self.table_reads(&tables, &uses, 0, &locking, snip, &mut parts)
+        };
         // An aggregate over no rows still returns a row (COUNT 0, SUM
         // NULL): the program goes on when the keyed row is missing.
         let grouped = !matches!(&sel.group_by, sqlparser::ast::GroupByExpr::Expressions(v, _) if v.is_empty());
@@ -784,25 +820,82 @@ impl Lowerer<'_> {
                 }
             }
         }
+        if split {
+            self.split_out.append(&mut parts);
+            return Ok(Body::Seq(late));
+        }
+        parts.append(&mut late);
         Ok(if parts.len() == 1 {
             parts.remove(0)
         } else {
             Body::Seq(parts)
         })
     }
+
+    /// A SELECT whose lock clause locks some of its tables, beside tables
+    /// it does not lock (`FOR UPDATE OF t`) or other parts of a WITH: the
+    /// unlocked tables are read on the statement's snapshot, and so is the
+    /// scan of the locked ones (their WHERE columns); after a lock wait
+    /// PostgreSQL re-reads only the locked rows (EvalPlanQual), so their
+    /// reads come last (`late`), in FROM order. Returns the locked read of
+    /// a single table, if key-based (for INTO).
+    fn locked_after_snapshot(
+        &mut self,
+        tables: &[TableRef],
+        uses: &[Uses],
+        locking: &[bool],
+        snip: &Snippet,
+        parts: &mut Vec<Body>,
+        late: &mut Vec<Body>,
+    ) -> Option<usize> {
+        for (ti, t) in tables.iter().enumerate() {
+            if locking[ti] {
+                self.snapshot_scan(t, &uses[ti], snip, parts);
+            } else {
+                let r = ti..ti + 1;
+                self.table_reads(&tables[r.clone()], &uses[r], 0, &[], snip, parts);
+            }
+        }
+        let mut first = None;
+        for (ti, _) in tables.iter().enumerate().filter(|(ti, _)| locking[*ti]) {
+            let r = ti..ti + 1;
+            let s = self.table_reads(&tables[r.clone()], &uses[r], 0, &[true], snip, late);
+            first = first.or(s);
+        }
+        first
+    }
+
+    /// The scan that finds a table's rows on the statement's snapshot: a
+    /// plain read of its WHERE and join columns (a key-based one with no
+    /// other column reads the row's existence).
+    pub(super) fn snapshot_scan(
+        &mut self,
+        t: &TableRef,
+        u: &Uses,
+        snip: &Snippet,
+        parts: &mut Vec<Body>,
+    ) {
+        let scan = Uses {
+            read: BTreeSet::new(),
+            all: false,
+            ..u.clone()
+        };
+        self.table_reads(std::slice::from_ref(t), &[scan], 0, &[], snip, parts);
+    }
+
     /// `WITH c₁ AS (…), … main`: each CTE lowered as a statement of its own
-    /// (SELECT, or INSERT/UPDATE/DELETE … RETURNING), in the order written,
-    /// then the main statement; reading a CTE by name reads no table (its
-    /// rows come from the sub-statement, which was lowered with its reads).
+    /// (SELECT, or INSERT/UPDATE/DELETE … RETURNING), then the main
+    /// statement; reading a CTE by name reads no table (its rows come from
+    /// the sub-statement, which was lowered with its reads).
     ///
-    /// PostgreSQL runs all parts on one snapshot, in an order it does not
-    /// promise. Under the Section 5.4 assumption the WITH statement is one
-    /// step, so its parts run back to back with no other transaction's
-    /// operation between them: any fixed order then gives the same
-    /// dependencies between transactions (an own earlier write that a later
-    /// part would see replaces that read's dependency by a write
-    /// dependency in the same direction), and the BTP sequence, which also
-    /// lets other transactions run between the parts, only adds schedules.
+    /// PostgreSQL runs all parts on one snapshot, taken when the statement
+    /// starts; a data-modifying part that waits for a row lock writes (and
+    /// re-reads the locked row) after the wait. So the reads every part
+    /// makes on the snapshot come first, in the order written, then the
+    /// writes and locking reads, in the order written (order.rs says why
+    /// that admits every PostgreSQL execution; PostgreSQL does not promise
+    /// an order of the parts' writes, and none is needed: this
+    /// transaction's writes are invisible to others until it commits).
     fn with_query(&mut self, q: &Query, snip: &Snippet, into: &[String]) -> Result<Body> {
         let Some(with) = &q.with else {
             return self.select(q, snip, into);
@@ -827,10 +920,13 @@ impl Lowerer<'_> {
         snip: &Snippet,
         into: &[String],
     ) -> Result<Body> {
-        let mut parts = vec![];
+        let split = std::mem::take(&mut self.split);
+        let mark = self.statements.len();
+        // Reads on the statement's snapshot, then what waits for locks.
+        let (mut reads, mut late) = (vec![], vec![]);
         for cte in &with.cte_tables {
             let (body, rel) = self.cte_body(&cte.query, snip)?;
-            parts.push(body);
+            self.file_part(body, &mut reads, &mut late);
             self.ctes.push(Cte {
                 name: cte.alias.name.clone(),
                 rel,
@@ -841,16 +937,36 @@ impl Lowerer<'_> {
             SetExpr::Insert(st) | SetExpr::Update(st) | SetExpr::Delete(st) => {
                 // The Query wrapping the main statement (audit counts it).
                 self.selects += 1;
+                self.split = true;
                 self.lower_sql(st, into, snip, None, self.weak_lock)?
             }
             _ => {
                 let mut plain = q.clone();
                 plain.with = None;
+                self.split = true;
                 self.select(&plain, snip, into)?
             }
         };
-        parts.push(main);
-        Ok(Body::Seq(parts))
+        self.file_part(main, &mut reads, &mut late);
+        if split {
+            // A WITH inside a part of a WITH: one snapshot for all.
+            self.split_out.append(&mut reads);
+            return Ok(Body::Seq(late));
+        }
+        reads.append(&mut late);
+        Ok(self.renumber(mark, Body::Seq(reads)))
+    }
+
+    /// Sort one lowered part of a WITH: what it left in `split_out` is
+    /// read on the snapshot, the body it returned comes after. A part that
+    /// did not take the split request (VALUES) is all snapshot reads.
+    fn file_part(&mut self, body: Body, reads: &mut Vec<Body>, late: &mut Vec<Body>) {
+        if std::mem::take(&mut self.split) {
+            reads.push(body);
+        } else {
+            reads.append(&mut self.take_split());
+            late.push(body);
+        }
     }
 
     /// One CTE's statement, and the table its rows are rows of (the target
@@ -896,6 +1012,7 @@ impl Lowerer<'_> {
                 // its rows are read, and its RETURNING has no INTO. It is
                 // a statement of the program like any other (key-based
                 // under the Section 5.4 assumption).
+                self.split = true;
                 Ok((self.lower_sql(st, &[], snip, None, false)?, rel))
             }
             SetExpr::Select(sel) => {
@@ -912,6 +1029,7 @@ impl Lowerer<'_> {
                 };
                 // As a subquery: its rows may be none, and the program goes on.
                 self.sub_depth += 1;
+                self.split = true;
                 let b = self.with_query(q, snip, &[]);
                 self.sub_depth -= 1;
                 Ok((b?, rel))

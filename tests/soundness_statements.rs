@@ -1,0 +1,95 @@
+//! Soundness of the order of work inside one statement, and of upserts on
+//! a UNIQUE column that is not the key (issue 21, classes 2 and 3).
+//!
+//! Each not-robust workload here was run on PostgreSQL 15 at READ
+//! COMMITTED with two psql sessions fed step by step (the schedule is in
+//! the test's comment), and its outcome compared with both serial orders.
+//! Each has a robust control (a one-line variant), so a test that always
+//! said "not robust" would fail.
+
+use std::path::Path;
+
+use isolint::analysis::analyze;
+use isolint::analysis::graph::Settings;
+use isolint::analysis::robustness::Method;
+
+fn run(schema: &str, files: &[(&str, &str)]) -> Result<bool, String> {
+    let d = tempfile::tempdir().map_err(|e| e.to_string())?;
+    std::fs::write(d.path().join("schema.sql"), schema).map_err(|e| e.to_string())?;
+    std::fs::write(d.path().join("isolint.yaml"), "schema: schema.sql\n")
+        .map_err(|e| e.to_string())?;
+    for (n, t) in files {
+        std::fs::write(d.path().join(n), t).map_err(|e| e.to_string())?;
+    }
+    let loaded =
+        isolint::frontend::load(Path::new(d.path()), None).map_err(|e| e.message.clone())?;
+    let a = analyze(&loaded.workload, Settings::default(), Method::TypeII, false);
+    Ok(a.robust)
+}
+
+fn robust(schema: &str, files: &[(&str, &str)]) -> bool {
+    match run(schema, files) {
+        Ok(r) => r,
+        Err(e) => panic!("expected a verdict, got: {e}"),
+    }
+}
+
+/// acct(id PK, bal), other(id PK, v).
+const TWO: &str = "CREATE TABLE acct (id INT PRIMARY KEY, bal INT);
+CREATE TABLE other (id INT PRIMARY KEY, v INT);
+";
+
+/// Item 1: `WITH w AS (UPDATE …) SELECT … FROM other`. The SELECT reads
+/// `other` on the snapshot taken when the statement started, before the
+/// UPDATE waited for a row lock. Confirmed on PostgreSQL 15 at READ
+/// COMMITTED from acct(1, bal 1), other(1, v 0):
+/// T2 `BEGIN; UPDATE acct SET bal = bal * 10 WHERE id = 1;`
+/// T1 `BEGIN; WITH w AS (UPDATE acct SET bal = bal + 1 WHERE id = 1
+/// RETURNING bal) SELECT v FROM other WHERE id = 1;` (blocks)
+/// T2 `UPDATE other SET v = 1 WHERE id = 1; COMMIT;`
+/// T1 returns v = 0; `COMMIT;` final bal = 11.
+/// Serial T1;T2: v 0, bal 20; T2;T1: v 1, bal 11. Neither matches.
+#[test]
+fn data_modifying_cte_reads_before_its_write() {
+    let p1 = "WITH w AS (UPDATE acct SET bal = bal + 1 WHERE id = :a RETURNING bal)\nSELECT v INTO :v FROM other WHERE id = :o;\n";
+    let p2 = "UPDATE acct SET bal = bal * 10 WHERE id = :a;\nUPDATE other SET v = 1 WHERE id = :o;\n";
+    assert!(!robust(TWO, &[("P1.sql", p1), ("P2.sql", p2)]));
+    // Control: the same two statements written one after the other read
+    // `other` after the UPDATE took the row lock (T2's UPDATE of acct then
+    // waits for T1's commit): robust.
+    let p1 = "UPDATE acct SET bal = bal + 1 WHERE id = :a;\nSELECT v INTO :v FROM other WHERE id = :o;\n";
+    assert!(robust(TWO, &[("P1.sql", p1), ("P2.sql", p2)]));
+}
+
+/// t(id PK, x), u(id PK, y).
+const TU: &str = "CREATE TABLE t (id INT PRIMARY KEY, x INT);
+CREATE TABLE u (id INT PRIMARY KEY, y INT);
+";
+
+/// Item 2: `FOR UPDATE OF t` over a join locks only t's rows; after the
+/// lock wait PostgreSQL re-reads t (EvalPlanQual) but keeps u as of the
+/// snapshot. Confirmed on PostgreSQL 15 at READ COMMITTED from t(1, x 0),
+/// u(1, y 0):
+/// T2 `BEGIN; UPDATE t SET x = 1 WHERE id = 1;`
+/// T1 `BEGIN; SELECT t.x, u.y FROM t, u WHERE t.id = 1 AND u.id = 1 FOR
+/// UPDATE OF t;` (blocks)
+/// T2 `UPDATE u SET y = 1 WHERE id = 1; COMMIT;`
+/// T1 returns x 1, y 0 (also with `FROM t JOIN u ON u.id = t.id WHERE
+/// t.id = 1`). Serial orders return (0, 0) or (1, 1). With plain `FOR
+/// UPDATE` (both rows locked, both re-read) the same schedule returns
+/// (1, 1).
+#[test]
+fn for_update_of_one_table_reads_the_other_first() {
+    let p2 = "UPDATE t SET x = 1 WHERE id = :a;\nUPDATE u SET y = 1 WHERE id = :b;\n";
+    for p1 in [
+        "SELECT t.x, u.y INTO :x, :y FROM t, u WHERE t.id = :a AND u.id = :b FOR UPDATE OF t;\n",
+        "SELECT t.x, u.y INTO :x, :y FROM t JOIN u ON u.id = t.id WHERE t.id = :a FOR UPDATE OF t;\n",
+        "SELECT t.x, u.y INTO :x, :y FROM u, t WHERE t.id = :a AND u.id = :b FOR UPDATE OF t;\n",
+    ] {
+        assert!(!robust(TU, &[("P1.sql", p1), ("P2.sql", p2)]), "{p1}");
+    }
+    // Control: FOR UPDATE locks both tables; both reads are locking reads
+    // (docs/locking-reads.md), which no counterflow edge leaves.
+    let p1 = "SELECT t.x, u.y INTO :x, :y FROM t, u WHERE t.id = :a AND u.id = :b FOR UPDATE;\n";
+    assert!(robust(TU, &[("P1.sql", p1), ("P2.sql", p2)]));
+}
