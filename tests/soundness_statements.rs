@@ -27,6 +27,19 @@ fn run(schema: &str, files: &[(&str, &str)]) -> Result<bool, String> {
     Ok(a.robust)
 }
 
+fn lower(schema: &str, files: &[(&str, &str)]) -> isolint::model::btp::Workload {
+    let d = tempfile::tempdir().expect("tempdir");
+    std::fs::write(d.path().join("schema.sql"), schema).expect("write");
+    std::fs::write(d.path().join("isolint.yaml"), "schema: schema.sql\n").expect("write");
+    for (n, t) in files {
+        std::fs::write(d.path().join(n), t).expect("write");
+    }
+    match isolint::frontend::load(Path::new(d.path()), None) {
+        Ok(l) => l.workload,
+        Err(e) => panic!("expected BTPs, got: {}", e.message),
+    }
+}
+
 fn robust(schema: &str, files: &[(&str, &str)]) -> bool {
     match run(schema, files) {
         Ok(r) => r,
@@ -92,4 +105,67 @@ fn for_update_of_one_table_reads_the_other_first() {
     // (docs/locking-reads.md), which no counterflow edge leaves.
     let p1 = "SELECT t.x, u.y INTO :x, :y FROM t, u WHERE t.id = :a AND u.id = :b FOR UPDATE;\n";
     assert!(robust(TU, &[("P1.sql", p1), ("P2.sql", p2)]));
+}
+
+/// f reads u; VOLATILE is PostgreSQL's default, g is the same body
+/// declared STABLE; reset_u writes u. The `pg_sleep` only gives the other
+/// session time to run (a built-in: no read).
+const FUNC: &str = "CREATE TABLE t (id INT PRIMARY KEY, x INT);
+CREATE TABLE u (id INT PRIMARY KEY, y INT);
+CREATE FUNCTION f(k INT) RETURNS INT LANGUAGE sql AS $$ SELECT pg_sleep(3); SELECT y FROM u WHERE id = k $$;
+CREATE FUNCTION g(k INT) RETURNS INT LANGUAGE sql STABLE AS $$ SELECT pg_sleep(3); SELECT y FROM u WHERE id = k $$;
+CREATE FUNCTION reset_u(k INT) RETURNS INT LANGUAGE sql AS $$ SELECT pg_sleep(3); UPDATE u SET y = 0 WHERE id = k RETURNING id $$;
+";
+
+/// Item 3: a VOLATILE function called per row runs its statements, each
+/// on a fresh snapshot, after the outer statement read its rows.
+/// Confirmed on PostgreSQL 15 at READ COMMITTED from t(1, x 0),
+/// u(1, y 0) with FUNC's f:
+/// T1 `BEGIN; SELECT t.x, f(t.id) FROM t WHERE t.id = 1;` (sleeps in f)
+/// T2 `BEGIN; UPDATE t SET x = 1 WHERE id = 1; UPDATE u SET y = 1 WHERE
+/// id = 1; COMMIT;`
+/// T1 returns x 0, f 1; `COMMIT;`. Serial orders return (0, 0) or (1, 1).
+/// With the STABLE g the same schedule returns (0, 0): g reads the
+/// caller's snapshot. With reset_u (u(1) = y 5 at the start) T1 returns
+/// x 0 and the final y is 0; serial orders give (x 0, y 1) or (x 1, y 0).
+#[test]
+fn volatile_function_reads_after_the_statement() {
+    let p2 = "UPDATE t SET x = 1 WHERE id = :a;\nUPDATE u SET y = 1 WHERE id = :b;\n";
+    for p1 in [
+        "SELECT t.x, f(t.id) INTO :x, :y FROM t WHERE t.id = :a;\n",
+        "SELECT t.x, reset_u(t.id) INTO :x, :y FROM t WHERE t.id = :a;\n",
+    ] {
+        assert!(!robust(FUNC, &[("P1.sql", p1), ("P2.sql", p2)]), "{p1}");
+    }
+    // Where the bodies go (PostgreSQL's manual, "Function Volatility
+    // Categories": a VOLATILE function takes a fresh snapshot for each of
+    // its queries, STABLE and IMMUTABLE ones use the calling query's):
+    // f's read of u after the read of t, g's with the snapshot reads,
+    // before it. Per row: a loop.
+    let order = |p1: &str| {
+        let w = lower(FUNC, &[("P1.sql", p1)]);
+        let p = &w.programs[0];
+        let rels: Vec<String> = p
+            .statements
+            .iter()
+            .map(|s| w.schema.rel(s.rel).name.clone())
+            .collect();
+        (rels, isolint::report::body_text(p, &p.body))
+    };
+    let (rels, body) = order("SELECT t.x, f(t.id) INTO :x, :y FROM t WHERE t.id = :a;\n");
+    assert_eq!((rels.join(" "), body.as_str()), ("t u".into(), "q1; loop(q2)"));
+    let (rels, body) = order("SELECT t.x, g(t.id) INTO :x, :y FROM t WHERE t.id = :a;\n");
+    assert_eq!((rels.join(" "), body.as_str()), ("u t".into(), "loop(q1); q2"));
+    // An UPDATE: its scan on the snapshot (row :a exists), the body, then
+    // the write (after a lock wait PostgreSQL evaluates the call again,
+    // still before the write).
+    let (rels, body) = order("UPDATE t SET x = f(id) WHERE id = :a;\n");
+    assert_eq!((rels.join(" "), body.as_str()), ("t u t".into(), "q1; loop(q2); q3"));
+
+    // Control: the writing function called by an UPDATE of t. reset_u
+    // locks u(k) before the UPDATE locks t(k); T2 locks t then u. Either
+    // one waits for the other's commit on both rows, or they deadlock:
+    // robust.
+    let p1 = "UPDATE t SET x = reset_u(id) WHERE id = :a;\n";
+    assert!(robust(FUNC, &[("P1.sql", p1), ("P2.sql", p2)]));
 }

@@ -328,6 +328,7 @@ fn lower_transaction(
         ctes: vec![],
         split: false,
         split_out: vec![],
+        defer: None,
         qmarks: None,
         counter,
         warnings,
@@ -505,6 +506,10 @@ struct Lowerer<'a> {
     /// locking reads). See `order.rs`.
     split: bool,
     split_out: Vec<Body>,
+    /// Inside a statement that calls a VOLATILE function: the inlined
+    /// bodies of those calls, which run after the statement's snapshot
+    /// reads and before its writes (order.rs).
+    defer: Option<Vec<Body>>,
     /// The program's file and the offsets of its JDBC `?`s (numbered `?1`,
     /// … in order).
     qmarks: Option<(String, Vec<usize>)>,

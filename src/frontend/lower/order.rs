@@ -68,6 +68,54 @@ impl Lowerer<'_> {
         remap_body(body, &map)
     }
 
+    /// Whether a statement calls a VOLATILE user function (`LANGUAGE sql`:
+    /// the ones inlined here) anywhere in it.
+    pub(super) fn calls_volatile(&self, sql: &Sql) -> bool {
+        let found = sqlparser::ast::visit_expressions(sql, |e| {
+            if let Expr::Function(f) = e {
+                let name = f.name.0.last().and_then(|p| p.as_ident());
+                let hit = name.is_some_and(|i| {
+                    self.functions.iter().any(|(d, _)| {
+                        d.volatile && d.language == "sql" && d.name == i.value.to_lowercase()
+                    })
+                });
+                if hit {
+                    return ControlFlow::Break(());
+                }
+            }
+            ControlFlow::Continue(())
+        });
+        found.is_break()
+    }
+
+    /// A statement that calls a VOLATILE function: PostgreSQL runs the
+    /// function's statements each on a fresh snapshot, after the outer
+    /// statement read its rows on its own snapshot (once per row when the
+    /// call is evaluated per row) and before the row is written (after a
+    /// lock wait EvalPlanQual evaluates the call again, still before the
+    /// write). So: the statement's snapshot reads, then the calls' bodies
+    /// (`call` leaves them in `defer`; a loop when per row), then its
+    /// writes and locking reads.
+    pub(super) fn lower_volatile(
+        &mut self,
+        sql: &Sql,
+        into: &[String],
+        s: &Snippet,
+        next: Option<&Node>,
+        weak_lock: bool,
+    ) -> Result<Body> {
+        let saved = (self.defer.replace(vec![]), self.take_split());
+        let mark = self.statements.len();
+        self.split = true;
+        let r = self.lower_sql(sql, into, s, next, weak_lock);
+        self.split = false;
+        let mut parts = self.take_split();
+        parts.extend(self.defer.take().unwrap_or_default());
+        (self.defer, self.split_out) = saved;
+        parts.push(r?);
+        Ok(self.renumber(mark, Body::Seq(parts)))
+    }
+
     /// Take the snapshot reads a split part left in `split_out`.
     pub(super) fn take_split(&mut self) -> Vec<Body> {
         std::mem::take(&mut self.split_out)

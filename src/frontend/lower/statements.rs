@@ -18,7 +18,14 @@ impl Lowerer<'_> {
         weak_lock: bool,
     ) -> Result<Body> {
         let (q0, c0) = (self.selects, self.inlined);
-        let b = self.lower_sql(sql, into, s, next, weak_lock)?;
+        let b = if self.calls_volatile(sql) {
+            self.lower_volatile(sql, into, s, next, weak_lock)?
+        } else {
+            let saved = self.defer.take();
+            let b = self.lower_sql(sql, into, s, next, weak_lock);
+            self.defer = saved;
+            b?
+        };
         let (q, c) = (self.selects - q0, self.inlined - c0);
         self.audit(sql, s, q, c)?;
         Ok(b)
