@@ -169,3 +169,114 @@ fn volatile_function_reads_after_the_statement() {
     let p1 = "UPDATE t SET x = reset_u(id) WHERE id = :a;\n";
     assert!(robust(FUNC, &[("P1.sql", p1), ("P2.sql", p2)]));
 }
+
+/// users(id PK, email UNIQUE, name, visits), total(id PK, s).
+const USERS: &str = "CREATE TABLE users (id INT PRIMARY KEY, email TEXT UNIQUE, name TEXT, visits INT);
+CREATE TABLE total (id INT PRIMARY KEY, s INT);
+";
+
+/// The same with the uniqueness from `CREATE UNIQUE INDEX`.
+const USERS_INDEX: &str = "CREATE TABLE users (id INT PRIMARY KEY, email TEXT, name TEXT, visits INT);
+CREATE UNIQUE INDEX users_email ON users (email);
+CREATE TABLE total (id INT PRIMARY KEY, s INT);
+";
+
+/// Item 4 (class 3): `ON CONFLICT (email) DO UPDATE` updates the row that
+/// holds the email, not the row whose key the INSERT names: a later read
+/// of that key has no same-tuple protection. Confirmed on PostgreSQL 15
+/// at READ COMMITTED from users (1, 'a', 'n1', 0), (2, 'b', 'n2', 0),
+/// total (1, 0):
+/// T1 `BEGIN; INSERT INTO users VALUES (2, 'a', 'x', 0) ON CONFLICT
+/// (email) DO UPDATE SET visits = users.visits + 1;` (updates row 1)
+/// `SELECT name FROM users WHERE id = 2;` → 'n2'
+/// T2 `BEGIN; UPDATE users SET name = 'y' WHERE id = 2; UPDATE total SET
+/// s = 2 WHERE id = 1; COMMIT;`
+/// T1 `UPDATE total SET s = 1 WHERE id = 1; COMMIT;` final s = 1.
+/// Serial T1;T2: T1 reads 'n2', s 2; T2;T1: 'y', s 1. Neither matches.
+#[test]
+fn upsert_on_unique_column_updates_the_conflicting_row() {
+    let p2 = "UPDATE users SET name = 'y' WHERE id = :k;\nUPDATE total SET s = 2 WHERE id = 1;\n";
+    let p1 = |target: &str| {
+        format!("INSERT INTO users VALUES (:id, :e, 'x', 0) ON CONFLICT ({target}) DO UPDATE SET visits = users.visits + 1;\nSELECT name INTO :n FROM users WHERE id = :id;\nUPDATE total SET s = 1 WHERE id = 1;\n")
+    };
+    for schema in [USERS, USERS_INDEX] {
+        assert!(!robust(schema, &[("P1.sql", &p1("email")), ("P2.sql", p2)]));
+        // Control: ON CONFLICT (id) updates row :id itself, and holds its
+        // lock; T2's update of the row waits for T1's commit.
+        assert!(robust(schema, &[("P1.sql", &p1("id")), ("P2.sql", p2)]));
+    }
+    // The action is a key-based update of the row with that email (email
+    // is a key: no statement assigns it), pinned by the email only.
+    let w = lower(USERS, &[("P1.sql", &p1("email"))]);
+    let p = &w.programs[0];
+    let alt = &p.statements[1];
+    assert_eq!(
+        (alt.ty.name(), w.schema.rel(alt.rel).name.as_str()),
+        ("key upd", "users")
+    );
+    // The later read of row :id is the same tuple as the insert (q1), in
+    // the branch that inserted; never the same as the update (q2).
+    assert!(
+        p.constraints.iter().all(|c| c.parent != 1),
+        "{:?}",
+        p.constraints
+    );
+}
+
+/// `ON CONFLICT (email) DO NOTHING` (and without a target, and `ON
+/// CONFLICT ON CONSTRAINT`) reads the unique column: a concurrent change
+/// of a row's email decides between the insert and nothing. Confirmed on
+/// PostgreSQL 15 at READ COMMITTED from users (1, 'a', 'n1', 0),
+/// (2, 'b', 'n2', 0), total (1, 0), for each of the three forms and with
+/// the uniqueness from `CREATE UNIQUE INDEX`:
+/// T1 `BEGIN; INSERT INTO users (id, email) VALUES (3, 'a') ON CONFLICT
+/// (email) DO NOTHING;` (row 1 holds 'a': nothing)
+/// T2 `BEGIN; UPDATE users SET email = 'z' WHERE id = 1; UPDATE total SET
+/// s = 2 WHERE id = 1; COMMIT;`
+/// T1 `UPDATE total SET s = 1 WHERE id = 1; COMMIT;`
+/// Final: no row 3, s = 1. Serial T1;T2: no row 3, s 2; T2;T1: row 3
+/// inserted, s 1. Neither matches.
+#[test]
+fn upsert_do_nothing_reads_the_unique_column() {
+    let p2 = "UPDATE users SET email = :f WHERE id = :k;\nUPDATE total SET s = 2 WHERE id = 1;\n";
+    for schema in [USERS, USERS_INDEX] {
+        for target in [
+            "(email) ",
+            "",
+            "ON CONSTRAINT users_email_key ",
+        ] {
+            let p1 = format!("INSERT INTO users (id, email) VALUES (:id, :e) ON CONFLICT {target}DO NOTHING;\nUPDATE total SET s = 1 WHERE id = 1;\n");
+            assert!(!robust(schema, &[("P1.sql", &p1), ("P2.sql", p2)]), "{p1}");
+            // Control: T2 changes the name, which no conflict check reads.
+            // (isolint does not record constraint names: ON CONSTRAINT
+            // reads every column, so it has no such control.)
+            if !target.starts_with("ON CONSTRAINT") {
+                let p2 = p2.replace("email = :f", "name = :f");
+                assert!(robust(schema, &[("P1.sql", &p1), ("P2.sql", &p2)]), "{p1}");
+            }
+        }
+    }
+}
+
+/// A plain INSERT into a table with a UNIQUE column succeeds only if no
+/// row holds its value: when a program can change (or delete) such a row,
+/// that is a read. Confirmed on PostgreSQL 15 at READ COMMITTED from users
+/// (1, 'a', …), total (1, 0):
+/// T1 `BEGIN; SELECT s FROM total WHERE id = 1;` → 0
+/// T2 `BEGIN; UPDATE users SET email = 'z' WHERE id = 1; UPDATE total SET
+/// s = 2 WHERE id = 1; COMMIT;`
+/// T1 `INSERT INTO users (id, email) VALUES (3, 'a'); COMMIT;` succeeds.
+/// Serial T1;T2: T1's insert fails ('a' taken); T2;T1: T1 reads 2.
+#[test]
+fn insert_reads_unique_columns_that_can_change() {
+    let p1 = "SELECT s INTO :s FROM total WHERE id = 1;\nINSERT INTO users (id, email) VALUES (:id, :e);\n";
+    let p2 = "UPDATE users SET email = :f WHERE id = :k;\nUPDATE total SET s = 2 WHERE id = 1;\n";
+    assert!(!robust(USERS, &[("P1.sql", p1), ("P2.sql", p2)]));
+    // Control: no program changes an email or deletes a user; two
+    // concurrent inserts of one email abort one of them.
+    let p2 = "UPDATE users SET name = :f WHERE id = :k;\nUPDATE total SET s = 2 WHERE id = 1;\n";
+    assert!(robust(USERS, &[("P1.sql", p1), ("P2.sql", p2)]));
+    // Registrations alone stay robust (no check is needed).
+    let reg = "INSERT INTO users (id, email) VALUES (:id, :e) ON CONFLICT (email) DO NOTHING;\n";
+    assert!(robust(USERS, &[("R.sql", reg)]));
+}

@@ -315,43 +315,82 @@ impl Lowerer<'_> {
         let mut checks = vec![];
         let to = if split { &mut checks } else { &mut pre };
         self.integrity_reads(rel, &eq, known, &nulls, snip, to);
+        let mark = self.statements.len();
+        let unique = self.unique_checks(rel, snip);
         let q = self.new_statement(StmtType::Ins, rel, snip);
         self.statements[q].write = self.all(rel);
         self.bind(q, &eq);
         self.facts[q].key = self.key_of(rel, &eq);
         let returning_cols = returning_columns(&ins.returning, &tables, self.schema);
+        let inserted = seq(unique, Body::Stmt(q));
         let b = match &ins.on {
             None => {
                 self.assign_into(into, q, true, &returning_cols, &BTreeSet::new());
-                Body::Stmt(q)
+                inserted
             }
-            Some(on) => self.upsert(on, q, tables, snip, into, &mut pre)?,
+            Some(on) => self.upsert(on, q, inserted, tables, snip, into, &mut pre)?,
         };
         if split {
             self.split_out.append(&mut pre);
-            pre = checks;
+            return Ok(seq(checks, b));
         }
-        Ok(seq(pre, b))
+        // An upsert's SET subqueries were lowered after the insert but run
+        // before it: keep statement indices in program order.
+        Ok(self.renumber(mark, seq(pre, b)))
     }
 
-    /// An upsert: either the insert `q`, or (on a key conflict) the action
-    /// on the existing row with the same key.
+    /// An INSERT succeeds only if no row holds its values of a UNIQUE key
+    /// (PostgreSQL waits for a concurrent writer of such a row, and raises
+    /// a unique violation if the row still holds them): a predicate read
+    /// of the key's columns. It matters only when a row can stop holding
+    /// them — some program deletes from the table or assigns a column of
+    /// the key; otherwise a conflicting insert aborts one of the two
+    /// transactions, and no committed schedule has the dependency. The
+    /// primary key is the tuple's identity in the BTP model (an insert of
+    /// an existing tuple is no schedule): no read.
+    fn unique_checks(&mut self, rel: RelId, snip: &Snippet) -> Vec<Body> {
+        let keys: Vec<Vec<usize>> = self.schema.rel(rel).unique_keys.clone();
+        let mut out = vec![];
+        for k in keys {
+            let changes = self.deleted.contains(&rel)
+                || k.iter().any(|c| self.assigned.contains(&(rel, *c)));
+            if k.is_empty() || !changes {
+                continue;
+            }
+            let cols: BTreeSet<usize> = k.iter().copied().collect();
+            let s = self.new_statement(StmtType::PredSel, rel, snip);
+            self.statements[s].pread = self.set(rel, &cols);
+            self.statements[s].read = self.set(rel, &cols);
+            let names: Vec<&str> = k
+                .iter()
+                .map(|c| self.schema.rel(rel).attributes[*c].as_str())
+                .collect();
+            let label = format!("unique check ({}) of: ", names.join(", "));
+            if let Some(sql) = &mut self.statements[s].sql {
+                sql.insert_str(0, &label);
+            }
+            out.push(Body::Stmt(s));
+        }
+        out
+    }
+
+    /// An upsert: either the insert `q` (`inserted`: with its unique
+    /// checks), or (on a conflict) the action on the conflicting row: the
+    /// row with the inserted values of the arbiter's columns
+    /// (`arbiter`), not the row with the inserted key.
+    #[allow(clippy::too_many_arguments)]
     fn upsert(
         &mut self,
         on: &sqlparser::ast::OnInsert,
         q: usize,
+        inserted: Body,
         tables: Vec<TableRef>,
         snip: &Snippet,
         into: &[String],
         pre: &mut Vec<Body>,
     ) -> Result<Body> {
         let rel = tables[0].rel;
-        // The existing row has the key the insert pins.
-        let eq: Vec<(usize, Term)> = self.facts[q]
-            .bound
-            .iter()
-            .map(|(c, t)| (*c, t.clone()))
-            .collect();
+        let arbiters = self.arbiter(rel, on, snip)?;
         let (assignments, selection) = match on {
             sqlparser::ast::OnInsert::DuplicateKeyUpdate(a) => (a.clone(), None),
             sqlparser::ast::OnInsert::OnConflict(c) => match &c.action {
@@ -387,53 +426,145 @@ impl Lowerer<'_> {
         if let Some(w) = &selection {
             self.collect(&scope, w, snip, Some(pre), Clause::Read, &mut uses)?;
         }
-        let key = self.facts[q].key.clone();
-        let key_cols: BTreeSet<usize> = match &key {
-            Some(k) => k.iter().copied().collect(),
-            None => self.schema.rel(rel).primary_key.iter().copied().collect(),
-        };
-        let alt = match (&key, writes.is_empty()) {
-            // DO NOTHING: the conflict check read the existing row's key.
-            (Some(k), true) => {
-                let a = self.new_statement(StmtType::KeySel, rel, snip);
-                self.statements[a].read = self.set(rel, &key_cols);
-                self.facts[a].key = Some(k.clone());
+        // One alternative per unique key the conflict may be on.
+        let mut alts = vec![inserted];
+        for (cols, key) in arbiters.iter() {
+            let a = self.conflict_action(q, rel, cols, key.as_ref(), &uses[0].read, &writes, snip);
+            alts.push(Body::Stmt(a));
+        }
+        if alts.len() > 2 {
+            for b in &alts[1..] {
+                if let Body::Stmt(a) = b {
+                    self.facts[*a].certain = false;
+                }
+            }
+        }
+        for v in into {
+            let t = self.fresh();
+            self.env.insert(v.clone(), t);
+        }
+        self.facts[q].certain = false;
+        Ok(Body::Branch(alts))
+    }
+
+    /// The action of an upsert on a row that conflicts on `cols`: a read
+    /// (DO NOTHING) or an update of the row. Key-based when `cols` are a
+    /// key the insert pins (the row holds the inserted values of the key,
+    /// and nothing else of the insert is known about it); otherwise a
+    /// predicate read of `cols` finds the conflicting rows.
+    #[allow(clippy::too_many_arguments)]
+    fn conflict_action(
+        &mut self,
+        q: usize,
+        rel: RelId,
+        cols: &BTreeSet<usize>,
+        key: Option<&Vec<usize>>,
+        read: &BTreeSet<usize>,
+        writes: &BTreeSet<usize>,
+        snip: &Snippet,
+    ) -> usize {
+        let pinned: Option<(Vec<usize>, Vec<(usize, Term)>)> = key.and_then(|k| {
+            let eq: Option<Vec<(usize, Term)>> = k
+                .iter()
+                .map(|c| self.facts[q].bound.get(c).map(|t| (*c, t.clone())))
+                .collect();
+            eq.map(|eq| (k.clone(), eq))
+        });
+        let nothing = writes.is_empty();
+        match pinned {
+            Some((k, eq)) => {
+                let ty = if nothing {
+                    StmtType::KeySel
+                } else {
+                    StmtType::KeyUpd
+                };
+                let a = self.new_statement(ty, rel, snip);
+                if nothing {
+                    // DO NOTHING: the conflict check read the row's key.
+                    self.statements[a].read = self.set(rel, cols);
+                } else {
+                    self.statements[a].read = self.set(rel, read);
+                    self.statements[a].write = self.set(rel, writes);
+                    self.facts[a].assigns = writes.clone();
+                }
+                self.facts[a].key = Some(k);
                 self.bind(a, &eq);
                 a
             }
-            (Some(k), false) => {
-                let a = self.new_statement(StmtType::KeyUpd, rel, snip);
-                self.statements[a].read = self.set(rel, &uses[0].read);
-                self.statements[a].write = self.set(rel, &writes);
-                self.facts[a].key = Some(k.clone());
-                self.facts[a].assigns = writes.clone();
-                self.bind(a, &eq);
-                a
-            }
-            // Several rows or no pinned key: any row may conflict.
-            (None, nothing) => {
+            None => {
                 let ty = if nothing {
                     StmtType::PredSel
                 } else {
                     StmtType::PredUpd
                 };
                 let a = self.new_statement(ty, rel, snip);
-                self.statements[a].pread = self.all(rel);
-                let mut read = uses[0].read.clone();
-                read.extend(key_cols.iter().copied());
-                self.statements[a].read = self.set(rel, &read);
+                self.statements[a].pread = self.set(rel, cols);
+                let mut r = read.clone();
+                r.extend(cols.iter().copied());
+                self.statements[a].read = self.set(rel, &r);
                 if !nothing {
-                    self.statements[a].write = self.set(rel, &writes);
+                    self.statements[a].write = self.set(rel, writes);
                 }
                 a
             }
-        };
-        for v in into {
-            let t = self.fresh();
-            self.env.insert(v.clone(), t);
         }
-        self.facts[q].certain = false;
-        Ok(Body::Branch(vec![Body::Stmt(q), Body::Stmt(alt)]))
+    }
+
+    /// What an upsert may conflict on: per alternative, the columns its
+    /// conflict check reads and the key they are when they are one (the
+    /// primary key, or a UNIQUE key no statement assigns, as in `key_of`).
+    /// `ON CONFLICT (cols)` names one unique index (a partial one, unknown
+    /// here, is no key: its columns are read as a predicate); `DO
+    /// NOTHING` without a target and MySQL's `ON DUPLICATE KEY` may
+    /// conflict on any unique key: one alternative each; `ON CONFLICT ON
+    /// CONSTRAINT name` on one isolint does not know: every column.
+    fn arbiter(
+        &self,
+        rel: RelId,
+        on: &sqlparser::ast::OnInsert,
+        snip: &Snippet,
+    ) -> Result<Vec<(BTreeSet<usize>, Option<Vec<usize>>)>> {
+        use sqlparser::ast::{ConflictTarget, OnInsert};
+        let r = self.schema.rel(rel);
+        let pk = &r.primary_key;
+        let usable = |k: &Vec<usize>| {
+            !k.is_empty() && (k == pk || k.iter().all(|c| !self.assigned.contains(&(rel, *c))))
+        };
+        let set = |k: &Vec<usize>| k.iter().copied().collect::<BTreeSet<usize>>();
+        let keys: Vec<&Vec<usize>> = std::iter::once(pk)
+            .chain(&r.unique_keys)
+            .filter(|k| !k.is_empty())
+            .collect();
+        let target = match on {
+            OnInsert::OnConflict(c) => c.conflict_target.as_ref(),
+            _ => None,
+        };
+        Ok(match target {
+            None if keys.is_empty() => vec![((0..r.arity()).collect(), None)],
+            None => keys
+                .iter()
+                .map(|k| (set(k), usable(k).then(|| (*k).clone())))
+                .collect(),
+            Some(ConflictTarget::OnConstraint(_)) => vec![((0..r.arity()).collect(), None)],
+            Some(ConflictTarget::Columns(ids)) => {
+                let table = [TableRef {
+                    rel,
+                    name: r.name.clone(),
+                    alias: None,
+                    pseudo: false,
+                    cte: false,
+                }];
+                let mut cols = BTreeSet::new();
+                for i in ids {
+                    cols.insert(self.column(&table, None, i, snip)?.1);
+                }
+                let key = keys
+                    .iter()
+                    .find(|k| set(k) == cols && usable(k))
+                    .map(|k| (*k).clone());
+                vec![(cols, key)]
+            }
+        })
     }
 
     pub(super) fn unsupported(&self, snip: &Snippet, what: &str, help: &str) -> Box<Diag> {
