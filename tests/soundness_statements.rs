@@ -65,7 +65,8 @@ CREATE TABLE other (id INT PRIMARY KEY, v INT);
 #[test]
 fn data_modifying_cte_reads_before_its_write() {
     let p1 = "WITH w AS (UPDATE acct SET bal = bal + 1 WHERE id = :a RETURNING bal)\nSELECT v INTO :v FROM other WHERE id = :o;\n";
-    let p2 = "UPDATE acct SET bal = bal * 10 WHERE id = :a;\nUPDATE other SET v = 1 WHERE id = :o;\n";
+    let p2 =
+        "UPDATE acct SET bal = bal * 10 WHERE id = :a;\nUPDATE other SET v = 1 WHERE id = :o;\n";
     assert!(!robust(TWO, &[("P1.sql", p1), ("P2.sql", p2)]));
     // Control: the same two statements written one after the other read
     // `other` after the UPDATE took the row lock (T2's UPDATE of acct then
@@ -153,14 +154,23 @@ fn volatile_function_reads_after_the_statement() {
         (rels, isolint::report::body_text(p, &p.body))
     };
     let (rels, body) = order("SELECT t.x, f(t.id) INTO :x, :y FROM t WHERE t.id = :a;\n");
-    assert_eq!((rels.join(" "), body.as_str()), ("t u".into(), "q1; loop(q2)"));
+    assert_eq!(
+        (rels.join(" "), body.as_str()),
+        ("t u".into(), "q1; loop(q2)")
+    );
     let (rels, body) = order("SELECT t.x, g(t.id) INTO :x, :y FROM t WHERE t.id = :a;\n");
-    assert_eq!((rels.join(" "), body.as_str()), ("u t".into(), "loop(q1); q2"));
+    assert_eq!(
+        (rels.join(" "), body.as_str()),
+        ("u t".into(), "loop(q1); q2")
+    );
     // An UPDATE: its scan on the snapshot (row :a exists), the body, then
     // the write (after a lock wait PostgreSQL evaluates the call again,
     // still before the write).
     let (rels, body) = order("UPDATE t SET x = f(id) WHERE id = :a;\n");
-    assert_eq!((rels.join(" "), body.as_str()), ("t u t".into(), "q1; loop(q2); q3"));
+    assert_eq!(
+        (rels.join(" "), body.as_str()),
+        ("t u t".into(), "q1; loop(q2); q3")
+    );
 
     // Control: the writing function called by an UPDATE of t. reset_u
     // locks u(k) before the UPDATE locks t(k); T2 locks t then u. Either
@@ -171,12 +181,14 @@ fn volatile_function_reads_after_the_statement() {
 }
 
 /// users(id PK, email UNIQUE, name, visits), total(id PK, s).
-const USERS: &str = "CREATE TABLE users (id INT PRIMARY KEY, email TEXT UNIQUE, name TEXT, visits INT);
+const USERS: &str =
+    "CREATE TABLE users (id INT PRIMARY KEY, email TEXT UNIQUE, name TEXT, visits INT);
 CREATE TABLE total (id INT PRIMARY KEY, s INT);
 ";
 
 /// The same with the uniqueness from `CREATE UNIQUE INDEX`.
-const USERS_INDEX: &str = "CREATE TABLE users (id INT PRIMARY KEY, email TEXT, name TEXT, visits INT);
+const USERS_INDEX: &str =
+    "CREATE TABLE users (id INT PRIMARY KEY, email TEXT, name TEXT, visits INT);
 CREATE UNIQUE INDEX users_email ON users (email);
 CREATE TABLE total (id INT PRIMARY KEY, s INT);
 ";
@@ -240,11 +252,7 @@ fn upsert_on_unique_column_updates_the_conflicting_row() {
 fn upsert_do_nothing_reads_the_unique_column() {
     let p2 = "UPDATE users SET email = :f WHERE id = :k;\nUPDATE total SET s = 2 WHERE id = 1;\n";
     for schema in [USERS, USERS_INDEX] {
-        for target in [
-            "(email) ",
-            "",
-            "ON CONSTRAINT users_email_key ",
-        ] {
+        for target in ["(email) ", "", "ON CONSTRAINT users_email_key "] {
             let p1 = format!("INSERT INTO users (id, email) VALUES (:id, :e) ON CONFLICT {target}DO NOTHING;\nUPDATE total SET s = 1 WHERE id = 1;\n");
             assert!(!robust(schema, &[("P1.sql", &p1), ("P2.sql", p2)]), "{p1}");
             // Control: T2 changes the name, which no conflict check reads.

@@ -370,7 +370,11 @@ fn locking_reads() {
     assert_eq!(locking, [false, false, true]);
     assert_eq!(
         describe(&w),
-        ["key sel A ⊥ {x} ⊥", "key sel B ⊥ {k} ⊥", "key sel B ⊥ {z} ⊥"]
+        [
+            "key sel A ⊥ {x} ⊥",
+            "key sel B ⊥ {k} ⊥",
+            "key sel B ⊥ {z} ⊥"
+        ]
     );
 }
 

@@ -44,8 +44,7 @@ impl Lowerer<'_> {
         }
         let map = |q: usize| if q >= mark { new_of[q - mark] } else { q };
         let ids: Vec<String> = (mark..n).map(|q| self.statements[q].id.clone()).collect();
-        let mut stmts: Vec<Option<Statement>> =
-            self.statements.drain(mark..).map(Some).collect();
+        let mut stmts: Vec<Option<Statement>> = self.statements.drain(mark..).map(Some).collect();
         let mut facts: Vec<Option<Facts>> = self.facts.drain(mark..).map(Some).collect();
         for (k, &old) in order.iter().enumerate() {
             if let (Some(mut s), Some(f)) = (stmts[old - mark].take(), facts[old - mark].take()) {

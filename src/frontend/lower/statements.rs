@@ -352,8 +352,8 @@ impl Lowerer<'_> {
         let keys: Vec<Vec<usize>> = self.schema.rel(rel).unique_keys.clone();
         let mut out = vec![];
         for k in keys {
-            let changes = self.deleted.contains(&rel)
-                || k.iter().any(|c| self.assigned.contains(&(rel, *c)));
+            let changes =
+                self.deleted.contains(&rel) || k.iter().any(|c| self.assigned.contains(&(rel, *c)));
             if k.is_empty() || !changes {
                 continue;
             }
@@ -428,8 +428,8 @@ impl Lowerer<'_> {
         }
         // One alternative per unique key the conflict may be on.
         let mut alts = vec![inserted];
-        for (cols, key) in arbiters.iter() {
-            let a = self.conflict_action(q, rel, cols, key.as_ref(), &uses[0].read, &writes, snip);
+        for arb in &arbiters {
+            let a = self.conflict_action(q, rel, arb, &uses[0].read, &writes, snip);
             alts.push(Body::Stmt(a));
         }
         if alts.len() > 2 {
@@ -452,24 +452,22 @@ impl Lowerer<'_> {
     /// key the insert pins (the row holds the inserted values of the key,
     /// and nothing else of the insert is known about it); otherwise a
     /// predicate read of `cols` finds the conflicting rows.
-    #[allow(clippy::too_many_arguments)]
     fn conflict_action(
         &mut self,
         q: usize,
         rel: RelId,
-        cols: &BTreeSet<usize>,
-        key: Option<&Vec<usize>>,
+        arb: &Arbiter,
         read: &BTreeSet<usize>,
         writes: &BTreeSet<usize>,
         snip: &Snippet,
     ) -> usize {
-        let pinned: Option<(Vec<usize>, Vec<(usize, Term)>)> = key.and_then(|k| {
-            let eq: Option<Vec<(usize, Term)>> = k
-                .iter()
+        let cols = &arb.cols;
+        let eq = |k: &Vec<usize>| -> Option<Vec<(usize, Term)>> {
+            k.iter()
                 .map(|c| self.facts[q].bound.get(c).map(|t| (*c, t.clone())))
-                .collect();
-            eq.map(|eq| (k.clone(), eq))
-        });
+                .collect()
+        };
+        let pinned = arb.key.clone().and_then(|k| eq(&k).map(|e| (k, e)));
         let nothing = writes.is_empty();
         match pinned {
             Some((k, eq)) => {
@@ -523,7 +521,7 @@ impl Lowerer<'_> {
         rel: RelId,
         on: &sqlparser::ast::OnInsert,
         snip: &Snippet,
-    ) -> Result<Vec<(BTreeSet<usize>, Option<Vec<usize>>)>> {
+    ) -> Result<Vec<Arbiter>> {
         use sqlparser::ast::{ConflictTarget, OnInsert};
         let r = self.schema.rel(rel);
         let pk = &r.primary_key;
@@ -539,13 +537,20 @@ impl Lowerer<'_> {
             OnInsert::OnConflict(c) => c.conflict_target.as_ref(),
             _ => None,
         };
+        let every = || Arbiter {
+            cols: (0..r.arity()).collect(),
+            key: None,
+        };
         Ok(match target {
-            None if keys.is_empty() => vec![((0..r.arity()).collect(), None)],
+            None if keys.is_empty() => vec![every()],
             None => keys
                 .iter()
-                .map(|k| (set(k), usable(k).then(|| (*k).clone())))
+                .map(|k| Arbiter {
+                    cols: set(k),
+                    key: usable(k).then(|| (*k).clone()),
+                })
                 .collect(),
-            Some(ConflictTarget::OnConstraint(_)) => vec![((0..r.arity()).collect(), None)],
+            Some(ConflictTarget::OnConstraint(_)) => vec![every()],
             Some(ConflictTarget::Columns(ids)) => {
                 let table = [TableRef {
                     rel,
@@ -562,7 +567,7 @@ impl Lowerer<'_> {
                     .iter()
                     .find(|k| set(k) == cols && usable(k))
                     .map(|k| (*k).clone());
-                vec![(cols, key)]
+                vec![Arbiter { cols, key }]
             }
         })
     }
@@ -931,8 +936,7 @@ impl Lowerer<'_> {
         let single = tables.len() == 1;
         let mark = self.statements.len();
         let mut late = vec![];
-        let first_key_based = if locking.iter().any(|l| *l)
-            && (split || locking.iter().any(|l| !l))
+        let first_key_based = if locking.iter().any(|l| *l) && (split || locking.iter().any(|l| !l))
         {
             self.locked_after_snapshot(&tables, &uses, &locking, snip, &mut parts, &mut late)
         } else {
@@ -1233,6 +1237,13 @@ impl Lowerer<'_> {
         }
         Ok(Body::Seq(pre))
     }
+}
+
+/// What an upsert's conflict may be on: the columns its check reads, and
+/// the key they are when they are one.
+struct Arbiter {
+    cols: BTreeSet<usize>,
+    key: Option<Vec<usize>>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]

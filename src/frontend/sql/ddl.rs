@@ -316,7 +316,10 @@ pub fn function_def(
         at,
         volatile: !matches!(
             cf.behavior,
-            Some(sqlparser::ast::FunctionBehavior::Stable | sqlparser::ast::FunctionBehavior::Immutable)
+            Some(
+                sqlparser::ast::FunctionBehavior::Stable
+                    | sqlparser::ast::FunctionBehavior::Immutable
+            )
         ),
     })
 }
