@@ -906,7 +906,9 @@ END;",
 /// CTE's UPDATE is a statement (key-based: `k = p`), then the INSERT of the
 /// main statement; reading `u` reads no table. The INSERT's `ak` comes from
 /// u, an unknown value: the foreign-key check reads A by an unknown key
-/// (a predicate read of its key, docs/sql-frontend.md).
+/// (a predicate read of its key, docs/sql-frontend.md). Issue 21: the
+/// UPDATE's scan on the statement's snapshot (the existence of row p)
+/// comes first, the write after it (it may wait for the row lock).
 #[test]
 fn data_modifying_cte() {
     check(
@@ -914,10 +916,11 @@ fn data_modifying_cte() {
   WITH u AS (UPDATE A SET x = x + 1 WHERE k = p RETURNING k)
   INSERT INTO B (k, ak, z) SELECT q, k, 0 FROM u;
 END;",
-        "f: q1; q2; q3
-  q1 key upd a P- R{k,x} W{x}
-  q2 pred sel a P{k} R{k} W-
-  q3 ins b P- R- W{k,ak,z}",
+        "f: q1; q2; q3; q4
+  q1 key sel a P- R{k} W-
+  q2 key upd a P- R{k,x} W{x}
+  q3 pred sel a P{k} R{k} W-
+  q4 ins b P- R- W{k,ak,z}",
     );
 }
 

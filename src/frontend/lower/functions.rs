@@ -204,7 +204,13 @@ impl<'a> Lowerer<'a> {
         result?;
         let b = Body::Seq(parts);
         if !is_empty(&b) {
-            pre.push(if per_row { Body::Loop(Box::new(b)) } else { b });
+            let b = if per_row { Body::Loop(Box::new(b)) } else { b };
+            // A VOLATILE body runs after the statement's snapshot reads
+            // (order.rs); STABLE and IMMUTABLE ones read that snapshot.
+            match self.defer.as_mut().filter(|_| def.volatile) {
+                Some(d) => d.push(b),
+                None => pre.push(b),
+            }
         }
         Ok(())
     }

@@ -49,6 +49,7 @@ mod functions;
 pub use functions::may_read;
 mod infer;
 mod integrity;
+mod order;
 mod scope;
 mod statements;
 mod symbolic;
@@ -161,16 +162,17 @@ pub fn lower_units(
         .collect();
     let functions = parse_functions(&ctx.functions)?;
     let mut assigned: HashSet<(RelId, usize)> = HashSet::new();
+    let mut deleted: HashSet<RelId> = HashSet::new();
     for tree in &trees {
         for t in tree {
             each_stmt(t, &mut |st| {
-                assigned_columns(&schema, &st.sql, &mut assigned)
+                assigned_columns(&schema, &st.sql, &mut assigned, &mut deleted)
             });
         }
     }
     for (_, stmts) in &functions {
         for (_, sql) in stmts {
-            assigned_columns(&schema, sql, &mut assigned);
+            assigned_columns(&schema, sql, &mut assigned, &mut deleted);
         }
     }
     // Referential actions write the referencing columns.
@@ -178,10 +180,14 @@ pub fn lower_units(
         if *del != FkAction::NoAction && *del != FkAction::Cascade || *upd != FkAction::NoAction {
             assigned.extend(fk.columns.iter().map(|(d, _)| (fk.domain, *d)));
         }
+        if *del == FkAction::Cascade {
+            deleted.insert(fk.domain);
+        }
     }
     let shared = Shared {
         schema: &schema,
         assigned,
+        deleted,
         functions,
         fk_actions: &ctx.fk_actions,
         views: &ctx.views,
@@ -279,6 +285,8 @@ struct Shared<'a> {
     /// Columns some UPDATE (or upsert, or referential action) assigns: a
     /// UNIQUE key with such a column is no key.
     assigned: HashSet<(RelId, usize)>,
+    /// Relations some DELETE (or ON DELETE CASCADE) deletes from.
+    deleted: HashSet<RelId>,
     functions: Vec<ParsedFunction<'a>>,
     fk_actions: &'a [(FkAction, FkAction)],
     views: &'a [String],
@@ -299,6 +307,7 @@ fn lower_transaction(
         schema: sh.schema,
         file: f.clone(),
         assigned: &sh.assigned,
+        deleted: &sh.deleted,
         functions: &sh.functions,
         fk_actions: sh.fk_actions,
         views: sh.views,
@@ -325,6 +334,9 @@ fn lower_transaction(
         weak_lock: false,
         prefix: 0,
         ctes: vec![],
+        split: false,
+        split_out: vec![],
+        defer: None,
         qmarks: None,
         counter,
         warnings,
@@ -359,8 +371,31 @@ fn lower_transaction(
     Ok((program, pins))
 }
 
-/// Columns that some UPDATE (or ON CONFLICT … DO UPDATE) assigns.
-fn assigned_columns(schema: &Schema, sql: &Sql, out: &mut HashSet<(RelId, usize)>) {
+/// Columns that some UPDATE (or ON CONFLICT … DO UPDATE) assigns, and
+/// relations some DELETE deletes from; also in the parts of a WITH.
+fn assigned_columns(
+    schema: &Schema,
+    sql: &Sql,
+    out: &mut HashSet<(RelId, usize)>,
+    deleted: &mut HashSet<RelId>,
+) {
+    let _ = sqlparser::ast::visit_statements(sql, |st| {
+        if let Sql::Delete(d) = st {
+            let (sqlparser::ast::FromTable::WithFromKeyword(v)
+            | sqlparser::ast::FromTable::WithoutKeyword(v)) = &d.from;
+            for t in v {
+                if let TableFactor::Table { name, .. } = &t.relation {
+                    let rel = name.0.last().and_then(|p| p.as_ident());
+                    deleted.extend(rel.and_then(|i| find_rel(schema, i)));
+                }
+            }
+        }
+        assigned_in(schema, st, out);
+        ControlFlow::<()>::Continue(())
+    });
+}
+
+fn assigned_in(schema: &Schema, sql: &Sql, out: &mut HashSet<(RelId, usize)>) {
     let mut note = |name: &sqlparser::ast::ObjectName,
                     assignments: &[sqlparser::ast::Assignment]| {
         let Some(rel) = name
@@ -456,6 +491,7 @@ struct Lowerer<'a> {
     /// The file positions refer to (swapped while lowering an inlined body).
     file: SourceFile,
     assigned: &'a HashSet<(RelId, usize)>,
+    deleted: &'a HashSet<RelId>,
     functions: &'a [ParsedFunction<'a>],
     fk_actions: &'a [(FkAction, FkAction)],
     views: &'a [String],
@@ -496,6 +532,16 @@ struct Lowerer<'a> {
     prefix: usize,
     /// CTEs in scope (WITH), innermost last.
     ctes: Vec<scope::Cte>,
+    /// Set by `with_parts` for the one part it lowers next: that part
+    /// leaves the reads it makes on the statement's snapshot in
+    /// `split_out` and returns only what runs after a lock wait (writes,
+    /// locking reads). See `order.rs`.
+    split: bool,
+    split_out: Vec<Body>,
+    /// Inside a statement that calls a VOLATILE function: the inlined
+    /// bodies of those calls, which run after the statement's snapshot
+    /// reads and before its writes (order.rs).
+    defer: Option<Vec<Body>>,
     /// The program's file and the offsets of its JDBC `?`s (numbered `?1`,
     /// … in order).
     qmarks: Option<(String, Vec<usize>)>,

@@ -18,7 +18,14 @@ impl Lowerer<'_> {
         weak_lock: bool,
     ) -> Result<Body> {
         let (q0, c0) = (self.selects, self.inlined);
-        let b = self.lower_sql(sql, into, s, next, weak_lock)?;
+        let b = if self.calls_volatile(sql) {
+            self.lower_volatile(sql, into, s, next, weak_lock)?
+        } else {
+            let saved = self.defer.take();
+            let b = self.lower_sql(sql, into, s, next, weak_lock);
+            self.defer = saved;
+            b?
+        };
         let (q, c) = (self.selects - q0, self.inlined - c0);
         self.audit(sql, s, q, c)?;
         Ok(b)
@@ -61,6 +68,7 @@ impl Lowerer<'_> {
     ) -> Result<Body> {
         // UPDATE t … FROM s …: the rows of s are read (one statement
         // per table, before the write), t is the target (index 0).
+        let split = std::mem::take(&mut self.split);
         let mut tables = vec![self.table_ref(&u.table.relation, snip)?];
         let mut ons = vec![];
         if !u.table.joins.is_empty() {
@@ -99,7 +107,11 @@ impl Lowerer<'_> {
                 self.collect_item(&tables, item, snip, &mut pre, &mut uses)?;
             }
         }
-        self.update_integrity_reads(tables[0].rel, &writes, snip, &mut pre);
+        // The foreign-key checks run after the write (AFTER triggers):
+        // in a WITH they stay with it (order.rs).
+        let mut checks = vec![];
+        let to = if split { &mut checks } else { &mut pre };
+        self.update_integrity_reads(tables[0].rel, &writes, snip, to);
         self.conditions(
             &tables,
             &ons,
@@ -115,7 +127,7 @@ impl Lowerer<'_> {
             writes,
             returning: &u.returning,
         };
-        self.write_after_reads(target, snip, into, next, pre)
+        self.write_after_reads(target, snip, into, next, pre, split.then_some(checks))
     }
 
     /// DELETE FROM t [USING s …]: s is read, t is the target.
@@ -137,6 +149,7 @@ impl Lowerer<'_> {
             ));
         }
         // DELETE FROM t USING s …: s is read, t is the target.
+        let split = std::mem::take(&mut self.split);
         let mut tables = vec![self.table_ref(&from[0].relation, snip)?];
         let mut ons = vec![];
         if let Some(using) = &d.using {
@@ -170,7 +183,7 @@ impl Lowerer<'_> {
             writes: BTreeSet::new(),
             returning: &d.returning,
         };
-        self.write_after_reads(target, snip, into, next, pre)
+        self.write_after_reads(target, snip, into, next, pre, split.then(Vec::new))
     }
 
     /// ON conditions of the other tables, then WHERE (UPDATE, DELETE).
@@ -190,7 +203,10 @@ impl Lowerer<'_> {
     }
 
     /// The end of an UPDATE or DELETE: the other tables are read (one
-    /// statement each), then the target is written.
+    /// statement each), then the target is written. `split` (a part of a
+    /// WITH, order.rs): the reads so far, and the target's scan on the
+    /// snapshot, go to `split_out`; the foreign-key checks given stay
+    /// before the write.
     fn write_after_reads(
         &mut self,
         t: Target,
@@ -198,8 +214,16 @@ impl Lowerer<'_> {
         into: &[String],
         next: Option<&Node>,
         mut pre: Vec<Body>,
+        split: Option<Vec<Body>>,
     ) -> Result<Body> {
         self.table_reads(t.tables, t.uses, 1, &[], snip, &mut pre);
+        if let Some(checks) = split {
+            // The scan that finds the target's rows reads their WHERE
+            // columns on the snapshot; the write re-reads the row it locks.
+            self.snapshot_scan(&t.tables[0], &t.uses[0], snip, &mut pre);
+            self.split_out.append(&mut pre);
+            pre = checks;
+        }
         let returning_cols = returning_columns(t.returning, &t.tables[..1], self.schema);
         let rel = t.tables[0].rel;
         let body = self.write_stmt(Write {
@@ -223,6 +247,7 @@ impl Lowerer<'_> {
         snip: &Snippet,
         into: &[String],
     ) -> Result<Body> {
+        let split = std::mem::take(&mut self.split);
         let TableObject::TableName(name) = &ins.table else {
             return Err(self.unsupported(
                 snip,
@@ -285,37 +310,87 @@ impl Lowerer<'_> {
             }
             None => {}
         }
-        self.integrity_reads(rel, &eq, known, &nulls, snip, &mut pre);
+        // The foreign-key checks run at the insert (AFTER triggers): in a
+        // WITH they stay with it (order.rs).
+        let mut checks = vec![];
+        let to = if split { &mut checks } else { &mut pre };
+        self.integrity_reads(rel, &eq, known, &nulls, snip, to);
+        let mark = self.statements.len();
+        let unique = self.unique_checks(rel, snip);
         let q = self.new_statement(StmtType::Ins, rel, snip);
         self.statements[q].write = self.all(rel);
         self.bind(q, &eq);
         self.facts[q].key = self.key_of(rel, &eq);
         let returning_cols = returning_columns(&ins.returning, &tables, self.schema);
-        let Some(on) = &ins.on else {
-            self.assign_into(into, q, true, &returning_cols, &BTreeSet::new());
-            return Ok(seq(pre, Body::Stmt(q)));
+        let inserted = seq(unique, Body::Stmt(q));
+        let b = match &ins.on {
+            None => {
+                self.assign_into(into, q, true, &returning_cols, &BTreeSet::new());
+                inserted
+            }
+            Some(on) => self.upsert(on, q, inserted, tables, snip, into, &mut pre)?,
         };
-        self.upsert(on, q, tables, snip, into, pre)
+        if split {
+            self.split_out.append(&mut pre);
+            return Ok(seq(checks, b));
+        }
+        // An upsert's SET subqueries were lowered after the insert but run
+        // before it: keep statement indices in program order.
+        Ok(self.renumber(mark, seq(pre, b)))
     }
 
-    /// An upsert: either the insert `q`, or (on a key conflict) the action
-    /// on the existing row with the same key.
+    /// An INSERT succeeds only if no row holds its values of a UNIQUE key
+    /// (PostgreSQL waits for a concurrent writer of such a row, and raises
+    /// a unique violation if the row still holds them): a predicate read
+    /// of the key's columns. It matters only when a row can stop holding
+    /// them — some program deletes from the table or assigns a column of
+    /// the key; otherwise a conflicting insert aborts one of the two
+    /// transactions, and no committed schedule has the dependency. The
+    /// primary key is the tuple's identity in the BTP model (an insert of
+    /// an existing tuple is no schedule): no read.
+    fn unique_checks(&mut self, rel: RelId, snip: &Snippet) -> Vec<Body> {
+        let keys: Vec<Vec<usize>> = self.schema.rel(rel).unique_keys.clone();
+        let mut out = vec![];
+        for k in keys {
+            let changes =
+                self.deleted.contains(&rel) || k.iter().any(|c| self.assigned.contains(&(rel, *c)));
+            if k.is_empty() || !changes {
+                continue;
+            }
+            let cols: BTreeSet<usize> = k.iter().copied().collect();
+            let s = self.new_statement(StmtType::PredSel, rel, snip);
+            self.statements[s].pread = self.set(rel, &cols);
+            self.statements[s].read = self.set(rel, &cols);
+            let names: Vec<&str> = k
+                .iter()
+                .map(|c| self.schema.rel(rel).attributes[*c].as_str())
+                .collect();
+            let label = format!("unique check ({}) of: ", names.join(", "));
+            if let Some(sql) = &mut self.statements[s].sql {
+                sql.insert_str(0, &label);
+            }
+            out.push(Body::Stmt(s));
+        }
+        out
+    }
+
+    /// An upsert: either the insert `q` (`inserted`: with its unique
+    /// checks), or (on a conflict) the action on the conflicting row: the
+    /// row with the inserted values of the arbiter's columns
+    /// (`arbiter`), not the row with the inserted key.
+    #[allow(clippy::too_many_arguments)]
     fn upsert(
         &mut self,
         on: &sqlparser::ast::OnInsert,
         q: usize,
+        inserted: Body,
         tables: Vec<TableRef>,
         snip: &Snippet,
         into: &[String],
-        mut pre: Vec<Body>,
+        pre: &mut Vec<Body>,
     ) -> Result<Body> {
         let rel = tables[0].rel;
-        // The existing row has the key the insert pins.
-        let eq: Vec<(usize, Term)> = self.facts[q]
-            .bound
-            .iter()
-            .map(|(c, t)| (*c, t.clone()))
-            .collect();
+        let arbiters = self.arbiter(rel, on, snip)?;
         let (assignments, selection) = match on {
             sqlparser::ast::OnInsert::DuplicateKeyUpdate(a) => (a.clone(), None),
             sqlparser::ast::OnInsert::OnConflict(c) => match &c.action {
@@ -346,65 +421,155 @@ impl Lowerer<'_> {
             for col in assignment_columns(&a.target) {
                 writes.insert(self.column(&scope[..1], None, &col, snip)?.1);
             }
-            self.collect(
-                &scope,
-                &a.value,
-                snip,
-                Some(&mut pre),
-                Clause::Read,
-                &mut uses,
-            )?;
+            self.collect(&scope, &a.value, snip, Some(pre), Clause::Read, &mut uses)?;
         }
         if let Some(w) = &selection {
-            self.collect(&scope, w, snip, Some(&mut pre), Clause::Read, &mut uses)?;
+            self.collect(&scope, w, snip, Some(pre), Clause::Read, &mut uses)?;
         }
-        let key = self.facts[q].key.clone();
-        let key_cols: BTreeSet<usize> = match &key {
-            Some(k) => k.iter().copied().collect(),
-            None => self.schema.rel(rel).primary_key.iter().copied().collect(),
+        // One alternative per unique key the conflict may be on.
+        let mut alts = vec![inserted];
+        for arb in &arbiters {
+            let a = self.conflict_action(q, rel, arb, &uses[0].read, &writes, snip);
+            alts.push(Body::Stmt(a));
+        }
+        if alts.len() > 2 {
+            for b in &alts[1..] {
+                if let Body::Stmt(a) = b {
+                    self.facts[*a].certain = false;
+                }
+            }
+        }
+        for v in into {
+            let t = self.fresh();
+            self.env.insert(v.clone(), t);
+        }
+        self.facts[q].certain = false;
+        Ok(Body::Branch(alts))
+    }
+
+    /// The action of an upsert on a row that conflicts on `cols`: a read
+    /// (DO NOTHING) or an update of the row. Key-based when `cols` are a
+    /// key the insert pins (the row holds the inserted values of the key,
+    /// and nothing else of the insert is known about it); otherwise a
+    /// predicate read of `cols` finds the conflicting rows.
+    fn conflict_action(
+        &mut self,
+        q: usize,
+        rel: RelId,
+        arb: &Arbiter,
+        read: &BTreeSet<usize>,
+        writes: &BTreeSet<usize>,
+        snip: &Snippet,
+    ) -> usize {
+        let cols = &arb.cols;
+        let eq = |k: &Vec<usize>| -> Option<Vec<(usize, Term)>> {
+            k.iter()
+                .map(|c| self.facts[q].bound.get(c).map(|t| (*c, t.clone())))
+                .collect()
         };
-        let alt = match (&key, writes.is_empty()) {
-            // DO NOTHING: the conflict check read the existing row's key.
-            (Some(k), true) => {
-                let a = self.new_statement(StmtType::KeySel, rel, snip);
-                self.statements[a].read = self.set(rel, &key_cols);
-                self.facts[a].key = Some(k.clone());
+        let pinned = arb.key.clone().and_then(|k| eq(&k).map(|e| (k, e)));
+        let nothing = writes.is_empty();
+        match pinned {
+            Some((k, eq)) => {
+                let ty = if nothing {
+                    StmtType::KeySel
+                } else {
+                    StmtType::KeyUpd
+                };
+                let a = self.new_statement(ty, rel, snip);
+                if nothing {
+                    // DO NOTHING: the conflict check read the row's key.
+                    self.statements[a].read = self.set(rel, cols);
+                } else {
+                    self.statements[a].read = self.set(rel, read);
+                    self.statements[a].write = self.set(rel, writes);
+                    self.facts[a].assigns = writes.clone();
+                }
+                self.facts[a].key = Some(k);
                 self.bind(a, &eq);
                 a
             }
-            (Some(k), false) => {
-                let a = self.new_statement(StmtType::KeyUpd, rel, snip);
-                self.statements[a].read = self.set(rel, &uses[0].read);
-                self.statements[a].write = self.set(rel, &writes);
-                self.facts[a].key = Some(k.clone());
-                self.facts[a].assigns = writes.clone();
-                self.bind(a, &eq);
-                a
-            }
-            // Several rows or no pinned key: any row may conflict.
-            (None, nothing) => {
+            None => {
                 let ty = if nothing {
                     StmtType::PredSel
                 } else {
                     StmtType::PredUpd
                 };
                 let a = self.new_statement(ty, rel, snip);
-                self.statements[a].pread = self.all(rel);
-                let mut read = uses[0].read.clone();
-                read.extend(key_cols.iter().copied());
-                self.statements[a].read = self.set(rel, &read);
+                self.statements[a].pread = self.set(rel, cols);
+                let mut r = read.clone();
+                r.extend(cols.iter().copied());
+                self.statements[a].read = self.set(rel, &r);
                 if !nothing {
-                    self.statements[a].write = self.set(rel, &writes);
+                    self.statements[a].write = self.set(rel, writes);
                 }
                 a
             }
-        };
-        for v in into {
-            let t = self.fresh();
-            self.env.insert(v.clone(), t);
         }
-        self.facts[q].certain = false;
-        Ok(seq(pre, Body::Branch(vec![Body::Stmt(q), Body::Stmt(alt)])))
+    }
+
+    /// What an upsert may conflict on: per alternative, the columns its
+    /// conflict check reads and the key they are when they are one (the
+    /// primary key, or a UNIQUE key no statement assigns, as in `key_of`).
+    /// `ON CONFLICT (cols)` names one unique index (a partial one, unknown
+    /// here, is no key: its columns are read as a predicate); `DO
+    /// NOTHING` without a target and MySQL's `ON DUPLICATE KEY` may
+    /// conflict on any unique key: one alternative each; `ON CONFLICT ON
+    /// CONSTRAINT name` on one isolint does not know: every column.
+    fn arbiter(
+        &self,
+        rel: RelId,
+        on: &sqlparser::ast::OnInsert,
+        snip: &Snippet,
+    ) -> Result<Vec<Arbiter>> {
+        use sqlparser::ast::{ConflictTarget, OnInsert};
+        let r = self.schema.rel(rel);
+        let pk = &r.primary_key;
+        let usable = |k: &Vec<usize>| {
+            !k.is_empty() && (k == pk || k.iter().all(|c| !self.assigned.contains(&(rel, *c))))
+        };
+        let set = |k: &Vec<usize>| k.iter().copied().collect::<BTreeSet<usize>>();
+        let keys: Vec<&Vec<usize>> = std::iter::once(pk)
+            .chain(&r.unique_keys)
+            .filter(|k| !k.is_empty())
+            .collect();
+        let target = match on {
+            OnInsert::OnConflict(c) => c.conflict_target.as_ref(),
+            _ => None,
+        };
+        let every = || Arbiter {
+            cols: (0..r.arity()).collect(),
+            key: None,
+        };
+        Ok(match target {
+            None if keys.is_empty() => vec![every()],
+            None => keys
+                .iter()
+                .map(|k| Arbiter {
+                    cols: set(k),
+                    key: usable(k).then(|| (*k).clone()),
+                })
+                .collect(),
+            Some(ConflictTarget::OnConstraint(_)) => vec![every()],
+            Some(ConflictTarget::Columns(ids)) => {
+                let table = [TableRef {
+                    rel,
+                    name: r.name.clone(),
+                    alias: None,
+                    pseudo: false,
+                    cte: false,
+                }];
+                let mut cols = BTreeSet::new();
+                for i in ids {
+                    cols.insert(self.column(&table, None, i, snip)?.1);
+                }
+                let key = keys
+                    .iter()
+                    .find(|k| set(k) == cols && usable(k))
+                    .map(|k| (*k).clone());
+                vec![Arbiter { cols, key }]
+            }
+        })
     }
 
     pub(super) fn unsupported(&self, snip: &Snippet, what: &str, help: &str) -> Box<Diag> {
@@ -694,7 +859,9 @@ impl Lowerer<'_> {
 
     /// SELECT: one statement per table of FROM, in FROM order.
     pub(super) fn select(&mut self, q: &Query, snip: &Snippet, into: &[String]) -> Result<Body> {
+        let split = std::mem::take(&mut self.split);
         if q.with.is_some() {
+            self.split = split;
             return self.with_query(q, snip, into);
         }
         let SetExpr::Select(sel) = q.body.as_ref() else {
@@ -709,7 +876,12 @@ impl Lowerer<'_> {
         self.tables_of(&sel.from, snip, &mut tables, &mut ons)?;
         self.selects += 1;
         if tables.is_empty() {
-            return self.select_without_from(sel, snip, into);
+            let b = self.select_without_from(sel, snip, into)?;
+            if split {
+                self.split_out.push(b);
+                return Ok(Body::Seq(vec![]));
+            }
+            return Ok(b);
         }
         let mut pre = vec![];
         let mut uses = vec![Uses::default(); tables.len()];
@@ -763,7 +935,13 @@ impl Lowerer<'_> {
         let mut parts = pre;
         let single = tables.len() == 1;
         let mark = self.statements.len();
-        let first_key_based = self.table_reads(&tables, &uses, 0, &locking, snip, &mut parts);
+        let mut late = vec![];
+        let first_key_based = if locking.iter().any(|l| *l) && (split || locking.iter().any(|l| !l))
+        {
+            self.locked_after_snapshot(&tables, &uses, &locking, snip, &mut parts, &mut late)
+        } else {
+            self.table_reads(&tables, &uses, 0, &locking, snip, &mut parts)
+        };
         // An aggregate over no rows still returns a row (COUNT 0, SUM
         // NULL): the program goes on when the keyed row is missing.
         let grouped = !matches!(&sel.group_by, sqlparser::ast::GroupByExpr::Expressions(v, _) if v.is_empty());
@@ -784,25 +962,82 @@ impl Lowerer<'_> {
                 }
             }
         }
+        if split {
+            self.split_out.append(&mut parts);
+            return Ok(Body::Seq(late));
+        }
+        parts.append(&mut late);
         Ok(if parts.len() == 1 {
             parts.remove(0)
         } else {
             Body::Seq(parts)
         })
     }
+
+    /// A SELECT whose lock clause locks some of its tables, beside tables
+    /// it does not lock (`FOR UPDATE OF t`) or other parts of a WITH: the
+    /// unlocked tables are read on the statement's snapshot, and so is the
+    /// scan of the locked ones (their WHERE columns); after a lock wait
+    /// PostgreSQL re-reads only the locked rows (EvalPlanQual), so their
+    /// reads come last (`late`), in FROM order. Returns the locked read of
+    /// a single table, if key-based (for INTO).
+    fn locked_after_snapshot(
+        &mut self,
+        tables: &[TableRef],
+        uses: &[Uses],
+        locking: &[bool],
+        snip: &Snippet,
+        parts: &mut Vec<Body>,
+        late: &mut Vec<Body>,
+    ) -> Option<usize> {
+        for (ti, t) in tables.iter().enumerate() {
+            if locking[ti] {
+                self.snapshot_scan(t, &uses[ti], snip, parts);
+            } else {
+                let r = ti..ti + 1;
+                self.table_reads(&tables[r.clone()], &uses[r], 0, &[], snip, parts);
+            }
+        }
+        let mut first = None;
+        for (ti, _) in tables.iter().enumerate().filter(|(ti, _)| locking[*ti]) {
+            let r = ti..ti + 1;
+            let s = self.table_reads(&tables[r.clone()], &uses[r], 0, &[true], snip, late);
+            first = first.or(s);
+        }
+        first
+    }
+
+    /// The scan that finds a table's rows on the statement's snapshot: a
+    /// plain read of its WHERE and join columns (a key-based one with no
+    /// other column reads the row's existence).
+    pub(super) fn snapshot_scan(
+        &mut self,
+        t: &TableRef,
+        u: &Uses,
+        snip: &Snippet,
+        parts: &mut Vec<Body>,
+    ) {
+        let scan = Uses {
+            read: BTreeSet::new(),
+            all: false,
+            ..u.clone()
+        };
+        self.table_reads(std::slice::from_ref(t), &[scan], 0, &[], snip, parts);
+    }
+
     /// `WITH c₁ AS (…), … main`: each CTE lowered as a statement of its own
-    /// (SELECT, or INSERT/UPDATE/DELETE … RETURNING), in the order written,
-    /// then the main statement; reading a CTE by name reads no table (its
-    /// rows come from the sub-statement, which was lowered with its reads).
+    /// (SELECT, or INSERT/UPDATE/DELETE … RETURNING), then the main
+    /// statement; reading a CTE by name reads no table (its rows come from
+    /// the sub-statement, which was lowered with its reads).
     ///
-    /// PostgreSQL runs all parts on one snapshot, in an order it does not
-    /// promise. Under the Section 5.4 assumption the WITH statement is one
-    /// step, so its parts run back to back with no other transaction's
-    /// operation between them: any fixed order then gives the same
-    /// dependencies between transactions (an own earlier write that a later
-    /// part would see replaces that read's dependency by a write
-    /// dependency in the same direction), and the BTP sequence, which also
-    /// lets other transactions run between the parts, only adds schedules.
+    /// PostgreSQL runs all parts on one snapshot, taken when the statement
+    /// starts; a data-modifying part that waits for a row lock writes (and
+    /// re-reads the locked row) after the wait. So the reads every part
+    /// makes on the snapshot come first, in the order written, then the
+    /// writes and locking reads, in the order written (order.rs says why
+    /// that admits every PostgreSQL execution; PostgreSQL does not promise
+    /// an order of the parts' writes, and none is needed: this
+    /// transaction's writes are invisible to others until it commits).
     fn with_query(&mut self, q: &Query, snip: &Snippet, into: &[String]) -> Result<Body> {
         let Some(with) = &q.with else {
             return self.select(q, snip, into);
@@ -827,10 +1062,13 @@ impl Lowerer<'_> {
         snip: &Snippet,
         into: &[String],
     ) -> Result<Body> {
-        let mut parts = vec![];
+        let split = std::mem::take(&mut self.split);
+        let mark = self.statements.len();
+        // Reads on the statement's snapshot, then what waits for locks.
+        let (mut reads, mut late) = (vec![], vec![]);
         for cte in &with.cte_tables {
             let (body, rel) = self.cte_body(&cte.query, snip)?;
-            parts.push(body);
+            self.file_part(body, &mut reads, &mut late);
             self.ctes.push(Cte {
                 name: cte.alias.name.clone(),
                 rel,
@@ -841,16 +1079,36 @@ impl Lowerer<'_> {
             SetExpr::Insert(st) | SetExpr::Update(st) | SetExpr::Delete(st) => {
                 // The Query wrapping the main statement (audit counts it).
                 self.selects += 1;
+                self.split = true;
                 self.lower_sql(st, into, snip, None, self.weak_lock)?
             }
             _ => {
                 let mut plain = q.clone();
                 plain.with = None;
+                self.split = true;
                 self.select(&plain, snip, into)?
             }
         };
-        parts.push(main);
-        Ok(Body::Seq(parts))
+        self.file_part(main, &mut reads, &mut late);
+        if split {
+            // A WITH inside a part of a WITH: one snapshot for all.
+            self.split_out.append(&mut reads);
+            return Ok(Body::Seq(late));
+        }
+        reads.append(&mut late);
+        Ok(self.renumber(mark, Body::Seq(reads)))
+    }
+
+    /// Sort one lowered part of a WITH: what it left in `split_out` is
+    /// read on the snapshot, the body it returned comes after. A part that
+    /// did not take the split request (VALUES) is all snapshot reads.
+    fn file_part(&mut self, body: Body, reads: &mut Vec<Body>, late: &mut Vec<Body>) {
+        if std::mem::take(&mut self.split) {
+            reads.push(body);
+        } else {
+            reads.append(&mut self.take_split());
+            late.push(body);
+        }
     }
 
     /// One CTE's statement, and the table its rows are rows of (the target
@@ -896,6 +1154,7 @@ impl Lowerer<'_> {
                 // its rows are read, and its RETURNING has no INTO. It is
                 // a statement of the program like any other (key-based
                 // under the Section 5.4 assumption).
+                self.split = true;
                 Ok((self.lower_sql(st, &[], snip, None, false)?, rel))
             }
             SetExpr::Select(sel) => {
@@ -912,6 +1171,7 @@ impl Lowerer<'_> {
                 };
                 // As a subquery: its rows may be none, and the program goes on.
                 self.sub_depth += 1;
+                self.split = true;
                 let b = self.with_query(q, snip, &[]);
                 self.sub_depth -= 1;
                 Ok((b?, rel))
@@ -977,6 +1237,13 @@ impl Lowerer<'_> {
         }
         Ok(Body::Seq(pre))
     }
+}
+
+/// What an upsert's conflict may be on: the columns its check reads, and
+/// the key they are when they are one.
+struct Arbiter {
+    cols: BTreeSet<usize>,
+    key: Option<Vec<usize>>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]

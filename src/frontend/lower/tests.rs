@@ -200,18 +200,19 @@ fn update_of_a_foreign_key_column_reads_the_parent() {
     );
 }
 
-/// WITH: each CTE is a statement of its own in the order written, the
-/// main statement last; the main statement's read of the CTE by name
-/// reads no table (the UPDATE already read what RETURNING returns: its
-/// ReadSet has y besides x).
+/// WITH: the reads of every part on the statement's snapshot first (the
+/// UPDATE's scan: the existence of row :p), then the writes (issue 21);
+/// the main statement's read of the CTE by name reads no table (the
+/// UPDATE already read what RETURNING returns: its ReadSet has y besides
+/// x).
 #[test]
 fn data_modifying_cte() {
     check(
         "WITH u AS (UPDATE A SET x = x + 1 WHERE k = :p RETURNING y)\nSELECT y INTO :v FROM u;",
-        "q1 key upd A ⊥ {x, y} {x}\nbody: q1",
+        "q1 key sel A ⊥ {k} ⊥\nq2 key upd A ⊥ {x, y} {x}\nbody: q1; q2",
     );
     check(
         "WITH r AS (SELECT x FROM A WHERE y = :p)\nDELETE FROM B WHERE k = :b;",
-        "q1 pred sel A {y} {x} ⊥\nq2 key del B ⊥ ⊥ {k, ak, z}\nbody: q1; q2",
+        "q1 pred sel A {y} {x} ⊥\nq2 key sel B ⊥ {k} ⊥\nq3 key del B ⊥ ⊥ {k, ak, z}\nbody: q1; q2; q3",
     );
 }

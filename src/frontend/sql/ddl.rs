@@ -71,6 +71,9 @@ pub struct FunctionDef {
     pub body: Snippet,
     /// Offset of the function's name, for messages.
     pub at: usize,
+    /// VOLATILE (PostgreSQL's default): each statement of the body takes
+    /// a fresh snapshot. STABLE and IMMUTABLE share the caller's.
+    pub volatile: bool,
 }
 
 /// Everything the front-end takes from DDL.
@@ -311,6 +314,13 @@ pub fn function_def(
             parsed: None,
         },
         at,
+        volatile: !matches!(
+            cf.behavior,
+            Some(
+                sqlparser::ast::FunctionBehavior::Stable
+                    | sqlparser::ast::FunctionBehavior::Immutable
+            )
+        ),
     })
 }
 
