@@ -53,6 +53,13 @@ fn render(d: &isolint::model::error::Diag) -> String {
         d.message,
         d.help.clone().unwrap_or_default()
     );
+    for r in &d.related {
+        s.push_str(&format!(
+            "\n{}\nhelp: {}",
+            r.message,
+            r.help.clone().unwrap_or_default()
+        ));
+    }
     s
 }
 
@@ -156,4 +163,109 @@ fn catalogue_volatility() {
     assert_eq!(volatility("nextval"), Some(Volatility::Volatile));
     assert_eq!(volatility("upper"), Some(Volatility::Immutable));
     assert_eq!(Volatility::parse("STABLE"), Some(Volatility::Stable));
+}
+
+// ---------------------------------------------------------------------
+// 2. Every error of a run, not only the first.
+
+const T: &str = "CREATE TABLE t (k INT PRIMARY KEY, v INT);\n";
+
+/// Three programs broken in three ways the loader meets at different
+/// stages (a syntax error, an unterminated IF, an unknown table found
+/// while lowering) and one good program: one run reports all three, each
+/// located, in file order.
+fn three_broken() -> Vec<(&'static str, &'static str)> {
+    vec![
+        (
+            "a.sql",
+            "UPDATE t SET v = 1 WHERE k = :k;\nSELEC v FROM t;\n",
+        ),
+        ("b.sql", "UPDATE nosuch SET v = 1 WHERE k = :k;\n"),
+        ("c.sql", "IF :x THEN\nUPDATE t SET v = 2 WHERE k = :k;\n"),
+        ("d.sql", "UPDATE t SET v = 3 WHERE k = :k;\n"),
+    ]
+}
+
+#[test]
+fn every_error_of_a_run() {
+    let e = error(T, "", &three_broken());
+    assert!(e.starts_with("3 errors"), "{e}");
+    let a = e.find("a.sql:2:1: SQL syntax error").expect(&e);
+    let b = e.find("b.sql:1:8: unknown table `nosuch`").expect(&e);
+    let c = e.find("c.sql:1:1: unterminated IF").expect(&e);
+    assert!(a < b && b < c, "file order: {e}");
+    // One broken file alone is reported as itself, as before.
+    let e = error(
+        T,
+        "",
+        &[("b.sql", "UPDATE nosuch SET v = 1 WHERE k = :k;\n")],
+    );
+    assert!(e.starts_with("/") || e.contains("b.sql:1:8"), "{e}");
+    assert!(!e.contains("errors"), "{e}");
+}
+
+/// Routines: two broken PL/pgSQL routines of one file and a good one; a
+/// caller of a broken routine adds no error of its own (the callee's is
+/// the one to fix).
+#[test]
+fn every_broken_routine_of_a_file() {
+    let routines = "CREATE FUNCTION good(k1 INT) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE t SET v = 1 WHERE k = k1;
+END $$;
+CREATE FUNCTION bad1(k1 INT) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE nosuch SET v = 1 WHERE k = k1;
+END $$;
+CREATE FUNCTION bad2(k1 INT) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  IF k1 > 0 THEN
+    UPDATE t SET v = 2 WHERE k = k1;
+END $$;
+CREATE FUNCTION caller(k1 INT) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM bad2(k1);
+END $$;
+";
+    let e = error(T, "", &[("r.sql", routines)]);
+    assert!(e.starts_with("2 errors"), "{e}");
+    assert!(e.contains("r.sql:7:"), "bad1's unknown table: {e}");
+    assert!(e.contains("unknown table `nosuch`"), "{e}");
+    assert!(e.contains("r.sql:13:"), "bad2's unterminated IF: {e}");
+    assert!(!e.contains("call of `bad2`"), "{e}");
+}
+
+/// At most 50 are shown; the count says how many there were.
+#[test]
+fn errors_up_to_a_limit() {
+    let names: Vec<String> = (0..60).map(|k| format!("p{k:02}.sql")).collect();
+    let files: Vec<(&str, &str)> = names
+        .iter()
+        .map(|n| (n.as_str(), "UPDATE nosuch SET v = 1;\n"))
+        .collect();
+    let e = error(T, "", &files);
+    assert!(e.starts_with("60 errors; the first 50 follow"), "{e}");
+    assert_eq!(e.matches("unknown table `nosuch`").count(), 50);
+}
+
+/// The binary prints them all and exits 2.
+#[test]
+fn every_error_on_the_command_line() {
+    let d = tempfile::tempdir().expect("tempdir");
+    std::fs::write(d.path().join("schema.sql"), T).expect("write");
+    std::fs::write(d.path().join("isolint.yaml"), "schema: schema.sql\n").expect("write");
+    for (n, t) in three_broken() {
+        std::fs::write(d.path().join(n), t).expect("write");
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_isolint"))
+        .arg("check")
+        .arg(d.path())
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    for needle in ["3 errors", "a.sql:2:1", "b.sql:1:8", "c.sql:1:1"] {
+        assert!(err.contains(needle), "{needle}: {err}");
+    }
 }

@@ -14,7 +14,7 @@ use super::sql::plpgsql::{
 use super::sql::procedural::{abbreviation, parse_program};
 use super::sql::Snippet;
 use super::Loaded;
-use crate::model::error::{Diag, Result, SourceFile, Warning};
+use crate::model::error::{Diag, Errors, Result, SourceFile, Warning};
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub(super) struct Manifest {
@@ -62,10 +62,13 @@ pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
             .collect(),
         skip_referential_checks: manifest.referential_checks == Some(false),
     };
-    let files = Files::read(dir, &schema_path, &mut context)?;
-    files.check_listed(&manifest.programs, &manifest_path)?;
-    let units = files.units(&schema, &manifest.programs, &mut context)?;
-    if units.is_empty() {
+    // Every error of the run, not only the first: each file, routine and
+    // transaction is read on after an error in another.
+    let mut errors = Errors::default();
+    let files = Files::read(dir, &schema_path, &mut context, &mut errors)?;
+    errors.take(files.check_listed(&manifest.programs, &manifest_path));
+    let units = files.units(&schema, &manifest.programs, &mut context, &mut errors);
+    if units.is_empty() && errors.is_empty() {
         return Err(Diag::new(format!("{} contains no .sql programs", dir.display()))
             .help("a workload directory holds one .sql file per transaction program (program name = file stem), or files of PL/pgSQL routines"));
     }
@@ -77,14 +80,23 @@ pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
             d.file_name().map(|n| n.to_string_lossy().into_owned())
         })
         .unwrap_or_else(|| "workload".into());
-    let mut loaded = lower_with_sources(
-        name,
-        manifest.description.clone(),
-        schema,
-        schema_file,
-        units,
-        &context,
-    )?;
+    let lowered = if units.is_empty() {
+        None
+    } else {
+        errors.take(lower_with_sources(
+            name,
+            manifest.description.clone(),
+            schema,
+            schema_file,
+            units,
+            &context,
+        ))
+    };
+    errors.finish()?;
+    let Some(mut loaded) = lowered else {
+        return Err(Diag::new("internal error: no programs and no error")
+            .help("please report this with the workload that caused it"));
+    };
     loaded.warnings.splice(0..0, files.skipped);
     loaded.deployed = manifest_levels(&manifest, &loaded.workload, &manifest_path)?;
     if context.skip_referential_checks {
@@ -188,7 +200,12 @@ struct Files {
 }
 
 impl Files {
-    fn read(dir: &Path, schema_path: &Path, context: &mut Context) -> Result<Files> {
+    fn read(
+        dir: &Path,
+        schema_path: &Path,
+        context: &mut Context,
+        errors: &mut Errors,
+    ) -> Result<Files> {
         let schema_canon = schema_path.canonicalize().ok();
         let mut paths: Vec<_> = std::fs::read_dir(dir)
             .map_err(|e| Diag::new(format!("cannot read directory {}: {e}", dir.display())))?
@@ -200,14 +217,15 @@ impl Files {
         paths.sort();
         let mut sources = vec![];
         for p in &paths {
-            sources.push(super::read_source(p)?);
+            sources.extend(errors.take(super::read_source(p)));
         }
-        Files::classify(sources, context)
+        Ok(Files::classify(sources, context, errors))
     }
 
     /// Sorts files by kind: programs, routine files, skipped DDL-only
-    /// files; a library's functions join `context`.
-    fn classify(sources: Vec<SourceFile>, context: &mut Context) -> Result<Files> {
+    /// files; a library's functions join `context`. A file that cannot be
+    /// classified is an error in `errors`, and left out.
+    fn classify(sources: Vec<SourceFile>, context: &mut Context, errors: &mut Errors) -> Files {
         let mut files = Files {
             paths: sources.iter().map(|f| f.name.clone().into()).collect(),
             sources: vec![],
@@ -215,7 +233,10 @@ impl Files {
             skipped: vec![],
         };
         for f in sources {
-            if let Some(rs) = scan_routines(&f)? {
+            let Some(routines) = errors.take(scan_routines(&f)) else {
+                continue;
+            };
+            if let Some(rs) = routines {
                 files.routine_files.push((f, rs));
                 continue;
             }
@@ -229,12 +250,13 @@ impl Files {
                 continue;
             }
             // A file of CREATE FUNCTIONs only is a library, not a program.
-            match function_library(&f)? {
-                Some(defs) => context.functions.extend(defs),
-                None => files.sources.push(f),
+            match errors.take(function_library(&f)) {
+                Some(Some(defs)) => context.functions.extend(defs),
+                Some(None) => files.sources.push(f),
+                None => {}
             }
         }
-        Ok(files)
+        files
     }
 
     /// Every name under `programs:` is a file stem or a PL/pgSQL routine.
@@ -259,28 +281,33 @@ impl Files {
         Ok(())
     }
 
-    /// The programs, parsed, in `programs:` order (the rest after it).
+    /// The programs, parsed, in `programs:` order (the rest after it);
+    /// one that does not parse is an error in `errors`, and left out.
     fn units(
         &self,
         schema: &crate::model::schema::Schema,
         programs: &[String],
         context: &mut Context,
-    ) -> Result<Vec<Unit>> {
+        errors: &mut Errors,
+    ) -> Vec<Unit> {
         let mut units = vec![];
         for f in &self.sources {
-            units.push(Unit {
-                name: stem(Path::new(&f.name)),
-                abbrev: abbreviation(f),
-                nodes: parse_program(f)?,
-                file: f.clone(),
-            });
+            if let Some(nodes) = errors.take(parse_program(f)) {
+                units.push(Unit {
+                    name: stem(Path::new(&f.name)),
+                    abbrev: abbreviation(f),
+                    nodes,
+                    file: f.clone(),
+                });
+            }
         }
         units.extend(routine_units(
             &self.routine_files,
             schema,
             programs,
             context,
-        )?);
+            errors,
+        ));
         // A routine redefined later (CREATE OR REPLACE in a later migration)
         // replaces the earlier one.
         let mut seen = std::collections::HashSet::new();
@@ -293,7 +320,7 @@ impl Files {
                 .position(|n| n.eq_ignore_ascii_case(&u.name))
                 .unwrap_or(usize::MAX)
         });
-        Ok(units)
+        units
     }
 }
 
@@ -334,7 +361,8 @@ fn routine_units(
     schema: &crate::model::schema::Schema,
     programs: &[String],
     ctx: &mut Context,
-) -> Result<Vec<Unit>> {
+    errors: &mut Errors,
+) -> Vec<Unit> {
     // A trigger function is no transaction program: it runs inside the
     // statements that fire it, and a CREATE TRIGGER (in the schema or a
     // migration) is a located error, so skipping it loses nothing.
@@ -352,6 +380,8 @@ fn routine_units(
         .map(|r| r.name)
         .collect();
     let mut parsed = Routines::new();
+    // Routines whose own error is reported: a call of one is no new error.
+    let mut failed = std::collections::HashSet::new();
     let mut shadows = vec![];
     for (f, rs) in files {
         for r in rs.iter().filter(|r| r.language == "sql") {
@@ -360,16 +390,28 @@ fn routine_units(
                 offset: r.at,
                 parsed: None,
             };
-            if let Sql::CreateFunction(cf) = crate::frontend::sql::parse_one(f, &snip)? {
-                ctx.functions
-                    .push(crate::frontend::sql::ddl::function_def(f, &snip, &cf)?);
+            if let Some(Sql::CreateFunction(cf)) =
+                errors.take(crate::frontend::sql::parse_one(f, &snip))
+            {
+                let def = crate::frontend::sql::ddl::function_def(f, &snip, &cf);
+                ctx.functions.extend(errors.take(def));
             }
         }
         let pl = pl_of(rs);
         let sh = shadow(f, &pl);
         for r in &pl {
             // A later file's CREATE OR REPLACE replaces the earlier one.
-            parsed.insert(r.name.clone(), parse_routine(f, &sh, r, schema, &callable)?);
+            match parse_routine(f, &sh, r, schema, &callable) {
+                Ok(p) => {
+                    failed.remove(&r.name);
+                    parsed.insert(r.name.clone(), p);
+                }
+                Err(e) => {
+                    errors.push(e);
+                    parsed.remove(&r.name);
+                    failed.insert(r.name.clone());
+                }
+            }
         }
         shadows.push((sh, pl));
     }
@@ -382,15 +424,26 @@ fn routine_units(
             let Some(p) = parsed.get(&r.name).filter(|p| p.file.name == sh.name) else {
                 continue;
             };
-            units.push(Unit {
-                name: r.name.clone(),
-                abbrev: r.abbrev.clone(),
-                nodes: inline_calls(sh, p.nodes.clone(), &parsed, &mut vec![r.name.clone()])?,
-                file: sh.clone(),
-            });
+            match inline_calls(sh, p.nodes.clone(), &parsed, &mut vec![r.name.clone()]) {
+                Ok(nodes) => units.push(Unit {
+                    name: r.name.clone(),
+                    abbrev: r.abbrev.clone(),
+                    nodes,
+                    file: sh.clone(),
+                }),
+                Err(e) if calls_failed(&e, &failed) => {}
+                Err(e) => errors.push(e),
+            }
         }
     }
-    Ok(units)
+    units
+}
+
+/// Whether `e` is about a call of a routine whose own error is reported.
+fn calls_failed(e: &Diag, failed: &std::collections::HashSet<String>) -> bool {
+    failed
+        .iter()
+        .any(|n| e.message.contains(&format!("call of `{n}`")))
 }
 
 /// `lower_units`, keeping each transaction's AST for replay.
@@ -442,8 +495,10 @@ pub fn lower_texts(schema: &SourceFile, files: &[SourceFile]) -> Result<Loaded> 
         pure_functions: vec![],
         skip_referential_checks: false,
     };
-    let files = Files::classify(files.to_vec(), &mut context)?;
-    let units = files.units(&ddl.schema, &[], &mut context)?;
+    let mut errors = Errors::default();
+    let files = Files::classify(files.to_vec(), &mut context, &mut errors);
+    let units = files.units(&ddl.schema, &[], &mut context, &mut errors);
+    errors.finish()?;
     let mut loaded = lower_with_sources(
         "generated".into(),
         None,
