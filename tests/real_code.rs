@@ -269,3 +269,75 @@ fn every_error_on_the_command_line() {
         assert!(err.contains(needle), "{needle}: {err}");
     }
 }
+
+// ---------------------------------------------------------------------
+// 3. Empty program files; `exclude:`.
+
+/// An empty program file (or one of comments only) is a located error,
+/// not an empty transaction: an empty transaction is robust, and calling
+/// a workload robust because its extraction lost a program would be
+/// wrong. Control: without the empty file, the workload loads.
+#[test]
+fn empty_program_file_is_an_error() {
+    let good = ("d.sql", "UPDATE t SET v = 3 WHERE k = :k;\n");
+    for empty in ["", "\n\n", "-- extracted from app.py\n"] {
+        let e = error(T, "", &[good, ("e.sql", empty)]);
+        assert!(e.contains("e.sql:1:1: "), "{e}");
+        assert!(e.contains("holds no SQL statement"), "{e}");
+        assert!(e.contains("exclude:"), "the hint names the way out: {e}");
+    }
+    assert_eq!(verdict(T, "", &[good]).programs, ["d"]);
+    // Excluded, the empty file is not read.
+    let o = verdict(T, "exclude: [e]\n", &[good, ("e.sql", "")]);
+    assert_eq!(o.programs, ["d"]);
+}
+
+/// Routines with dynamic SQL (which isolint rejects) beside the entry
+/// points: `exclude:` leaves them out unparsed. `programs:` alone does
+/// not (every routine must still read), and an entry point that calls an
+/// excluded routine is an error: the callee runs in its transaction.
+#[test]
+fn exclude_routines() {
+    let routines = "CREATE FUNCTION entry(k1 INT) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE t SET v = v + 1 WHERE k = k1;
+END $$;
+CREATE FUNCTION maintenance(tbl TEXT) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE format('DELETE FROM %I WHERE v < 0', tbl);
+END $$;
+CREATE FUNCTION uses_it(k1 INT) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM maintenance('t');
+END $$;
+";
+    let files = [("r.sql", routines)];
+    // Control: without `exclude:`, the dynamic SQL stops the run.
+    let e = error(T, "programs: [entry]\n", &files);
+    assert!(e.contains("r.sql:7:"), "{e}");
+    let o = verdict(
+        T,
+        "programs: [entry]\nexclude: [maintenance, uses_it]\n",
+        &files,
+    );
+    assert_eq!(o.programs, ["entry"]);
+    // One UPDATE by key: robust.
+    assert!(o.robust);
+    let e = error(T, "exclude: [maintenance]\n", &files);
+    assert!(e.contains("call of `maintenance`, which `exclude:`"), "{e}");
+    let e = error(T, "exclude: [maintenanse]\n", &files);
+    assert!(e.contains("excludes `maintenanse`, but there is no"), "{e}");
+    let e = error(T, "programs: [entry]\nexclude: [entry]\n", &files);
+    assert!(e.contains("under both `programs:` and `exclude:`"), "{e}");
+}
+
+/// A `.sql` program file can be excluded by its stem: it is not read.
+#[test]
+fn exclude_program_files() {
+    let files = [
+        ("a.sql", "UPDATE t SET v = 1 WHERE k = :k;\n"),
+        ("broken.sql", "SELEC 1;\n"),
+    ];
+    assert!(error(T, "", &files).contains("broken.sql:1:1"));
+    assert_eq!(verdict(T, "exclude: [broken]\n", &files).programs, ["a"]);
+}

@@ -31,6 +31,10 @@ pub(super) struct Manifest {
     /// functions are errors).
     #[serde(default)]
     pub(super) pure_functions: Vec<String>,
+    /// Programs (file stems) and PL/pgSQL routines not to analyse: they
+    /// are not read, need not parse, and are no programs.
+    #[serde(default)]
+    pub(super) exclude: Vec<String>,
     /// `false`: leave out the reads of PostgreSQL's foreign-key checks,
     /// as the paper's model does (to reproduce its BTPs; unsound for a
     /// real database, and said so in a warning).
@@ -65,9 +69,21 @@ pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
     // Every error of the run, not only the first: each file, routine and
     // transaction is read on after an error in another.
     let mut errors = Errors::default();
-    let files = Files::read(dir, &schema_path, &mut context, &mut errors)?;
-    errors.take(files.check_listed(&manifest.programs, &manifest_path));
-    let units = files.units(&schema, &manifest.programs, &mut context, &mut errors);
+    let files = Files::read(
+        dir,
+        &schema_path,
+        &manifest.exclude,
+        &mut context,
+        &mut errors,
+    )?;
+    errors.take(files.check_listed(&manifest, &manifest_path));
+    let units = files.units(
+        &schema,
+        &manifest.programs,
+        &manifest.exclude,
+        &mut context,
+        &mut errors,
+    );
     if units.is_empty() && errors.is_empty() {
         return Err(Diag::new(format!("{} contains no .sql programs", dir.display()))
             .help("a workload directory holds one .sql file per transaction program (program name = file stem), or files of PL/pgSQL routines"));
@@ -148,7 +164,7 @@ fn read_manifest(path: &Path) -> Result<Manifest> {
     let f = super::read_source(path)?;
     yaml_serde::from_str(&f.text).map_err(|e| {
         let d = Diag::new(format!("malformed manifest: {}", e.to_string().split(" at line ").next().unwrap_or("")))
-            .help("isolint.yaml may set `schema:` (path relative to the directory), `description:`, `name:`, `programs:`, `pure_functions:`, `referential_checks:` and `isolation:`");
+            .help("isolint.yaml may set `schema:` (path relative to the directory), `description:`, `name:`, `programs:`, `exclude:`, `pure_functions:`, `referential_checks:` and `isolation:`");
         match e.location() {
             Some(l) => d.at_line_col(&f, l.line(), l.column(), "here"),
             None => d,
@@ -203,6 +219,7 @@ impl Files {
     fn read(
         dir: &Path,
         schema_path: &Path,
+        exclude: &[String],
         context: &mut Context,
         errors: &mut Errors,
     ) -> Result<Files> {
@@ -215,11 +232,17 @@ impl Files {
             .filter(|p| schema_canon.is_none() || p.canonicalize().ok() != schema_canon)
             .collect();
         paths.sort();
+        // An excluded program file is not even read.
+        let (excluded, paths): (Vec<_>, Vec<_>) = paths
+            .into_iter()
+            .partition(|p| exclude.iter().any(|n| n == &stem(p)));
         let mut sources = vec![];
         for p in &paths {
             sources.extend(errors.take(super::read_source(p)));
         }
-        Ok(Files::classify(sources, context, errors))
+        let mut files = Files::classify(sources, context, errors);
+        files.paths.extend(excluded);
+        Ok(files)
     }
 
     /// Sorts files by kind: programs, routine files, skipped DDL-only
@@ -259,8 +282,30 @@ impl Files {
         files
     }
 
-    /// Every name under `programs:` is a file stem or a PL/pgSQL routine.
-    fn check_listed(&self, programs: &[String], manifest_path: &Path) -> Result<()> {
+    /// Every name under `programs:` is a file stem or a PL/pgSQL routine,
+    /// and so is every name under `exclude:` (of any language); no name is
+    /// under both.
+    fn check_listed(&self, manifest: &Manifest, manifest_path: &Path) -> Result<()> {
+        let programs = &manifest.programs;
+        for name in &manifest.exclude {
+            let known = self.paths.iter().any(|f| &stem(f) == name)
+                || self
+                    .routine_files
+                    .iter()
+                    .flat_map(|(_, rs)| rs)
+                    .any(|r| r.name.eq_ignore_ascii_case(name));
+            if !known {
+                return Err(Diag::new(format!("{} excludes `{name}`, but there is no {name}.sql and no routine {name}", manifest_path.display()))
+                    .help("`exclude:` names .sql files of the directory (by file stem) or routines of its routine files"));
+            }
+            if programs.iter().any(|p| p.eq_ignore_ascii_case(name)) {
+                return Err(Diag::new(format!(
+                    "{} lists `{name}` under both `programs:` and `exclude:`",
+                    manifest_path.display()
+                ))
+                .help("remove it from one of the two lists"));
+            }
+        }
         let routine_names: Vec<&str> = self
             .routine_files
             .iter()
@@ -287,12 +332,13 @@ impl Files {
         &self,
         schema: &crate::model::schema::Schema,
         programs: &[String],
+        exclude: &[String],
         context: &mut Context,
         errors: &mut Errors,
     ) -> Vec<Unit> {
         let mut units = vec![];
         for f in &self.sources {
-            if let Some(nodes) = errors.take(parse_program(f)) {
+            if let Some(nodes) = errors.take(parse_program(f).and_then(|n| not_empty(f, n))) {
                 units.push(Unit {
                     name: stem(Path::new(&f.name)),
                     abbrev: abbreviation(f),
@@ -304,7 +350,7 @@ impl Files {
         units.extend(routine_units(
             &self.routine_files,
             schema,
-            programs,
+            (programs, exclude),
             context,
             errors,
         ));
@@ -322,6 +368,21 @@ impl Files {
         });
         units
     }
+}
+
+/// A program file without a statement is an error, not an empty
+/// transaction (which would be robust): most likely an extraction that went
+/// wrong.
+fn not_empty(
+    f: &SourceFile,
+    nodes: Vec<crate::frontend::sql::ast::Node>,
+) -> Result<Vec<crate::frontend::sql::ast::Node>> {
+    if !nodes.is_empty() {
+        return Ok(nodes);
+    }
+    Err(Diag::new(format!("{} holds no SQL statement", f.name))
+        .help("a program file holds the statements of one transaction; if it was extracted from other code, check the extraction; to leave the file out, delete it or list its name under `exclude:` in isolint.yaml")
+        .at(f, 0, 0, "empty program"))
 }
 
 /// The functions of a file that holds only `CREATE FUNCTION` statements.
@@ -359,10 +420,12 @@ pub(super) fn function_library(f: &SourceFile) -> Result<Option<Vec<FunctionDef>
 fn routine_units(
     files: &[(SourceFile, Vec<Routine>)],
     schema: &crate::model::schema::Schema,
-    programs: &[String],
+    (programs, exclude): (&[String], &[String]),
     ctx: &mut Context,
     errors: &mut Errors,
 ) -> Vec<Unit> {
+    // `exclude:`d routines are not parsed: they need not be readable.
+    let excluded = |r: &Routine| exclude.iter().any(|n| n.eq_ignore_ascii_case(&r.name));
     // A trigger function is no transaction program: it runs inside the
     // statements that fire it, and a CREATE TRIGGER (in the schema or a
     // migration) is a located error, so skipping it loses nothing.
@@ -384,7 +447,7 @@ fn routine_units(
     let mut failed = std::collections::HashSet::new();
     let mut shadows = vec![];
     for (f, rs) in files {
-        for r in rs.iter().filter(|r| r.language == "sql") {
+        for r in rs.iter().filter(|r| r.language == "sql" && !excluded(r)) {
             let snip = Snippet {
                 text: f.text[r.at..r.end].to_string(),
                 offset: r.at,
@@ -399,7 +462,7 @@ fn routine_units(
         }
         let pl = pl_of(rs);
         let sh = shadow(f, &pl);
-        for r in &pl {
+        for r in pl.iter().filter(|r| !excluded(r)) {
             // A later file's CREATE OR REPLACE replaces the earlier one.
             match parse_routine(f, &sh, r, schema, &callable) {
                 Ok(p) => {
@@ -432,11 +495,29 @@ fn routine_units(
                     file: sh.clone(),
                 }),
                 Err(e) if calls_failed(&e, &failed) => {}
-                Err(e) => errors.push(e),
+                Err(e) => errors.push(calls_excluded(e, exclude)),
             }
         }
     }
     units
+}
+
+/// A call of an `exclude:`d routine from a routine that is analysed: its
+/// body runs in the caller's transaction, so it cannot be left out.
+fn calls_excluded(mut e: Box<Diag>, exclude: &[String]) -> Box<Diag> {
+    let not_found = "which is not a PL/pgSQL routine of the workload";
+    for n in exclude {
+        if e.message
+            .contains(&format!("call of `{}`", n.to_lowercase()))
+            && e.message.contains(not_found)
+        {
+            e.message = e
+                .message
+                .replace(not_found, "which `exclude:` in isolint.yaml leaves out");
+            e.help = Some("a routine called by a program runs in the program's transaction: remove it from `exclude:` (or exclude its callers too)".into());
+        }
+    }
+    e
 }
 
 /// Whether `e` is about a call of a routine whose own error is reported.
@@ -497,7 +578,7 @@ pub fn lower_texts(schema: &SourceFile, files: &[SourceFile]) -> Result<Loaded> 
     };
     let mut errors = Errors::default();
     let files = Files::classify(files.to_vec(), &mut context, &mut errors);
-    let units = files.units(&ddl.schema, &[], &mut context, &mut errors);
+    let units = files.units(&ddl.schema, &[], &[], &mut context, &mut errors);
     errors.finish()?;
     let mut loaded = lower_with_sources(
         "generated".into(),
