@@ -8,6 +8,7 @@ use sqlparser::ast::Statement as Sql;
 
 use super::lower::{lower_units, Context, Unit};
 use super::sql::ddl::{parse_ddl, FunctionDef};
+use super::sql::pgbench::{is_pgbench, parse_script};
 use super::sql::plpgsql::{
     ddl_only, inline_calls, parse_routine, scan_routines, shadow, Routine, Routines,
 };
@@ -212,6 +213,8 @@ struct Files {
     paths: Vec<std::path::PathBuf>,
     sources: Vec<SourceFile>,
     routine_files: Vec<(SourceFile, Vec<Routine>)>,
+    /// pgbench scripts, read (`sql::pgbench`).
+    scripts: Vec<(SourceFile, Vec<crate::frontend::sql::ast::Node>)>,
     skipped: Vec<Warning>,
 }
 
@@ -227,7 +230,7 @@ impl Files {
         let mut paths: Vec<_> = std::fs::read_dir(dir)
             .map_err(|e| Diag::new(format!("cannot read directory {}: {e}", dir.display())))?
             .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "sql"))
+            .filter(|p| p.extension().is_some_and(|x| x == "sql" || x == "pgbench"))
             // The schema may live beside the programs.
             .filter(|p| schema_canon.is_none() || p.canonicalize().ok() != schema_canon)
             .collect();
@@ -253,6 +256,7 @@ impl Files {
             paths: sources.iter().map(|f| f.name.clone().into()).collect(),
             sources: vec![],
             routine_files: vec![],
+            scripts: vec![],
             skipped: vec![],
         };
         for f in sources {
@@ -261,6 +265,14 @@ impl Files {
             };
             if let Some(rs) = routines {
                 files.routine_files.push((f, rs));
+                continue;
+            }
+            if is_pgbench(&f) {
+                let script = parse_script(&f).and_then(|(n, w)| Ok((not_empty(&f, n)?, w)));
+                if let Some((nodes, warnings)) = errors.take(script) {
+                    files.skipped.extend(warnings);
+                    files.scripts.push((f, nodes));
+                }
                 continue;
             }
             // A migration that only creates tables: the schema file has them.
@@ -346,6 +358,14 @@ impl Files {
                     file: f.clone(),
                 });
             }
+        }
+        for (f, nodes) in &self.scripts {
+            units.push(Unit {
+                name: stem(Path::new(&f.name)),
+                abbrev: abbreviation(f),
+                nodes: nodes.clone(),
+                file: f.clone(),
+            });
         }
         units.extend(routine_units(
             &self.routine_files,
