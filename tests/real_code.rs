@@ -538,3 +538,61 @@ fn pgbench_errors() {
         "{e}"
     );
 }
+
+mod fuzz {
+    use proptest::prelude::*;
+
+    const FRAGMENTS: &[&str] = &[
+        "\\set aid random(1, 10)\n",
+        "\\set\n",
+        "BEGIN;\n",
+        "END;\n",
+        "ROLLBACK;\n",
+        "SELECT abalance FROM pgbench_accounts WHERE aid = :aid",
+        "UPDATE pgbench_accounts SET abalance = abalance + 1 WHERE aid = :aid",
+        ";\n",
+        " \\gset p_\n",
+        " \\aset\n",
+        " \\; ",
+        "\\if :aid > 1\n",
+        "\\elif 2\n",
+        "\\else\n",
+        "\\endif\n",
+        "\\sleep 1 ms\n",
+        "\\shell echo\n",
+        "\\setshell v echo 1\n",
+        "\\startpipeline\n",
+        "\\endpipeline\n",
+        "\\bogus\n",
+        ":'aid'",
+        ":\"aid\"",
+        ":Aid",
+        "'",
+        "\"",
+        "$$",
+        "(",
+        ")",
+        "-- c\n",
+        "/*",
+        "é",
+        "\\",
+        "\\\n",
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(
+            std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(300),
+        ))]
+        /// Any sequence of script fragments: a verdict or a located error,
+        /// never a panic.
+        #[test]
+        fn pgbench_reader_never_panics(parts in proptest::collection::vec(0..FRAGMENTS.len(), 0..24)) {
+            let text: String = parts.iter().map(|&k| FRAGMENTS[k]).collect();
+            let schema = isolint::model::error::SourceFile::new("schema.sql", super::PGBENCH);
+            let script = isolint::model::error::SourceFile::new("s.pgbench", text);
+            if let Err(e) = isolint::frontend::sql_dir::lower_texts(&schema, &[script]) {
+                prop_assert!(!e.message.is_empty());
+            }
+        }
+    }
+}
