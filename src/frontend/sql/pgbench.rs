@@ -45,20 +45,26 @@ const META: &[&str] = &[
     "endpipeline",
 ];
 
-/// Whether `file` is a pgbench script: a `.pgbench` file, or a file with a
-/// line that starts with a pgbench meta-command (`\set aid …`).
+/// Whether `file` is a pgbench script: a `.pgbench` file, or a file with
+/// lines that start with a meta-command, all of them pgbench's (`\set aid
+/// …`; a psql script's `\echo`, `\i` or pg_dump's `\restrict` make it none).
 pub fn is_pgbench(file: &SourceFile) -> bool {
-    file.name.ends_with(".pgbench")
-        || file.text.lines().any(|l| {
-            let l = l.trim_start();
-            l.strip_prefix('\\').is_some_and(|rest| {
-                let w: String = rest
-                    .chars()
-                    .take_while(|c| c.is_ascii_alphabetic())
-                    .collect();
-                META.contains(&w.to_ascii_lowercase().as_str())
-            })
+    if file.name.ends_with(".pgbench") {
+        return true;
+    }
+    let metas: Vec<bool> = file
+        .text
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix('\\'))
+        .map(|rest| {
+            let w: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphabetic())
+                .collect();
+            META.contains(&w.to_ascii_lowercase().as_str())
         })
+        .collect();
+    !metas.is_empty() && metas.iter().all(|&m| m)
 }
 
 /// One piece of a script, in order.
@@ -197,7 +203,7 @@ fn scan(file: &SourceFile) -> Result<Vec<Item>> {
     Ok(items)
 }
 
-/// The meta-command at `i` (a `\\`): `\\gset` ends the pending query,
+/// The meta-command at `i` (a `\`): `\gset` ends the pending query,
 /// any other must stand where no query is pending. The offset after it.
 fn meta_command(
     file: &SourceFile,
@@ -486,8 +492,15 @@ impl Builder<'_> {
                     }
                 }
             }
+            // `SET TRANSACTION …` / `SET SESSION CHARACTERISTICS …` also
+            // read as a level; only BEGIN and START open a transaction.
+            let text = self.file.text[from..to].trim_start();
+            let opens = ["BEGIN", "START"].iter().any(|w| {
+                text.get(..w.len())
+                    .is_some_and(|t| t.eq_ignore_ascii_case(w))
+            });
             for n in nodes {
-                self.node(n, from)?;
+                self.node(n, from, opens)?;
             }
         }
         if compound && self.pipeline.is_none() {
@@ -499,8 +512,16 @@ impl Builder<'_> {
 
     /// One node of a SQL command: BEGIN/COMMIT/ROLLBACK move the
     /// transaction state; a statement outside a transaction commits alone.
-    fn node(&mut self, n: Node, at: usize) -> Result<()> {
+    fn node(&mut self, n: Node, at: usize, opens: bool) -> Result<()> {
         match n {
+            // Outside a transaction, SET TRANSACTION is a no-op (PostgreSQL
+            // warns) and SET SESSION CHARACTERISTICS a default: assuming
+            // READ COMMITTED for the next transactions is the weaker level.
+            Node::Begin { .. } if !opens => {
+                if self.tx.is_some() {
+                    self.body().push(n);
+                }
+            }
             Node::Begin { .. } => {
                 if self.tx != Some(Tx::Explicit) {
                     if self.tx.is_none() {
@@ -854,6 +875,21 @@ mod tests {
     }
 
     #[test]
+    fn set_transaction_opens_none() {
+        let n = parse("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE;\nSELECT 1;\nSELECT 2;\n")
+            .expect("parses");
+        // Two autocommit transactions, no BEGIN.
+        assert_eq!(n.len(), 4, "{n:?}");
+        assert!(matches!(n[1], Node::Commit { .. }));
+        let n = parse(
+            "START TRANSACTION ISOLATION LEVEL SERIALIZABLE;\nSELECT 1;\nSELECT 2;\nCOMMIT;\n",
+        )
+        .expect("parses");
+        assert_eq!(n.len(), 4, "{n:?}");
+        assert!(matches!(n[0], Node::Begin { level: Some(_), .. }));
+    }
+
+    #[test]
     fn gset_names_the_columns() {
         let n =
             parse("BEGIN;\nSELECT abalance, count(*) AS n FROM t WHERE k = :k \\gset p_\nEND;\n")
@@ -888,5 +924,7 @@ mod tests {
         )));
         assert!(!is_pgbench(&SourceFile::new("a.sql", "SELECT :a;\n")));
         assert!(is_pgbench(&SourceFile::new("a.pgbench", "SELECT 1;\n")));
+        let psql = "\\set ON_ERROR_STOP on\n\\echo hi\nSELECT 1;\n";
+        assert!(!is_pgbench(&SourceFile::new("a.sql", psql)));
     }
 }
