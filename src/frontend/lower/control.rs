@@ -560,10 +560,14 @@ impl Lowerer<'_> {
     /// Variables it assigns keep whatever value the failed prefix gave
     /// them (PL/pgSQL does not roll variables back): fresh afterwards.
     fn prefix_node(&mut self, body: &[Node]) -> Result<Body> {
+        let mark = self.statements.len();
         self.prefix += 1;
         let r = self.block(body);
         self.prefix -= 1;
         let b = r?.0.map_or(Body::Seq(vec![]), optionalize);
+        for q in mark..self.statements.len() {
+            self.rolled_back_shadow(q);
+        }
         let mut assigned = HashSet::new();
         collect_assigned(body, &mut assigned);
         for v in assigned {

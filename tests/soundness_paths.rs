@@ -1,0 +1,160 @@
+//! Soundness of PL/pgSQL paths (issue 21, classes 4–6): EXCEPTION handlers
+//! and failing statements, rows found missing by other means than `IF NOT
+//! FOUND`, and PL/pgSQL names as PostgreSQL resolves them.
+//!
+//! Where a case says "confirmed on PostgreSQL 15", the schedule written
+//! next to it was run on PostgreSQL 15 at READ COMMITTED with two psql
+//! sessions (a `pg_sleep` inside a routine holds it at the point named;
+//! pg_sleep reads no table), and its outcome compared with both serial
+//! orders. Every not-robust case has a robust control (a small variant),
+//! so a front-end that always said "not robust" would fail.
+
+use std::path::Path;
+
+use isolint::analysis::analyze;
+use isolint::analysis::graph::Settings;
+use isolint::analysis::robustness::Method;
+
+/// a(k PK, x CHECK (x <= 100), y), b(k PK, z), c(k PK, w).
+const AB: &str = "CREATE TABLE a (k INT PRIMARY KEY, x INT CHECK (x <= 100), y INT);
+CREATE TABLE b (k INT PRIMARY KEY, z INT);
+CREATE TABLE c (k INT PRIMARY KEY, w INT);
+";
+
+fn run(schema: &str, files: &[(&str, &str)]) -> Result<(bool, String), String> {
+    let d = tempfile::tempdir().map_err(|e| e.to_string())?;
+    std::fs::write(d.path().join("schema.sql"), schema).map_err(|e| e.to_string())?;
+    std::fs::write(d.path().join("isolint.yaml"), "schema: schema.sql\n")
+        .map_err(|e| e.to_string())?;
+    for (n, t) in files {
+        std::fs::write(d.path().join(n), t).map_err(|e| e.to_string())?;
+    }
+    let loaded =
+        isolint::frontend::load(Path::new(d.path()), None).map_err(|e| e.message.clone())?;
+    let a = analyze(&loaded.workload, Settings::default(), Method::TypeII, false);
+    let mut text = String::new();
+    for p in &loaded.workload.programs {
+        text += &format!("{}: {}\n", p.name, isolint::report::body_text(p, &p.body));
+    }
+    Ok((a.robust, text))
+}
+
+fn robust(schema: &str, files: &[(&str, &str)]) -> bool {
+    match run(schema, files) {
+        Ok((r, _)) => r,
+        Err(e) => panic!("expected a verdict, got: {e}"),
+    }
+}
+
+fn error(schema: &str, files: &[(&str, &str)]) -> String {
+    match run(schema, files) {
+        Ok((_, t)) => panic!("expected an error, got:\n{t}"),
+        Err(e) => e,
+    }
+}
+
+/// Class 4. An UPDATE stopped by a CHECK read the row and holds no lock;
+/// the handler then reads b. Confirmed on PostgreSQL 15: a(1, x = 50),
+/// b(1, z = 0); T1 `SELECT bump(1)` (its UPDATE fails, x + 100 > 100; a
+/// pg_sleep at the start of the handler); T2 `UPDATE a SET x = 0 WHERE k
+/// = 1; UPDATE b SET z = 1 WHERE k = 1; COMMIT` (no wait: T1 holds no lock);
+/// T1's handler reads z = 1; COMMIT. Serial T1;T2: T1 reads z = 0. Serial
+/// T2;T1: x = 0, the UPDATE succeeds and the handler does not run. Keeping
+/// the failed UPDATE as a write (a lock, no ww-free split) hid this.
+/// Control: the same routine without the handler — the failed UPDATE
+/// aborts, and a successful one holds its lock until COMMIT, so T2 runs
+/// wholly before or after T1 (robust).
+#[test]
+fn update_stopped_by_check_read_the_row() {
+    let bump = "CREATE FUNCTION bump(p int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE v int;
+BEGIN
+  BEGIN
+    UPDATE a SET x = x + 100 WHERE k = p;
+  EXCEPTION WHEN check_violation THEN
+    SELECT z INTO v FROM b WHERE k = p;
+  END;
+  RETURN v;
+END $$;
+";
+    let reset = "CREATE FUNCTION reset(p int) RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE a SET x = 0 WHERE k = p;
+  UPDATE b SET z = 1 WHERE k = p;
+  RETURN 0;
+END $$;
+";
+    assert!(!robust(AB, &[("bump.sql", bump), ("reset.sql", reset)]));
+    let control = bump.replace("  EXCEPTION WHEN check_violation THEN\n", "");
+    assert!(robust(AB, &[("bump.sql", &control), ("reset.sql", reset)]));
+}
+
+/// Class 4, write skew through a caught unique violation. Confirmed on
+/// PostgreSQL 15: a(1) present, b(1, z = 0); T2 `SELECT release(1)` reads
+/// z = 0 (a pg_sleep before its DELETE); T1 `SELECT claim(1); COMMIT` (the
+/// INSERT fails: a(1) exists; the handler sets z = 1); T2 deletes a(1),
+/// COMMIT. Outcome: release saw z = 0, a(1) gone, z = 1. Serial
+/// claim;release: release sees z = 1. Serial release;claim: the INSERT
+/// succeeds, z stays 0, a(1) present.
+#[test]
+fn caught_unique_violation_is_a_read_of_the_key() {
+    let claim = "CREATE FUNCTION claim(p int) RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+  BEGIN
+    INSERT INTO a (k, x, y) VALUES (p, 0, 0);
+  EXCEPTION WHEN unique_violation THEN
+    UPDATE b SET z = z + 1 WHERE k = p;
+  END;
+  RETURN 0;
+END $$;
+";
+    let release = "CREATE FUNCTION release(p int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE v int;
+BEGIN
+  SELECT z INTO v FROM b WHERE k = p;
+  DELETE FROM a WHERE k = p;
+  RETURN v;
+END $$;
+";
+    assert!(!robust(AB, &[("claim.sql", claim), ("release.sql", release)]));
+    // Control: the handler only reads a table release does not write; the
+    // only dependency left is claim's read of a(1) before release deletes
+    // it (nothing of release comes back to claim).
+    let other = claim.replace("UPDATE b SET z = z + 1 WHERE k = p", "PERFORM w FROM c WHERE k = p");
+    assert!(robust(AB, &[("claim.sql", &other), ("release.sql", release)]));
+    // Without the handler the INSERT and the UPDATE commit together, and
+    // release can delete the row claim inserted after reading z: not
+    // robust either (a(1) absent at first: release reads z = 0, claim
+    // inserts a(1) and sets z = 1, release deletes a(1); no serial order
+    // ends with a(1) absent, z = 1 and release having read 0).
+    let plain = claim.replace("  EXCEPTION WHEN unique_violation THEN\n", "");
+    assert!(!robust(AB, &[("claim.sql", &plain), ("release.sql", release)]));
+}
+
+/// Class 4, the handler sees what another transaction committed after the
+/// failed INSERT observed the key: the same anomaly as the CHECK case,
+/// for unique_violation (the INSERT's lock on its key is gone).
+#[test]
+fn caught_unique_violation_then_a_read() {
+    let claim = "CREATE FUNCTION claim(p int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE v int;
+BEGIN
+  BEGIN
+    INSERT INTO a (k, x, y) VALUES (p, 0, 0);
+  EXCEPTION WHEN unique_violation THEN
+    SELECT z INTO v FROM b WHERE k = p;
+  END;
+  RETURN v;
+END $$;
+";
+    let drop = "CREATE FUNCTION drop_it(p int) RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+  DELETE FROM a WHERE k = p;
+  UPDATE b SET z = 1 WHERE k = p;
+  RETURN 0;
+END $$;
+";
+    assert!(!robust(AB, &[("claim.sql", claim), ("drop.sql", drop)]));
+    let control = claim.replace("  EXCEPTION WHEN unique_violation THEN\n", "");
+    assert!(robust(AB, &[("claim.sql", &control), ("drop.sql", drop)]));
+}
