@@ -158,3 +158,84 @@ END $$;
     let control = claim.replace("  EXCEPTION WHEN unique_violation THEN\n", "");
     assert!(robust(AB, &[("claim.sql", &control), ("drop.sql", drop)]));
 }
+
+/// `reg` makes a(p) present and then changes b(p).
+const REG: &str = "CREATE FUNCTION reg(p int) RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO a (k, x, y) VALUES (p, 0, 0);
+  UPDATE b SET z = z + 1 WHERE k = p;
+  RETURN 0;
+END $$;
+";
+
+/// `touch(p)` with `body` (DECLARE n int; v int; w int).
+fn touch(body: &str) -> String {
+    format!(
+        "CREATE FUNCTION touch(p int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE n int; v int; w int;
+BEGIN
+{body}
+  RETURN v;
+END $$;
+"
+    )
+}
+
+/// Class 5. A key-based statement whose missing row the program detects
+/// and goes on: it read "absent", which conflicts with reg's INSERT.
+/// Confirmed on PostgreSQL 15 for the first (GET DIAGNOSTICS) form: a(1)
+/// absent, b(1, z = 0); T1 `SELECT touch(1)` (its UPDATE matches nothing;
+/// a pg_sleep inside the IF, before the SELECT of b); T2 `SELECT reg(1);
+/// COMMIT`; T1 reads z = 1, COMMIT. Serial touch;reg: touch reads z = 0;
+/// serial reg;touch: the UPDATE finds a(1) and b is not read. The other
+/// forms are the same program with the row count observed otherwise.
+/// Controls: the abort idiom of each form (the missing row raises), after
+/// which the SELECT of b runs only when a(p) was there: robust.
+#[test]
+fn missing_rows_detected_by_row_count_found_or_null() {
+    let read_b = "SELECT z INTO v FROM b WHERE k = p;";
+    let forms = [
+        // (detection, test that the row is missing)
+        (
+            "UPDATE a SET x = x + 1 WHERE k = p;\n  GET DIAGNOSTICS n = ROW_COUNT;",
+            "n = 0",
+        ),
+        (
+            "UPDATE a SET x = x + 1 WHERE k = p;\n  GET CURRENT DIAGNOSTICS n := ROW_COUNT;",
+            "n < 1",
+        ),
+        (
+            "SELECT x INTO w FROM a WHERE k = p;\n  GET DIAGNOSTICS n = ROW_COUNT;",
+            "0 = n",
+        ),
+        ("DELETE FROM a WHERE k = p;\n  GET DIAGNOSTICS n = ROW_COUNT;", "n <> 1"),
+        ("UPDATE a SET x = x + 1 WHERE k = p;", "NOT FOUND"),
+        ("DELETE FROM a WHERE k = p;", "NOT FOUND"),
+        (
+            "UPDATE a SET x = x + 1 WHERE k = p RETURNING x INTO w;",
+            "w IS NULL",
+        ),
+        ("DELETE FROM a WHERE k = p RETURNING x INTO w;", "w IS NULL"),
+    ];
+    for (detect, missing) in forms {
+        let goes_on = touch(&format!(
+            "  {detect}\n  IF {missing} THEN\n    {read_b}\n  END IF;"
+        ));
+        assert!(
+            !robust(AB, &[("touch.sql", &goes_on), ("reg.sql", REG)]),
+            "called robust:\n{goes_on}"
+        );
+        let aborts = touch(&format!(
+            "  {detect}\n  IF {missing} THEN\n    RAISE EXCEPTION 'missing';\n  END IF;\n  {read_b}"
+        ));
+        assert!(
+            robust(AB, &[("touch.sql", &aborts), ("reg.sql", REG)]),
+            "control called not robust:\n{aborts}"
+        );
+    }
+    // The row count is evidence wherever it is tested: here only later.
+    let later = touch(
+        "  UPDATE a SET x = x + 1 WHERE k = p;\n  GET DIAGNOSTICS n = ROW_COUNT;\n  SELECT z INTO v FROM b WHERE k = p;\n  IF n = 0 THEN v := 0; END IF;",
+    );
+    assert!(!robust(AB, &[("touch.sql", &later), ("reg.sql", REG)]));
+}

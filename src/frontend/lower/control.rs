@@ -3,6 +3,7 @@
 //! program says about rows that may be missing (FOUND, NULL tests).
 
 use super::*;
+use crate::frontend::sql::plpgsql::ROW_COUNT_MARK;
 
 impl Lowerer<'_> {
     /// Lower a list of nodes. `None` body: every path aborts. The flag
@@ -272,14 +273,45 @@ impl Lowerer<'_> {
         let next = rest.first();
         let evidence = tests_found(rest) || s.into.iter().any(|v| self.null_tested.contains(v));
         let saved = self.stmt_may_miss;
-        self.stmt_may_miss = evidence && !self.aborts_when_no_match(&s.into, next);
+        self.stmt_may_miss = evidence && !self.aborts_after(&s.into, rest);
         let r = self.lower_audited(&s.sql, &s.into, &s.snip, next, s.weak_lock);
         self.stmt_may_miss = saved;
         r
     }
 
     /// The abort idioms right after a statement: `IF NOT FOUND THEN
-    /// RAISE/ROLLBACK` or `IF :v IS NULL THEN …` for a RETURNING … INTO :v.
+    /// RAISE/ROLLBACK`, `IF :v IS NULL THEN …` for a RETURNING … INTO :v,
+    /// or `GET DIAGNOSTICS n = ROW_COUNT; IF n = 0 THEN …` (any
+    /// comparison of n with a number that holds for n = 0).
+    pub(super) fn aborts_after(&self, into: &[String], rest: &[Node]) -> bool {
+        let mut counts = vec![];
+        let mut k = 0;
+        while let Some(Node::Assign { var, expr }) = rest.get(k) {
+            if expr.snip.text != ROW_COUNT_MARK {
+                break;
+            }
+            counts.push(var.clone());
+            k += 1;
+        }
+        let Some(Node::If(branches)) = rest.get(k) else {
+            return false;
+        };
+        let Some((Some(cond), body)) = branches.first() else {
+            return false;
+        };
+        if !(body.len() == 1 && matches!(body[0], Node::Abort)) {
+            return false;
+        }
+        if counts
+            .iter()
+            .any(|n| holds_at_zero(&cond.expr, n) == Some(true))
+        {
+            return true;
+        }
+        k == 0 && self.aborts_when_no_match(into, rest.first())
+    }
+
+    /// The abort idioms of `aborts_after` without GET DIAGNOSTICS.
     pub(super) fn aborts_when_no_match(&self, into: &[String], next: Option<&Node>) -> bool {
         let Some(Node::If(branches)) = next else {
             return false;
@@ -366,8 +398,10 @@ pub(super) fn tests_found(rest: &[Node]) -> bool {
                     return true;
                 }
             }
+            // GET DIAGNOSTICS n = ROW_COUNT: the count is as good as FOUND
+            // (whatever tests n later).
             Node::Assign { expr, .. } => {
-                if mentions(expr) {
+                if mentions(expr) || expr.snip.text == ROW_COUNT_MARK {
                     return true;
                 }
             }
@@ -384,6 +418,57 @@ pub(super) fn tests_found(rest: &[Node]) -> bool {
         }
     }
     false
+}
+
+/// The value of a condition when the row-count variable `n` is 0, if it
+/// compares `n` with a number (`n = 0`, `n < 1`, `0 <> n`, `NOT (…)`).
+fn holds_at_zero(e: &Expr, n: &str) -> Option<bool> {
+    let is_n = |x: &Expr| match strip_nested(x) {
+        Expr::Value(v) => matches!(&v.value, Value::Placeholder(p)
+            if p.trim_start_matches(':').eq_ignore_ascii_case(n)),
+        Expr::Identifier(i) => i.value.eq_ignore_ascii_case(n),
+        _ => false,
+    };
+    let number = |x: &Expr| match strip_nested(x) {
+        Expr::Value(v) => match &v.value {
+            Value::Number(t, _) => t.parse::<f64>().ok(),
+            _ => None,
+        },
+        _ => None,
+    };
+    match strip_nested(e) {
+        Expr::UnaryOp {
+            op: UnaryOperator::Not,
+            expr,
+        } => holds_at_zero(expr, n).map(|b| !b),
+        Expr::BinaryOp { left, op, right } => {
+            // n op c, or c op n (then the operator is mirrored).
+            let (c, op) = if is_n(left) {
+                (number(right)?, op.clone())
+            } else if is_n(right) {
+                let mirrored = match op {
+                    BinaryOperator::Lt => BinaryOperator::Gt,
+                    BinaryOperator::Gt => BinaryOperator::Lt,
+                    BinaryOperator::LtEq => BinaryOperator::GtEq,
+                    BinaryOperator::GtEq => BinaryOperator::LtEq,
+                    o => o.clone(),
+                };
+                (number(left)?, mirrored)
+            } else {
+                return None;
+            };
+            match op {
+                BinaryOperator::Eq => Some(0.0 == c),
+                BinaryOperator::NotEq => Some(0.0 != c),
+                BinaryOperator::Lt => Some(0.0 < c),
+                BinaryOperator::LtEq => Some(0.0 <= c),
+                BinaryOperator::Gt => Some(0.0 > c),
+                BinaryOperator::GtEq => Some(0.0 >= c),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
 }
 
 /// Variables a program tests for NULL: `v IS [NOT] NULL`, `IS [NOT]

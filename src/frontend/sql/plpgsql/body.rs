@@ -743,14 +743,20 @@ impl P<'_> {
         }
         if let Some(k) = into {
             let (from, to) = (self.toks[k].2, self.toks[semi].1);
-            out.extend(self.fresh_targets(from, to, at)?);
+            out.extend(self.fresh_targets(from, to, at, false)?);
         }
         self.pos = semi + 1;
         Ok(out)
     }
 
     /// Comma-separated variables from..to: each assigned a fresh value.
-    fn fresh_targets(&self, from: usize, to: usize, at: usize) -> Result<Vec<Node>> {
+    fn fresh_targets(
+        &self,
+        from: usize,
+        to: usize,
+        at: usize,
+        diagnostics: bool,
+    ) -> Result<Vec<Node>> {
         let mut out = vec![];
         for (o, piece) in split_top(&self.file.text[from..to], b',') {
             let lead = blank_prefix(piece);
@@ -766,14 +772,19 @@ impl P<'_> {
                     "declare it in a DECLARE section",
                 ));
             }
-            out.push(Node::Assign {
-                var,
-                expr: self.cond(Snippet {
-                    text: "NULL".into(),
-                    offset: at,
-                    parsed: None,
-                })?,
-            });
+            let mut expr = self.cond(Snippet {
+                text: "NULL".into(),
+                offset: at,
+                parsed: None,
+            })?;
+            // `v = ROW_COUNT` (also `:=`) of GET [CURRENT] DIAGNOSTICS.
+            let item = piece[lead..]
+                .split_once('=')
+                .map(|(_, i)| i.trim().to_ascii_uppercase());
+            if diagnostics && item.as_deref() == Some("ROW_COUNT") {
+                expr.snip.text = super::ROW_COUNT_MARK.into();
+            }
+            out.push(Node::Assign { var, expr });
         }
         Ok(out)
     }
@@ -792,7 +803,7 @@ impl P<'_> {
                 "write GET DIAGNOSTICS v = ROW_COUNT;",
             ));
         };
-        let out = self.fresh_targets(self.toks[k].2, self.toks[semi].1, at)?;
+        let out = self.fresh_targets(self.toks[k].2, self.toks[semi].1, at, true)?;
         self.pos = semi + 1;
         Ok(out)
     }

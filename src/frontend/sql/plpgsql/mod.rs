@@ -25,6 +25,12 @@ use super::Snippet;
 use crate::model::error::{Diag, Result, SourceFile};
 use crate::model::schema::Schema;
 
+/// The text of the assignment `GET [CURRENT] DIAGNOSTICS v = ROW_COUNT`
+/// becomes (its value is fresh, like every diagnostics item): lowering
+/// reads it as a test of whether the statement before found its row (no
+/// expression written in a program has this text).
+pub const ROW_COUNT_MARK: &str = "GET DIAGNOSTICS ROW_COUNT";
+
 /// How a parameter passes its value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
