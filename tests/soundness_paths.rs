@@ -239,3 +239,46 @@ fn missing_rows_detected_by_row_count_found_or_null() {
     );
     assert!(!robust(AB, &[("touch.sql", &later), ("reg.sql", REG)]));
 }
+
+/// Class 6. `r ALIAS FOR p` is p itself: after `r := q` the SELECT reads
+/// row q, not the row the UPDATE locked, so it is no read of a tuple the
+/// transaction wrote (no same-tuple protection). Confirmed on PostgreSQL
+/// 15 (a pg_sleep between the assignment and the SELECT): a(1), a(2)
+/// with x = 0; T1 `SELECT f(1, 2)`, T2 `SELECT f(2, 1)` while T1 sleeps;
+/// both read x = 0 of the other's row; both COMMIT; x = 1 in both rows.
+/// In either serial order the second reads 1. Read as a copy (`r := p`),
+/// p kept its value and the SELECT looked like a read of the updated row.
+/// Control: without the assignment the SELECT reads the row it locked.
+#[test]
+fn alias_is_the_same_variable() {
+    let f = "CREATE FUNCTION f(p int, q int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE r ALIAS FOR p; v int;
+BEGIN
+  UPDATE a SET x = x + 1 WHERE k = p;
+  r := q;
+  SELECT x INTO v FROM a WHERE k = p;
+  RETURN v;
+END $$;
+";
+    assert!(!robust(AB, &[("f.sql", f)]));
+    assert!(robust(AB, &[("f.sql", &f.replace("  r := q;\n", ""))]));
+    // `$1` is p too, and an alias of `$1` as well.
+    for (decl, assign) in [
+        ("DECLARE r ALIAS FOR $1; v int;", "r := q;"),
+        ("DECLARE v int;", "$1 := q;"),
+        ("DECLARE r ALIAS FOR $1; s ALIAS FOR r; v int;", "s := q;"),
+    ] {
+        let g = f
+            .replace("DECLARE r ALIAS FOR p; v int;", decl)
+            .replace("r := q;", assign);
+        assert!(!robust(AB, &[("f.sql", &g)]), "called robust:\n{g}");
+    }
+    let e = error(
+        AB,
+        &[(
+            "f.sql",
+            &f.replace("ALIAS FOR p", "ALIAS FOR nothere"),
+        )],
+    );
+    assert!(e.contains("f.sql:2:") && e.contains("ALIAS FOR `nothere`"), "{e}");
+}

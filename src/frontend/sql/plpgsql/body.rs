@@ -281,22 +281,7 @@ impl P<'_> {
             let has = |w: &str| words.iter().any(|x| x == w);
             let upper = text.to_ascii_uppercase();
             if has("ALIAS") {
-                self.declare(&name, VarKind::Scalar, at, ne)?;
-                let target = text[find_word_in(&upper, "FOR").map_or(ne, |k| k + 3)..]
-                    .trim()
-                    .to_string();
-                let target = match target.strip_prefix('$') {
-                    Some(_) => target,
-                    None => format!(":{}", target.to_lowercase()),
-                };
-                body.push(Node::Assign {
-                    var: name,
-                    expr: self.cond(Snippet {
-                        text: target,
-                        offset: at,
-                        parsed: None,
-                    })?,
-                });
+                self.alias(&name, &text, &upper, at, ne)?;
             } else if has("CURSOR") {
                 self.cursor_decl(&name, at, &text, &upper)?;
             } else {
@@ -322,6 +307,41 @@ impl P<'_> {
                 body.push(Node::Assign { var: name, expr });
             }
             self.pos = semi + 1;
+        }
+        Ok(())
+    }
+
+    /// `name ALIAS FOR target`: another name of the same variable (no
+    /// copy: PostgreSQL resolves both names to one datum).
+    fn alias(&mut self, name: &str, text: &str, upper: &str, at: usize, ne: usize) -> Result<()> {
+        let from = find_word_in(upper, "FOR").map_or(ne, |k| k + 3);
+        let raw = text[from..].trim().trim_end_matches(';').trim();
+        let lead = from + blank_prefix(&text[from..]);
+        let target = match ident_at(raw, 0) {
+            Some((t, e)) if e == raw.len() => t,
+            _ if raw.starts_with('$') => raw.to_string(),
+            _ => {
+                return Err(self.err(
+                    at + lead,
+                    raw.len().max(1),
+                    "expected a variable or $n after ALIAS FOR",
+                    "write name ALIAS FOR $1; or name ALIAS FOR variable;",
+                ))
+            }
+        };
+        let Some(pl) = &self.pl else { return Ok(()) };
+        let Some(kind) = pl.var(&target) else {
+            return Err(self.err(
+                at + lead,
+                raw.len().max(1),
+                format!("ALIAS FOR `{raw}`, which is not a parameter or variable of the routine"),
+                "name a parameter ($n or its name) or a variable declared before",
+            ));
+        };
+        let canon = pl.canon(&target);
+        self.declare(name, kind, at, ne)?;
+        if let Some(pl) = &mut self.pl {
+            pl.aliases.insert(name.to_string(), canon);
         }
         Ok(())
     }
@@ -764,6 +784,7 @@ impl P<'_> {
             let var = target.rsplit('.').next().unwrap_or(target).to_lowercase();
             let var = var.split('[').next().unwrap_or("").trim().to_string();
             let known = self.pl.as_ref().is_some_and(|pl| pl.var(&var).is_some());
+            let var = self.pl.as_ref().map_or(var.clone(), |pl| pl.canon(&var));
             if !known {
                 return Err(self.err(
                     from + o + lead,

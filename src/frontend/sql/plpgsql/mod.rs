@@ -473,6 +473,10 @@ pub fn parse_routine(
         }
         env.vars
             .insert(format!("${}", k + 1), (VarKind::Scalar, r.at));
+        // `$n` and the parameter's name are one variable.
+        if let Some(n) = &p.name {
+            env.aliases.insert(format!("${}", k + 1), n.clone());
+        }
     }
     let (s, e) = r.body;
     let mut p = P {
