@@ -35,6 +35,9 @@ fn run(schema: &str, files: &[(&str, &str)]) -> Result<(bool, String), String> {
     let mut text = String::new();
     for p in &loaded.workload.programs {
         text += &format!("{}: {}\n", p.name, isolint::report::body_text(p, &p.body));
+        for st in &p.statements {
+            text += &format!("  {}\n", st.sql.clone().unwrap_or_default());
+        }
     }
     Ok((a.robust, text))
 }
@@ -281,4 +284,91 @@ END $$;
         )],
     );
     assert!(e.contains("f.sql:2:") && e.contains("ALIAS FOR `nothere`"), "{e}");
+}
+
+/// `bump(p int)` loses updates (read, then write what it read); `bump(p
+/// text)` is an overload (another signature), not a replacement.
+const BUMPS: &str = "CREATE FUNCTION bump(p int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE v int;
+BEGIN
+  SELECT x INTO v FROM a WHERE k = p;
+  UPDATE a SET x = v + 1 WHERE k = p;
+  RETURN v;
+END $$;
+CREATE OR REPLACE FUNCTION bump(p text) RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE b SET z = z + 1 WHERE k = length(p);
+  RETURN 0;
+END $$;
+";
+
+/// Class 6. Overloads are routines of their own: keyed by name, the
+/// second `bump` replaced the first and its lost update (two sessions of
+/// `SELECT bump(1)` at READ COMMITTED: both read x, both write x + 1) was
+/// never analysed. `CREATE OR REPLACE` of the same signature (`int` is
+/// `integer`) replaces: the single-statement increment is robust.
+#[test]
+fn overloads_are_programs_of_their_own() {
+    let (robust, text) = run(AB, &[("r.sql", BUMPS)]).unwrap_or_else(|e| panic!("{e}"));
+    assert!(!robust, "{text}");
+    assert!(text.contains("bump(integer): ") && text.contains("bump(text): "), "{text}");
+    let replaced = format!(
+        "{BUMPS}CREATE OR REPLACE FUNCTION bump(p integer) RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE a SET x = x + 1 WHERE k = p;
+  RETURN 0;
+END $$;
+"
+    );
+    let (robust, text) = run(AB, &[("r.sql", &replaced)]).unwrap_or_else(|e| panic!("{e}"));
+    assert!(robust, "{text}");
+    assert!(!text.contains("SELECT x INTO"), "{text}");
+}
+
+/// Class 6. A call runs the overload PostgreSQL picks by the argument
+/// types where they are evident (a parameter's or variable's declared
+/// type, a literal: an integer literal is `integer`, a string literal goes
+/// to the `text` overload, a cast names its type); otherwise the call is
+/// a located error, never a guess. Every resolution below was checked on
+/// PostgreSQL 15 (a function returning which overload ran; bigint and
+/// numeric arguments: "function bump(bigint) does not exist").
+#[test]
+fn calls_resolve_overloads_by_argument_types() {
+    let caller = |args: &str| {
+        format!(
+            "{BUMPS}CREATE FUNCTION go(i int, s text) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE n bigint := 1; t varchar(10) := 'x'; m numeric := 2;
+BEGIN
+  PERFORM bump({args});
+  RETURN 0;
+END $$;
+"
+        )
+    };
+    let go_reads_a = |args: &str| -> bool {
+        let (_, text) = run(AB, &[("r.sql", &caller(args))]).unwrap_or_else(|e| panic!("{args}: {e}"));
+        let go = text.split("go: ").nth(1).unwrap_or_else(|| panic!("{text}"));
+        assert!(go.contains("UPDATE"), "{args}: {text}");
+        go.contains("SELECT x INTO")
+    };
+    // To bump(integer): an integer parameter or literal, a cast.
+    for args in ["i", "1", "'7'::int", "p => 3", "$1"] {
+        assert!(go_reads_a(args), "{args} should call bump(integer)");
+    }
+    // To bump(text): text, varchar, a string literal or NULL (unknown →
+    // the string category).
+    for args in ["s", "t", "'abc'", "p => 'abc'", "NULL"] {
+        assert!(!go_reads_a(args), "{args} should call bump(text)");
+    }
+    // Types isolint does not derive (PostgreSQL: integer, text): an error
+    // at the call.
+    for args in ["i + 1", "upper(s)"] {
+        let e = error(AB, &[("r.sql", &caller(args))]);
+        assert!(e.contains("r.sql:16:") && e.contains("call of `bump` is ambiguous"), "{args}: {e}");
+    }
+    // bigint and numeric go to neither (no implicit cast to integer or text).
+    for args in ["n", "m"] {
+        let e = error(AB, &[("r.sql", &caller(args))]);
+        assert!(e.contains("matches no overload"), "{args}: {e}");
+    }
 }

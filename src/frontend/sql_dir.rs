@@ -368,8 +368,10 @@ fn routine_units(
         let pl = pl_of(rs);
         let sh = shadow(f, &pl);
         for r in &pl {
-            // A later file's CREATE OR REPLACE replaces the earlier one.
-            parsed.insert(r.name.clone(), parse_routine(f, &sh, r, schema, &callable)?);
+            // A later CREATE OR REPLACE of the same signature (name and
+            // input types) replaces the earlier one; another signature is
+            // an overload.
+            parsed.insert(r.signature(), parse_routine(f, &sh, r, schema, &callable)?);
         }
         shadows.push((sh, pl));
     }
@@ -379,13 +381,16 @@ fn routine_units(
     for (sh, pl) in &shadows {
         for r in pl.iter().filter(|r| !any_listed || listed(r)) {
             // The definition in effect (a later file may have replaced it).
-            let Some(p) = parsed.get(&r.name).filter(|p| p.file.name == sh.name) else {
+            let sig = r.signature();
+            let Some(p) = parsed.get(&sig).filter(|p| p.file.name == sh.name) else {
                 continue;
             };
+            // Overloads are programs of their own, named by signature.
+            let overloaded = parsed.values().filter(|q| q.routine.name == r.name).count() > 1;
             units.push(Unit {
-                name: r.name.clone(),
+                name: if overloaded { sig.clone() } else { r.name.clone() },
                 abbrev: r.abbrev.clone(),
-                nodes: inline_calls(sh, p.nodes.clone(), &parsed, &mut vec![r.name.clone()])?,
+                nodes: inline_calls(sh, p.nodes.clone(), &parsed, &p.types, &mut vec![sig])?,
                 file: sh.clone(),
             });
         }

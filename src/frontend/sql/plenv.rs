@@ -43,6 +43,8 @@ pub struct PlEnv {
     /// the same variable (PostgreSQL: an assignment through one is seen
     /// through the other). Maps the name to the variable's own name.
     pub(super) aliases: HashMap<String, String>,
+    /// Declared (normalized) types of parameters and scalar variables.
+    pub(super) types: HashMap<String, String>,
     /// The routine is a procedure (only procedures may COMMIT/ROLLBACK).
     pub(super) procedure: bool,
     /// EXECUTEs seen so far (names their USING variables apart).
@@ -77,6 +79,7 @@ impl PlEnv {
             callable,
             cursors: HashMap::new(),
             aliases: HashMap::new(),
+            types: HashMap::new(),
             exec_count: 0,
             procedure: false,
             pending: std::cell::RefCell::new(vec![]),

@@ -296,6 +296,9 @@ impl P<'_> {
                 self.declare(&name, kind, at, ne)?;
                 let def =
                     top_level_op(&text).or_else(|| find_word_in(&upper, "DEFAULT").map(|k| k + 7));
+                if kind == VarKind::Scalar {
+                    self.note_type(&name, &text, ne, def);
+                }
                 let expr = match def {
                     Some(d) => self.expr(at + d, end)?,
                     None => self.cond(Snippet {
@@ -344,6 +347,34 @@ impl P<'_> {
             pl.aliases.insert(name.to_string(), canon);
         }
         Ok(())
+    }
+
+    /// The declared type of a scalar variable: what follows its name up
+    /// to the default, without CONSTANT, NOT NULL and COLLATE.
+    fn note_type(&mut self, name: &str, text: &str, ne: usize, def: Option<usize>) {
+        let end = def.map_or(text.len(), |d| {
+            // `def` points after `:=`/`=`/DEFAULT: back to its start.
+            let head = text[..d].trim_end_matches([':', '=']);
+            head.len() - if head.to_ascii_uppercase().ends_with("DEFAULT") { 7 } else { 0 }
+        });
+        let Some(decl) = text.get(ne..end.max(ne)) else { return };
+        let mut words: Vec<&str> = decl
+            .trim()
+            .trim_end_matches(';')
+            .split_whitespace()
+            .collect();
+        if words.first().is_some_and(|w| w.eq_ignore_ascii_case("constant")) {
+            words.remove(0);
+        }
+        if let Some(k) = words
+            .iter()
+            .position(|w| w.eq_ignore_ascii_case("not") || w.eq_ignore_ascii_case("collate"))
+        {
+            words.truncate(k);
+        }
+        if let Some(pl) = &mut self.pl {
+            pl.types.insert(name.to_string(), norm_type(&words.join(" ")));
+        }
     }
 
     fn is_table_type(&self, words: &[String]) -> bool {

@@ -45,6 +45,8 @@ pub struct Param {
     pub name: Option<String>,
     pub mode: Mode,
     pub default: Option<(usize, usize)>,
+    /// The type as written, normalized (`norm_type`).
+    pub ty: String,
 }
 
 /// A `CREATE FUNCTION|PROCEDURE` of a routine file, as written.
@@ -64,6 +66,62 @@ pub struct Routine {
     /// Byte offset of CREATE, and of the whole statement's end.
     pub at: usize,
     pub end: usize,
+}
+
+impl Routine {
+    /// What PostgreSQL identifies a routine by: its name and the types of
+    /// its input parameters (a function's IN, INOUT and VARIADIC ones; a
+    /// procedure's all, OUT included, as in PostgreSQL 14+). `CREATE OR
+    /// REPLACE` with another signature makes an overload.
+    pub fn signature(&self) -> String {
+        let types: Vec<&str> = self
+            .params
+            .iter()
+            .filter(|p| self.procedure || p.mode != Mode::Out)
+            .map(|p| p.ty.as_str())
+            .collect();
+        format!("{}({})", self.name, types.join(", "))
+    }
+}
+
+/// A type name as PostgreSQL resolves it: lower case, typmods dropped,
+/// the SQL-standard spellings and aliases mapped to one name
+/// (`int4`/`int` → `integer`, `varchar(n)` → `character varying`, …).
+pub fn norm_type(t: &str) -> String {
+    let mut out = String::new();
+    let mut depth = 0;
+    for c in t.trim().chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            _ if depth == 0 => out.push(c.to_ascii_lowercase()),
+            _ => {}
+        }
+    }
+    let words: Vec<&str> = out.split_whitespace().collect();
+    let t = words.join(" ");
+    let t = t.strip_prefix("pg_catalog.").unwrap_or(&t).replace(" [", "[");
+    let (base, arr) = match t.find('[') {
+        Some(k) => (t[..k].trim().to_string(), "[]"),
+        None => (t.clone(), ""),
+    };
+    let base = match base.as_str() {
+        "int" | "int4" | "integer" | "serial" | "serial4" => "integer",
+        "int8" | "bigint" | "bigserial" | "serial8" => "bigint",
+        "int2" | "smallint" | "smallserial" | "serial2" => "smallint",
+        "float8" | "double precision" | "float" => "double precision",
+        "float4" | "real" => "real",
+        "decimal" | "numeric" => "numeric",
+        "bool" | "boolean" => "boolean",
+        "varchar" | "character varying" => "character varying",
+        "char" | "character" | "bpchar" => "character",
+        "timestamp" | "timestamp without time zone" => "timestamp without time zone",
+        "timestamptz" | "timestamp with time zone" => "timestamp with time zone",
+        "timetz" | "time with time zone" => "time with time zone",
+        "time" | "time without time zone" => "time without time zone",
+        b => b,
+    };
+    format!("{base}{arr}")
 }
 
 /// Statements a migration file may hold besides routines.
@@ -403,16 +461,29 @@ fn param(offset: usize, p: &str) -> Param {
             break;
         }
     }
-    let name = (words.len() >= 2).then(|| {
+    // `name type` or `type` alone; a type of two words (`double
+    // precision`, `character varying`) has no name before it only if its
+    // first word is a type word: PostgreSQL reads the first word as the
+    // name whenever what follows is a type, so does this.
+    let type_words = ["double", "character", "timestamp", "time", "bit", "interval"];
+    let named = words.len() >= 2
+        && !(words.len() == 2
+            && type_words.contains(&words[0].to_ascii_lowercase().as_str())
+            && ["precision", "varying", "with", "without"]
+                .iter()
+                .any(|w| words[1].to_ascii_lowercase().starts_with(w)));
+    let name = named.then(|| {
         let n = words[0];
         n.strip_prefix('"')
             .and_then(|x| x.strip_suffix('"'))
             .map_or_else(|| n.to_lowercase(), str::to_string)
     });
+    let ty = norm_type(&words[usize::from(named)..].join(" "));
     Param {
         name,
         mode,
         default: def.map(|(_, e)| (offset + e, offset + p.len())),
+        ty,
     }
 }
 
@@ -452,6 +523,9 @@ pub struct ParsedRoutine {
     pub routine: Routine,
     pub nodes: Vec<Node>,
     pub defaults: Vec<Option<Cond>>,
+    /// Declared types of its parameters and scalar variables (normalized),
+    /// for resolving calls of overloaded routines.
+    pub types: std::collections::HashMap<String, String>,
     /// The (shadow) file the positions of `nodes` refer to.
     pub file: SourceFile,
 }
@@ -470,7 +544,9 @@ pub fn parse_routine(
     for (k, p) in r.params.iter().enumerate() {
         if let Some(n) = &p.name {
             env.vars.insert(n.clone(), (VarKind::Scalar, r.at));
+            env.types.insert(n.clone(), p.ty.clone());
         }
+        env.types.insert(format!("${}", k + 1), p.ty.clone());
         env.vars
             .insert(format!("${}", k + 1), (VarKind::Scalar, r.at));
         // `$n` and the parameter's name are one variable.
@@ -516,10 +592,12 @@ pub fn parse_routine(
     }
     let body = p.routine_body(e)?;
     pre.extend(body);
+    let types = p.pl.as_ref().map(|pl| pl.types.clone()).unwrap_or_default();
     Ok(ParsedRoutine {
         routine: r.clone(),
         nodes: hoist_returns(pre),
         defaults,
+        types,
         file: shadow.clone(),
     })
 }
