@@ -119,19 +119,31 @@ BEGIN
   RETURN v;
 END $$;
 ";
-    assert!(!robust(AB, &[("claim.sql", claim), ("release.sql", release)]));
+    assert!(!robust(
+        AB,
+        &[("claim.sql", claim), ("release.sql", release)]
+    ));
     // Control: the handler only reads a table release does not write; the
     // only dependency left is claim's read of a(1) before release deletes
     // it (nothing of release comes back to claim).
-    let other = claim.replace("UPDATE b SET z = z + 1 WHERE k = p", "PERFORM w FROM c WHERE k = p");
-    assert!(robust(AB, &[("claim.sql", &other), ("release.sql", release)]));
+    let other = claim.replace(
+        "UPDATE b SET z = z + 1 WHERE k = p",
+        "PERFORM w FROM c WHERE k = p",
+    );
+    assert!(robust(
+        AB,
+        &[("claim.sql", &other), ("release.sql", release)]
+    ));
     // Without the handler the INSERT and the UPDATE commit together, and
     // release can delete the row claim inserted after reading z: not
     // robust either (a(1) absent at first: release reads z = 0, claim
     // inserts a(1) and sets z = 1, release deletes a(1); no serial order
     // ends with a(1) absent, z = 1 and release having read 0).
     let plain = claim.replace("  EXCEPTION WHEN unique_violation THEN\n", "");
-    assert!(!robust(AB, &[("claim.sql", &plain), ("release.sql", release)]));
+    assert!(!robust(
+        AB,
+        &[("claim.sql", &plain), ("release.sql", release)]
+    ));
 }
 
 /// Class 4, the handler sees what another transaction committed after the
@@ -211,7 +223,10 @@ fn missing_rows_detected_by_row_count_found_or_null() {
             "SELECT x INTO w FROM a WHERE k = p;\n  GET DIAGNOSTICS n = ROW_COUNT;",
             "0 = n",
         ),
-        ("DELETE FROM a WHERE k = p;\n  GET DIAGNOSTICS n = ROW_COUNT;", "n <> 1"),
+        (
+            "DELETE FROM a WHERE k = p;\n  GET DIAGNOSTICS n = ROW_COUNT;",
+            "n <> 1",
+        ),
         ("UPDATE a SET x = x + 1 WHERE k = p;", "NOT FOUND"),
         ("DELETE FROM a WHERE k = p;", "NOT FOUND"),
         (
@@ -278,12 +293,12 @@ END $$;
     }
     let e = error(
         AB,
-        &[(
-            "f.sql",
-            &f.replace("ALIAS FOR p", "ALIAS FOR nothere"),
-        )],
+        &[("f.sql", &f.replace("ALIAS FOR p", "ALIAS FOR nothere"))],
     );
-    assert!(e.contains("f.sql:2:") && e.contains("ALIAS FOR `nothere`"), "{e}");
+    assert!(
+        e.contains("f.sql:2:") && e.contains("ALIAS FOR `nothere`"),
+        "{e}"
+    );
 }
 
 /// `bump(p int)` loses updates (read, then write what it read); `bump(p
@@ -311,7 +326,10 @@ END $$;
 fn overloads_are_programs_of_their_own() {
     let (robust, text) = run(AB, &[("r.sql", BUMPS)]).unwrap_or_else(|e| panic!("{e}"));
     assert!(!robust, "{text}");
-    assert!(text.contains("bump(integer): ") && text.contains("bump(text): "), "{text}");
+    assert!(
+        text.contains("bump(integer): ") && text.contains("bump(text): "),
+        "{text}"
+    );
     let replaced = format!(
         "{BUMPS}CREATE OR REPLACE FUNCTION bump(p integer) RETURNS int LANGUAGE plpgsql AS $$
 BEGIN
@@ -346,8 +364,12 @@ END $$;
         )
     };
     let go_reads_a = |args: &str| -> bool {
-        let (_, text) = run(AB, &[("r.sql", &caller(args))]).unwrap_or_else(|e| panic!("{args}: {e}"));
-        let go = text.split("go: ").nth(1).unwrap_or_else(|| panic!("{text}"));
+        let (_, text) =
+            run(AB, &[("r.sql", &caller(args))]).unwrap_or_else(|e| panic!("{args}: {e}"));
+        let go = text
+            .split("go: ")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{text}"));
         assert!(go.contains("UPDATE"), "{args}: {text}");
         go.contains("SELECT x INTO")
     };
@@ -364,11 +386,61 @@ END $$;
     // at the call.
     for args in ["i + 1", "upper(s)"] {
         let e = error(AB, &[("r.sql", &caller(args))]);
-        assert!(e.contains("r.sql:16:") && e.contains("call of `bump` is ambiguous"), "{args}: {e}");
+        assert!(
+            e.contains("r.sql:16:") && e.contains("call of `bump` is ambiguous"),
+            "{args}: {e}"
+        );
     }
     // bigint and numeric go to neither (no implicit cast to integer or text).
     for args in ["n", "m"] {
         let e = error(AB, &[("r.sql", &caller(args))]);
         assert!(e.contains("matches no overload"), "{args}: {e}");
     }
+}
+
+/// Class 4. `SELECT … INTO STRICT` stopped by NO_DATA_FOUND observed a
+/// missing row (a predicate read) and the handler goes on. Confirmed on
+/// PostgreSQL 15: a(1) absent, b(1, z = 0); T1 `SELECT look(1)` (STRICT
+/// finds nothing; a pg_sleep at the start of the handler); T2 `SELECT
+/// reg(1); COMMIT`; T1's handler reads z = 1; COMMIT. Serial look;reg:
+/// z = 0 is read; serial reg;look: a(1) is found, b not read. Control:
+/// without the handler a missing row aborts (the paper's assumption), and
+/// reg's INSERT of a row look found cannot succeed.
+#[test]
+fn strict_select_stopped_by_no_data_found() {
+    let look = "CREATE FUNCTION look(p int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE v int; w int;
+BEGIN
+  BEGIN
+    SELECT x INTO STRICT v FROM a WHERE k = p;
+  EXCEPTION WHEN no_data_found THEN
+    SELECT z INTO w FROM b WHERE k = p;
+  END;
+  RETURN w;
+END $$;
+";
+    assert!(!robust(AB, &[("look.sql", look), ("reg.sql", REG)]));
+    let control = look.replace("  EXCEPTION WHEN no_data_found THEN\n", "");
+    assert!(robust(AB, &[("look.sql", &control), ("reg.sql", REG)]));
+}
+
+/// Class 4. A RAISE caught by the block's own handler is no abort idiom:
+/// the program goes on in the handler, after reading "absent".
+#[test]
+fn raise_caught_by_its_own_handler_goes_on() {
+    let look = "CREATE FUNCTION look(p int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE v int; w int;
+BEGIN
+  BEGIN
+    SELECT x INTO v FROM a WHERE k = p;
+    IF NOT FOUND THEN RAISE EXCEPTION 'missing'; END IF;
+  EXCEPTION WHEN raise_exception THEN
+    SELECT z INTO w FROM b WHERE k = p;
+  END;
+  RETURN w;
+END $$;
+";
+    assert!(!robust(AB, &[("look.sql", look), ("reg.sql", REG)]));
+    let control = look.replace("  EXCEPTION WHEN raise_exception THEN\n", "");
+    assert!(robust(AB, &[("look.sql", &control), ("reg.sql", REG)]));
 }

@@ -388,7 +388,11 @@ fn routine_units(
             // Overloads are programs of their own, named by signature.
             let overloaded = parsed.values().filter(|q| q.routine.name == r.name).count() > 1;
             units.push(Unit {
-                name: if overloaded { sig.clone() } else { r.name.clone() },
+                name: if overloaded {
+                    sig.clone()
+                } else {
+                    r.name.clone()
+                },
                 abbrev: r.abbrev.clone(),
                 nodes: inline_calls(sh, p.nodes.clone(), &parsed, &p.types, &mut vec![sig])?,
                 file: sh.clone(),

@@ -359,7 +359,8 @@ impl PlEnv {
         let t = &file.text[at..end];
         // `$n := e` assigns the n-th parameter.
         let digits = t.bytes().skip(1).take_while(u8::is_ascii_digit).count();
-        let dollar = (t.starts_with('$') && digits > 0).then(|| (t[..=digits].to_string(), digits + 1));
+        let dollar =
+            (t.starts_with('$') && digits > 0).then(|| (t[..=digits].to_string(), digits + 1));
         let Some((first, mut i)) = dollar.or_else(|| ident_at(t, 0)) else {
             return Ok(None);
         };

@@ -355,15 +355,25 @@ impl P<'_> {
         let end = def.map_or(text.len(), |d| {
             // `def` points after `:=`/`=`/DEFAULT: back to its start.
             let head = text[..d].trim_end_matches([':', '=']);
-            head.len() - if head.to_ascii_uppercase().ends_with("DEFAULT") { 7 } else { 0 }
+            head.len()
+                - if head.to_ascii_uppercase().ends_with("DEFAULT") {
+                    7
+                } else {
+                    0
+                }
         });
-        let Some(decl) = text.get(ne..end.max(ne)) else { return };
+        let Some(decl) = text.get(ne..end.max(ne)) else {
+            return;
+        };
         let mut words: Vec<&str> = decl
             .trim()
             .trim_end_matches(';')
             .split_whitespace()
             .collect();
-        if words.first().is_some_and(|w| w.eq_ignore_ascii_case("constant")) {
+        if words
+            .first()
+            .is_some_and(|w| w.eq_ignore_ascii_case("constant"))
+        {
             words.remove(0);
         }
         if let Some(k) = words
@@ -373,7 +383,8 @@ impl P<'_> {
             words.truncate(k);
         }
         if let Some(pl) = &mut self.pl {
-            pl.types.insert(name.to_string(), norm_type(&words.join(" ")));
+            pl.types
+                .insert(name.to_string(), norm_type(&words.join(" ")));
         }
     }
 

@@ -323,7 +323,9 @@ fn resolve<'r>(
         // takes one at that position.
         let n = fits[0].1.len();
         for k in 0..n {
-            let lit = fits.iter().all(|f| f.1.get(k).is_some_and(|a| a.0 == ArgTy::Literal));
+            let lit = fits
+                .iter()
+                .all(|f| f.1.get(k).is_some_and(|a| a.0 == ArgTy::Literal));
             let string = |f: &Fit| f.1.get(k).is_some_and(|a| STRING.contains(&a.1.as_str()));
             if lit && fits.iter().any(string) {
                 fits.retain(string);
@@ -335,7 +337,11 @@ fn resolve<'r>(
         k => {
             let mut sigs: Vec<String> = candidates.iter().map(|c| c.routine.signature()).collect();
             sigs.sort();
-            let what = if k == 0 { "matches no overload" } else { "is ambiguous" };
+            let what = if k == 0 {
+                "matches no overload"
+            } else {
+                "is ambiguous"
+            };
             Err(Diag::new(format!(
                 "this call of `{name}` {what}: {}",
                 sigs.join(", ")
@@ -362,9 +368,14 @@ pub fn inline_calls(
     let mut out = vec![];
     for n in nodes {
         match n {
-            Node::Call { call, result, at } => {
-                out.extend(inline_one(file, &call, result, at, (routines, types), stack)?)
-            }
+            Node::Call { call, result, at } => out.extend(inline_one(
+                file,
+                &call,
+                result,
+                at,
+                (routines, types),
+                stack,
+            )?),
             n => out.push(map_children(n, &mut |b| {
                 inline_calls(file, b, routines, types, stack)
             })?),

@@ -100,7 +100,10 @@ pub fn norm_type(t: &str) -> String {
     }
     let words: Vec<&str> = out.split_whitespace().collect();
     let t = words.join(" ");
-    let t = t.strip_prefix("pg_catalog.").unwrap_or(&t).replace(" [", "[");
+    let t = t
+        .strip_prefix("pg_catalog.")
+        .unwrap_or(&t)
+        .replace(" [", "[");
     let (base, arr) = match t.find('[') {
         Some(k) => (t[..k].trim().to_string(), "[]"),
         None => (t.clone(), ""),
@@ -465,7 +468,14 @@ fn param(offset: usize, p: &str) -> Param {
     // precision`, `character varying`) has no name before it only if its
     // first word is a type word: PostgreSQL reads the first word as the
     // name whenever what follows is a type, so does this.
-    let type_words = ["double", "character", "timestamp", "time", "bit", "interval"];
+    let type_words = [
+        "double",
+        "character",
+        "timestamp",
+        "time",
+        "bit",
+        "interval",
+    ];
     let named = words.len() >= 2
         && !(words.len() == 2
             && type_words.contains(&words[0].to_ascii_lowercase().as_str())
