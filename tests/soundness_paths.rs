@@ -251,6 +251,15 @@ fn missing_rows_detected_by_row_count_found_or_null() {
             "control called not robust:\n{aborts}"
         );
     }
+    // FOUND is still the UPDATE's after an IF without statements, and a
+    // mention inside a branch counts.
+    for later in [
+        "  UPDATE a SET x = x + 1 WHERE k = p;\n  IF p < 0 THEN w := 1; END IF;\n  IF NOT FOUND THEN\n    SELECT z INTO v FROM b WHERE k = p;\n  END IF;",
+        "  UPDATE a SET x = x + 1 WHERE k = p;\n  IF p > 0 THEN\n    w := CASE WHEN FOUND THEN 1 ELSE 0 END;\n  END IF;\n  SELECT z INTO v FROM b WHERE k = p;",
+    ] {
+        let t = touch(later);
+        assert!(!robust(AB, &[("touch.sql", &t), ("reg.sql", REG)]), "called robust:\n{t}");
+    }
     // The row count is evidence wherever it is tested: here only later.
     let later = touch(
         "  UPDATE a SET x = x + 1 WHERE k = p;\n  GET DIAGNOSTICS n = ROW_COUNT;\n  SELECT z INTO v FROM b WHERE k = p;\n  IF n = 0 THEN v := 0; END IF;",

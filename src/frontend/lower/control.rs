@@ -370,51 +370,46 @@ pub(super) fn collect_assigned(nodes: &[Node], out: &mut HashSet<String>) {
     walk(nodes, out);
 }
 
-/// Whether FOUND is tested after a statement, before the next one.
+/// Whether FOUND (or the row count) is tested after a statement, before
+/// the next statement that sets FOUND. Nodes that may or may not set it
+/// (IF, blocks, WHILE and plain loops) do not end the search: FOUND after
+/// them may still be this statement's. A mention anywhere inside a node
+/// counts (may-miss only adds conflicts).
 pub(super) fn tests_found(rest: &[Node]) -> bool {
     let mentions = |c: &Cond| {
-        c.snip
-            .text
-            .split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
-            .any(|w| w.eq_ignore_ascii_case("found"))
+        c.snip.text == ROW_COUNT_MARK
+            || c.snip
+                .text
+                .split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
+                .any(|w| w.eq_ignore_ascii_case("found"))
     };
     for n in rest {
+        let one = std::slice::from_ref(n);
+        let mut hit = false;
+        each_cond(one, &mut |c| hit |= mentions(c));
+        each_stmt(one, &mut |s| {
+            hit |= s
+                .snip
+                .text
+                .split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
+                .any(|w| w.eq_ignore_ascii_case("found"))
+        });
+        if hit {
+            return true;
+        }
         match n {
-            Node::If(bs) => {
-                return bs.iter().any(|(c, b)| {
-                    c.as_ref().is_some_and(mentions) || c.is_none() && tests_found(b)
-                })
-            }
-            Node::Loop { head, .. } => {
-                return matches!(head, LoopHead::While(c) if mentions(c));
-            }
-            Node::Exit { when, .. } => {
-                if when.as_ref().is_some_and(mentions) {
-                    return true;
-                }
-            }
-            Node::Eval(v) => {
-                if v.iter().any(mentions) {
-                    return true;
-                }
-            }
-            // GET DIAGNOSTICS n = ROW_COUNT: the count is as good as FOUND
-            // (whatever tests n later).
-            Node::Assign { expr, .. } => {
-                if mentions(expr) || expr.snip.text == ROW_COUNT_MARK {
-                    return true;
-                }
-            }
-            Node::Begin { .. } => {}
-            // Conservative: a FOUND test anywhere in a block that follows
-            // counts (may-miss only adds conflicts).
-            Node::Block { body, .. } | Node::Prefix(body) => return tests_found(body),
+            // A call may test FOUND in the callee (conservative).
             Node::Call { .. } => return true,
+            // These set FOUND (or end the path) whatever happens.
             Node::Sql(_)
             | Node::Abort
             | Node::Commit { .. }
             | Node::Return { .. }
-            | Node::Open(_) => return false,
+            | Node::Loop {
+                head: LoopHead::Range { .. } | LoopHead::Query { .. },
+                ..
+            } => return false,
+            _ => {}
         }
     }
     false
