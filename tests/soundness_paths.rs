@@ -453,3 +453,30 @@ END $$;
     let control = look.replace("  EXCEPTION WHEN raise_exception THEN\n", "");
     assert!(robust(AB, &[("look.sql", &control), ("reg.sql", REG)]));
 }
+
+/// Class 6. A LANGUAGE sql function and a PL/pgSQL routine of one name
+/// are overloads isolint does not resolve across languages: an error at
+/// the routine, naming the other definition.
+#[test]
+fn overload_across_languages_is_an_error() {
+    let schema = format!(
+        "{AB}CREATE FUNCTION bump(p text) RETURNS int LANGUAGE sql AS $$ SELECT z FROM b WHERE k = length(p) $$;\n"
+    );
+    let e = error(
+        &schema,
+        &[(
+            "r.sql",
+            "CREATE FUNCTION bump(p int) RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE a SET x = x + 1 WHERE k = p;
+  RETURN 0;
+END $$;
+",
+        )],
+    );
+    assert!(
+        e.contains("r.sql:1:1")
+            && e.contains("both a PL/pgSQL routine and a LANGUAGE sql function"),
+        "{e}"
+    );
+}

@@ -375,6 +375,26 @@ fn routine_units(
         }
         shadows.push((sh, pl));
     }
+    // A LANGUAGE sql function with the name of a PL/pgSQL routine is an
+    // overload isolint would not resolve (calls of the name are inlined
+    // as the PL/pgSQL routine): rejected.
+    for (f, rs) in files {
+        for r in pl_of(rs) {
+            if let Some(d) = ctx
+                .functions
+                .iter()
+                .find(|d| d.language == "sql" && d.name == r.name)
+            {
+                let (line, _) = d.file.line_col(d.at);
+                return Err(Diag::new(format!(
+                    "`{}` is both a PL/pgSQL routine and a LANGUAGE sql function ({}:{line})",
+                    r.name, d.file.name
+                ))
+                .help("isolint resolves overloads among PL/pgSQL routines only: rename one of them")
+                .at(f, r.at, 6, "here"));
+            }
+        }
+    }
     let listed = |r: &Routine| programs.iter().any(|n| n.eq_ignore_ascii_case(&r.name));
     let any_listed = shadows.iter().flat_map(|(_, pl)| pl).any(listed);
     let mut units = vec![];
