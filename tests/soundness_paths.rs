@@ -480,3 +480,34 @@ END $$;
         "{e}"
     );
 }
+
+/// Signatures compare types as PostgreSQL does: aliases and typmods
+/// are one type; different types (and quoted names) stay apart.
+#[test]
+fn type_names_normalize_like_postgres() {
+    use isolint::frontend::sql::plpgsql::norm_type;
+    for (a, b) in [
+        ("int", "INTEGER"),
+        ("int4", "integer"),
+        ("varchar(10)", "character varying"),
+        ("character  varying(3)", "varchar"),
+        ("float8", "double precision"),
+        ("float(10)", "real"),
+        ("float(40)", "float8"),
+        ("numeric(10, 2)", "decimal"),
+        ("timestamptz", "timestamp with time zone"),
+        ("int[]", "integer []"),
+        ("pg_catalog.text", "text"),
+    ] {
+        assert_eq!(norm_type(a), norm_type(b), "{a} vs {b}");
+    }
+    for (a, b) in [
+        ("int", "bigint"),
+        ("text", "varchar"),
+        ("\"T\"", "t"),
+        ("int[]", "int"),
+        ("timestamp", "timestamptz"),
+    ] {
+        assert_ne!(norm_type(a), norm_type(b), "{a} vs {b}");
+    }
+}

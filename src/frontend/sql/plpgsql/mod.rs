@@ -89,14 +89,25 @@ impl Routine {
 /// (`int4`/`int` → `integer`, `varchar(n)` → `character varying`, …).
 pub fn norm_type(t: &str) -> String {
     let mut out = String::new();
-    let mut depth = 0;
+    let (mut depth, mut quoted) = (0i32, false);
+    let mut typmod = String::new();
     for c in t.trim().chars() {
         match c {
+            // A quoted name keeps its case (`"T"` is not `t`).
+            '"' => {
+                quoted = !quoted;
+                out.push(c);
+            }
+            _ if quoted => out.push(c),
             '(' => depth += 1,
             ')' => depth -= 1,
             _ if depth == 0 => out.push(c.to_ascii_lowercase()),
-            _ => {}
+            _ => typmod.push(c),
         }
+    }
+    // float(p): real for p ≤ 24, double precision above (PostgreSQL).
+    if out.trim() == "float" && typmod.trim().parse::<u32>().is_ok_and(|p| p <= 24) {
+        return "real".into();
     }
     let words: Vec<&str> = out.split_whitespace().collect();
     let t = words.join(" ");
