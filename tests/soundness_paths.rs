@@ -234,6 +234,10 @@ fn missing_rows_detected_by_row_count_found_or_null() {
             "w IS NULL",
         ),
         ("DELETE FROM a WHERE k = p RETURNING x INTO w;", "w IS NULL"),
+        (
+            "EXECUTE 'UPDATE a SET x = x + 1 WHERE k = $1' USING p;\n  GET DIAGNOSTICS n = ROW_COUNT;",
+            "n = 0",
+        ),
     ];
     for (detect, missing) in forms {
         let goes_on = touch(&format!(
@@ -251,9 +255,11 @@ fn missing_rows_detected_by_row_count_found_or_null() {
             "control called not robust:\n{aborts}"
         );
     }
-    // FOUND is still the UPDATE's after an IF without statements, and a
-    // mention inside a branch counts.
+    // FOUND is still the UPDATE's after an IF without statements or an
+    // EXECUTE (which sets ROW_COUNT, not FOUND), and a mention inside a
+    // branch counts.
     for later in [
+        "  UPDATE a SET x = x + 1 WHERE k = p;\n  EXECUTE 'SELECT 1';\n  IF NOT FOUND THEN\n    SELECT z INTO v FROM b WHERE k = p;\n  END IF;",
         "  UPDATE a SET x = x + 1 WHERE k = p;\n  IF p < 0 THEN w := 1; END IF;\n  IF NOT FOUND THEN\n    SELECT z INTO v FROM b WHERE k = p;\n  END IF;",
         "  UPDATE a SET x = x + 1 WHERE k = p;\n  IF p > 0 THEN\n    w := CASE WHEN FOUND THEN 1 ELSE 0 END;\n  END IF;\n  SELECT z INTO v FROM b WHERE k = p;",
     ] {

@@ -3,7 +3,7 @@
 //! program says about rows that may be missing (FOUND, NULL tests).
 
 use super::*;
-use crate::frontend::sql::plpgsql::ROW_COUNT_MARK;
+use crate::frontend::sql::plpgsql::{EXECUTE_LABEL, ROW_COUNT_MARK};
 
 impl Lowerer<'_> {
     /// Lower a list of nodes. `None` body: every path aborts. The flag
@@ -15,6 +15,12 @@ impl Lowerer<'_> {
             let node = &nodes[i];
             let (b, exits) = match node {
                 Node::Sql(s) => (Some(self.statement(s, &nodes[i + 1..])?), false),
+                // EXECUTE 'literal': a statement whose row count (not
+                // FOUND) what follows may test.
+                Node::Block { .. } if executed(node).is_some() => {
+                    let s = executed(node).ok_or_else(|| Diag::new("internal error: EXECUTE"))?;
+                    (Some(self.statement(s, &nodes[i + 1..])?), false)
+                }
                 // In the rolled-back prefix of an EXCEPTION block, an
                 // error is what starts the handler: the path goes on.
                 Node::Abort if self.prefix > 0 => (Some(Body::Seq(vec![])), false),
@@ -340,6 +346,22 @@ impl Lowerer<'_> {
             },
             _ => false,
         }
+    }
+}
+
+/// The statement of an `EXECUTE 'literal'` (see `plpgsql::EXECUTE_LABEL`).
+fn executed(node: &Node) -> Option<&Stmt> {
+    match node {
+        Node::Block {
+            label: Some(l),
+            body,
+            handlers: None,
+            file: None,
+        } if l == EXECUTE_LABEL => match body.as_slice() {
+            [Node::Sql(s)] => Some(s),
+            _ => None,
+        },
+        _ => None,
     }
 }
 

@@ -925,11 +925,17 @@ impl P<'_> {
             }
         }
         let text = format!("{content} {}", t.get(close..into_end).unwrap_or(""));
-        out.push(Node::Sql(Box::new(self.stmt_of(Snippet {
+        let stmt = Node::Sql(Box::new(self.stmt_of(Snippet {
             text,
             offset: lit + 1,
             parsed: None,
-        })?)));
+        })?));
+        out.push(Node::Block {
+            label: Some(super::EXECUTE_LABEL.into()),
+            body: vec![stmt],
+            handlers: None,
+            file: None,
+        });
         self.pos = semi + 1;
         Ok(out)
     }

@@ -31,6 +31,10 @@ use crate::model::schema::Schema;
 /// expression written in a program has this text).
 pub const ROW_COUNT_MARK: &str = "GET DIAGNOSTICS ROW_COUNT";
 
+/// The label of the block an `EXECUTE 'literal'` statement is wrapped
+/// in: EXECUTE sets ROW_COUNT but not FOUND (no user label has a `$`).
+pub const EXECUTE_LABEL: &str = "$execute";
+
 /// How a parameter passes its value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
