@@ -266,6 +266,19 @@ fn missing_rows_detected_by_row_count_found_or_null() {
         let t = touch(later);
         assert!(!robust(AB, &[("touch.sql", &t), ("reg.sql", REG)]), "called robust:\n{t}");
     }
+    // FOUND after the end of a labelled block, of a block with a handler,
+    // of an IF branch, and in the next iteration of a loop (or after it,
+    // through EXIT) is still the UPDATE's.
+    for nested in [
+        "  <<blk>>\n  BEGIN\n    UPDATE a SET x = x + 1 WHERE k = p;\n  END blk;\n  IF NOT FOUND THEN\n    SELECT z INTO v FROM b WHERE k = p;\n  END IF;",
+        "  BEGIN\n    UPDATE a SET x = x + 1 WHERE k = p;\n  EXCEPTION WHEN others THEN\n    w := 0;\n  END;\n  IF NOT FOUND THEN\n    SELECT z INTO v FROM b WHERE k = p;\n  END IF;",
+        "  IF p > 0 THEN\n    UPDATE a SET x = x + 1 WHERE k = p;\n  END IF;\n  IF NOT FOUND THEN\n    SELECT z INTO v FROM b WHERE k = p;\n  END IF;",
+        "  LOOP\n    IF NOT FOUND THEN\n      SELECT z INTO v FROM b WHERE k = p;\n    END IF;\n    UPDATE a SET x = x + 1 WHERE k = p;\n    EXIT WHEN p > 0;\n  END LOOP;",
+        "  LOOP\n    UPDATE a SET x = x + 1 WHERE k = p;\n    EXIT WHEN p > 0;\n    SELECT z INTO v FROM b WHERE k = p + 1;\n  END LOOP;\n  IF NOT FOUND THEN\n    SELECT z INTO v FROM b WHERE k = p;\n  END IF;",
+    ] {
+        let t = touch(nested);
+        assert!(!robust(AB, &[("touch.sql", &t), ("reg.sql", REG)]), "called robust:\n{t}");
+    }
     // The row count is evidence wherever it is tested: here only later.
     let later = touch(
         "  UPDATE a SET x = x + 1 WHERE k = p;\n  GET DIAGNOSTICS n = ROW_COUNT;\n  SELECT z INTO v FROM b WHERE k = p;\n  IF n = 0 THEN v := 0; END IF;",
