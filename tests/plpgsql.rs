@@ -651,6 +651,14 @@ fn fragment() -> impl Strategy<Value = &'static str> {
         "WITH u AS (UPDATE A SET x = x + 1 WHERE k = p RETURNING k) ",
         "INSERT INTO B (k, ak, z) SELECT q, k, 0 FROM u; ",
         "WITH c AS (SELECT x FROM A WHERE y = v) SELECT x INTO v FROM c; ",
+        // Issue 21: aliases, $n, row counts, overloaded calls.
+        "DECLARE a ALIAS FOR $1; w ALIAS FOR v; ",
+        "w := $2; ",
+        "$1 := v; ",
+        "IF v = 0 THEN RAISE EXCEPTION 'none'; END IF; ",
+        "IF NOT FOUND THEN ",
+        "CALL f('x', 2); ",
+        "v := f(p + 1, NULL); ",
     ])
 }
 
