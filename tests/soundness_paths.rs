@@ -530,3 +530,39 @@ fn type_names_normalize_like_postgres() {
         assert_ne!(norm_type(a), norm_type(b), "{a} vs {b}");
     }
 }
+
+/// Class 6. The schema is part of a routine's identity: `s1.bump(int)`
+/// and `s2.bump(int)` are two routines (the lost update of the first is
+/// found), while `public.bump(int)` and an unqualified `bump(int)` (the
+/// default search_path) are one, the later replacing the earlier.
+#[test]
+fn schemas_keep_routines_apart() {
+    let lost = "CREATE FUNCTION s1.bump(p int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE v int;
+BEGIN
+  SELECT x INTO v FROM a WHERE k = p;
+  UPDATE a SET x = v + 1 WHERE k = p;
+  RETURN v;
+END $$;
+";
+    let safe = "CREATE OR REPLACE FUNCTION s2.bump(p int) RETURNS int LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE a SET x = x + 1 WHERE k = p;
+  RETURN 0;
+END $$;
+";
+    let (robust, text) =
+        run(AB, &[("r.sql", &format!("{lost}{safe}"))]).unwrap_or_else(|e| panic!("{e}"));
+    assert!(!robust, "{text}");
+    assert!(
+        text.contains("s1.bump(integer): ") && text.contains("s2.bump(integer): "),
+        "{text}"
+    );
+    let one = format!(
+        "{}{}",
+        lost.replace("s1.bump", "public.bump"),
+        safe.replace("s2.bump", "bump")
+    );
+    let (robust, text) = run(AB, &[("r.sql", &one)]).unwrap_or_else(|e| panic!("{e}"));
+    assert!(robust, "{text}");
+}

@@ -57,6 +57,9 @@ pub struct Param {
 #[derive(Debug, Clone)]
 pub struct Routine {
     pub name: String,
+    /// The schema that qualifies the name, if any but `public` (the
+    /// schema of an unqualified name under the default search_path).
+    pub schema: Option<String>,
     pub abbrev: Option<String>,
     pub procedure: bool,
     pub params: Vec<Param>,
@@ -84,7 +87,11 @@ impl Routine {
             .filter(|p| self.procedure || p.mode != Mode::Out)
             .map(|p| p.ty.as_str())
             .collect();
-        format!("{}({})", self.name, types.join(", "))
+        let schema = self
+            .schema
+            .as_ref()
+            .map_or(String::new(), |s| format!("{s}."));
+        format!("{schema}{}({})", self.name, types.join(", "))
     }
 }
 
@@ -281,7 +288,8 @@ fn header(
         }
     }
     // The name, maybe schema-qualified: the last part counts.
-    let mut name;
+    let mut name = String::new();
+    let mut schema = None;
     loop {
         i += blank_prefix(&text[i..]);
         let Some((n, j)) = ident_at(text, i) else {
@@ -291,6 +299,9 @@ fn header(
                 "write CREATE FUNCTION name(params) …",
             ));
         };
+        if !name.is_empty() {
+            schema = Some(std::mem::take(&mut name)).filter(|s| s != "public");
+        }
         name = n;
         i = j + blank_prefix(&text[j..]);
         if text.as_bytes().get(i) == Some(&b'.') {
@@ -334,6 +345,7 @@ fn header(
         .any(|w| w[0] == "RETURNS" && matches!(w[1].as_str(), "TRIGGER" | "EVENT_TRIGGER"));
     Ok(Routine {
         name,
+        schema,
         abbrev: abbrev_before(&file.text[stmt_from..at]),
         procedure,
         params,
