@@ -9,6 +9,7 @@ use postgres::Client;
 
 use super::server::Server;
 use super::value::Val;
+use crate::frontend::sql::lex::lexeme_end;
 use crate::frontend::sql::procedural::split_statements;
 use crate::model::error::{Diag, Result, SourceFile};
 
@@ -284,34 +285,25 @@ fn keep(sql: &str) -> Keep {
     Keep::Run(blank_public(sql))
 }
 
-/// The lower-case words of `sql` outside comments and quotes.
+/// The lower-case words of `sql` outside comments and quotes (as
+/// PostgreSQL lexes them: `E'…'`, nested comments, dollar quotes).
 fn code_words(sql: &str) -> Vec<String> {
     let mut out = vec![];
     let b = sql.as_bytes();
     let mut i = 0;
     while i < b.len() {
-        match b[i] {
-            b'-' if b.get(i + 1) == Some(&b'-') => {
-                while i < b.len() && b[i] != b'\n' {
-                    i += 1;
-                }
-            }
-            b'\'' | b'"' => {
-                let q = b[i];
-                i += 1;
-                while i < b.len() && b[i] != q {
-                    i += 1;
-                }
+        if let Some(e) = lexeme_end(sql, i) {
+            i = e;
+            continue;
+        }
+        if b[i].is_ascii_alphabetic() || b[i] == b'_' {
+            let s = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
                 i += 1;
             }
-            c if c.is_ascii_alphabetic() || c == b'_' => {
-                let s = i;
-                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
-                    i += 1;
-                }
-                out.push(sql[s..i].to_ascii_lowercase());
-            }
-            _ => i += 1,
+            out.push(sql[s..i].to_ascii_lowercase());
+        } else {
+            i += 1;
         }
     }
     out
@@ -324,43 +316,31 @@ fn blank_public(sql: &str) -> String {
     let mut out = b.to_vec();
     let mut i = 0;
     while i < b.len() {
-        match b[i] {
-            b'-' if b.get(i + 1) == Some(&b'-') => {
-                while i < b.len() && b[i] != b'\n' {
-                    i += 1;
-                }
-            }
-            b'\'' => {
-                i += 1;
-                while i < b.len() && b[i] != b'\'' {
-                    i += 1;
-                }
-                i += 1;
-            }
-            _ => {
-                let boundary = i == 0
-                    || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_' || b[i - 1] == b'.');
-                let rest = &sql[i..];
-                let len = if rest.len() >= 7 && rest[..7].eq_ignore_ascii_case("public.") {
-                    7
-                } else if rest.starts_with("\"public\".") {
-                    9
-                } else {
-                    0
-                };
-                if boundary && len > 0 {
-                    out[i..i + len].fill(b' ');
-                    i += len;
-                } else {
-                    i += 1;
-                }
-            }
+        let boundary =
+            i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_' || b[i - 1] == b'.');
+        let rest = &sql[i..];
+        let len = if rest.len() >= 7
+            && rest.is_char_boundary(7)
+            && rest[..7].eq_ignore_ascii_case("public.")
+        {
+            7
+        } else if rest.starts_with("\"public\".") {
+            9
+        } else {
+            0
+        };
+        if boundary && len > 0 {
+            out[i..i + len].fill(b' ');
+            i += len;
+        } else if let Some(e) = lexeme_end(sql, i) {
+            i = e;
+        } else {
+            i += 1;
         }
     }
     String::from_utf8(out).unwrap_or_else(|_| sql.to_string())
 }
 
-/// A quoted identifier.
 pub fn ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
@@ -386,7 +366,7 @@ pub fn db_diag(what: &str, e: &postgres::Error) -> Box<Diag> {
 
 #[cfg(test)]
 mod tests {
-    use super::{blank_meta_commands, blank_public, keep, Keep};
+    use super::{blank_meta_commands, blank_public, code_words, keep, Keep};
 
     #[test]
     fn pg_dump_statements() {
@@ -411,6 +391,13 @@ mod tests {
             blank_public("\"public\".t, mypublic.t"),
             "         t, mypublic.t"
         );
+        // An `E'…'` string with `\'` and a nested comment stay intact: the
+        // scratch DDL must create what the schema file says.
+        assert_eq!(
+            blank_public("DEFAULT E'it\\'s public.x' /* /* */ public.y */, public.t"),
+            "DEFAULT E'it\\'s public.x' /* /* */ public.y */,        t"
+        );
+        assert_eq!(code_words("x E'\\' set' $a$ grant $a$ y"), ["x", "y"]);
         assert_eq!(
             blank_meta_commands("\\restrict x\nSET a;"),
             "           \nSET a;"

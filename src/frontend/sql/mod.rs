@@ -290,13 +290,11 @@ pub fn rewrite_subscripts(text: &str) -> String {
     let mut out = b.to_vec();
     let mut i = 0;
     while i < b.len() {
+        if let Some(e) = lex::lexeme_end(text, i) {
+            i = e;
+            continue;
+        }
         match b[i] {
-            b'\'' => {
-                i += 1;
-                while i < b.len() && b[i] != b'\'' {
-                    i += 1;
-                }
-            }
             b':' if b
                 .get(i + 1)
                 .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_') =>

@@ -12,18 +12,13 @@ pub fn strip_into(text: &str) -> (String, Vec<String>) {
     let mut i = 0;
     let mut first_word: Option<String> = None;
     let mut seen_returning = false;
-    let mut in_str = false;
     while i < b.len() {
-        let c = b[i];
-        if in_str {
-            if c == b'\'' {
-                in_str = false;
-            }
-            i += 1;
+        if let Some(e) = super::lex::lexeme_end(text, i) {
+            i = e;
             continue;
         }
+        let c = b[i];
         match c {
-            b'\'' => in_str = true,
             b'(' => depth += 1,
             b')' => depth -= 1,
             _ => {}

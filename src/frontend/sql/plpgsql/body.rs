@@ -925,11 +925,11 @@ fn top_level_op(text: &str) -> Option<usize> {
     let mut depth = 0usize;
     let mut i = 0;
     while i < b.len() {
+        if let Some(e) = literal_end(text, i) {
+            i = e;
+            continue;
+        }
         match b[i] {
-            b'\'' => {
-                i = quoted_end(text, i);
-                continue;
-            }
             b'(' => depth += 1,
             b')' => depth = depth.saturating_sub(1),
             b':' if depth == 0 && b.get(i + 1) == Some(&b'=') => return Some(i + 2),

@@ -364,11 +364,12 @@ pub(super) fn matching_paren(text: &str, open: usize) -> Option<usize> {
                     return Some(j);
                 }
             }
-            b'\'' => {
-                j = quoted_end(text, j);
-                continue;
+            _ => {
+                if let Some(e) = super::lex::lexeme_end(text, j) {
+                    j = e;
+                    continue;
+                }
             }
-            _ => {}
         }
         j += 1;
     }
