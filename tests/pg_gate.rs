@@ -118,3 +118,104 @@ fn unsupported_lexemes_are_located_errors() {
     let e = error(&[("p.sql", p)]);
     assert!(e.contains("@17") || e.contains("@16"), "{e}");
 }
+
+// ---- 2. PostgreSQL's parser as the gate ----
+
+/// The column (1-based) of the error, from `load`'s `@offset`, on line 1.
+fn at(e: &str) -> usize {
+    e.rsplit_once(" @")
+        .and_then(|(_, o)| o.parse::<usize>().ok())
+        .unwrap_or_else(|| panic!("no position: {e}"))
+}
+
+/// Statements sqlparser 0.63 took and isolint lowered, which PostgreSQL
+/// 15 rejects (`psql -c` on a real server: `syntax error at or near
+/// "LIMIT"`, `"1"`, `"RLIKE"`): now located errors with PostgreSQL's
+/// message; each beside the valid statement it was mistaken for.
+#[test]
+fn postgresql_rejects_what_sqlparser_took() {
+    for (bad, good, near) in [
+        (
+            "DELETE FROM acct WHERE id = :id LIMIT 1;\n",
+            "DELETE FROM acct WHERE id = :id;\n",
+            "LIMIT",
+        ),
+        (
+            "UPDATE acct SET bal = 1 WHERE id = :id LIMIT 1;\n",
+            "UPDATE acct SET bal = 1 WHERE id = :id;\n",
+            "LIMIT",
+        ),
+        (
+            "SELECT TOP 1 bal FROM acct WHERE id = :id;\n",
+            "SELECT bal FROM acct WHERE id = :id;\n",
+            "1",
+        ),
+        (
+            "SELECT bal FROM acct WHERE id = :id AND name RLIKE 'x';\n",
+            "SELECT bal FROM acct WHERE id = :id AND name LIKE 'x';\n",
+            "RLIKE",
+        ),
+    ] {
+        assert_eq!(statements(&[("p.sql", good)]).len(), 1, "{good}");
+        let e = error(&[("p.sql", bad)]);
+        assert!(
+            e.contains(&format!(
+                "PostgreSQL rejects this statement: syntax error at or near \"{near}\""
+            )),
+            "{e}"
+        );
+        assert_eq!(at(&e), bad.find(&format!(" {near}")).unwrap() + 1, "{e}");
+    }
+}
+
+/// The message shows what the user wrote, never isolint's `$1` for a
+/// parameter; the position counts in the source, after `:name`s that are
+/// longer than `$1`.
+#[test]
+fn rejections_show_the_source_not_the_rewriting() {
+    let p = "UPDATE acct SET bal = :new_balance :other WHERE id = :id;\n";
+    let e = error(&[("p.sql", p)]);
+    assert!(e.contains("at or near \":other\""), "{e}");
+    assert!(!e.contains("$1"), "{e}");
+    assert_eq!(at(&e), p.find(":other").unwrap());
+}
+
+/// IF conditions are gated as PL/pgSQL evaluates them (`SELECT cond`).
+#[test]
+fn conditions_are_gated() {
+    let ok = "SELECT bal INTO :b FROM acct WHERE id = :id;\n\
+              IF :b > 0 THEN UPDATE acct SET bal = 0 WHERE id = :id; END IF;\n";
+    assert_eq!(statements(&[("p.sql", ok)]).len(), 2);
+    let bad = ok.replace(":b > 0", ":b >> > 0");
+    let e = error(&[("p.sql", &bad)]);
+    assert!(e.contains("PostgreSQL rejects this expression"), "{e}");
+    assert_eq!(at(&e), bad.find("> 0").unwrap());
+}
+
+/// In a PL/pgSQL routine, a statement of the body is gated with its
+/// variables as parameters; the routine file as a whole too.
+#[test]
+fn routine_statements_and_files_are_gated() {
+    let r = |stmt: &str, tail: &str| {
+        format!(
+            "CREATE FUNCTION pay(k int) RETURNS void LANGUAGE plpgsql AS $$\n\
+             BEGIN\n  {stmt}\nEND $${tail};\n"
+        )
+    };
+    let good = r("DELETE FROM log WHERE id = k;", "");
+    assert_eq!(statements(&[("r.sql", &good)]), ["key del log"]);
+    let bad = r("DELETE FROM log WHERE id = k LIMIT 1;", "");
+    let e = error(&[("r.sql", &bad)]);
+    assert!(e.contains("near \"LIMIT\""), "{e}");
+    assert_eq!(at(&e), bad.find("LIMIT").unwrap());
+    let bad = r(
+        "DELETE FROM log WHERE id = k;",
+        " STABLE LEAKPROOF NONSENSE",
+    );
+    let e = error(&[("r.sql", &bad)]);
+    assert!(
+        e.contains("PostgreSQL rejects") && e.contains("NONSENSE"),
+        "{e}"
+    );
+    assert_eq!(at(&e), bad.find("NONSENSE").unwrap());
+}

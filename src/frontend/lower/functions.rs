@@ -19,6 +19,7 @@ pub(super) fn parse_functions(defs: &[FunctionDef]) -> Result<Vec<ParsedFunction
                     offset: d.body.offset + s,
                     parsed: None,
                 };
+                crate::frontend::sql::gate::statement(&d.file, &snip, &snip.text)?;
                 let sql = parse_one(&d.file, &snip)?;
                 stmts.push((snip, sql));
             }

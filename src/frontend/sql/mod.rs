@@ -6,6 +6,7 @@
 
 pub mod ast;
 pub mod ddl;
+pub mod gate;
 pub mod lex;
 pub mod pg;
 pub mod plenv;

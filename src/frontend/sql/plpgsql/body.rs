@@ -515,6 +515,9 @@ impl P<'_> {
         // Both keep every position (blanks for what they cut).
         let (locks, weak_lock) = crate::frontend::sql::statement::normalize_locks(&rw.text);
         let (clean, into) = crate::frontend::sql::statement::strip_into(&locks);
+        // PostgreSQL parses the text before the lock rewrite (it knows FOR
+        // NO KEY UPDATE), INTO targets cut out as PL/pgSQL cuts them.
+        let (gated, _) = crate::frontend::sql::statement::strip_into(&rw.text);
         let snip = Snippet {
             text: s.text,
             offset: s.offset,
@@ -523,12 +526,14 @@ impl P<'_> {
                 map: rw.map,
             })),
         };
+        let pg = crate::frontend::sql::gate::statement(self.file, &snip, &gated)?;
         let sql = crate::frontend::sql::parse_one(self.file, &snip)?;
         Ok(Stmt {
             snip,
             sql,
             into,
             weak_lock,
+            pg,
         })
     }
 

@@ -94,12 +94,14 @@ pub fn bind_args(
             out[k] = Some(Cond {
                 snip: call.snip.clone(),
                 expr: Expr::Value(sqlparser::ast::Value::Null.with_empty_span()),
+                pg: None,
             });
         }
     }
     let mk = |e: &Expr| Cond {
         snip: call.snip.clone(),
         expr: e.clone(),
+        pg: None,
     };
     if let FunctionArguments::List(l) = &f.args {
         for (k, a) in l.args.iter().enumerate() {
@@ -268,6 +270,7 @@ fn inline_one(
             expr: Cond {
                 snip: call.snip.clone(),
                 expr: null,
+                pg: None,
             },
         });
     }
@@ -289,6 +292,7 @@ fn inline_one(
             expr: Cond {
                 snip: call.snip.clone(),
                 expr,
+                pg: None,
             },
         });
     }

@@ -132,7 +132,8 @@ pub fn scan_routines(file: &SourceFile) -> Result<Option<Vec<Routine>>> {
     if !is_routine_file {
         return Ok(None);
     }
-    out.into_iter()
+    let routines = out
+        .into_iter()
         .map(|r| {
             r.map_err(|(at, w)| {
                 Diag::new(format!("`{w}` in a file of PL/pgSQL routines"))
@@ -140,8 +141,9 @@ pub fn scan_routines(file: &SourceFile) -> Result<Option<Vec<Routine>>> {
                     .at(file, at, w.len().max(1), "here")
             })
         })
-        .collect::<Result<Vec<_>>>()
-        .map(Some)
+        .collect::<Result<Vec<_>>>()?;
+    super::gate::routine_file(file)?;
+    Ok(Some(routines))
 }
 
 /// Whether a file holds only schema DDL (a migration that creates tables,
