@@ -219,3 +219,43 @@ fn routine_statements_and_files_are_gated() {
     );
     assert_eq!(at(&e), bad.find("NONSENSE").unwrap());
 }
+
+// ---- 3. The fail-closed audit against PostgreSQL's tree ----
+
+/// `pg_catalog.query_to_xml('SELECT * FROM log', …)` reads `log` (through
+/// a string); sqlparser's tree shows a `pg_catalog.` call, which the
+/// lowering took for a built-in (`now`) and skipped: isolint loaded it
+/// without a read of log. PostgreSQL's tree names the function, which is
+/// neither inlined, a built-in known to touch no table, nor pure: an
+/// error. Control: `pg_catalog.upper` is such a built-in.
+#[test]
+fn audit_rejects_a_function_the_lowering_skipped() {
+    let bad = "SELECT pg_catalog.query_to_xml('SELECT * FROM log', true, true, '') INTO :x \
+               FROM acct WHERE id = :id;\n";
+    let e = error(&[("p.sql", bad)]);
+    assert!(
+        e.contains("PostgreSQL's parse of this statement references function `pg_catalog.query_to_xml`, which isolint did not model"),
+        "{e}"
+    );
+    assert_eq!(at(&e), 0);
+    let good = "SELECT pg_catalog.upper(name) INTO :x FROM acct WHERE id = :id;\n";
+    assert_eq!(statements(&[("p.sql", good)]), ["key sel acct"]);
+}
+
+/// The bundled workloads load with the gate and the audit on (every
+/// statement accepted by PostgreSQL, every reference accounted for).
+#[test]
+fn bundled_workloads_pass_the_gate_and_the_audit() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads");
+    let mut n = 0;
+    for d in std::fs::read_dir(&root).unwrap() {
+        let d = d.unwrap().path();
+        if d.is_dir() {
+            if let Err(e) = isolint::frontend::load(&d, None) {
+                panic!("{}: {}", d.display(), e.message);
+            }
+            n += 1;
+        }
+    }
+    assert!(n >= 8, "{n} workloads");
+}

@@ -273,7 +273,7 @@ impl Lowerer<'_> {
         let evidence = tests_found(rest) || s.into.iter().any(|v| self.null_tested.contains(v));
         let saved = self.stmt_may_miss;
         self.stmt_may_miss = evidence && !self.aborts_when_no_match(&s.into, next);
-        let r = self.lower_audited(&s.sql, &s.into, &s.snip, next, s.weak_lock);
+        let r = self.lower_audited(&s.sql, &s.into, &s.snip, next, s.weak_lock, Some(&s.pg));
         self.stmt_may_miss = saved;
         r
     }
