@@ -259,3 +259,51 @@ fn bundled_workloads_pass_the_gate_and_the_audit() {
     }
     assert!(n >= 8, "{n} workloads");
 }
+
+// ---- 4. A closed pipe ----
+
+/// `isolint check BAD 2>&1 | head -1`: standard error and output are a
+/// pipe whose reader is gone before isolint writes. It used to panic in
+/// `eprintln!` (exit 101); now the diagnostic is dropped quietly and the
+/// exit code stays that of bad input (2). Control: the same run with a
+/// live pipe shows the diagnostic.
+#[test]
+fn closed_pipe_is_no_panic() {
+    use std::process::{Command, Stdio};
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("schema.sql"), SCHEMA).unwrap();
+    std::fs::write(d.path().join("isolint.yaml"), "schema: schema.sql\n").unwrap();
+    std::fs::write(d.path().join("p.sql"), "SELEC 1;\n").unwrap();
+    let run = |closed: bool| {
+        let (reader, writer) = std::io::pipe().unwrap();
+        let reader = if closed {
+            drop(reader);
+            None
+        } else {
+            Some(reader)
+        };
+        let mut child = Command::new(env!("CARGO_BIN_EXE_isolint"))
+            .arg("check")
+            .arg(d.path())
+            .stdout(Stdio::from(writer.try_clone().unwrap()))
+            .stderr(Stdio::from(writer))
+            .spawn()
+            .unwrap();
+        let mut text = String::new();
+        if let Some(mut r) = reader {
+            use std::io::Read;
+            // Our copies of the writer are gone (moved into the child's
+            // Stdio and dropped with the Command's spawn).
+            r.read_to_string(&mut text).unwrap();
+        }
+        (child.wait().unwrap().code(), text)
+    };
+    let (code, _) = run(true);
+    assert_eq!(code, Some(2));
+    let (code, text) = run(false);
+    assert_eq!(code, Some(2));
+    assert!(
+        text.contains("SELEC") && !text.contains("panicked"),
+        "{text}"
+    );
+}
