@@ -307,3 +307,21 @@ fn closed_pipe_is_no_panic() {
         "{text}"
     );
 }
+
+/// A routine body written as `E'…'` would need its backslash escapes
+/// undone before PL/pgSQL reads it: a located error, not a guess.
+/// Control: the same body as `'…'`.
+#[test]
+fn escape_string_routine_body_is_an_error() {
+    let r = |q: &str| {
+        format!(
+            "CREATE FUNCTION pay(k int) RETURNS void LANGUAGE plpgsql AS {q}'\n\
+             BEGIN DELETE FROM log WHERE id = k; END';\n"
+        )
+    };
+    assert_eq!(statements(&[("r.sql", &r(""))]), ["key del log"]);
+    let bad = r("E");
+    let e = error(&[("r.sql", &bad)]);
+    assert!(e.contains("E'…' string is not supported"), "{e}");
+    assert_eq!(at(&e), bad.find("E'").unwrap());
+}

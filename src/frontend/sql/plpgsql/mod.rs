@@ -244,6 +244,16 @@ fn header(
             "write … AS $$ … $$ (a BEGIN ATOMIC body is not supported)",
         ));
     };
+    // `AS E'…'`: the body's backslash escapes would have to be undone
+    // before PL/pgSQL reads it; isolint does not, so it does not guess.
+    let opening = body.0.saturating_sub(2);
+    if quoted && matches!(text.as_bytes().get(opening), Some(b'e' | b'E')) {
+        return Err(bad(
+            opening,
+            "a routine body written as an E'…' string is not supported",
+            "write the body dollar-quoted: AS $$ … $$",
+        ));
+    }
     let outside = format!("{} {}", &text[close + 1..body.0], &text[body.1..end]);
     let words: Vec<String> = outside
         .split_whitespace()
