@@ -203,8 +203,9 @@ fn into_targets_end(text: &str, i: usize) -> Option<usize> {
     end
 }
 
-/// A file of routines (migrations): the whole file through PostgreSQL's
-/// parser (every CREATE FUNCTION / PROCEDURE and what surrounds them).
+/// A file of routines (migrations) or a library of SQL functions: the
+/// whole file through PostgreSQL's parser (every CREATE FUNCTION /
+/// PROCEDURE and what surrounds them).
 /// The statements and expressions of PL/pgSQL bodies are gated one by one
 /// as the procedural parser reads them (`statement`, `expression`), as
 /// PL/pgSQL hands them to the SQL parser. PL/pgSQL's own compiler
