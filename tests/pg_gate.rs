@@ -11,7 +11,8 @@ use isolint::frontend::Loaded;
 use isolint::model::error::SourceFile;
 
 const SCHEMA: &str = "CREATE TABLE acct (id int PRIMARY KEY, name text, bal int);\n\
-                      CREATE TABLE log (id int PRIMARY KEY, msg text);\n";
+                      CREATE TABLE log (id int PRIMARY KEY, msg text);\n\
+                      CREATE TABLE tag (name text PRIMARY KEY, n int);\n";
 
 fn load(files: &[(&str, &str)]) -> Result<Loaded, String> {
     let schema = SourceFile::new("schema.sql", SCHEMA);
@@ -324,4 +325,25 @@ fn escape_string_routine_body_is_an_error() {
     let e = error(&[("r.sql", &bad)]);
     assert!(e.contains("E'…' string is not supported"), "{e}");
     assert_eq!(at(&e), bad.find("E'").unwrap());
+}
+
+/// A key literal reaches the replay as the standard literal of its value:
+/// `E'it\'s'` and `'it''s'` are the same key (`SELECT E'it\'s' =
+/// 'it''s'` is true on PostgreSQL 15), written `'it''s'`, which the
+/// witness unquotes to `it's`. It used to be `'it's'` (the value between
+/// quotes), and an E'' string was no literal at all.
+#[test]
+fn string_keys_are_pinned_as_standard_literals() {
+    use isolint::model::provenance::Value;
+    for p in [
+        "UPDATE tag SET n = 1 WHERE name = E'it\\'s';\n",
+        "UPDATE tag SET n = 1 WHERE name = 'it''s';\n",
+    ] {
+        let l = load(&[("p.sql", p)]).unwrap();
+        assert_eq!(
+            l.provenance.pins(0, 0),
+            [(0, Value::Literal("'it''s'".into()))],
+            "{p}"
+        );
+    }
 }
