@@ -245,17 +245,27 @@ impl Drop for Scratch<'_> {
 }
 
 /// psql meta-commands (`\restrict …` in pg_dump output) blanked out,
-/// offsets kept.
+/// offsets kept: lines that start (after blanks) with `\` outside a
+/// string, dollar quote or comment (a function body may hold such a line).
 fn blank_meta_commands(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for line in text.split_inclusive('\n') {
-        if line.trim_start().starts_with('\\') {
-            out.extend(line.chars().map(|c| if c == '\n' { '\n' } else { ' ' }));
-        } else {
-            out.push_str(line);
+    let b = text.as_bytes();
+    let mut out = b.to_vec();
+    let (mut i, mut line_start) = (0, true);
+    while i < b.len() {
+        if line_start && b[i] == b'\\' {
+            let e = text[i..].find('\n').map_or(b.len(), |k| i + k);
+            out[i..e].fill(b' ');
+            i = e;
+            continue;
         }
+        if let Some(e) = lexeme_end(text, i) {
+            (i, line_start) = (e, false);
+            continue;
+        }
+        line_start = b[i] == b'\n' || line_start && (b[i] == b' ' || b[i] == b'\t');
+        i += 1;
     }
-    out
+    String::from_utf8(out).unwrap_or_else(|_| text.to_string())
 }
 
 enum Keep {
@@ -401,6 +411,16 @@ mod tests {
         assert_eq!(
             blank_meta_commands("\\restrict x\nSET a;"),
             "           \nSET a;"
+        );
+        // Inside a function body the line is the function's.
+        let body =
+            "CREATE FUNCTION f() RETURNS text LANGUAGE sql AS $$\n\\x$$;\n  \\unrestrict k\n";
+        assert_eq!(
+            blank_meta_commands(body),
+            format!(
+                "CREATE FUNCTION f() RETURNS text LANGUAGE sql AS $$\n\\x$$;\n{}\n",
+                " ".repeat("  \\unrestrict k".len())
+            )
         );
     }
 }
