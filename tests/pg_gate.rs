@@ -347,3 +347,60 @@ fn string_keys_are_pinned_as_standard_literals() {
         );
     }
 }
+
+// ---- The split, against PostgreSQL's ----
+
+mod split {
+    use isolint::frontend::sql::{pg, procedural};
+    use proptest::prelude::*;
+
+    const STATEMENTS: &[&str] = &[
+        "SELECT 1",
+        "SELECT E'a\\'; b' AS x",
+        "SELECT 'it''s; -- not a comment'",
+        "SELECT $$ ; ' $$, $t$ $$ ; $t$",
+        "SELECT /* a /* ; */ ' */ 2",
+        "SELECT \"a;\"\"b\" FROM t",
+        "SELECT U&'d\\0061t;', U&\"x;\" FROM t",
+        "SELECT 'a'\n'b;'",
+        "UPDATE t SET a = $1 WHERE b = (SELECT c FROM u WHERE d = ';')",
+        "SELECT x -- it's ; a comment\n FROM t",
+        "SELECT B'01', X'1f' -- ;\r",
+    ];
+    const BLANKS: &[&str] = &["", " ", "\n", "\n-- lead ; '\n", "/* ; */ ", "\t"];
+
+    fn trimmed(t: &str, (s, e): (usize, usize)) -> String {
+        let piece = &t[s..e];
+        let lead = piece.len() - piece.trim_start().len();
+        piece[lead..].trim_end().to_string()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(500))]
+        /// `procedural::split_statements` (isolint's) cuts a text of
+        /// statements where PostgreSQL's parser does (`pg::split`).
+        #[test]
+        fn statements_split_as_postgresql_splits(
+            v in prop::collection::vec(
+                (prop::sample::select(BLANKS), prop::sample::select(STATEMENTS), prop::sample::select(BLANKS)),
+                1..6,
+            )
+        ) {
+            let text: String = v.iter().map(|(a, s, b)| format!("{a}{s}{b};")).collect();
+            let pg: Vec<String> = pg::split(&text).unwrap().into_iter().map(|r| trimmed(&text, r)).collect();
+            let ours: Vec<String> = procedural::split_statements(&text)
+                .into_iter()
+                .map(|r| trimmed(&text, r))
+                .collect();
+            // PostgreSQL's ranges may start with a leading comment; compare
+            // from the first statement word.
+            let strip = |s: &String| {
+                let k = s.find(|c: char| c.is_ascii_uppercase()).unwrap_or(0);
+                s[k..].to_string()
+            };
+            let pg: Vec<String> = pg.iter().map(strip).collect();
+            let ours: Vec<String> = ours.iter().map(strip).collect();
+            prop_assert_eq!(ours, pg, "text: {:?}", text);
+        }
+    }
+}
