@@ -77,37 +77,47 @@ fn check(
     }
 }
 
-/// PostgreSQL's message with the token it quotes (`at or near "$1"`) as
-/// the user wrote it: the `$1` is isolint's.
+/// PostgreSQL's message, with the token it quotes as the user wrote it
+/// when that token is isolint's `$1` for a parameter.
 fn source_message(message: &str, file: &str, at: usize) -> String {
-    match message.split_once(" at or near \"") {
-        Some((head, _)) if at < file.len() => {
-            let len = token_len(file, at);
-            format!("{head} at or near \"{}\"", &file[at..at + len])
-        }
-        Some((head, _)) => format!("{head} at end of input"),
-        None => message.to_string(),
+    let Some((head, quoted)) = message.split_once(" at or near \"") else {
+        return message.to_string();
+    };
+    let rewritten =
+        quoted.trim_end_matches('"') == "$1" && !file[at.min(file.len())..].starts_with("$1");
+    if !rewritten {
+        return message.to_string();
+    }
+    match file.get(at..at + token_len(file, at)) {
+        Some(t) if !t.is_empty() => format!("{head} at or near \"{t}\""),
+        _ => message.to_string(),
     }
 }
 
-/// The length of the token at `at`: a lexeme, a (`:`-prefixed) word or
-/// one character.
+/// The length of the token at `at` (a lexeme, up to 40 bytes; a
+/// `:`-prefixed or plain word; else one character), on char boundaries.
 fn token_len(text: &str, at: usize) -> usize {
     let b = text.as_bytes();
-    if at >= b.len() {
+    if at >= b.len() || !text.is_char_boundary(at) {
         return 1;
     }
-    if let Some(e) = lex::lexeme_end(text, at) {
-        return (e - at).clamp(1, 40);
+    let mut end = if let Some(e) = lex::lexeme_end(text, at) {
+        e.min(at + 40)
+    } else {
+        let mut j = at + usize::from(b[at] == b':');
+        while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'_' || b[j] == b'$') {
+            j += 1;
+        }
+        if j == at + usize::from(b[at] == b':') {
+            at + text[at..].chars().next().map_or(1, char::len_utf8)
+        } else {
+            j
+        }
+    };
+    while end > at + 1 && !text.is_char_boundary(end) {
+        end -= 1;
     }
-    let mut j = at + usize::from(b[at] == b':');
-    while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'_' || b[j] == b'$') {
-        j += 1;
-    }
-    if j > at + 1 || j == at + 1 && b[at] != b':' {
-        return j - at;
-    }
-    text[at..].chars().next().map_or(1, char::len_utf8)
+    (end - at).max(1)
 }
 
 /// `prefix` + `text` with `:name` (also `:r$f`, isolint's record fields)
@@ -281,6 +291,11 @@ mod tests {
         let f = SourceFile::new("p.sql", text);
         let e = expression(&f, &snip(text), text).unwrap_err();
         assert_eq!(e.span.map(|s| s.offset()), Some(4));
+        // PostgreSQL's own token when it is no rewriting of isolint's.
+        let text = "a >> > 1";
+        let f = SourceFile::new("p.sql", text);
+        let e = expression(&f, &snip(text), text).unwrap_err();
+        assert!(e.message.ends_with("at or near \">\""), "{}", e.message);
         let text = "x IN (:value :other)";
         let f = SourceFile::new("p.sql", text);
         let e = expression(&f, &snip(text), text).unwrap_err();
@@ -290,6 +305,15 @@ mod tests {
             e.message
         );
         assert_eq!(e.span.map(|s| s.offset()), Some(13));
+    }
+
+    #[test]
+    fn long_lexemes_are_cut_on_char_boundaries() {
+        let t = format!("'{}'", "é".repeat(30));
+        for at in 0..t.len() {
+            let n = token_len(&t, at);
+            assert!(t.is_char_boundary(at) && t.get(at..at + n).is_some() || n == 1);
+        }
     }
 
     #[test]
