@@ -424,6 +424,8 @@ pub(super) fn function_library(f: &SourceFile) -> Result<Option<Vec<FunctionDef>
     if stmts.is_empty() || !stmts.iter().all(|s| matches!(s, Sql::CreateFunction(_))) {
         return Ok(None);
     }
+    // A library: PostgreSQL must accept its CREATE FUNCTIONs too.
+    crate::frontend::sql::gate::routine_file(f)?;
     let mut defs = vec![];
     for s in &stmts {
         if let Sql::CreateFunction(cf) = s {

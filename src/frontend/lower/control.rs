@@ -320,7 +320,7 @@ impl Lowerer<'_> {
         let evidence = found || s.into.iter().any(|v| self.null_tested.contains(v));
         let saved = self.stmt_may_miss;
         self.stmt_may_miss = evidence && !self.aborts_after(&s.into, rest);
-        let r = self.lower_audited(&s.sql, &s.into, &s.snip, next, s.weak_lock);
+        let r = self.lower_audited(&s.sql, &s.into, &s.snip, next, s.weak_lock, Some(&s.pg));
         self.stmt_may_miss = saved;
         r
     }

@@ -340,6 +340,7 @@ fn lower_transaction(
         selects: 0,
         inlined: 0,
         inline_stack: vec![],
+        inlined_names: vec![],
         instances: 0,
         weak_lock: false,
         prefix: 0,
@@ -538,6 +539,9 @@ struct Lowerer<'a> {
     selects: usize,
     inlined: usize,
     inline_stack: Vec<String>,
+    /// Every function inlined so far, in order (the PostgreSQL audit
+    /// checks the ones a statement's parse tree calls).
+    inlined_names: Vec<String>,
     instances: usize,
     /// The statement's lock clause is FOR KEY SHARE (see `normalize_locks`).
     weak_lock: bool,

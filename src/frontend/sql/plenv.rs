@@ -4,9 +4,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::ast::{Node, Stmt};
-use super::lex::{
-    blank_prefix, dollar_quote_end, find_word_in, ident_at, is_word_byte, quoted_end,
-};
+use super::lex::{blank_prefix, find_word_in, ident_at, is_word_byte};
 use super::{Anchors, Rewrite, Snippet};
 use crate::model::error::{Diag, Result, SourceFile};
 use crate::model::schema::Schema;
@@ -421,17 +419,7 @@ fn push_var(out: &mut String, name: &str, absorb: bool) {
 }
 
 /// The end of a string, quoted identifier, comment or dollar quote that
-/// starts at `i`.
+/// starts at `i` (PostgreSQL's lexemes, `lex::lexeme_end`).
 pub(super) fn literal_end(t: &str, i: usize) -> Option<usize> {
-    let b = t.as_bytes();
-    match b[i] {
-        b'\'' => Some(quoted_end(t, i)),
-        b'"' => Some(t[i + 1..].find('"').map_or(t.len(), |k| i + k + 2)),
-        b'-' if b.get(i + 1) == Some(&b'-') => Some(t[i..].find('\n').map_or(t.len(), |k| i + k)),
-        b'/' if b.get(i + 1) == Some(&b'*') => {
-            Some(t[i + 2..].find("*/").map_or(t.len(), |k| i + k + 4))
-        }
-        b'$' => dollar_quote_end(t, i),
-        _ => None,
-    }
+    super::lex::lexeme_end(t, i)
 }

@@ -577,6 +577,9 @@ impl P<'_> {
         // Both keep every position (blanks for what they cut).
         let (locks, weak_lock) = crate::frontend::sql::statement::normalize_locks(&rw.text);
         let (clean, into) = crate::frontend::sql::statement::strip_into(&locks);
+        // PostgreSQL parses the text before the lock rewrite (it knows FOR
+        // NO KEY UPDATE), INTO targets cut out as PL/pgSQL cuts them.
+        let (gated, _) = crate::frontend::sql::statement::strip_into(&rw.text);
         let snip = Snippet {
             text: s.text,
             offset: s.offset,
@@ -585,12 +588,14 @@ impl P<'_> {
                 map: rw.map,
             })),
         };
+        let pg = crate::frontend::sql::gate::statement(self.file, &snip, &gated)?;
         let sql = crate::frontend::sql::parse_one(self.file, &snip)?;
         Ok(Stmt {
             snip,
             sql,
             into,
             weak_lock,
+            pg,
         })
     }
 
@@ -1005,11 +1010,11 @@ fn top_level_op(text: &str) -> Option<usize> {
     let mut depth = 0usize;
     let mut i = 0;
     while i < b.len() {
+        if let Some(e) = literal_end(text, i) {
+            i = e;
+            continue;
+        }
         match b[i] {
-            b'\'' => {
-                i = quoted_end(text, i);
-                continue;
-            }
             b'(' => depth += 1,
             b')' => depth = depth.saturating_sub(1),
             b':' if depth == 0 && b.get(i + 1) == Some(&b'=') => return Some(i + 2),

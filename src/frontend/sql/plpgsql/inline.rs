@@ -94,12 +94,14 @@ pub fn bind_args(
             out[k] = Some(Cond {
                 snip: call.snip.clone(),
                 expr: Expr::Value(sqlparser::ast::Value::Null.with_empty_span()),
+                pg: None,
             });
         }
     }
     let mk = |e: &Expr| Cond {
         snip: call.snip.clone(),
         expr: e.clone(),
+        pg: None,
     };
     if let FunctionArguments::List(l) = &f.args {
         for (k, a) in l.args.iter().enumerate() {
@@ -484,6 +486,7 @@ fn inline_one(
             expr: Cond {
                 snip: call.snip.clone(),
                 expr: null,
+                pg: None,
             },
         });
     }
@@ -505,6 +508,7 @@ fn inline_one(
             expr: Cond {
                 snip: call.snip.clone(),
                 expr,
+                pg: None,
             },
         });
     }

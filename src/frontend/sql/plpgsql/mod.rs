@@ -221,7 +221,8 @@ pub fn scan_routines(file: &SourceFile) -> Result<Option<Vec<Routine>>> {
     if !is_routine_file {
         return Ok(None);
     }
-    out.into_iter()
+    let routines = out
+        .into_iter()
         .map(|r| {
             r.map_err(|(at, w)| {
                 Diag::new(format!("`{w}` in a file of PL/pgSQL routines"))
@@ -229,8 +230,9 @@ pub fn scan_routines(file: &SourceFile) -> Result<Option<Vec<Routine>>> {
                     .at(file, at, w.len().max(1), "here")
             })
         })
-        .collect::<Result<Vec<_>>>()
-        .map(Some)
+        .collect::<Result<Vec<_>>>()?;
+    super::gate::routine_file(file)?;
+    Ok(Some(routines))
 }
 
 /// Whether a file holds only schema DDL (a migration that creates tables,
@@ -335,6 +337,16 @@ fn header(
             "write … AS $$ … $$ (a BEGIN ATOMIC body is not supported)",
         ));
     };
+    // `AS E'…'`: the body's backslash escapes would have to be undone
+    // before PL/pgSQL reads it; isolint does not, so it does not guess.
+    let opening = body.0.saturating_sub(2);
+    if quoted && matches!(text.as_bytes().get(opening), Some(b'e' | b'E')) {
+        return Err(bad(
+            opening,
+            "a routine body written as an E'…' string is not supported",
+            "write the body dollar-quoted: AS $$ … $$",
+        ));
+    }
     let outside = format!("{} {}", &text[close + 1..body.0], &text[body.1..end]);
     let words: Vec<String> = outside
         .split_whitespace()
@@ -458,11 +470,12 @@ pub(super) fn matching_paren(text: &str, open: usize) -> Option<usize> {
                     return Some(j);
                 }
             }
-            b'\'' => {
-                j = quoted_end(text, j);
-                continue;
+            _ => {
+                if let Some(e) = super::lex::lexeme_end(text, j) {
+                    j = e;
+                    continue;
+                }
             }
-            _ => {}
         }
         j += 1;
     }
