@@ -354,7 +354,8 @@ pub(super) const BUILTINS: &[&str] = &[
     "varchar",
 ];
 
-pub(super) fn is_builtin(name: &str) -> bool {
+/// A PostgreSQL built-in that reads and writes no table.
+pub fn is_builtin(name: &str) -> bool {
     BUILTINS.contains(&name) || AGGREGATES.contains(&name)
 }
 

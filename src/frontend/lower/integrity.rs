@@ -35,7 +35,7 @@ impl Lowerer<'_> {
         pre: &mut Vec<Body>,
     ) {
         let fks = self.checked_fks(rel, |_| true);
-        for fk in fks {
+        for (fi, fk) in fks {
             if fk.columns.iter().any(|(d, _)| nulls.contains(d)) {
                 continue;
             }
@@ -48,9 +48,10 @@ impl Lowerer<'_> {
                 })
                 .collect();
             let parent_key: BTreeSet<usize> = fk.columns.iter().map(|(_, r)| *r).collect();
+            let deferred = self.deferred(fi, |d| d.parent);
             match values {
                 Some(vals) if self.wrote_parent_row(fk.range, &vals) => {}
-                Some(vals) => {
+                Some(vals) if !deferred => {
                     let q = self.new_statement(StmtType::KeySel, fk.range, snip);
                     self.statements[q].read = self.set(fk.range, &parent_key);
                     self.bind(q, &vals);
@@ -58,15 +59,27 @@ impl Lowerer<'_> {
                     self.label_check(q, &fk.name);
                     pre.push(Body::Stmt(q));
                 }
-                None => {
-                    let q = self.new_statement(StmtType::PredSel, fk.range, snip);
-                    self.statements[q].pread = self.set(fk.range, &parent_key);
-                    self.statements[q].read = self.set(fk.range, &parent_key);
-                    self.label_check(q, &fk.name);
-                    pre.push(Body::Stmt(q));
+                _ => {
+                    // A deferred check reads at COMMIT, whatever happened
+                    // since: predicate-based over the parent key.
+                    let q = self.parent_check(&fk, snip);
+                    if deferred {
+                        self.defer(q);
+                    } else {
+                        pre.push(Body::Stmt(q));
+                    }
                 }
             }
         }
+    }
+
+    fn parent_check(&mut self, fk: &ForeignKey, snip: &Snippet) -> usize {
+        let parent_key: BTreeSet<usize> = fk.columns.iter().map(|(_, r)| *r).collect();
+        let q = self.new_statement(StmtType::PredSel, fk.range, snip);
+        self.statements[q].pread = self.set(fk.range, &parent_key);
+        self.statements[q].read = self.set(fk.range, &parent_key);
+        self.label_check(q, &fk.name);
+        q
     }
 
     /// An earlier key-based write of the row of `rel` whose columns equal
@@ -103,13 +116,13 @@ impl Lowerer<'_> {
         pre: &mut Vec<Body>,
     ) {
         let fks = self.checked_fks(rel, |f| f.columns.iter().any(|(d, _)| writes.contains(d)));
-        for fk in fks {
-            let parent_key: BTreeSet<usize> = fk.columns.iter().map(|(_, r)| *r).collect();
-            let q = self.new_statement(StmtType::PredSel, fk.range, snip);
-            self.statements[q].pread = self.set(fk.range, &parent_key);
-            self.statements[q].read = self.set(fk.range, &parent_key);
-            self.label_check(q, &fk.name);
-            pre.push(Body::Stmt(q));
+        for (fi, fk) in fks {
+            let q = self.parent_check(&fk, snip);
+            if self.deferred(fi, |d| d.parent) {
+                self.defer(q);
+            } else {
+                pre.push(Body::Stmt(q));
+            }
         }
     }
 
@@ -126,15 +139,20 @@ impl Lowerer<'_> {
 
     /// The foreign keys out of `rel` (with known columns) that `which`
     /// selects; none when the checks are switched off.
-    fn checked_fks(&self, rel: RelId, which: impl Fn(&ForeignKey) -> bool) -> Vec<ForeignKey> {
+    fn checked_fks(
+        &self,
+        rel: RelId,
+        which: impl Fn(&ForeignKey) -> bool,
+    ) -> Vec<(usize, ForeignKey)> {
         if self.skip_referential_checks {
             return vec![];
         }
         self.schema
             .foreign_keys
             .iter()
-            .filter(|f| f.domain == rel && !f.columns.is_empty() && which(f))
-            .cloned()
+            .enumerate()
+            .filter(|(_, f)| f.domain == rel && !f.columns.is_empty() && which(f))
+            .map(|(i, f)| (i, f.clone()))
             .collect()
     }
 

@@ -4,6 +4,47 @@
 //! in a statement was modelled.
 
 use super::*;
+use crate::frontend::sql::ddl::HookKind;
+
+/// `DEFAULT` as a value (VALUES item, SET c = DEFAULT).
+fn is_default(e: &Expr) -> bool {
+    matches!(e, Expr::Identifier(i) if i.quote_style.is_none() && i.value.eq_ignore_ascii_case("default"))
+}
+
+/// Columns an UPDATE sets to DEFAULT.
+fn set_default_columns(
+    assignments: &[sqlparser::ast::Assignment],
+    col: impl Fn(&Ident) -> Option<usize>,
+) -> BTreeSet<usize> {
+    assignments
+        .iter()
+        .filter(|a| is_default(&a.value))
+        .flat_map(|a| assignment_columns(&a.target))
+        .filter_map(|c| col(&c))
+        .collect()
+}
+
+/// Columns every row of an INSERT gives a value (not DEFAULT): `cols`
+/// (the column list, or all columns) as far as each VALUES row reaches;
+/// none for DEFAULT VALUES.
+fn given_columns(ins: &sqlparser::ast::Insert, cols: &[usize]) -> BTreeSet<usize> {
+    match ins.source.as_deref() {
+        None => BTreeSet::new(),
+        Some(Query { body, .. }) => match body.as_ref() {
+            SetExpr::Values(v) => cols
+                .iter()
+                .enumerate()
+                .filter(|(k, _)| {
+                    v.rows
+                        .iter()
+                        .all(|r| r.get(*k).is_some_and(|e| !is_default(e)))
+                })
+                .map(|(_, c)| *c)
+                .collect(),
+            _ => cols.iter().copied().collect(),
+        },
+    }
+}
 
 impl Lowerer<'_> {
     /// Lower one parsed statement, then check that every query and every
@@ -99,6 +140,22 @@ impl Lowerer<'_> {
                 self.collect_item(&tables, item, snip, &mut pre, &mut uses)?;
             }
         }
+        // CHECKs of the table, domain CHECKs of the assigned columns and
+        // DEFAULTs assigned with `= DEFAULT` call their functions.
+        let defaulted = set_default_columns(&u.assignments, |c| {
+            self.column(&tables[..1], None, c, snip).ok().map(|x| x.1)
+        });
+        let rel = tables[0].rel;
+        self.hook_reads(
+            rel,
+            &|k| match k {
+                HookKind::Check => true,
+                HookKind::Domain(c) => writes.contains(&c),
+                HookKind::Default(c) => defaulted.contains(&c),
+            },
+            &mut pre,
+        )?;
+        self.with_generated(rel, &mut writes);
         self.update_integrity_reads(tables[0].rel, &writes, snip, &mut pre);
         self.conditions(
             &tables,
@@ -285,6 +342,15 @@ impl Lowerer<'_> {
             }
             None => {}
         }
+        let given = given_columns(ins, &cols);
+        self.hook_reads(
+            rel,
+            &|k| match k {
+                HookKind::Check | HookKind::Domain(_) => true,
+                HookKind::Default(c) => !given.contains(&c),
+            },
+            &mut pre,
+        )?;
         self.integrity_reads(rel, &eq, known, &nulls, snip, &mut pre);
         let q = self.new_statement(StmtType::Ins, rel, snip);
         self.statements[q].write = self.all(rel);
@@ -358,6 +424,7 @@ impl Lowerer<'_> {
         if let Some(w) = &selection {
             self.collect(&scope, w, snip, Some(&mut pre), Clause::Read, &mut uses)?;
         }
+        self.with_generated(rel, &mut writes);
         let key = self.facts[q].key.clone();
         let key_cols: BTreeSet<usize> = match &key {
             Some(k) => k.iter().copied().collect(),
@@ -480,7 +547,17 @@ impl Lowerer<'_> {
                 // still references the deleted (re-keyed) row: a
                 // predicate read of the referencing table (integrity.rs).
                 if !self.skip_referential_checks && seen.insert((fi, deleted)) {
-                    parts.push(Body::Stmt(self.child_check(&fk, snip)));
+                    let q = self.child_check(&fk, snip);
+                    let later = if deleted {
+                        self.deferred(fi, |d| d.on_delete)
+                    } else {
+                        self.deferred(fi, |d| d.on_update)
+                    };
+                    if later {
+                        self.defer(q);
+                    } else {
+                        parts.push(Body::Stmt(q));
+                    }
                 }
                 continue;
             }
@@ -506,6 +583,11 @@ impl Lowerer<'_> {
             let how = if deleted { "ON DELETE" } else { "ON UPDATE" };
             if let Some(sql) = &mut self.statements[q].sql {
                 sql.push_str(&format!("  -- {how} {} of {}", action.sql(), fk.name));
+            }
+            if !child_deleted {
+                let mut w = cols.clone();
+                self.with_generated(dom, &mut w);
+                self.statements[q].write = self.set(dom, &w);
             }
             self.facts[q].assigns = if child_deleted {
                 BTreeSet::new()
@@ -864,7 +946,7 @@ impl Lowerer<'_> {
                         TableObject::TableName(n) => {
                             n.0.last()
                                 .and_then(|p| p.as_ident())
-                                .and_then(|i| find_rel(self.schema, i))
+                                .and_then(|i| find_rel(self.schema, &self.extras.aliases, i))
                         }
                         _ => None,
                     },
@@ -873,7 +955,7 @@ impl Lowerer<'_> {
                             .0
                             .last()
                             .and_then(|p| p.as_ident())
-                            .and_then(|i| find_rel(self.schema, i)),
+                            .and_then(|i| find_rel(self.schema, &self.extras.aliases, i)),
                         _ => None,
                     },
                     Sql::Delete(d) => {
@@ -886,7 +968,7 @@ impl Lowerer<'_> {
                                 .0
                                 .last()
                                 .and_then(|p| p.as_ident())
-                                .and_then(|i| find_rel(self.schema, i)),
+                                .and_then(|i| find_rel(self.schema, &self.extras.aliases, i)),
                             _ => None,
                         }
                     }
