@@ -63,6 +63,37 @@ impl Lowerer<'_> {
         Ok(())
     }
 
+    /// Exclusion constraints and partial or expression unique indexes of
+    /// `rel`: an INSERT (`writes` None) or an UPDATE writing their columns
+    /// succeeds only if no other row conflicts, so it observes the other
+    /// rows' values of those columns: a predicate read before the write.
+    pub(super) fn conflict_reads(
+        &mut self,
+        rel: RelId,
+        writes: Option<&BTreeSet<usize>>,
+        snip: &Snippet,
+        pre: &mut Vec<Body>,
+    ) {
+        let checks: Vec<BTreeSet<usize>> = self
+            .extras
+            .conflict_checks
+            .iter()
+            .filter(|(r, cols)| {
+                *r == rel && writes.is_none_or(|w| cols.iter().any(|c| w.contains(c)))
+            })
+            .map(|(_, cols)| cols.iter().copied().collect())
+            .collect();
+        for cols in checks {
+            let q = self.new_statement(StmtType::PredSel, rel, snip);
+            self.statements[q].pread = self.set(rel, &cols);
+            self.statements[q].read = self.set(rel, &cols);
+            if let Some(sql) = &mut self.statements[q].sql {
+                *sql = format!("exclusion / partial unique check of: {sql}");
+            }
+            pre.push(Body::Stmt(q));
+        }
+    }
+
     /// Add to `writes` the stored generated columns of `rel` whose inputs
     /// it writes: PostgreSQL recomputes them in the same row version.
     pub(super) fn with_generated(&self, rel: RelId, writes: &mut BTreeSet<usize>) {

@@ -126,6 +126,9 @@ impl Lowerer<'_> {
                 let c = self.column(&tables[..1], None, &col, snip)?.1;
                 writes.insert(c);
             }
+            if is_default(&a.value) {
+                continue;
+            }
             self.collect(
                 &tables,
                 &a.value,
@@ -156,6 +159,7 @@ impl Lowerer<'_> {
             &mut pre,
         )?;
         self.with_generated(rel, &mut writes);
+        self.conflict_reads(rel, Some(&writes), snip, &mut pre);
         self.update_integrity_reads(tables[0].rel, &writes, snip, &mut pre);
         self.conditions(
             &tables,
@@ -317,6 +321,9 @@ impl Lowerer<'_> {
                     self.selects += 1; // the VALUES query itself
                     for row in &v.rows {
                         for (c, e) in cols.iter().zip(row.iter()) {
+                            if is_default(e) {
+                                continue;
+                            }
                             // Subqueries and calls inside VALUES become reads.
                             self.collect(&[], e, snip, Some(&mut pre), Clause::Read, &mut [])?;
                             if v.rows.len() == 1 {
@@ -351,6 +358,7 @@ impl Lowerer<'_> {
             },
             &mut pre,
         )?;
+        self.conflict_reads(rel, None, snip, &mut pre);
         self.integrity_reads(rel, &eq, known, &nulls, snip, &mut pre);
         let q = self.new_statement(StmtType::Ins, rel, snip);
         self.statements[q].write = self.all(rel);
