@@ -284,7 +284,7 @@ impl Reader<'_> {
                 dom.name
             ))
             .help(
-                did_you_mean(&written, known.into_iter())
+                did_you_mean(&written, known)
                     .unwrap_or_else(|| "declare the referenced table in the schema".into()),
             )
             .at(

@@ -440,7 +440,7 @@ impl Reader<'_> {
             let known: Vec<&str> = self.tables.iter().map(|t| t.name.as_str()).collect();
             Diag::new(format!("{what} unknown table `{name}`"))
                 .help(
-                    crate::model::error::did_you_mean(&name, known.into_iter())
+                    crate::model::error::did_you_mean(&name, known)
                         .unwrap_or_else(|| help.to_string()),
                 )
                 .at(
