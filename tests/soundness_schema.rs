@@ -289,6 +289,13 @@ CREATE TABLE capital (state TEXT) INHERITS (city);
     let s = &l.workload.schema;
     let names: Vec<&str> = s.relations.iter().map(|r| r.name.as_str()).collect();
     assert_eq!(names, ["m", "city"]);
+    assert!(
+        l.warnings
+            .iter()
+            .any(|w| w.message.contains("`m1` is a partition of `m`") && w.line == 2),
+        "{:?}",
+        l.warnings
+    );
     assert_eq!(s.relations[0].primary_key, vec![0, 1]);
     assert_eq!(s.relations[1].attributes, ["id", "name", "state"]);
     assert!(s.relations[1].primary_key.is_empty());

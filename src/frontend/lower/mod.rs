@@ -201,7 +201,7 @@ pub fn lower_units(
     };
     let mut programs = vec![];
     let mut provenance = Provenance::default();
-    let mut warnings = vec![];
+    let mut warnings = ctx.extras.warnings.clone();
     let mut counter = 0usize;
     let mut declared = vec![];
     for (u, tree) in units.iter().zip(&trees) {

@@ -238,10 +238,19 @@ impl Reader<'_> {
             extras.conflict_checks.push((rel_of(*t), v));
         }
         for t in 0..self.tables.len() {
-            if self.root(t) != t {
-                extras
-                    .aliases
-                    .push((self.tables[t].name.clone(), rel_of(t)));
+            let r = self.root(t);
+            if r != t {
+                let (name, root) = (&self.tables[t].name, &self.tables[r].name);
+                extras.aliases.push((name.clone(), rel_of(t)));
+                let what = match self.tables[t].parent {
+                    Some((_, true)) => "a partition",
+                    _ => "an inheritance child",
+                };
+                extras.warnings.push(crate::model::error::Warning {
+                    file: self.file.name.clone(),
+                    line: self.file.line_col(self.tables[t].at).0,
+                    message: format!("`{name}` is {what} of `{root}`: its rows are analysed as rows of `{root}` (statements on different partitions or children are taken to conflict where their columns meet)"),
+                });
             }
         }
         let mut schema = Schema {

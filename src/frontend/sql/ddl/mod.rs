@@ -105,6 +105,8 @@ pub struct Extras {
     pub aliases: Vec<(String, RelId)>,
     /// The schema file (where the hooks' positions point).
     pub file: Option<SourceFile>,
+    /// What the reader over-approximated (partitions merged).
+    pub warnings: Vec<crate::model::error::Warning>,
 }
 
 /// When PostgreSQL evaluates a hook's expression.
@@ -224,6 +226,8 @@ fn last_ident(n: &sqlparser::ast::ObjectName) -> Option<sqlparser::ast::Ident> {
 /// the user's spelling kept for reports.
 struct Table {
     name: String,
+    /// Offset of its CREATE TABLE.
+    at: usize,
     folded: String,
     /// (as written, folded).
     cols: Vec<(String, String)>,

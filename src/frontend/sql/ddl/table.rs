@@ -52,6 +52,7 @@ impl Reader<'_> {
         let cols = parent.map_or(vec![], |(p, _)| self.tables[p].cols.clone());
         self.tables.push(Table {
             name,
+            at,
             folded: rv.relname.clone(),
             cols,
             pk: vec![],
