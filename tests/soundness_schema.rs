@@ -229,6 +229,49 @@ fn deferred_foreign_key_is_checked_at_commit() {
     assert!(!robust(&altered, ADOPT));
 }
 
+/// `SET CONSTRAINTS ALL DEFERRED` in the program defers a DEFERRABLE
+/// foreign key's check to COMMIT. On PostgreSQL 15 the schedule above, with
+/// the key `DEFERRABLE` (initially immediate) and S1 starting with `SET
+/// CONSTRAINTS ALL DEFERRED;`, commits both (S1 read v = 0).
+#[test]
+fn set_constraints_deferred_in_a_program() {
+    let deferrable = DEFERRED.replace(" INITIALLY DEFERRED", "");
+    let with = |adopt: &str| -> Vec<(&str, String)> {
+        vec![
+            ("Adopt.sql", adopt.to_string()),
+            ("Found.sql", ADOPT[1].1.to_string()),
+        ]
+    };
+    let refs = |v: &[(&'static str, String)]| -> Vec<(&'static str, String)> { v.to_vec() };
+    for (adopt, expect_robust) in [
+        // Control: no SET CONSTRAINTS, checked at the INSERT.
+        ("INSERT INTO child VALUES (:c, :p);\nSELECT v FROM x WHERE id = :x;\n", true),
+        ("SET CONSTRAINTS ALL DEFERRED;\nINSERT INTO child VALUES (:c, :p);\nSELECT v FROM x WHERE id = :x;\n", false),
+        ("SET CONSTRAINTS fk_child_parent DEFERRED;\nINSERT INTO child VALUES (:c, :p);\nSELECT v FROM x WHERE id = :x;\n", false),
+        // Inside an IF: the check may be at either place.
+        ("IF :d THEN\n  SET CONSTRAINTS ALL DEFERRED;\nEND IF;\nINSERT INTO child VALUES (:c, :p);\nSELECT v FROM x WHERE id = :x;\n", false),
+    ] {
+        let files = refs(&with(adopt));
+        let files: Vec<(&str, &str)> = files.iter().map(|(n, t)| (*n, t.as_str())).collect();
+        assert_eq!(robust(&deferrable, &files), expect_robust, "{adopt}");
+    }
+    // A key that is not DEFERRABLE is not deferred by SET CONSTRAINTS.
+    let immediate = DEFERRED.replace(" DEFERRABLE INITIALLY DEFERRED", "");
+    let files = refs(&with("SET CONSTRAINTS ALL DEFERRED;\nINSERT INTO child VALUES (:c, :p);\nSELECT v FROM x WHERE id = :x;\n"));
+    let files: Vec<(&str, &str)> = files.iter().map(|(n, t)| (*n, t.as_str())).collect();
+    assert!(robust(&immediate, &files));
+    // IMMEDIATE runs the pending checks where it stands: an error there.
+    let files = refs(&with(
+        "INSERT INTO child VALUES (:c, :p);\nSET CONSTRAINTS ALL IMMEDIATE;\n",
+    ));
+    let files: Vec<(&str, &str)> = files.iter().map(|(n, t)| (*n, t.as_str())).collect();
+    let e = error(&deferrable, &files);
+    assert!(
+        e.contains("Adopt.sql:2:1:") && e.contains("IMMEDIATE"),
+        "{e}"
+    );
+}
+
 // ---- INHERITS and PARTITION OF ----
 
 const PARTS: &str = "CREATE TABLE m (id INT, region INT, v INT, w INT, PRIMARY KEY (id, region)) PARTITION BY LIST (region);

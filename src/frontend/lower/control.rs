@@ -73,6 +73,9 @@ impl Lowerer<'_> {
                     }
                     (Some(Body::Seq(vec![])), false)
                 }
+                // Its effect is on the foreign-key checks
+                // (`constraint_modes`, before lowering).
+                Node::SetConstraints { .. } => (Some(Body::Seq(vec![])), false),
                 Node::Commit { at } => {
                     return Err(Diag::new("internal error: COMMIT inside a transaction")
                         .at(&self.file, *at, 6, "here"))
@@ -371,7 +374,7 @@ pub(super) fn tests_found(rest: &[Node]) -> bool {
                     return true;
                 }
             }
-            Node::Begin { .. } => {}
+            Node::Begin { .. } | Node::SetConstraints { .. } => {}
             // Conservative: a FOUND test anywhere in a block that follows
             // counts (may-miss only adds conflicts).
             Node::Block { body, .. } | Node::Prefix(body) => return tests_found(body),

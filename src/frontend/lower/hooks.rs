@@ -7,6 +7,52 @@
 use super::*;
 use crate::frontend::sql::ddl::HookKind;
 
+/// Which check of a foreign key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum FkCheck {
+    /// The parent row of an inserted or updated referencing row.
+    Parent,
+    /// No referencing row left for a deleted (re-keyed) parent.
+    OnDelete,
+    OnUpdate,
+}
+
+/// Where a check runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum When {
+    Now,
+    Commit,
+    /// Either, depending on the path: lowered at both places.
+    Both,
+}
+
+/// How the transaction's `SET CONSTRAINTS` set a foreign key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum FkMode {
+    Schema,
+    Deferred,
+    Both,
+}
+
+/// Every `SET CONSTRAINTS` node in `nodes`, at any depth.
+fn each_set_constraints(nodes: &[Node], f: &mut dyn FnMut(&Node)) {
+    for n in nodes {
+        match n {
+            Node::SetConstraints { .. } => f(n),
+            Node::If(bs) => bs.iter().for_each(|(_, b)| each_set_constraints(b, f)),
+            Node::Loop { body, .. } | Node::Prefix(body) => each_set_constraints(body, f),
+            Node::Block { body, handlers, .. } => {
+                each_set_constraints(body, f);
+                handlers
+                    .iter()
+                    .flatten()
+                    .for_each(|h| each_set_constraints(h, f));
+            }
+            _ => {}
+        }
+    }
+}
+
 impl Lowerer<'_> {
     /// The reads of the functions that the schema's DEFAULT / CHECK /
     /// domain CHECK expressions of `rel` call, for the hooks `applies`
@@ -104,13 +150,92 @@ impl Lowerer<'_> {
         }
     }
 
-    /// Whether a check of foreign key `fi` runs at COMMIT.
-    pub(super) fn deferred(
-        &self,
-        fi: usize,
-        which: fn(&crate::frontend::sql::ddl::Deferral) -> bool,
-    ) -> bool {
-        self.extras.deferred.get(fi).is_some_and(which)
+    /// When PostgreSQL runs check `check` of foreign key `fi` in this
+    /// transaction: its schema deferral, or as a `SET CONSTRAINTS … DEFERRED`
+    /// of the program set it (`constraint_modes`).
+    pub(super) fn when(&self, fi: usize, check: FkCheck) -> When {
+        let d = self.extras.deferred.get(fi).copied().unwrap_or_default();
+        let restrict = match check {
+            FkCheck::Parent => false,
+            FkCheck::OnDelete => d.restrict_on_delete,
+            FkCheck::OnUpdate => d.restrict_on_update,
+        };
+        if restrict || !d.deferrable {
+            return When::Now;
+        }
+        match self.fk_modes.get(fi) {
+            Some(FkMode::Deferred) => When::Commit,
+            Some(FkMode::Both) => When::Both,
+            _ if d.initially_deferred => When::Commit,
+            _ => When::Now,
+        }
+    }
+
+    /// How the transaction's `SET CONSTRAINTS … DEFERRED` statements set
+    /// each foreign key: one before every other statement of the
+    /// transaction defers the checks of the statements after it; one
+    /// anywhere else (a branch, a loop, after a statement) may or may not
+    /// have run before a check, so the check is lowered at both places
+    /// (more reads, sound). `SET CONSTRAINTS … IMMEDIATE` runs the pending
+    /// checks where it stands: not modelled, an error.
+    pub(super) fn constraint_modes(&self, nodes: &[Node]) -> Result<Vec<FkMode>> {
+        let mut modes = vec![FkMode::Schema; self.schema.foreign_keys.len()];
+        let mut leading = true;
+        for n in nodes {
+            match n {
+                Node::Begin { .. } => {}
+                Node::SetConstraints { .. } => self.set_mode(n, leading, &mut modes)?,
+                n => {
+                    leading = false;
+                    let mut err = Ok(());
+                    each_set_constraints(std::slice::from_ref(n), &mut |s| {
+                        if err.is_ok() {
+                            err = self.set_mode(s, false, &mut modes);
+                        }
+                    });
+                    err?;
+                }
+            }
+        }
+        Ok(modes)
+    }
+
+    fn set_mode(&self, n: &Node, leading: bool, modes: &mut [FkMode]) -> Result<()> {
+        let Node::SetConstraints {
+            names,
+            deferred,
+            at,
+        } = n
+        else {
+            return Ok(());
+        };
+        if !deferred {
+            return Err(Diag::new("SET CONSTRAINTS … IMMEDIATE is not modelled")
+                .help("PostgreSQL runs the pending checks of deferred constraints where it stands; declare the foreign key NOT DEFERRABLE or INITIALLY IMMEDIATE instead")
+                .at(&self.file, *at, 3, "here"));
+        }
+        let fks = &self.schema.foreign_keys;
+        // A name isolint does not know (an unnamed key's PostgreSQL name):
+        // every foreign key may be meant.
+        let all = names.as_ref().is_none_or(|v| {
+            v.iter()
+                .any(|n| !fks.iter().any(|f| f.name.eq_ignore_ascii_case(n)))
+        });
+        for (fi, f) in fks.iter().enumerate() {
+            let named = all
+                || names
+                    .iter()
+                    .flatten()
+                    .any(|n| f.name.eq_ignore_ascii_case(n));
+            if named {
+                modes[fi] = if leading && modes[fi] != FkMode::Both {
+                    FkMode::Deferred
+                } else {
+                    FkMode::Both
+                };
+            }
+        }
+        Ok(())
     }
 
     /// Queue check `q` for COMMIT.

@@ -16,6 +16,7 @@
 //! keeps the paper's BTPs for its benchmarks (the FK constraints
 //! `q_j = f(q_i)` of Section 5.1 are exactly this situation).
 
+use super::hooks::{FkCheck, When};
 use super::*;
 use crate::model::schema::ForeignKey;
 
@@ -48,27 +49,31 @@ impl Lowerer<'_> {
                 })
                 .collect();
             let parent_key: BTreeSet<usize> = fk.columns.iter().map(|(_, r)| *r).collect();
-            let deferred = self.deferred(fi, |d| d.parent);
-            match values {
-                Some(vals) if self.wrote_parent_row(fk.range, &vals) => {}
-                Some(vals) if !deferred => {
-                    let q = self.new_statement(StmtType::KeySel, fk.range, snip);
-                    self.statements[q].read = self.set(fk.range, &parent_key);
-                    self.bind(q, &vals);
-                    self.facts[q].key = Some(parent_key.into_iter().collect());
-                    self.label_check(q, &fk.name);
-                    pre.push(Body::Stmt(q));
-                }
-                _ => {
-                    // A deferred check reads at COMMIT, whatever happened
-                    // since: predicate-based over the parent key.
-                    let q = self.parent_check(&fk, snip);
-                    if deferred {
-                        self.defer(q);
-                    } else {
+            let when = self.when(fi, FkCheck::Parent);
+            let wrote = values
+                .as_ref()
+                .is_some_and(|v| self.wrote_parent_row(fk.range, v));
+            if wrote {
+                continue;
+            }
+            if when != When::Commit {
+                match values {
+                    Some(vals) => {
+                        let q = self.new_statement(StmtType::KeySel, fk.range, snip);
+                        self.statements[q].read = self.set(fk.range, &parent_key);
+                        self.bind(q, &vals);
+                        self.facts[q].key = Some(parent_key.into_iter().collect());
+                        self.label_check(q, &fk.name);
                         pre.push(Body::Stmt(q));
                     }
+                    None => pre.push(Body::Stmt(self.parent_check(&fk, snip))),
                 }
+            }
+            if when != When::Now {
+                // A deferred check reads at COMMIT, whatever happened
+                // since: predicate-based over the parent key.
+                let q = self.parent_check(&fk, snip);
+                self.defer(q);
             }
         }
     }
@@ -117,11 +122,13 @@ impl Lowerer<'_> {
     ) {
         let fks = self.checked_fks(rel, |f| f.columns.iter().any(|(d, _)| writes.contains(d)));
         for (fi, fk) in fks {
-            let q = self.parent_check(&fk, snip);
-            if self.deferred(fi, |d| d.parent) {
+            let when = self.when(fi, FkCheck::Parent);
+            if when != When::Commit {
+                pre.push(Body::Stmt(self.parent_check(&fk, snip)));
+            }
+            if when != When::Now {
+                let q = self.parent_check(&fk, snip);
                 self.defer(q);
-            } else {
-                pre.push(Body::Stmt(q));
             }
         }
     }

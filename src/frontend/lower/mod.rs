@@ -316,6 +316,7 @@ fn lower_transaction(
         views: sh.views,
         extras: sh.extras,
         at_commit: vec![],
+        fk_modes: vec![],
         pure: &sh.pure,
         skip_referential_checks: sh.skip_referential_checks,
         statements: vec![],
@@ -343,6 +344,7 @@ fn lower_transaction(
         counter,
         warnings,
     };
+    l.fk_modes = l.constraint_modes(nodes)?;
     let (body, _) = l.block(nodes)?;
     let body = match body {
         Some(b) => b,
@@ -495,6 +497,8 @@ struct Lowerer<'a> {
     /// to the end of the transaction: statement index, and whether the
     /// statement that queued it runs exactly once on every path.
     at_commit: Vec<(usize, bool)>,
+    /// How `SET CONSTRAINTS` set each foreign key in this transaction.
+    fk_modes: Vec<hooks::FkMode>,
     pure: &'a HashSet<String>,
     skip_referential_checks: bool,
     statements: Vec<Statement>,

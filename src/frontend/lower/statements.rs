@@ -555,16 +555,18 @@ impl Lowerer<'_> {
                 // still references the deleted (re-keyed) row: a
                 // predicate read of the referencing table (integrity.rs).
                 if !self.skip_referential_checks && seen.insert((fi, deleted)) {
-                    let q = self.child_check(&fk, snip);
-                    let later = if deleted {
-                        self.deferred(fi, |d| d.on_delete)
+                    let check = if deleted {
+                        super::hooks::FkCheck::OnDelete
                     } else {
-                        self.deferred(fi, |d| d.on_update)
+                        super::hooks::FkCheck::OnUpdate
                     };
-                    if later {
+                    let when = self.when(fi, check);
+                    if when != super::hooks::When::Commit {
+                        parts.push(Body::Stmt(self.child_check(&fk, snip)));
+                    }
+                    if when != super::hooks::When::Now {
+                        let q = self.child_check(&fk, snip);
                         self.defer(q);
-                    } else {
-                        parts.push(Body::Stmt(q));
                     }
                 }
                 continue;

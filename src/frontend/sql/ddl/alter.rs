@@ -80,7 +80,7 @@ impl Reader<'_> {
                             .as_deref()
                             .is_some_and(|n| n.eq_ignore_ascii_case(&k.conname))
                 }) {
-                    f.deferral = super::table::deferral(k.initdeferred, &f.letters);
+                    f.deferral = super::table::deferral(k.deferrable, k.initdeferred, &f.letters);
                 }
             }
             (A::AtAlterColumnType, Some(NodeEnum::ColumnDef(cd))) => {

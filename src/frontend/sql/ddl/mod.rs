@@ -137,16 +137,17 @@ pub struct Generated {
     pub inputs: Vec<usize>,
 }
 
-/// Which checks of a foreign key run at COMMIT.
+/// When PostgreSQL checks a foreign key.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Deferral {
-    /// The parent-row check of an INSERT / UPDATE of the referencing row.
-    pub parent: bool,
-    /// The NO ACTION check that no row still references a deleted
-    /// (`on_delete`) or re-keyed (`on_update`) parent; RESTRICT is never
-    /// deferred.
-    pub on_delete: bool,
-    pub on_update: bool,
+    /// DEFERRABLE: `SET CONSTRAINTS … DEFERRED` can move its checks to
+    /// COMMIT.
+    pub deferrable: bool,
+    /// INITIALLY DEFERRED: its checks run at COMMIT unless set otherwise.
+    pub initially_deferred: bool,
+    /// ON DELETE / ON UPDATE RESTRICT: that check is never deferred.
+    pub restrict_on_delete: bool,
+    pub restrict_on_update: bool,
 }
 
 pub fn parse_schema(file: &SourceFile) -> Result<Schema> {

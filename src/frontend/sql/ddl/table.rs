@@ -128,16 +128,23 @@ impl Reader<'_> {
             // a column are nodes of their own (PostgreSQL folds them into
             // the constraint before it).
             match k.contype() {
-                C::ConstrAttrDeferred => {
+                C::ConstrAttrDeferred
+                | C::ConstrAttrImmediate
+                | C::ConstrAttrDeferrable
+                | C::ConstrAttrNotDeferrable => {
                     if let Some(f) = last_fk {
-                        self.fks[f].deferral = deferral(true, &self.fks[f].letters);
-                    }
-                    continue;
-                }
-                C::ConstrAttrImmediate | C::ConstrAttrDeferrable | C::ConstrAttrNotDeferrable => {
-                    if k.contype() != C::ConstrAttrDeferrable {
-                        if let Some(f) = last_fk {
-                            self.fks[f].deferral = Deferral::default();
+                        let d = &mut self.fks[f].deferral;
+                        match k.contype() {
+                            C::ConstrAttrDeferred => {
+                                d.deferrable = true;
+                                d.initially_deferred = true;
+                            }
+                            C::ConstrAttrImmediate => d.initially_deferred = false,
+                            C::ConstrAttrDeferrable => d.deferrable = true,
+                            _ => {
+                                d.deferrable = false;
+                                d.initially_deferred = false;
+                            }
                         }
                     }
                     continue;
@@ -319,6 +326,7 @@ impl Reader<'_> {
         };
         self.check_columns(ti, &columns, at)?;
         let letters = [k.fk_del_action.clone(), k.fk_upd_action.clone()];
+        let letters2 = letters.clone();
         self.fks.push(PendingFk {
             name: (!k.conname.is_empty()).then(|| {
                 written_name(&self.file.text, self.conname_at(at))
@@ -335,10 +343,7 @@ impl Reader<'_> {
                 FkAction::of(&k.fk_upd_action),
             ),
             letters,
-            deferral: deferral(
-                k.initdeferred,
-                &[k.fk_del_action.clone(), k.fk_upd_action.clone()],
-            ),
+            deferral: deferral(k.deferrable, k.initdeferred, &letters2),
             at,
         });
         Ok(())
@@ -487,13 +492,13 @@ fn is_pure_builtin(c: &Call) -> bool {
     c.name.first().is_some_and(|s| s == "pg_catalog") || crate::frontend::lower::is_builtin(n)
 }
 
-/// Which checks of a foreign key run at COMMIT when it is initially
-/// deferred: the parent check always, the child checks only for NO ACTION
-/// (RESTRICT checks at once). `letters`: ON DELETE, ON UPDATE.
-pub(super) fn deferral(initdeferred: bool, letters: &[String; 2]) -> Deferral {
+/// A foreign key's deferral from its clauses (`letters`: PostgreSQL's ON
+/// DELETE and ON UPDATE action letters; `r` is RESTRICT).
+pub(super) fn deferral(deferrable: bool, initdeferred: bool, letters: &[String; 2]) -> Deferral {
     Deferral {
-        parent: initdeferred,
-        on_delete: initdeferred && letters[0] != "r",
-        on_update: initdeferred && letters[1] != "r",
+        deferrable: deferrable || initdeferred,
+        initially_deferred: initdeferred,
+        restrict_on_delete: letters[0] == "r",
+        restrict_on_update: letters[1] == "r",
     }
 }
