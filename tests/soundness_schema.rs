@@ -123,6 +123,33 @@ CREATE TABLE orders (id INT PRIMARY KEY, num INT DEFAULT next_n(), at TIMESTAMP 
     assert!(!reads("INSERT INTO orders (id, num) VALUES (:i, 5);\n"));
 }
 
+/// A referential action that updates the referencing rows runs their
+/// table's CHECKs (and, for SET DEFAULT, their DEFAULTs).
+#[test]
+fn referential_actions_run_the_referencing_tables_hooks() {
+    let schema = |action: &str| {
+        format!("CREATE TABLE counter (id INT PRIMARY KEY, n INT);
+CREATE FUNCTION ok_n(x INT) RETURNS BOOLEAN LANGUAGE sql AS $$ SELECT n > 0 FROM counter WHERE id = 1 $$;
+CREATE FUNCTION next_n() RETURNS INT LANGUAGE sql AS $$ SELECT n FROM counter WHERE id = 2 $$;
+CREATE TABLE parent (id INT PRIMARY KEY);
+CREATE TABLE child (id INT PRIMARY KEY, p INT DEFAULT next_n() REFERENCES parent ON UPDATE {action}, v INT CHECK (ok_n(v)));
+")
+    };
+    for action in ["CASCADE", "SET DEFAULT", "SET NULL"] {
+        let l = load(
+            &schema(action),
+            &[("P.sql", "UPDATE parent SET id = :n WHERE id = :o;\n")],
+        )
+        .expect("loads");
+        let reads = statements(&l, "P")
+            .iter()
+            .filter(|(_, r)| r == "counter")
+            .count();
+        let expect = if action == "SET DEFAULT" { 2 } else { 1 };
+        assert_eq!(reads, expect, "{action}");
+    }
+}
+
 /// A function the lowering cannot inline, called by a CHECK: an error at
 /// the call in the schema file.
 #[test]

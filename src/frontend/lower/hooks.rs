@@ -57,12 +57,14 @@ impl Lowerer<'_> {
     /// The reads of the functions that the schema's DEFAULT / CHECK /
     /// domain CHECK expressions of `rel` call, for the hooks `applies`
     /// selects, in `pre` (before the write). Each call is inlined like a
-    /// call in the program, its arguments unknown values; errors point at
+    /// call in the program (`per_row`: once per row of a statement that
+    /// may write several, a loop), its arguments unknown values; errors point at
     /// the call in the schema file. Calls of built-ins that read nothing
     /// (`now()`, `nextval(…)`) add nothing.
     pub(super) fn hook_reads(
         &mut self,
         rel: RelId,
+        per_row: bool,
         applies: &dyn Fn(HookKind) -> bool,
         pre: &mut Vec<Body>,
     ) -> Result<()> {
@@ -102,7 +104,7 @@ impl Lowerer<'_> {
                 std::mem::replace(&mut self.file, file.clone()),
                 self.inlined,
             );
-            let r = self.call(&f, false, &snip, pre);
+            let r = self.call(&f, per_row, &snip, pre);
             (self.file, self.inlined) = saved;
             r?;
         }

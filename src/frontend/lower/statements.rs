@@ -151,6 +151,7 @@ impl Lowerer<'_> {
         let rel = tables[0].rel;
         self.hook_reads(
             rel,
+            true,
             &|k| match k {
                 HookKind::Check => true,
                 HookKind::Domain(c) => writes.contains(&c),
@@ -352,6 +353,7 @@ impl Lowerer<'_> {
         let given = given_columns(ins, &cols);
         self.hook_reads(
             rel,
+            !known,
             &|k| match k {
                 HookKind::Check | HookKind::Domain(_) => true,
                 HookKind::Default(c) => !given.contains(&c),
@@ -510,7 +512,7 @@ impl Lowerer<'_> {
             snip,
             &mut seen,
             &mut parts,
-        );
+        )?;
         Ok(if parts.len() == 1 {
             parts.remove(0)
         } else {
@@ -532,7 +534,7 @@ impl Lowerer<'_> {
         snip: &Snippet,
         seen: &mut HashSet<(usize, bool)>,
         parts: &mut Vec<Body>,
-    ) {
+    ) -> Result<()> {
         let fks: Vec<(usize, crate::model::schema::ForeignKey)> = self
             .schema
             .foreign_keys
@@ -582,6 +584,22 @@ impl Lowerer<'_> {
             } else {
                 StmtType::PredUpd
             };
+            if !child_deleted {
+                // The updated referencing rows pass the referencing
+                // table's CHECKs and domain CHECKs (SET DEFAULT: its
+                // DEFAULTs), per row.
+                let set_default = action == FkAction::SetDefault;
+                self.hook_reads(
+                    dom,
+                    true,
+                    &|k| match k {
+                        HookKind::Check => true,
+                        HookKind::Domain(c) => cols.contains(&c),
+                        HookKind::Default(c) => set_default && cols.contains(&c),
+                    },
+                    parts,
+                )?;
+            }
             let q = self.new_statement(ty, dom, snip);
             self.statements[q].pread = self.set(dom, &cols);
             if child_deleted {
@@ -605,8 +623,9 @@ impl Lowerer<'_> {
                 cols.clone()
             };
             parts.push(Body::Stmt(q));
-            self.cascade(dom, child_deleted, &cols, snip, seen, parts);
+            self.cascade(dom, child_deleted, &cols, snip, seen, parts)?;
         }
+        Ok(())
     }
 
     pub(super) fn write_target(&mut self, w: Write) -> Result<Body> {
