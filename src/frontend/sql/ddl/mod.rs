@@ -484,8 +484,12 @@ impl Reader<'_> {
                         Some(NodeEnum::List(l)) => names(&l.items),
                         _ => vec![],
                     };
-                    if let [b] = items.as_slice() {
-                        body = Some((b.clone(), loc(d.location)));
+                    // `AS 'file', 'symbol'` (LANGUAGE C): no body isolint
+                    // can read; a call of it is an error where it stands.
+                    match items.as_slice() {
+                        [b] => body = Some((b.clone(), loc(d.location))),
+                        [_, _] => body = Some((String::new(), loc(d.location))),
+                        _ => {}
                     }
                 }
                 _ => {}
@@ -725,6 +729,35 @@ mod tests {
                 e.message
             );
         }
+    }
+
+    #[test]
+    fn names_keep_their_spelling() {
+        assert_eq!(
+            expr::written_name("public.Buyer (", 0).as_deref(),
+            Some("Buyer")
+        );
+        assert_eq!(
+            expr::written_name("\"My \"\"T\"\"\" . \"X\"", 0).as_deref(),
+            Some("X")
+        );
+        let s = schema("CREATE TABLE \"Acc\" (\"Id\" INT PRIMARY KEY, Bal INT);").expect("valid");
+        assert_eq!(s.relations[0].name, "Acc");
+        assert_eq!(s.relations[0].attributes, ["Id", "Bal"]);
+    }
+
+    #[test]
+    fn c_functions_load_and_calls_find_them() {
+        let d = parse_ddl(&SourceFile::new(
+            "s.sql",
+            "CREATE TABLE a (id INT PRIMARY KEY);\nCREATE FUNCTION f(x INT) RETURNS INT LANGUAGE c AS 'lib', 'f';\nCREATE FUNCTION g(x INT, OUT y INT) LANGUAGE sql AS $b$ SELECT x $b$;",
+        ))
+        .expect("loads");
+        assert_eq!(d.functions[0].language, "c");
+        assert_eq!(d.functions[1].params, ["x"]);
+        assert_eq!(d.functions[1].body.text, " SELECT x ");
+        let off = d.functions[1].body.offset;
+        assert_eq!(&d.functions[1].file.text[off..off + 9], " SELECT x");
     }
 
     #[test]
