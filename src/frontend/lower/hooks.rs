@@ -185,7 +185,12 @@ impl Lowerer<'_> {
         let mut leading = true;
         for n in nodes {
             match n {
-                Node::Begin { .. } => {}
+                // A SET CONSTRAINTS before BEGIN ran in a transaction of
+                // its own in psql: it may not hold for this one.
+                Node::Begin { .. } => modes
+                    .iter_mut()
+                    .filter(|m| **m == FkMode::Deferred)
+                    .for_each(|m| *m = FkMode::Both),
                 Node::SetConstraints { .. } => self.set_mode(n, leading, &mut modes)?,
                 n => {
                     leading = false;
