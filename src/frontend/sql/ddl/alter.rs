@@ -162,6 +162,21 @@ impl Reader<'_> {
     /// inheritance child is a relation of its root: its rows are the
     /// root's rows, docs/sql-frontend.md "Inheritance and partitions").
     pub(super) fn finish(self) -> Result<Ddl> {
+        for (call, what) in &self.immutable_calls {
+            let name = call.name.last().map_or("", String::as_str);
+            let user = self
+                .functions
+                .iter()
+                .any(|f| f.name == name && f.language != "c" && f.language != "internal");
+            if user {
+                return Err(self.reject(
+                    call.at,
+                    name.len().max(1),
+                    &format!("a function of the schema in {what} is not modelled"),
+                    "PostgreSQL runs it for every row written and does not verify that it reads no table; compute the value in the statements, or use built-ins",
+                ));
+            }
+        }
         let roots: Vec<usize> = (0..self.tables.len())
             .filter(|&t| self.root(t) == t)
             .collect();

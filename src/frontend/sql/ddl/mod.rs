@@ -279,6 +279,11 @@ struct Reader<'f> {
     domains: Vec<Domain>,
     /// Unique indexes by name (for `ADD CONSTRAINT … USING INDEX`).
     indexes: Vec<(String, usize, Vec<String>)>,
+    /// Calls in generated columns and index expressions, where PostgreSQL
+    /// requires IMMUTABLE functions: built-ins read no table, but a
+    /// function of the schema file is only declared so (PostgreSQL does
+    /// not verify it) and is rejected.
+    immutable_calls: Vec<(Call, &'static str)>,
 }
 
 fn loc(l: i32) -> usize {
@@ -317,6 +322,7 @@ pub fn parse_ddl(file: &SourceFile) -> Result<Ddl> {
         conflicts: vec![],
         domains: vec![],
         indexes: vec![],
+        immutable_calls: vec![],
     };
     for raw in &parsed.tree.stmts {
         let at = skip_blank(&file.text, loc(raw.stmt_location));

@@ -230,14 +230,8 @@ impl Reader<'_> {
                     return Ok(());
                 };
                 let u = self.expr(e, at, "GENERATED")?;
-                if let Some(call) = u.calls.iter().find(|c| !is_pure_builtin(c)) {
-                    return Err(self.reject(
-                        call.at,
-                        call.name.last().map_or(1, String::len),
-                        "a generated column that calls a user function is not modelled",
-                        "compute the value in the statements that write the row",
-                    ));
-                }
+                self.immutable_calls
+                    .extend(u.calls.iter().map(|c| (c.clone(), "a generated column")));
                 self.check_columns(ti, &u.columns, at)?;
                 self.generated.push((ti, c.to_string(), u.columns));
             }
@@ -282,7 +276,7 @@ impl Reader<'_> {
                     }
                 }
                 if let Some(w) = &k.where_clause {
-                    cols.extend(self.expr(w, at, "WHERE")?.columns);
+                    cols.extend(self.index_expr(w, at, "index WHERE")?);
                 }
                 self.check_columns(ti, &cols, at)?;
                 self.conflicts.push((ti, cols));
@@ -376,14 +370,24 @@ impl Reader<'_> {
         Ok(())
     }
 
-    fn index_elem_columns(&self, ie: &pb::IndexElem, at: usize) -> Result<Vec<String>> {
+    fn index_elem_columns(&mut self, ie: &pb::IndexElem, at: usize) -> Result<Vec<String>> {
         Ok(if !ie.name.is_empty() {
             vec![ie.name.clone()]
         } else if let Some(e) = &ie.expr {
-            self.expr(e, at, "index")?.columns
+            self.index_expr(e, at, "index")?
         } else {
             vec![]
         })
+    }
+
+    /// The columns of an index expression or predicate. PostgreSQL
+    /// evaluates it for every row written; its calls are checked in
+    /// `finish` (`immutable_calls`).
+    fn index_expr(&mut self, e: &pb::Node, at: usize, what: &str) -> Result<Vec<String>> {
+        let u = self.expr(e, at, what)?;
+        self.immutable_calls
+            .extend(u.calls.iter().map(|c| (c.clone(), "an index expression")));
+        Ok(u.columns)
     }
 
     /// CREATE INDEX: a plain UNIQUE index on columns is a unique key; a
@@ -395,9 +399,6 @@ impl Reader<'_> {
             return Ok(());
         };
         let ti = self.table_of(rv, "index on", "create the table before its indexes")?;
-        if !i.unique {
-            return Ok(());
-        }
         let mut cols = vec![];
         let mut plain = i.where_clause.is_none();
         for p in &i.index_params {
@@ -407,9 +408,12 @@ impl Reader<'_> {
             }
         }
         if let Some(w) = &i.where_clause {
-            cols.extend(self.expr(w, at, "WHERE")?.columns);
+            cols.extend(self.index_expr(w, at, "index WHERE")?);
         }
         self.check_columns(ti, &cols, at)?;
+        if !i.unique {
+            return Ok(());
+        }
         if plain {
             if self.tables[ti].parent.is_none() {
                 self.tables[ti].uniques.push(cols.clone());
