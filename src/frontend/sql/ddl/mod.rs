@@ -468,7 +468,7 @@ impl Reader<'_> {
         let text = &self.file.text;
         let fname = names(&f.funcname).pop().unwrap_or_default();
         let name_at = text[at..]
-            .to_lowercase()
+            .to_ascii_lowercase()
             .find("function")
             .map_or(at, |k| skip_blank(text, at + k + "function".len()));
         let unsupported = || {
@@ -750,6 +750,11 @@ mod tests {
         let s = schema("CREATE TABLE \"Acc\" (\"Id\" INT PRIMARY KEY, Bal INT);").expect("valid");
         assert_eq!(s.relations[0].name, "Acc");
         assert_eq!(s.relations[0].attributes, ["Id", "Bal"]);
+        // Multi-byte text around names and constraints.
+        let s = schema("-- Ärger\nCREATE TABLE \"Ä\" (é INT CONSTRAINT ü PRIMARY KEY CHECK (é > 0), x INT CONSTRAINT ¥¥¥¥¥ REFERENCES \"Ä\");\nCREATE FUNCTION ß() RETURNS INT LANGUAGE sql AS $$ SELECT 1 $$;")
+            .expect("valid");
+        assert_eq!(s.relations[0].attributes, ["é", "x"]);
+        assert_eq!(s.foreign_keys[0].name, "¥¥¥¥¥");
     }
 
     #[test]

@@ -346,7 +346,9 @@ impl Reader<'_> {
     /// Where a constraint's name is written (after `CONSTRAINT`).
     fn conname_at(&self, at: usize) -> usize {
         let t = &self.file.text;
-        if t[at.min(t.len())..].len() >= 10 && t[at..at + 10].eq_ignore_ascii_case("constraint") {
+        if t.get(at..at + 10)
+            .is_some_and(|w| w.eq_ignore_ascii_case("constraint"))
+        {
             skip_blank(t, at + 10)
         } else {
             at
