@@ -351,9 +351,11 @@ impl Lowerer<'_> {
             None => {}
         }
         let given = given_columns(ins, &cols);
+        // One row: a single VALUES row or DEFAULT VALUES.
+        let one_row = known || ins.source.is_none();
         self.hook_reads(
             rel,
-            !known,
+            !one_row,
             &|k| match k {
                 HookKind::Check | HookKind::Domain(_) => true,
                 HookKind::Default(c) => !given.contains(&c),
