@@ -6,6 +6,75 @@
 
 use super::*;
 use crate::frontend::sql::ddl::HookKind;
+use crate::frontend::sql::pg;
+
+/// Every SQL text of a PL/pgSQL body as PostgreSQL's PL/pgSQL compiler
+/// splits it (statements and expressions), or why not.
+fn plpgsql_queries(def: &FunctionDef) -> std::result::Result<Vec<String>, String> {
+    let params = def
+        .params
+        .iter()
+        .map(|p| format!("{} int", if p.is_empty() { "" } else { p }))
+        .collect::<Vec<_>>()
+        .join(", ");
+    // The return type is unknown here: try the forms a body's RETURN fits.
+    let mut last = String::new();
+    for ret in ["int", "void", "SETOF int", "trigger"] {
+        let text = format!(
+            "CREATE FUNCTION f({params}) RETURNS {ret} LANGUAGE plpgsql AS $isolint$\n{}\n$isolint$",
+            def.body.text
+        );
+        match pg::parse_plpgsql(&text) {
+            Ok(v) => {
+                let mut out = vec![];
+                collect_queries(&v, &mut out)?;
+                return Ok(out);
+            }
+            Err(e) => last = e.message,
+        }
+    }
+    Err(format!(
+        "PostgreSQL's PL/pgSQL compiler rejects its body ({last})"
+    ))
+}
+
+fn collect_queries(
+    v: &serde_json::Value,
+    out: &mut Vec<String>,
+) -> std::result::Result<(), String> {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                if k.contains("dyn") {
+                    return Err("it runs dynamic SQL (EXECUTE)".into());
+                }
+                if k == "query" {
+                    if let Some(q) = x.as_str() {
+                        out.push(q.to_string());
+                        continue;
+                    }
+                }
+                collect_queries(x, out)?;
+            }
+        }
+        serde_json::Value::Array(a) => {
+            for x in a {
+                collect_queries(x, out)?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// What a PL/pgSQL query text touches: a statement as is, an expression
+/// as `SELECT expr`, an assignment `v := expr` by its expression.
+fn touches_of(q: &str) -> Option<pg::Touches> {
+    pg::touches(q).ok().or_else(|| {
+        let expr = q.split_once(":=").map_or(q, |(_, e)| e);
+        pg::touches(&format!("SELECT {expr}")).ok()
+    })
+}
 
 /// Which check of a foreign key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,6 +167,15 @@ impl Lowerer<'_> {
                         .at(&file, h.call.at, 1, "here"),
                 );
             };
+            let lang = self
+                .functions
+                .iter()
+                .find(|(d, _)| Some(&d.name) == h.call.name.last())
+                .map(|(d, _)| (*d).clone());
+            if let Some(def) = lang.filter(|d| d.language == "plpgsql") {
+                self.plpgsql_hook(&def, h, &file, pre)?;
+                continue;
+            }
             // The inlined body's reads are this statement's; the audit of
             // the statement's own calls must not count them.
             let saved = (
@@ -140,6 +218,76 @@ impl Lowerer<'_> {
             }
             pre.push(Body::Stmt(q));
         }
+    }
+
+    /// A PL/pgSQL function called by a schema expression: it reads, any
+    /// number of times, every table its body's statements and expressions
+    /// name (a predicate read of all their columns, in a loop: more than
+    /// PostgreSQL does). A body that may write, runs dynamic SQL or calls
+    /// a function that is no built-in is an error at the call.
+    fn plpgsql_hook(
+        &mut self,
+        def: &FunctionDef,
+        h: &crate::frontend::sql::ddl::Hook,
+        file: &SourceFile,
+        pre: &mut Vec<Body>,
+    ) -> Result<()> {
+        let name = h.call.name.last().cloned().unwrap_or_default();
+        let fail = |why: &str| {
+            Diag::new(format!(
+                "isolint cannot model PL/pgSQL function `{name}` called here: {why}"
+            ))
+            .help("a PL/pgSQL function called by a DEFAULT or CHECK is modelled only when it reads tables with static SQL and calls built-ins; rewrite it in SQL, or list it under `pure_functions:` if it touches no table")
+            .at(file, h.call.at, name.len().max(1), "called here")
+        };
+        if self.pure.contains(&name) {
+            return Ok(());
+        }
+        let queries = plpgsql_queries(def).map_err(|w| fail(&w))?;
+        let mut rels: BTreeSet<RelId> = BTreeSet::new();
+        for q in &queries {
+            let t = touches_of(q).ok_or_else(|| fail(&format!("PostgreSQL cannot parse `{q}`")))?;
+            if t.writes {
+                return Err(fail("its body may write"));
+            }
+            if let Some(f) = t.functions.iter().find(|f| {
+                let last = f.rsplit('.').next().unwrap_or(f);
+                !(f.starts_with("pg_catalog.") || is_builtin(last) || self.pure.contains(last))
+            }) {
+                return Err(fail(&format!("it calls `{f}`")));
+            }
+            for table in &t.tables {
+                let last = table.rsplit('.').next().unwrap_or(table);
+                let ident = Ident::new(last);
+                let rel = find_rel(self.schema, &self.extras.aliases, &ident).ok_or_else(|| {
+                    fail(&format!(
+                        "it reads `{table}`, which the schema does not define"
+                    ))
+                })?;
+                rels.insert(rel);
+            }
+        }
+        let snip = Snippet {
+            text: def.body.text.clone(),
+            offset: def.body.offset,
+            parsed: None,
+        };
+        let saved = std::mem::replace(&mut self.file, def.file.clone());
+        let mut reads = vec![];
+        for rel in rels {
+            let q = self.new_statement(StmtType::PredSel, rel, &snip);
+            self.statements[q].pread = self.all(rel);
+            self.statements[q].read = self.all(rel);
+            if let Some(sql) = &mut self.statements[q].sql {
+                *sql = format!("reads of PL/pgSQL function `{name}`: {sql}");
+            }
+            reads.push(Body::Stmt(q));
+        }
+        self.file = saved;
+        if !reads.is_empty() {
+            pre.push(Body::Loop(Box::new(Body::Seq(reads))));
+        }
+        Ok(())
     }
 
     /// Add to `writes` the stored generated columns of `rel` whose inputs
