@@ -207,7 +207,8 @@ CREATE TABLE members (id INT PRIMARY KEY,
     );
     // Built-ins that read nothing are fine.
     let schema = "CREATE TABLE t0 (id INT PRIMARY KEY);
-CREATE TABLE members (id INT PRIMARY KEY, grp INT CHECK (abs(grp) < 10) DEFAULT nextval('s'));
+CREATE TABLE members (id INT PRIMARY KEY, grp INT CHECK (abs(grp) < 10) DEFAULT nextval('s'),
+  at TIMESTAMP DEFAULT (now() AT TIME ZONE 'utc') CHECK (EXTRACT(year FROM at) > 2000 AND substring('x' FROM 1) = 'x'));
 ";
     assert!(robust(schema, JOIN));
 }
