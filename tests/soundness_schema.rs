@@ -109,7 +109,11 @@ ALTER TABLE members ADD CONSTRAINT lim CHECK (under_limit(grp));
     assert!(robust(&control, JOIN));
 }
 
-/// The same write skew through a domain's CHECK.
+/// The same write skew through a domain's CHECK. On PostgreSQL 15, with
+/// members = {(1, 1)}: S1 `BEGIN; INSERT INTO joins VALUES (2, 1); INSERT
+/// INTO members VALUES (2, 1)`, S2 the same with id 3, S1 `COMMIT`, S2
+/// `COMMIT` → both commit (3 members in group 1); serially S2's first
+/// INSERT fails the domain's CHECK.
 #[test]
 fn domain_check_calling_a_function_reads_what_it_reads() {
     let schema = "CREATE TABLE t0 (id INT PRIMARY KEY);
