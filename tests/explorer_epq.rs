@@ -238,3 +238,36 @@ fn not_confirmed_says_what_was_searched_and_not_modelled() {
     assert!(text.contains("not_modelled"), "{text}");
     assert!(text.contains("\"cycles\""), "{text}");
 }
+
+/// `verify` checks the wait independently of the search: the resumed step
+/// must follow its statement's first step in the same transaction, may
+/// re-check only after the holder committed, and must re-check exactly
+/// the deferred rows.
+#[test]
+fn verify_rejects_a_broken_wait() {
+    let s = search(&website(), &["Hit", "Purge"]).expect("the manual's anomaly");
+    let at = s
+        .steps
+        .iter()
+        .position(|st| st.resumed)
+        .expect("a resumed step");
+    let txn = s.steps[at].txn;
+    // Without the resumed step the statement never finishes.
+    let mut cut = s.clone();
+    cut.steps.remove(at);
+    assert!(verify(&cut).is_err());
+    // Not marked resumed: a second statement where none was.
+    let mut unmarked = s.clone();
+    unmarked.steps[at].resumed = false;
+    assert!(verify(&unmarked).is_err());
+    // Re-checking before the holder's commit: it still holds the row.
+    let first = s
+        .steps
+        .iter()
+        .position(|st| st.txn == txn && st.ops.iter().any(|o| !o.deferred.is_empty()))
+        .expect("the waiting step");
+    let mut early = s.clone();
+    let step = early.steps.remove(at);
+    early.steps.insert(first + 1, step);
+    assert!(verify(&early).is_err());
+}

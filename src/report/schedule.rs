@@ -142,7 +142,7 @@ pub fn confirmation(w: &Workload, c: &Confirmation) -> Vec<String> {
                 n => format!(" and of {n} other dangerous cycles of its component"),
             };
             let mut out = vec![format!(
-                "not confirmed within bounds ({bounds}): no non-serializable schedule of the programs of this cycle{also} ({} transaction sets with their rows, {} search states, {} complete schedules searched{cut}); the explorer does not model {} things that may hide a real anomaly:",
+                "not confirmed within bounds ({bounds}): no non-serializable schedule of the programs of this cycle{also} ({} transaction sets with their rows, {} search states, {} complete schedules searched{cut}); this does not show that the alarm is false: the explorer does not model these {} things, which may hide a real anomaly (docs/explorer.md):",
                 explored.instances,
                 explored.states,
                 explored.schedules,
