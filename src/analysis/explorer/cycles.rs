@@ -16,8 +16,9 @@ use crate::analysis::robustness::{
 use crate::model::isolation::Allocation;
 
 /// At most this many adjacent pairs are turned into walks per component
-/// (a large component has many; the program sets repeat quickly).
-const MAX_PAIRS: usize = 4096;
+/// (each costs a breadth-first search of the component; a large one has
+/// many pairs, and the program sets repeat quickly).
+const MAX_PAIRS: usize = 512;
 
 /// Dangerous cycles of `witness`'s component under `alloc` whose node
 /// sets are not the witness's, each set once, smallest first, at most
@@ -47,14 +48,14 @@ pub(super) fn further(
     for i in (0..g.edges.len()).filter(|&i| inside(i)) {
         incoming[g.edges[i].to as usize].push(i);
     }
+    // The walk's nodes depend on the pair's three nodes only (the way back
+    // is a shortest path): one dangerous pair per node triple.
+    let mut done: HashSet<(u32, u32, u32)> = HashSet::new();
     'pairs: for out in (0..g.edges.len()).filter(|&i| inside(i) && g.edges[i].counterflow) {
-        // One incoming edge per source node and kind is enough for the
-        // program set; the walk back is a shortest path either way.
-        let mut tried: HashSet<(u32, bool, bool)> = HashSet::new();
         for &inc in &incoming[g.edges[out].from as usize] {
             let e = &g.edges[inc];
-            let later = g.edges[out].from_pos < e.to_pos;
-            if !tried.insert((e.from, e.counterflow, later)) {
+            let triple = (e.from, e.to, g.edges[out].to);
+            if done.contains(&triple) {
                 continue;
             }
             pairs += 1;
@@ -76,6 +77,7 @@ pub(super) fn further(
             if check_witness_under(g, &wit, alloc).is_err() {
                 continue;
             }
+            done.insert(triple);
             if seen.insert(nodes_of(&wit)) {
                 found.push(wit);
             }
