@@ -14,8 +14,13 @@
 //! their tuple visible (Section 5.4: otherwise the statement fails); a
 //! predicate statement reads all tuples of its relation through its
 //! predicate (PR[R]), reads every visible tuple it may, and updates or
-//! deletes a chosen subset of them. Versions are installed in write order,
-//! which under no dirty writes is also commit order.
+//! deletes a chosen subset of them (all or none when its predicate reads
+//! no attribute). A READ COMMITTED predicate update or delete may instead
+//! wait for rows it matched that another transaction holds, and re-check
+//! their new versions when they are free (PostgreSQL's EvalPlanQual,
+//! `predicate` and `resume`): then it is two steps, and its snapshot
+//! predicate read leaves the waited rows out. Versions are installed in
+//! write order, which under no dirty writes is also commit order.
 //!
 //! Dependencies are computed incrementally: a read depends (wr) on every
 //! committed writer of the tuple with a common attribute and is
