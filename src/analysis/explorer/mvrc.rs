@@ -565,12 +565,14 @@ impl<'a> Search<'a> {
     }
 
     /// May predicate statement `s` of transaction `i` touch tuple `t`: of
-    /// its relation, not another transaction's private tuple, and with the
-    /// parent its foreign-key constraints require.
+    /// its relation, not another transaction's private tuple (unless its
+    /// predicate is constant: it matches every row, that one too), and
+    /// with the parent its foreign-key constraints require.
     fn eligible(&self, s: &StepSpec, i: usize, t: usize) -> bool {
         let spec = &self.inst.tuples[t];
         spec.rel == s.rel
-            && !matches!(spec.kind, super::instance::TupleKind::Private(o) if o != i)
+            && (s.constant
+                || !matches!(spec.kind, super::instance::TupleKind::Private(o) if o != i))
             && s.parents
                 .iter()
                 .all(|&(f, p)| self.inst.fk.get(&(f, t)) == Some(&p))
