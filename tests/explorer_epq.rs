@@ -318,7 +318,6 @@ fn predicate_for_update_beside_delete_and_insert_is_not_robust() {
 }
 
 #[path = "common/mod.rs"]
-#[allow(dead_code)]
 mod common;
 
 /// Prints the harness workloads of the given seeds (`ISOLINT_SEEDS`).
