@@ -1056,12 +1056,22 @@ impl Lowerer<'_> {
         let single = tables.len() == 1;
         let mark = self.statements.len();
         let mut late = vec![];
-        let first_key_based = if locking.iter().any(|l| *l) && (split || locking.iter().any(|l| !l))
-        {
-            self.locked_after_snapshot(&tables, &uses, &locking, snip, &mut parts, &mut late)
-        } else {
-            self.table_reads(&tables, &uses, 0, &locking, snip, &mut parts)
-        };
+        // A predicate-based locking read that waits for a row lock re-checks
+        // only the rows it waited for (EvalPlanQual) and never sees rows
+        // inserted after its snapshot: it reads on both sides of the other
+        // transaction's commit, which one atomic BTP read cannot express
+        // (tests/explorer_epq.rs, confirmed on PostgreSQL 15). So it is a
+        // snapshot scan and, later, the locked re-read.
+        let pred_locked = tables
+            .iter()
+            .enumerate()
+            .any(|(ti, t)| locking[ti] && !t.cte && self.unjoined_key(t.rel, &uses[ti]).is_none());
+        let first_key_based =
+            if locking.iter().any(|l| *l) && (split || pred_locked || locking.iter().any(|l| !l)) {
+                self.locked_after_snapshot(&tables, &uses, &locking, snip, &mut parts, &mut late)
+            } else {
+                self.table_reads(&tables, &uses, 0, &locking, snip, &mut parts)
+            };
         // An aggregate over no rows still returns a row (COUNT 0, SUM
         // NULL): the program goes on when the keyed row is missing.
         let grouped = !matches!(&sel.group_by, sqlparser::ast::GroupByExpr::Expressions(v, _) if v.is_empty());
