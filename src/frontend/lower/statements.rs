@@ -61,8 +61,11 @@ impl Lowerer<'_> {
     ) -> Result<Body> {
         let (q0, c0) = (self.selects, self.inlined);
         let mark = self.audit_mark();
-        let b = if self.calls_volatile(sql) {
-            self.lower_volatile(sql, into, s, next, weak_lock)?
+        // Taken here: the statements of inlined SQL bodies are lowered
+        // through this function too.
+        let after = self.after.take();
+        let b = if after.is_some() || self.calls_volatile(sql) {
+            self.lower_volatile(sql, into, s, next, weak_lock, after)?
         } else {
             let saved = self.defer.take();
             let b = self.lower_sql(sql, into, s, next, weak_lock);
