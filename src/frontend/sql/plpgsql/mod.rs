@@ -383,12 +383,12 @@ fn header(
             }
         })
         .collect();
-    let volatile = !unparenthesized
+    let volatile = unparenthesized
         .split_whitespace()
         .map(str::to_ascii_uppercase)
         .rev()
         .find(|w| matches!(w.as_str(), "VOLATILE" | "STABLE" | "IMMUTABLE"))
-        .is_some_and(|w| w != "VOLATILE");
+        .is_none_or(|w| w == "VOLATILE");
     Ok(Routine {
         name,
         schema,
