@@ -140,3 +140,69 @@ fn volatility_from_the_header_places_the_body() {
     let (rels, b) = order("", upd);
     assert!(rels.starts_with("t u"), "{rels} {b}");
 }
+
+/// A VOLATILE call in a condition that reads a table: PostgreSQL runs the
+/// condition as a query whose snapshot comes before the routine's, which
+/// isolint places only for statements — a located error, not the old
+/// placement before the condition. A STABLE routine there is modelled.
+#[test]
+fn volatile_routine_in_a_condition_is_rejected() {
+    let body = "  IF (SELECT count(*) FROM t WHERE t.x = read_u(t.id)) > 0 THEN\n    RAISE EXCEPTION 'x';\n  END IF;";
+    let d = dir(SCHEMA, &[("r.sql", &routines("", body))]);
+    let e = match isolint::frontend::load(Path::new(d.path()), None) {
+        Ok(_) => panic!("expected an error"),
+        Err(e) => e,
+    };
+    assert!(
+        e.message.contains("VOLATILE routine `read_u`"),
+        "{}",
+        e.message
+    );
+    assert_eq!(order("STABLE", body).0, "u t");
+}
+
+/// The header's volatility words count only outside parentheses: a
+/// `RETURNS TABLE` column named `stable` leaves the routine VOLATILE.
+#[test]
+fn a_column_named_stable_is_no_volatility() {
+    let r = routines("", "  SELECT t.x, read_u(t.id) INTO vx, r FROM t WHERE t.id = a;").replace(
+        "CREATE FUNCTION read_u(k int) RETURNS int LANGUAGE plpgsql  AS $$\nBEGIN\n  RETURN (SELECT y FROM u WHERE id = k);",
+        "CREATE FUNCTION read_u(k int) RETURNS TABLE (stable int) LANGUAGE plpgsql AS $$\nBEGIN\n  RETURN QUERY SELECT y FROM u WHERE id = k;",
+    );
+    assert!(r.contains("TABLE (stable int)"));
+    let w = lower(SCHEMA, &[("r.sql", &r)]);
+    let p = w
+        .programs
+        .iter()
+        .find(|p| p.name.eq_ignore_ascii_case("p1"))
+        .expect("p1");
+    let rels: Vec<String> = p
+        .statements
+        .iter()
+        .map(|s| w.schema.rel(s.rel).name.clone())
+        .collect();
+    assert_eq!(rels.join(" "), "t u");
+}
+
+/// A `LANGUAGE sql` function of a routine file keeps its declared
+/// volatility: a STABLE one's body before the SELECT, a VOLATILE one's
+/// after its read of t.
+#[test]
+fn sql_function_of_a_routine_file_keeps_its_volatility() {
+    for (vol, rels) in [("", "t u"), ("STABLE", "u t")] {
+        let r = routines("", "  SELECT t.x, g(t.id) INTO vx, r FROM t WHERE t.id = a;")
+            + &format!("CREATE FUNCTION g(k int) RETURNS int LANGUAGE sql {vol} AS $$ SELECT y FROM u WHERE id = k $$;\n");
+        let w = lower(SCHEMA, &[("r.sql", &r)]);
+        let p = w
+            .programs
+            .iter()
+            .find(|p| p.name.eq_ignore_ascii_case("p1"))
+            .expect("p1");
+        let got: Vec<String> = p
+            .statements
+            .iter()
+            .map(|s| w.schema.rel(s.rel).name.clone())
+            .collect();
+        assert_eq!(got.join(" "), rels, "{vol}");
+    }
+}
