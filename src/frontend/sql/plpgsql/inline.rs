@@ -469,7 +469,6 @@ fn volatile_elsewhere(file: &SourceFile, n: &Node) -> Box<Diag> {
     ))
     .help("PostgreSQL runs its queries after the expression's query took its snapshot, which isolint models only for a statement: assign the query to a variable in a statement (SELECT … INTO v) and test v, or declare the routine STABLE if it only reads")
     .at(file, at, name.len().max(1), "here")
-    .into()
 }
 
 /// Whether the routine a queued per-row call resolves to is VOLATILE.
