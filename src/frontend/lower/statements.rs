@@ -60,9 +60,16 @@ impl Lowerer<'_> {
         pg: Option<&crate::frontend::sql::gate::PgRefs>,
     ) -> Result<Body> {
         let (q0, c0) = (self.selects, self.inlined);
-        let mark = self.audit_mark();
-        let b = if self.calls_volatile(sql) {
-            self.lower_volatile(sql, into, s, next, weak_lock)?
+        let mut mark = self.audit_mark();
+        // Taken here: the statements of inlined SQL bodies are lowered
+        // through this function too. The statement's own reads are
+        // renumbered before the calls' statements: audit from those on.
+        let after = self.after.take();
+        if let Some((m, _)) = &after {
+            mark.0 = *m;
+        }
+        let b = if after.is_some() || self.calls_volatile(sql) {
+            self.lower_volatile(sql, into, s, next, weak_lock, after)?
         } else {
             let saved = self.defer.take();
             let b = self.lower_sql(sql, into, s, next, weak_lock);
