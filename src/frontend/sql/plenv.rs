@@ -209,7 +209,7 @@ impl PlEnv {
             let is_target = targets
                 && (matches!(prev_word.as_str(), "into" | "strict")
                     || t[last_end..s].trim() == ",");
-            targets = is_target || w == "into" && first_word != "insert";
+            targets = is_target || w == "into" && !matches!(prev_word.as_str(), "insert" | "merge");
             let before = t[..s].trim_end().as_bytes().last().copied();
             let after = t[i..].trim_start().as_bytes().first().copied();
             let dotted = b.get(i) == Some(&b'.')
