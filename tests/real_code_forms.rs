@@ -207,3 +207,47 @@ fn second_into_is_an_error_shown_as_written() {
     let e = load(&routine("  SELECT t.a FROM t WHERE t.k = x r;")).expect_err("a syntax error");
     assert!(!e.contains(": :") && !e.contains("`:"), "{e}");
 }
+
+fn procedure(body: &str) -> String {
+    format!(
+        "CREATE PROCEDURE pr(p int) LANGUAGE plpgsql AS $$\n\
+         DECLARE r int;\nBEGIN\n{body}\nEND $$;\n"
+    )
+}
+
+// PostgreSQL 15 ran `CALL pr(0)` of
+//   BEGIN UPDATE t SET b = 99 WHERE k = 1; r := 1 / p;
+//   EXCEPTION WHEN division_by_zero THEN ROLLBACK; END
+// without error (the handler's ROLLBACK is allowed: the block's
+// subtransaction is already gone); the UPDATE was rolled back. The path
+// through the handler aborts; the normal path is the UPDATE.
+#[test]
+fn rollback_ending_the_outermost_handler_aborts_that_path() {
+    let w = load(&procedure(
+        "  UPDATE t SET b = 99 WHERE t.k = p;\n  r := 1 / p;\nEXCEPTION WHEN division_by_zero THEN ROLLBACK;",
+    ))
+    .unwrap_or_else(|e| panic!("PostgreSQL runs it: {e}"));
+    assert_eq!(stmts(&w), ["key upd t R{} W{b}"]);
+}
+
+// PostgreSQL 15, with the same handler inside a block whose enclosing
+// block has `EXCEPTION WHEN others`: the ROLLBACK raised "cannot roll back
+// while a subtransaction is active" (caught by the outer handler). And a
+// handler ROLLBACK after which the procedure goes on (a new transaction)
+// is not modelled. Both: a located error.
+#[test]
+fn rollback_elsewhere_in_a_handler_is_a_located_error() {
+    let e = load(&procedure(
+        "  UPDATE t SET b = 1 WHERE t.k = p;\n  BEGIN\n    r := 1 / p;\n  EXCEPTION WHEN division_by_zero THEN ROLLBACK;\n  END;\nEXCEPTION WHEN others THEN NULL;",
+    ))
+    .expect_err("not modelled");
+    assert!(
+        e.starts_with("7:40:") && e.contains("other than as the last statement"),
+        "{e}"
+    );
+    let e = load(&procedure(
+        "  UPDATE t SET b = 1 WHERE t.k = p;\nEXCEPTION WHEN division_by_zero THEN ROLLBACK; UPDATE t SET b = 2 WHERE t.k = p;",
+    ))
+    .expect_err("not modelled");
+    assert!(e.starts_with("5:38:"), "{e}");
+}

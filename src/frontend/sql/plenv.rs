@@ -45,6 +45,8 @@ pub struct PlEnv {
     pub(super) types: HashMap<String, String>,
     /// The routine is a procedure (only procedures may COMMIT/ROLLBACK).
     pub(super) procedure: bool,
+    /// Handlers being read belong to the routine's outermost block.
+    pub(super) outer_handler: bool,
     /// EXECUTEs seen so far (names their USING variables apart).
     pub(super) exec_count: usize,
     /// Calls of workload routines found inside statements and
@@ -80,6 +82,7 @@ impl PlEnv {
             types: HashMap::new(),
             exec_count: 0,
             procedure: false,
+            outer_handler: false,
             pending: std::cell::RefCell::new(vec![]),
             calls: std::cell::Cell::new(0),
         }
