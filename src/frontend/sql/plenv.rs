@@ -587,7 +587,7 @@ fn word_count(text: &str, w: &str) -> usize {
         .match_indices(w)
         .filter(|(i, _)| {
             (*i == 0 || !is_word_byte(b[i - 1]))
-                && b.get(i + w.len()).map_or(true, |c| !is_word_byte(*c))
+                && b.get(i + w.len()).is_none_or(|c| !is_word_byte(*c))
         })
         .count()
 }
