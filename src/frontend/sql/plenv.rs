@@ -161,12 +161,7 @@ impl PlEnv {
         let scope = self.relations_in(t);
         let mut out = String::with_capacity(t.len() + 16);
         let mut i = 0;
-        let first_word = t
-            .trim_start()
-            .split(|c: char| !c.is_ascii_alphabetic())
-            .next()
-            .unwrap_or("")
-            .to_lowercase();
+        let first_word = first_word_of(t);
         let first_word = first_word.as_str();
         let mut prev_word = String::new();
         // INTO targets are no column references: no conflict there.
@@ -251,13 +246,7 @@ impl PlEnv {
                         && names.in_scope(&self.relations[r].0, t)
                 });
                 if let Some(&r) = conflict {
-                    let at = snip.offset + s;
-                    return Err(Diag::new(format!(
-                        "`{w}` is both a variable of {} and a column of {}",
-                        self.routine, self.relations[r].0
-                    ))
-                    .help(format!("PostgreSQL (plpgsql.variable_conflict = error, the default) rejects this reference: rename the variable, or qualify it as {}.{w} (the variable) or {}.{w} (the column)", self.routine, self.relations[r].0))
-                    .at(file, at, w.len(), "ambiguous"));
+                    return Err(self.conflict(file, snip.offset + s, &w, r));
                 }
                 push_var(&mut out, &self.canon(&w), true);
             } else {
@@ -271,6 +260,17 @@ impl PlEnv {
             text: out,
             map: anchors.0,
         })
+    }
+
+    /// A name that is a variable and a column of relation `r` in scope.
+    fn conflict(&self, file: &SourceFile, at: usize, w: &str, r: usize) -> Box<Diag> {
+        let rel = &self.relations[r].0;
+        Diag::new(format!(
+            "`{w}` is both a variable of {} and a column of {rel}",
+            self.routine
+        ))
+        .help(format!("PostgreSQL (plpgsql.variable_conflict = error, the default) rejects this reference: rename the variable, or qualify it as {}.{w} (the variable) or {rel}.{w} (the column)", self.routine))
+        .at(file, at, w.len(), "ambiguous")
     }
 
     fn is_relation(&self, w: &str) -> bool {
@@ -577,6 +577,12 @@ fn is_clause_word(w: &str) -> bool {
             | "with"
             | "recursive"
     )
+}
+
+/// The statement's first word, lower case.
+fn first_word_of(t: &str) -> String {
+    let w = t.trim_start().split(|c: char| !c.is_ascii_alphabetic());
+    w.into_iter().next().unwrap_or("").to_lowercase()
 }
 
 /// How often `w` (lower case) occurs as a word of `text`.
