@@ -65,6 +65,7 @@ impl Lowerer<'_> {
 
     /// A FROM item: a CTE in scope or a table.
     pub(super) fn source_table(&self, f: &TableFactor, snip: &Snippet) -> Result<TableRef> {
+        self.no_alias_columns(f, snip)?;
         if let TableFactor::Table { name, alias, .. } = f {
             if let [part] = name.0.as_slice() {
                 if let Some(ident) = part.as_ident() {
@@ -94,7 +95,26 @@ impl Lowerer<'_> {
         self.table_ref(f, snip)
     }
 
+    /// `FROM t AS s(a, b)` renames t's columns by position: `s.a` is t's
+    /// first column. Resolving `s.a` as t's column `a` would model the
+    /// wrong columns, so such an alias is refused.
+    fn no_alias_columns(&self, f: &TableFactor, snip: &Snippet) -> Result<()> {
+        if let TableFactor::Table { alias: Some(a), .. } = f {
+            if let Some(c) = a.columns.first() {
+                let at = snip.file_offset(c.name.span.start.line, c.name.span.start.column);
+                return Err(Diag::new(format!(
+                    "the column list of alias `{}` (columns renamed by position) is not supported",
+                    a.name.value
+                ))
+                .help("drop the column list and use the table's own column names")
+                .at(&self.file, at, c.name.value.len().max(1), "renamed column"));
+            }
+        }
+        Ok(())
+    }
+
     pub(super) fn table_ref(&self, f: &TableFactor, snip: &Snippet) -> Result<TableRef> {
+        self.no_alias_columns(f, snip)?;
         match f {
             TableFactor::Table { name, alias, .. } => {
                 let Some(ident) = name.0.last().and_then(|p| p.as_ident()) else {

@@ -124,9 +124,9 @@ pub fn parse_statements(
         let next = p.peek_token();
         if next.token != Token::SemiColon && next.token != Token::EOF {
             let at = snip.file_offset(next.span.start.line, next.span.start.column);
+            let shown = as_written(file, at, &next.token.to_string());
             return Err(Diag::new(format!(
-                "SQL syntax error: unexpected `{}` after the end of a statement",
-                next.token
+                "SQL syntax error: unexpected `{shown}` after the end of a statement"
             ))
             .help("end each statement with `;` (END belongs to END IF / END LOOP)")
             .at(
@@ -354,9 +354,31 @@ pub fn parse_error(file: &SourceFile, snip: &Snippet, e: &ParserError) -> Box<Di
     } else {
         at
     };
+    // `found: :` where the user wrote a variable: show the variable.
+    let text = match text.rsplit_once("found: ") {
+        Some((head, tok)) if tok.starts_with(':') => {
+            format!("{head}found: {}", as_written(file, at, tok))
+        }
+        _ => text,
+    };
     Diag::new(format!("SQL syntax error: {text}"))
         .help("isolint reads PostgreSQL syntax; parameters are written :name, $1 or ?")
         .at(file, at, 1, "here")
+}
+
+/// A token as the user wrote it at file offset `at`: a `:` (or `:name`)
+/// that the PL/pgSQL rewriting put before a variable is shown as the
+/// variable's name in the source.
+fn as_written(file: &SourceFile, at: usize, token: &str) -> String {
+    let src = file.text.get(at..).unwrap_or("");
+    if !token.starts_with(':') || src.starts_with(':') {
+        return token.to_string();
+    }
+    let n = src.bytes().take_while(|&c| lex::is_word_byte(c)).count();
+    match n {
+        0 => token.to_string(),
+        _ => src[..n].to_string(),
+    }
 }
 
 /// Lower-case an unquoted identifier (SQL case rules), keep quoted ones.

@@ -45,6 +45,8 @@ pub struct PlEnv {
     pub(super) types: HashMap<String, String>,
     /// The routine is a procedure (only procedures may COMMIT/ROLLBACK).
     pub(super) procedure: bool,
+    /// Handlers being read belong to the routine's outermost block.
+    pub(super) outer_handler: bool,
     /// EXECUTEs seen so far (names their USING variables apart).
     pub(super) exec_count: usize,
     /// Calls of workload routines found inside statements and
@@ -80,6 +82,7 @@ impl PlEnv {
             types: HashMap::new(),
             exec_count: 0,
             procedure: false,
+            outer_handler: false,
             pending: std::cell::RefCell::new(vec![]),
             calls: std::cell::Cell::new(0),
         }
@@ -158,16 +161,12 @@ impl PlEnv {
         let scope = self.relations_in(t);
         let mut out = String::with_capacity(t.len() + 16);
         let mut i = 0;
-        let first_word = t
-            .trim_start()
-            .split(|c: char| !c.is_ascii_alphabetic())
-            .next()
-            .unwrap_or("")
-            .to_lowercase();
+        let first_word = first_word_of(t);
         let first_word = first_word.as_str();
         let mut prev_word = String::new();
         // INTO targets are no column references: no conflict there.
         let (mut targets, mut last_end) = (false, 0);
+        let mut names = NamePositions::new(first_word);
         while i < b.len() {
             anchors.at(out.len(), src.orig(i));
             if let Some(e) = literal_end(t, i) {
@@ -176,6 +175,10 @@ impl PlEnv {
                 continue;
             }
             let c = b[i];
+            if c == b'(' || c == b')' {
+                let direct = t[last_end..i].trim().is_empty();
+                names.paren(c == b'(', direct, &prev_word, |w| self.is_relation(w));
+            }
             // `$n` of a named parameter is that parameter.
             if c == b'$' && (i == 0 || !is_word_byte(b[i - 1])) {
                 let e = i + 1 + t[i + 1..].bytes().take_while(u8::is_ascii_digit).count();
@@ -199,10 +202,12 @@ impl PlEnv {
                 i += 1;
             }
             let w = t[s..i].to_lowercase();
+            let lead = t[last_end..s].trim();
+            let name_only = names.word(&w, &prev_word, lead, t[i..].trim_start());
             let is_target = targets
                 && (matches!(prev_word.as_str(), "into" | "strict")
                     || t[last_end..s].trim() == ",");
-            targets = is_target || w == "into" && first_word != "insert";
+            targets = is_target || w == "into" && !matches!(prev_word.as_str(), "insert" | "merge");
             let before = t[..s].trim_end().as_bytes().last().copied();
             let after = t[i..].trim_start().as_bytes().first().copied();
             let dotted = b.get(i) == Some(&b'.')
@@ -226,23 +231,22 @@ impl PlEnv {
                     out.push_str(&t[s..fe]);
                 }
                 i = fe;
+            } else if name_only {
+                // A column name PostgreSQL never takes for a variable.
+                out.push_str(&t[s..i]);
             } else if w == "strict" && prev_word == "into" {
                 out.push_str(&" ".repeat(i - s));
             } else if self.var(&w).is_some_and(|k| k != VarKind::Cursor)
                 && after != Some(b'(')
                 && !self.table_position(&prev_word, &w, first_word)
             {
-                let conflict = scope
-                    .iter()
-                    .find(|&&r| !is_target && self.relations[r].1.contains(&w));
+                let conflict = scope.iter().find(|&&r| {
+                    !is_target
+                        && self.relations[r].1.contains(&w)
+                        && names.in_scope(&self.relations[r].0, t)
+                });
                 if let Some(&r) = conflict {
-                    let at = snip.offset + s;
-                    return Err(Diag::new(format!(
-                        "`{w}` is both a variable of {} and a column of {}",
-                        self.routine, self.relations[r].0
-                    ))
-                    .help(format!("PostgreSQL (plpgsql.variable_conflict = error, the default) rejects this reference: rename the variable, or qualify it as {}.{w} (the variable) or {}.{w} (the column)", self.routine, self.relations[r].0))
-                    .at(file, at, w.len(), "ambiguous"));
+                    return Err(self.conflict(file, snip.offset + s, &w, r));
                 }
                 push_var(&mut out, &self.canon(&w), true);
             } else {
@@ -256,6 +260,21 @@ impl PlEnv {
             text: out,
             map: anchors.0,
         })
+    }
+
+    /// A name that is a variable and a column of relation `r` in scope.
+    fn conflict(&self, file: &SourceFile, at: usize, w: &str, r: usize) -> Box<Diag> {
+        let rel = &self.relations[r].0;
+        Diag::new(format!(
+            "`{w}` is both a variable of {} and a column of {rel}",
+            self.routine
+        ))
+        .help(format!("PostgreSQL (plpgsql.variable_conflict = error, the default) rejects this reference: rename the variable, or qualify it as {}.{w} (the variable) or {rel}.{w} (the column)", self.routine))
+        .at(file, at, w.len(), "ambiguous")
+    }
+
+    fn is_relation(&self, w: &str) -> bool {
+        self.relations.iter().any(|r| r.0 == w)
     }
 
     /// A relation's name where a table stands (after FROM, JOIN, UPDATE,
@@ -403,6 +422,180 @@ impl PlEnv {
         }
         Ok(Some((self.canon(&var), i + ws + op, whole)))
     }
+}
+
+/// Where a statement's words are column names that PostgreSQL's PL/pgSQL
+/// never resolves as variables (its parser hooks see no ColumnRef there):
+/// an INSERT's column list, an alias's column list (`AS x(a, b)`,
+/// `FROM t x(a, b)`, `WITH c(a, b) AS`), an UPDATE's (or ON CONFLICT DO
+/// UPDATE's) `SET col =` / `SET (a, b) =` targets. Also the scope of the
+/// conflict check: an INSERT's target table is not in scope of its VALUES
+/// or SELECT, only from ON CONFLICT and RETURNING on (as in PostgreSQL).
+struct NamePositions {
+    /// Per open parenthesis: does it hold a column-name list?
+    parens: Vec<bool>,
+    /// After `INSERT INTO`, before the column list (or VALUES/SELECT).
+    insert: bool,
+    target: Option<String>,
+    target_in_scope: bool,
+    /// Depth of an open SET list.
+    set: Option<usize>,
+    /// Inside `WITH …` before the main statement (CTE names at depth 0).
+    with: bool,
+    /// The word before the last one, and whether only blanks separate them.
+    prev2: String,
+    adjacent: bool,
+}
+
+impl NamePositions {
+    fn new(first_word: &str) -> NamePositions {
+        NamePositions {
+            parens: vec![],
+            insert: false,
+            target: None,
+            target_in_scope: false,
+            set: None,
+            with: first_word == "with",
+            prev2: String::new(),
+            adjacent: false,
+        }
+    }
+
+    /// An opening (or closing) parenthesis; `direct`: right after `prev`.
+    fn paren(&mut self, open: bool, direct: bool, prev: &str, rel: impl Fn(&str) -> bool) {
+        if !open {
+            self.parens.pop();
+            return;
+        }
+        let depth = self.parens.len();
+        let alias = direct && !is_clause_word(prev) && prev != "materialized";
+        let list = self.parens.iter().any(|&l| l)
+            || self.insert
+            || direct && prev == "set" && self.set == Some(depth)
+            || alias && self.adjacent && (self.prev2 == "as" || rel(&self.prev2))
+            || alias && self.with && depth == 0;
+        self.insert = false;
+        self.parens.push(list);
+    }
+
+    /// Track word `w` (after `prev`, `lead` the text between them, `rest`
+    /// what follows): is it a column name that is never a variable?
+    fn word(&mut self, w: &str, prev: &str, lead: &str, rest: &str) -> bool {
+        let depth = self.parens.len();
+        if self.insert && self.target.is_none() {
+            // `schema.t`: the relation is the name after the dot.
+            let name = match rest.strip_prefix('.') {
+                Some(r) => r
+                    .split(|c: char| !is_word_byte(c as u8))
+                    .next()
+                    .unwrap_or(""),
+                None => w,
+            };
+            self.target = Some(name.to_lowercase());
+        } else if self.insert
+            && matches!(
+                w,
+                "values" | "select" | "default" | "overriding" | "with" | "table"
+            )
+        {
+            self.insert = false;
+        }
+        if w == "into" && prev == "insert" {
+            self.insert = true;
+            self.target = None;
+        }
+        if matches!(w, "conflict" | "returning") {
+            self.target_in_scope = true;
+        }
+        if depth == 0 && matches!(w, "select" | "insert" | "update" | "delete" | "merge") {
+            self.with = false;
+        }
+        if w == "set" {
+            self.set = Some(depth);
+        } else if self.set == Some(depth) && matches!(w, "from" | "where" | "returning") {
+            self.set = None;
+        }
+        self.prev2 = prev.to_string();
+        self.adjacent = lead.is_empty();
+        let set_target = self.set == Some(depth)
+            && (prev == "set" && lead.is_empty() || lead.ends_with(','))
+            && rest.starts_with('=')
+            && !rest.starts_with("=>");
+        set_target || self.parens.last() == Some(&true)
+    }
+
+    /// Whether relation `r` is in scope of the word being read.
+    fn in_scope(&self, r: &str, text: &str) -> bool {
+        match &self.target {
+            Some(t) if t == r && !self.target_in_scope => word_count(text, r) > 1,
+            _ => true,
+        }
+    }
+}
+
+/// Words after which `(` opens an expression, not an alias's column list.
+fn is_clause_word(w: &str) -> bool {
+    matches!(
+        w,
+        "where"
+            | "on"
+            | "using"
+            | "join"
+            | "lateral"
+            | "and"
+            | "or"
+            | "not"
+            | "in"
+            | "exists"
+            | "values"
+            | "set"
+            | "select"
+            | "returning"
+            | "by"
+            | "having"
+            | "limit"
+            | "offset"
+            | "then"
+            | "else"
+            | "when"
+            | "case"
+            | "from"
+            | "as"
+            | "any"
+            | "all"
+            | "some"
+            | "is"
+            | "like"
+            | "between"
+            | "distinct"
+            | "array"
+            | "row"
+            | "into"
+            | "do"
+            | "update"
+            | "conflict"
+            | "with"
+            | "recursive"
+    )
+}
+
+/// The statement's first word, lower case.
+fn first_word_of(t: &str) -> String {
+    let w = t.trim_start().split(|c: char| !c.is_ascii_alphabetic());
+    w.into_iter().next().unwrap_or("").to_lowercase()
+}
+
+/// How often `w` (lower case) occurs as a word of `text`.
+fn word_count(text: &str, w: &str) -> usize {
+    let lower = text.to_lowercase();
+    let b = lower.as_bytes();
+    lower
+        .match_indices(w)
+        .filter(|(i, _)| {
+            (*i == 0 || !is_word_byte(b[i - 1]))
+                && b.get(i + w.len()).is_none_or(|c| !is_word_byte(*c))
+        })
+        .count()
 }
 
 /// Append `:name`, in place of one blank before it when there are two

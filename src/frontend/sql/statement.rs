@@ -3,43 +3,38 @@
 //! lock strengths that sqlparser 0.63 does not know. Positions are kept,
 //! so sqlparser's error positions stay right.
 
-/// Blank out `INTO :a, :b` after a SELECT list or RETURNING list (sqlparser
-/// does not take variables there); positions are kept for error spans.
+/// Blank out `INTO :a, :b` wherever PL/pgSQL takes it (sqlparser does not
+/// take variables there); positions are kept for error spans. PL/pgSQL
+/// (`make_execsql_stmt` in pl_gram.y) takes the first INTO of the
+/// statement that does not follow INSERT or MERGE, wherever it stands:
+/// after the select list, after FROM / WHERE, at the end, after a WITH,
+/// after RETURNING.
 pub fn strip_into(text: &str) -> (String, Vec<String>) {
     let upper = text.to_ascii_uppercase();
     let b = upper.as_bytes();
-    let mut depth = 0i32;
     let mut i = 0;
     let mut first_word: Option<String> = None;
-    let mut seen_returning = false;
+    let mut prev = String::new();
     while i < b.len() {
         if let Some(e) = super::lex::lexeme_end(text, i) {
             i = e;
             continue;
         }
         let c = b[i];
-        match c {
-            b'(' => depth += 1,
-            b')' => depth -= 1,
-            _ => {}
-        }
-        if depth == 0
-            && c.is_ascii_alphabetic()
+        if c.is_ascii_alphabetic()
             && (i == 0
-                || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_' || b[i - 1] == b':'))
+                || !(b[i - 1].is_ascii_alphanumeric()
+                    || matches!(b[i - 1], b'_' | b':' | b'$' | b'.')))
         {
             let s = i;
-            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'$') {
                 i += 1;
             }
             let w = &upper[s..i];
-            if first_word.is_none() {
-                first_word = Some(w.to_string());
-            }
-            if w == "RETURNING" {
-                seen_returning = true;
-            }
-            if w == "INTO" && (seen_returning || first_word.as_deref() == Some("SELECT")) {
+            let first = first_word.get_or_insert_with(|| w.to_string()).clone();
+            let after_insert = matches!(prev.as_str(), "INSERT" | "MERGE") || first == "IMPORT";
+            prev = w.to_string();
+            if w == "INTO" && !after_insert {
                 // Targets: comma-separated (:)names up to the next keyword.
                 let mut j = i;
                 let mut vars = vec![];

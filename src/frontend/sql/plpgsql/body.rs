@@ -146,12 +146,33 @@ impl P<'_> {
                     nodes.push(Node::Commit { at });
                 }
             }
+            "ROLLBACK" | "ABORT" if ctx == Ctx::Handler => nodes.push(self.handler_rollback(w)?),
             "COMMIT" | "ROLLBACK" | "ABORT" | "SAVEPOINT" | "RELEASE" => {
                 return Err(self.err(at, w.len(), format!("{w} inside a block, IF, CASE or LOOP of a routine"), "isolint splits a procedure into transactions only at a COMMIT in the routine's outermost block; PostgreSQL forbids COMMIT inside a block with an EXCEPTION handler"));
             }
             _ => return Ok(false),
         }
         Ok(true)
+    }
+
+    /// ROLLBACK in an EXCEPTION handler of a procedure. PostgreSQL 15
+    /// allows it (the block's subtransaction is already rolled back): the
+    /// transaction aborts and the procedure goes on in a new one. When it
+    /// ends the handler of the routine's outermost block, nothing follows:
+    /// the path aborts (an aborted transaction is in no committed schedule,
+    /// Section 3.3). Elsewhere it is refused: under an enclosing handler
+    /// PostgreSQL raises "cannot roll back while a subtransaction is
+    /// active", and a transaction that goes on after it is not modelled.
+    fn handler_rollback(&mut self, w: &str) -> Result<Node> {
+        let at = self.start();
+        let outer = self.pl.as_ref().is_some_and(|pl| pl.outer_handler);
+        let last = self
+            .next_semi()
+            .is_some_and(|k| matches!(self.word(k + 1).as_deref(), Some("END" | "WHEN")));
+        if outer && last {
+            return self.rollback_stmt(w);
+        }
+        Err(self.err(at, w.len(), format!("{w} in an EXCEPTION handler, other than as the last statement of a handler of the routine's outermost block"), "PostgreSQL raises \"cannot roll back while a subtransaction is active\" when an enclosing block has an EXCEPTION handler; isolint models a handler's ROLLBACK only as the last statement of the handler of the routine's outermost block, where the path ends with it"))
     }
 
     /// Whether the statement after the current one is RETURN.
@@ -186,7 +207,16 @@ impl P<'_> {
             if body.iter().any(|n| matches!(n, Node::Commit { .. })) {
                 return Err(self.err(at, 5, "COMMIT in a block with an EXCEPTION handler", "PostgreSQL cannot commit inside a subtransaction; move the COMMIT out of the block"));
             }
-            Some(self.handlers(at)?)
+            let saved = self.pl.as_mut().map(|pl| {
+                let s = pl.outer_handler;
+                pl.outer_handler = outer;
+                s
+            });
+            let hs = self.handlers(at);
+            if let (Some(pl), Some(s)) = (self.pl.as_mut(), saved) {
+                pl.outer_handler = s;
+            }
+            Some(hs?)
         } else {
             None
         };
