@@ -6,7 +6,8 @@
 //! paper's Section 5 rules) or from PostgreSQL 15; every non-robust case
 //! has a robust control.
 
-use std::path::Path;
+#[path = "common/workdir.rs"]
+mod workdir;
 
 use isolint::analysis::analyze;
 use isolint::analysis::graph::Settings;
@@ -22,17 +23,7 @@ struct Outcome {
 /// and `files` to a fresh directory and loads it. The error is the whole
 /// rendered message, related errors included.
 fn run(schema: &str, manifest: &str, files: &[(&str, &str)]) -> Result<Outcome, String> {
-    let d = tempfile::tempdir().map_err(|e| e.to_string())?;
-    std::fs::write(d.path().join("schema.sql"), schema).map_err(|e| e.to_string())?;
-    std::fs::write(
-        d.path().join("isolint.yaml"),
-        format!("schema: schema.sql\n{manifest}"),
-    )
-    .map_err(|e| e.to_string())?;
-    for (n, t) in files {
-        std::fs::write(d.path().join(n), t).map_err(|e| e.to_string())?;
-    }
-    let loaded = isolint::frontend::load(Path::new(d.path()), None).map_err(|e| render(&e))?;
+    let loaded = workdir::load(schema, manifest, files).map_err(|e| render(&e))?;
     let a = analyze(&loaded.workload, Settings::default(), Method::TypeII, false);
     Ok(Outcome {
         robust: a.robust,

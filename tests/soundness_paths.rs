@@ -9,7 +9,8 @@
 //! orders. Every not-robust case has a robust control (a small variant),
 //! so a front-end that always said "not robust" would fail.
 
-use std::path::Path;
+#[path = "common/workdir.rs"]
+mod workdir;
 
 use isolint::analysis::analyze;
 use isolint::analysis::graph::Settings;
@@ -22,15 +23,7 @@ CREATE TABLE c (k INT PRIMARY KEY, w INT);
 ";
 
 fn run(schema: &str, files: &[(&str, &str)]) -> Result<(bool, String), String> {
-    let d = tempfile::tempdir().map_err(|e| e.to_string())?;
-    std::fs::write(d.path().join("schema.sql"), schema).map_err(|e| e.to_string())?;
-    std::fs::write(d.path().join("isolint.yaml"), "schema: schema.sql\n")
-        .map_err(|e| e.to_string())?;
-    for (n, t) in files {
-        std::fs::write(d.path().join(n), t).map_err(|e| e.to_string())?;
-    }
-    let loaded =
-        isolint::frontend::load(Path::new(d.path()), None).map_err(|e| e.message.clone())?;
+    let loaded = workdir::load(schema, "", files).map_err(|e| e.message.clone())?;
     let a = analyze(&loaded.workload, Settings::default(), Method::TypeII, false);
     let mut text = String::new();
     for p in &loaded.workload.programs {

@@ -8,7 +8,8 @@
 //! one-line variant that must stay robust, so a reader that made every
 //! workload "not robust" would fail.
 
-use std::path::Path;
+#[path = "common/workdir.rs"]
+mod workdir;
 
 use isolint::analysis::analyze;
 use isolint::analysis::graph::Settings;
@@ -16,14 +17,7 @@ use isolint::analysis::robustness::Method;
 use isolint::model::btp::StmtType;
 
 fn load(schema: &str, files: &[(&str, &str)]) -> Result<isolint::frontend::Loaded, String> {
-    let d = tempfile::tempdir().map_err(|e| e.to_string())?;
-    std::fs::write(d.path().join("schema.sql"), schema).map_err(|e| e.to_string())?;
-    std::fs::write(d.path().join("isolint.yaml"), "schema: schema.sql\n")
-        .map_err(|e| e.to_string())?;
-    for (n, t) in files {
-        std::fs::write(d.path().join(n), t).map_err(|e| e.to_string())?;
-    }
-    isolint::frontend::load(Path::new(d.path()), None).map_err(|e| e.message.clone())
+    workdir::load(schema, "", files).map_err(|e| e.message.clone())
 }
 
 fn robust(schema: &str, files: &[(&str, &str)]) -> bool {

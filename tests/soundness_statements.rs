@@ -7,34 +7,16 @@
 //! Each has a robust control (a one-line variant), so a test that always
 //! said "not robust" would fail.
 
-use std::path::Path;
-
-use isolint::analysis::analyze;
-use isolint::analysis::graph::Settings;
-use isolint::analysis::robustness::Method;
+#[path = "common/workdir.rs"]
+mod workdir;
 
 fn run(schema: &str, files: &[(&str, &str)]) -> Result<bool, String> {
-    let d = tempfile::tempdir().map_err(|e| e.to_string())?;
-    std::fs::write(d.path().join("schema.sql"), schema).map_err(|e| e.to_string())?;
-    std::fs::write(d.path().join("isolint.yaml"), "schema: schema.sql\n")
-        .map_err(|e| e.to_string())?;
-    for (n, t) in files {
-        std::fs::write(d.path().join(n), t).map_err(|e| e.to_string())?;
-    }
-    let loaded =
-        isolint::frontend::load(Path::new(d.path()), None).map_err(|e| e.message.clone())?;
-    let a = analyze(&loaded.workload, Settings::default(), Method::TypeII, false);
-    Ok(a.robust)
+    let l = workdir::load(schema, "", files).map_err(|e| e.message.clone())?;
+    Ok(workdir::robust_of(&l))
 }
 
 fn lower(schema: &str, files: &[(&str, &str)]) -> isolint::model::btp::Workload {
-    let d = tempfile::tempdir().expect("tempdir");
-    std::fs::write(d.path().join("schema.sql"), schema).expect("write");
-    std::fs::write(d.path().join("isolint.yaml"), "schema: schema.sql\n").expect("write");
-    for (n, t) in files {
-        std::fs::write(d.path().join(n), t).expect("write");
-    }
-    match isolint::frontend::load(Path::new(d.path()), None) {
+    match workdir::load(schema, "", files) {
         Ok(l) => l.workload,
         Err(e) => panic!("expected BTPs, got: {}", e.message),
     }

@@ -11,6 +11,9 @@
 //! COMMIT;`. S1 returns x 0, fvol 100 on both rows: t from the statement's
 //! snapshot, u as committed after it. With fstab: x 0, fstab 0.
 
+#[path = "common/workdir.rs"]
+mod workdir;
+
 use std::path::Path;
 
 use isolint::analysis::analyze;
@@ -18,17 +21,7 @@ use isolint::analysis::graph::Settings;
 use isolint::analysis::robustness::Method;
 
 fn dir(schema: &str, files: &[(&str, &str)]) -> tempfile::TempDir {
-    let d = tempfile::tempdir().expect("tempdir");
-    std::fs::write(d.path().join("schema.sql"), schema).expect("write");
-    std::fs::write(
-        d.path().join("isolint.yaml"),
-        "schema: schema.sql\nprograms: [p1, p2]\n",
-    )
-    .expect("write");
-    for (n, t) in files {
-        std::fs::write(d.path().join(n), t).expect("write");
-    }
-    d
+    workdir::dir(schema, "programs: [p1, p2]\n", files)
 }
 
 fn lower(schema: &str, files: &[(&str, &str)]) -> isolint::model::btp::Workload {

@@ -1,0 +1,35 @@
+//! A workload directory written from strings (`schema.sql`, `isolint.yaml`
+//! and program files), loaded as `isolint check DIR` would: the one helper
+//! the front-end soundness tests share.
+#![allow(dead_code)]
+
+use isolint::frontend::Loaded;
+use isolint::model::error::Diag;
+
+/// Writes `schema.sql`, `isolint.yaml` (`schema: schema.sql` followed by
+/// `manifest`) and `files` to a fresh directory.
+pub fn dir(schema: &str, manifest: &str, files: &[(&str, &str)]) -> tempfile::TempDir {
+    let d = tempfile::tempdir().expect("tempdir");
+    std::fs::write(d.path().join("schema.sql"), schema).expect("write schema.sql");
+    std::fs::write(
+        d.path().join("isolint.yaml"),
+        format!("schema: schema.sql\n{manifest}"),
+    )
+    .expect("write isolint.yaml");
+    for (n, t) in files {
+        std::fs::write(d.path().join(n), t).expect("write a program");
+    }
+    d
+}
+
+/// Loads such a directory: the lowered workload, or the front-end's error.
+pub fn load(schema: &str, manifest: &str, files: &[(&str, &str)]) -> Result<Loaded, Box<Diag>> {
+    let d = dir(schema, manifest, files);
+    isolint::frontend::load(d.path(), None)
+}
+
+/// The type-II verdict (Algorithm 2) with the default settings.
+pub fn robust_of(l: &Loaded) -> bool {
+    use isolint::analysis::{analyze, graph::Settings, robustness::Method};
+    analyze(&l.workload, Settings::default(), Method::TypeII, false).robust
+}
