@@ -77,10 +77,33 @@ pub enum Form {
     SetNull,
     Commit,
     RoutineCall,
+    /// `WITH w AS (UPDATE t … RETURNING …) SELECT … FROM u`: the SELECT
+    /// reads the statement's snapshot, before the UPDATE's lock wait.
+    CteUpdateOther,
+    /// `SELECT … FROM t JOIN u … FOR UPDATE OF t` (or a comma join): only
+    /// `t` is re-read after a lock wait.
+    JoinForUpdateOf,
+    /// A call of a `STABLE` `LANGUAGE sql` function that reads a table.
+    StableFunctionCall,
+    /// A call, once per row, of a `VOLATILE` `LANGUAGE sql` function that
+    /// reads a table (fresh snapshot per statement of its body).
+    VolatileFunctionCall,
+    /// `ON CONFLICT (u) DO NOTHING` on a UNIQUE column that is not the key.
+    OnConflictUniqueNothing,
+    /// `ON CONFLICT (u) DO UPDATE`: the action is on the conflicting row.
+    OnConflictUniqueUpdate,
+    /// `ON CONFLICT DO NOTHING` without a target (any unique key).
+    OnConflictNoTarget,
+    /// `ON CONFLICT (c)` where `c` is unique by `CREATE UNIQUE INDEX`.
+    OnConflictUniqueIndex,
+    /// A plain INSERT giving a UNIQUE non-key column a value.
+    InsertUniqueColumn,
+    /// An UPDATE assigning a UNIQUE non-key column.
+    UpdateUniqueColumn,
 }
 
 impl Form {
-    pub const ALL: [Form; 57] = [
+    pub const ALL: [Form; 67] = [
         Form::KeySelect,
         Form::PredSelect,
         Form::KeyUpdate,
@@ -138,6 +161,16 @@ impl Form {
         Form::SetNull,
         Form::Commit,
         Form::RoutineCall,
+        Form::CteUpdateOther,
+        Form::JoinForUpdateOf,
+        Form::StableFunctionCall,
+        Form::VolatileFunctionCall,
+        Form::OnConflictUniqueNothing,
+        Form::OnConflictUniqueUpdate,
+        Form::OnConflictNoTarget,
+        Form::OnConflictUniqueIndex,
+        Form::InsertUniqueColumn,
+        Form::UpdateUniqueColumn,
     ];
 }
 
@@ -207,6 +240,9 @@ struct Table {
     name: String,
     /// The parent table's index, and what deleting a parent does.
     parent: Option<(usize, OnDelete)>,
+    /// Column `c` is unique by a `CREATE UNIQUE INDEX` (otherwise a plain
+    /// column).
+    unique_index: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -242,9 +278,11 @@ pub fn workload(seed: u64) -> SqlWorkload {
             let action = *rng.pick(&[OnDelete::Refuse, OnDelete::Cascade, OnDelete::SetNull]);
             (p, action)
         });
+        let unique_index = rng.chance(50);
         tables.push(Table {
             name: format!("t{i}"),
             parent,
+            unique_index,
         });
     }
     let profile = match rng.below(10) {
@@ -438,11 +476,20 @@ impl Gen {
                 None => String::new(),
             };
             out += &format!(
-                "CREATE TABLE {} (id INT PRIMARY KEY, a INT NOT NULL DEFAULT 0, b INT NOT NULL DEFAULT 0, u INT UNIQUE{fk});\n",
+                "CREATE TABLE {} (id INT PRIMARY KEY, a INT NOT NULL DEFAULT 0, b INT NOT NULL DEFAULT 0, u INT UNIQUE, c INT{fk});\n",
                 t.name
             );
+            if t.unique_index {
+                out += &format!("CREATE UNIQUE INDEX {0}_c ON {0} (c);\n", t.name);
+            }
         }
+        // `sum_a` is VOLATILE by default; `cnt_s` and `cnt_v` read the last
+        // table with a declared volatility (issue 21: where the body's reads
+        // stand in the calling statement depends on it).
+        let last = self.tables.len() - 1;
         out += "CREATE FUNCTION sum_a(g INT) RETURNS BIGINT LANGUAGE sql AS $$ SELECT coalesce(sum(a), 0) FROM t0 WHERE b = g $$;\n";
+        out += &format!("CREATE FUNCTION cnt_s(g INT) RETURNS BIGINT LANGUAGE sql STABLE AS $$ SELECT count(*) FROM t{last} WHERE a > g $$;\n");
+        out += &format!("CREATE FUNCTION cnt_v(g INT) RETURNS BIGINT LANGUAGE sql VOLATILE AS $$ SELECT coalesce(max(b), 0) FROM t{last} WHERE a >= g $$;\n");
         out
     }
 
@@ -710,9 +757,9 @@ impl Gen {
         let t2 = self.table();
         let k = self.key();
         let choice = match self.profile {
-            0 => *self.rng.pick(&[3, 4, 8, 9]),
-            1 => *self.rng.pick(&[0, 2, 3, 4, 8]),
-            _ => self.rng.below(26),
+            0 => *self.rng.pick(&[3, 4, 8, 9, 29]),
+            1 => *self.rng.pick(&[0, 2, 3, 4, 8, 26, 27, 29]),
+            _ => self.rng.below(32),
         };
         match choice {
             0 => {
@@ -875,12 +922,113 @@ impl Gen {
                 let id = vals.split(", ").next().unwrap_or(":k").to_string();
                 format!("INSERT INTO {t} ({cols}) SELECT {vals} WHERE NOT EXISTS (SELECT 1 FROM {t} WHERE id = {id});\n")
             }
+            26 => {
+                self.forms.insert(Form::CteUpdateOther);
+                let v = self.new_var();
+                let sel = if self.rng.chance(50) {
+                    format!("SELECT s.b + coalesce((SELECT max(a) FROM w), 0) INTO {v} FROM {t2} s WHERE s.id = {k}")
+                } else {
+                    format!("SELECT count(*) INTO {v} FROM {t2} WHERE b = :x")
+                };
+                format!("WITH w AS (UPDATE {t} SET a = a + 1 WHERE id = {k} RETURNING a)\n{sel};\n")
+            }
+            27 => {
+                self.forms.insert(Form::JoinForUpdateOf);
+                let v = self.new_var();
+                let (of, lock) = *self.rng.pick(&[
+                    ("s", "FOR UPDATE"),
+                    ("s", "FOR NO KEY UPDATE"),
+                    ("q", "FOR UPDATE"),
+                    ("s", "FOR SHARE"),
+                ]);
+                if self.rng.chance(50) {
+                    format!("SELECT s.a INTO {v} FROM {t} s JOIN {t2} q ON q.id = s.id WHERE s.id = {k} AND q.b >= 0 {lock} OF {of};\n")
+                } else {
+                    format!("SELECT q.a INTO {v} FROM {t} s, {t2} q WHERE q.id = s.id AND s.id = {k} {lock} OF {of};\n")
+                }
+            }
+            28 => {
+                let (form, f) = *self.rng.pick(&[
+                    (Form::StableFunctionCall, "cnt_s"),
+                    (Form::VolatileFunctionCall, "cnt_v"),
+                ]);
+                self.forms.insert(form);
+                match self.rng.below(3) {
+                    0 => format!("UPDATE {t} SET a = {f}(:x)::int WHERE id = {k};\n"),
+                    1 => {
+                        let v = self.new_var();
+                        format!(
+                            "SELECT coalesce(sum(a + {f}(b)), 0) INTO {v} FROM {t} WHERE b = :x;\n"
+                        )
+                    }
+                    _ => format!("UPDATE {t} SET b = {f}(a)::int WHERE id = {k};\n"),
+                }
+            }
+            29 => self.upsert_unique(&t),
+            30 => {
+                self.forms.insert(Form::InsertValues);
+                self.forms.insert(Form::InsertUniqueColumn);
+                let (cols, vals) = self.insert_cols(&t);
+                let u = self.unique_value();
+                format!("INSERT INTO {t} ({cols}, u) VALUES ({vals}, {u});\n")
+            }
+            31 => {
+                self.forms.insert(Form::UpdateUniqueColumn);
+                let u = self.unique_value();
+                let col = if self.unique_index(&t) && self.rng.chance(50) {
+                    "c"
+                } else {
+                    "u"
+                };
+                format!("UPDATE {t} SET {col} = {u} WHERE id = {k};\n")
+            }
             _ => {
                 self.forms.insert(Form::DeleteUsing);
                 self.note_cascade(&t);
                 format!("DELETE FROM {t} USING {t2} s WHERE {t}.id = s.id AND s.a > :x + 1;\n")
             }
         }
+    }
+
+    /// A value for a UNIQUE column: often an existing row's (the seed rows
+    /// have `u = c = id`), so inserts conflict on it.
+    fn unique_value(&mut self) -> String {
+        self.rng.pick(&[":k", ":k2", ":k + 3", ":x"]).to_string()
+    }
+
+    fn unique_index(&self, t: &str) -> bool {
+        self.tables.iter().any(|x| x.name == t && x.unique_index)
+    }
+
+    /// An upsert whose arbiter is a UNIQUE column that is not the key (issue
+    /// 21, class 3): `ON CONFLICT (u)`, the unique index's `(c)`, or no
+    /// target (any unique key).
+    fn upsert_unique(&mut self, t: &str) -> String {
+        self.forms.insert(Form::InsertValues);
+        let (cols, vals) = self.insert_cols(t);
+        let u = self.unique_value();
+        let target = match self.rng.below(4) {
+            0 => {
+                self.forms.insert(Form::OnConflictNoTarget);
+                self.forms.insert(Form::InsertUniqueColumn);
+                return format!(
+                    "INSERT INTO {t} ({cols}, u) VALUES ({vals}, {u}) ON CONFLICT DO NOTHING;\n"
+                );
+            }
+            1 if self.unique_index(t) => {
+                self.forms.insert(Form::OnConflictUniqueIndex);
+                "c"
+            }
+            _ => "u",
+        };
+        let action = if self.rng.chance(50) {
+            self.forms.insert(Form::OnConflictUniqueUpdate);
+            format!("DO UPDATE SET a = {t}.a + 1")
+        } else {
+            self.forms.insert(Form::OnConflictUniqueNothing);
+            "DO NOTHING".to_string()
+        };
+        format!("INSERT INTO {t} ({cols}, {target}) VALUES ({vals}, {u}) ON CONFLICT ({target}) {action};\n")
     }
 
     /// A delete of a table some child references with ON DELETE CASCADE
