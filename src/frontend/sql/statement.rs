@@ -12,6 +12,7 @@ pub fn strip_into(text: &str) -> (String, Vec<String>) {
     let mut i = 0;
     let mut first_word: Option<String> = None;
     let mut seen_returning = false;
+    let mut seen_select = false;
     let mut in_str = false;
     while i < b.len() {
         let c = b[i];
@@ -44,7 +45,13 @@ pub fn strip_into(text: &str) -> (String, Vec<String>) {
             if w == "RETURNING" {
                 seen_returning = true;
             }
-            if w == "INTO" && (seen_returning || first_word.as_deref() == Some("SELECT")) {
+            // `WITH … SELECT … INTO v` (PL/pgSQL takes INTO after a WITH
+            // too): the top-level SELECT's INTO, not an INSERT INTO.
+            if w == "SELECT" && first_word.as_deref() == Some("WITH") {
+                seen_select = true;
+            }
+            let select = first_word.as_deref() == Some("SELECT") || seen_select;
+            if w == "INTO" && (seen_returning || select) {
                 // Targets: comma-separated (:)names up to the next keyword.
                 let mut j = i;
                 let mut vars = vec![];
