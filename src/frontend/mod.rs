@@ -7,6 +7,7 @@
 //!   about BTPs.
 //! - `lower`: turns the parsed programs into BTPs with their constraints;
 //!   knows nothing about files beyond the ones it is given.
+//! - `builtins`: PostgreSQL's built-in functions from its catalogue.
 //! - `sql_dir`: a directory of `.sql` programs with its manifest.
 //!
 //! Must not: build graphs, decide robustness, print.
@@ -18,6 +19,7 @@ use crate::model::error::{Diag, Result, SourceFile, Warning};
 use crate::model::isolation::{Declared, Level};
 use crate::model::provenance::Provenance;
 
+pub mod builtins;
 pub mod lower;
 pub mod sql;
 pub mod sql_dir;

@@ -8,13 +8,14 @@ use sqlparser::ast::Statement as Sql;
 
 use super::lower::{lower_units, Context, Unit};
 use super::sql::ddl::{parse_ddl, FunctionDef};
+use super::sql::pgbench::{is_pgbench, parse_script};
 use super::sql::plpgsql::{
     ddl_only, inline_calls, parse_routine, scan_routines, shadow, Routine, Routines,
 };
 use super::sql::procedural::{abbreviation, parse_program};
 use super::sql::Snippet;
 use super::Loaded;
-use crate::model::error::{Diag, Result, SourceFile, Warning};
+use crate::model::error::{Diag, Errors, Result, SourceFile, Warning};
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub(super) struct Manifest {
@@ -31,6 +32,10 @@ pub(super) struct Manifest {
     /// functions are errors).
     #[serde(default)]
     pub(super) pure_functions: Vec<String>,
+    /// Programs (file stems) and PL/pgSQL routines not to analyse: they
+    /// are not read, need not parse, and are no programs.
+    #[serde(default)]
+    pub(super) exclude: Vec<String>,
     /// `false`: leave out the reads of PostgreSQL's foreign-key checks,
     /// as the paper's model does (to reproduce its BTPs; unsound for a
     /// real database, and said so in a warning).
@@ -62,10 +67,25 @@ pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
             .collect(),
         skip_referential_checks: manifest.referential_checks == Some(false),
     };
-    let files = Files::read(dir, &schema_path, &mut context)?;
-    files.check_listed(&manifest.programs, &manifest_path)?;
-    let units = files.units(&schema, &manifest.programs, &mut context)?;
-    if units.is_empty() {
+    // Every error of the run, not only the first: each file, routine and
+    // transaction is read on after an error in another.
+    let mut errors = Errors::default();
+    let files = Files::read(
+        dir,
+        &schema_path,
+        &manifest.exclude,
+        &mut context,
+        &mut errors,
+    )?;
+    errors.take(files.check_listed(&manifest, &manifest_path));
+    let units = files.units(
+        &schema,
+        &manifest.programs,
+        &manifest.exclude,
+        &mut context,
+        &mut errors,
+    );
+    if units.is_empty() && errors.is_empty() {
         return Err(Diag::new(format!("{} contains no .sql programs", dir.display()))
             .help("a workload directory holds one .sql file per transaction program (program name = file stem), or files of PL/pgSQL routines"));
     }
@@ -77,14 +97,23 @@ pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
             d.file_name().map(|n| n.to_string_lossy().into_owned())
         })
         .unwrap_or_else(|| "workload".into());
-    let mut loaded = lower_with_sources(
-        name,
-        manifest.description.clone(),
-        schema,
-        schema_file,
-        units,
-        &context,
-    )?;
+    let lowered = if units.is_empty() {
+        None
+    } else {
+        errors.take(lower_with_sources(
+            name,
+            manifest.description.clone(),
+            schema,
+            schema_file,
+            units,
+            &context,
+        ))
+    };
+    errors.finish()?;
+    let Some(mut loaded) = lowered else {
+        return Err(Diag::new("internal error: no programs and no error")
+            .help("please report this with the workload that caused it"));
+    };
     loaded.warnings.splice(0..0, files.skipped);
     loaded.deployed = manifest_levels(&manifest, &loaded.workload, &manifest_path)?;
     if context.skip_referential_checks {
@@ -136,7 +165,7 @@ fn read_manifest(path: &Path) -> Result<Manifest> {
     let f = super::read_source(path)?;
     yaml_serde::from_str(&f.text).map_err(|e| {
         let d = Diag::new(format!("malformed manifest: {}", e.to_string().split(" at line ").next().unwrap_or("")))
-            .help("isolint.yaml may set `schema:` (path relative to the directory), `description:`, `name:`, `programs:`, `pure_functions:`, `referential_checks:` and `isolation:`");
+            .help("isolint.yaml may set `schema:` (path relative to the directory), `description:`, `name:`, `programs:`, `exclude:`, `pure_functions:`, `referential_checks:` and `isolation:`");
         match e.location() {
             Some(l) => d.at_line_col(&f, l.line(), l.column(), "here"),
             None => d,
@@ -184,39 +213,66 @@ struct Files {
     paths: Vec<std::path::PathBuf>,
     sources: Vec<SourceFile>,
     routine_files: Vec<(SourceFile, Vec<Routine>)>,
+    /// pgbench scripts, read (`sql::pgbench`).
+    scripts: Vec<(SourceFile, Vec<crate::frontend::sql::ast::Node>)>,
     skipped: Vec<Warning>,
 }
 
 impl Files {
-    fn read(dir: &Path, schema_path: &Path, context: &mut Context) -> Result<Files> {
+    fn read(
+        dir: &Path,
+        schema_path: &Path,
+        exclude: &[String],
+        context: &mut Context,
+        errors: &mut Errors,
+    ) -> Result<Files> {
         let schema_canon = schema_path.canonicalize().ok();
         let mut paths: Vec<_> = std::fs::read_dir(dir)
             .map_err(|e| Diag::new(format!("cannot read directory {}: {e}", dir.display())))?
             .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "sql"))
+            .filter(|p| p.extension().is_some_and(|x| x == "sql" || x == "pgbench"))
             // The schema may live beside the programs.
             .filter(|p| schema_canon.is_none() || p.canonicalize().ok() != schema_canon)
             .collect();
         paths.sort();
+        // An excluded program file is not even read.
+        let (excluded, paths): (Vec<_>, Vec<_>) = paths
+            .into_iter()
+            .partition(|p| exclude.iter().any(|n| n == &stem(p)));
         let mut sources = vec![];
         for p in &paths {
-            sources.push(super::read_source(p)?);
+            sources.extend(errors.take(super::read_source(p)));
         }
-        Files::classify(sources, context)
+        let mut files = Files::classify(sources, context, errors);
+        files.paths.extend(excluded);
+        Ok(files)
     }
 
     /// Sorts files by kind: programs, routine files, skipped DDL-only
-    /// files; a library's functions join `context`.
-    fn classify(sources: Vec<SourceFile>, context: &mut Context) -> Result<Files> {
+    /// files; a library's functions join `context`. A file that cannot be
+    /// classified is an error in `errors`, and left out.
+    fn classify(sources: Vec<SourceFile>, context: &mut Context, errors: &mut Errors) -> Files {
         let mut files = Files {
             paths: sources.iter().map(|f| f.name.clone().into()).collect(),
             sources: vec![],
             routine_files: vec![],
+            scripts: vec![],
             skipped: vec![],
         };
         for f in sources {
-            if let Some(rs) = scan_routines(&f)? {
+            let Some(routines) = errors.take(scan_routines(&f)) else {
+                continue;
+            };
+            if let Some(rs) = routines {
                 files.routine_files.push((f, rs));
+                continue;
+            }
+            if is_pgbench(&f) {
+                let script = parse_script(&f).and_then(|(n, w)| Ok((not_empty(&f, n)?, w)));
+                if let Some((nodes, warnings)) = errors.take(script) {
+                    files.skipped.extend(warnings);
+                    files.scripts.push((f, nodes));
+                }
                 continue;
             }
             // A migration that only creates tables: the schema file has them.
@@ -229,16 +285,39 @@ impl Files {
                 continue;
             }
             // A file of CREATE FUNCTIONs only is a library, not a program.
-            match function_library(&f)? {
-                Some(defs) => context.functions.extend(defs),
-                None => files.sources.push(f),
+            match errors.take(function_library(&f)) {
+                Some(Some(defs)) => context.functions.extend(defs),
+                Some(None) => files.sources.push(f),
+                None => {}
             }
         }
-        Ok(files)
+        files
     }
 
-    /// Every name under `programs:` is a file stem or a PL/pgSQL routine.
-    fn check_listed(&self, programs: &[String], manifest_path: &Path) -> Result<()> {
+    /// Every name under `programs:` is a file stem or a PL/pgSQL routine,
+    /// and so is every name under `exclude:` (of any language); no name is
+    /// under both.
+    fn check_listed(&self, manifest: &Manifest, manifest_path: &Path) -> Result<()> {
+        let programs = &manifest.programs;
+        for name in &manifest.exclude {
+            let known = self.paths.iter().any(|f| &stem(f) == name)
+                || self
+                    .routine_files
+                    .iter()
+                    .flat_map(|(_, rs)| rs)
+                    .any(|r| r.name.eq_ignore_ascii_case(name));
+            if !known {
+                return Err(Diag::new(format!("{} excludes `{name}`, but there is no {name}.sql and no routine {name}", manifest_path.display()))
+                    .help("`exclude:` names .sql files of the directory (by file stem) or routines of its routine files"));
+            }
+            if programs.iter().any(|p| p.eq_ignore_ascii_case(name)) {
+                return Err(Diag::new(format!(
+                    "{} lists `{name}` under both `programs:` and `exclude:`",
+                    manifest_path.display()
+                ))
+                .help("remove it from one of the two lists"));
+            }
+        }
         let routine_names: Vec<&str> = self
             .routine_files
             .iter()
@@ -259,28 +338,42 @@ impl Files {
         Ok(())
     }
 
-    /// The programs, parsed, in `programs:` order (the rest after it).
+    /// The programs, parsed, in `programs:` order (the rest after it);
+    /// one that does not parse is an error in `errors`, and left out.
     fn units(
         &self,
         schema: &crate::model::schema::Schema,
         programs: &[String],
+        exclude: &[String],
         context: &mut Context,
-    ) -> Result<Vec<Unit>> {
+        errors: &mut Errors,
+    ) -> Vec<Unit> {
         let mut units = vec![];
         for f in &self.sources {
+            if let Some(nodes) = errors.take(parse_program(f).and_then(|n| not_empty(f, n))) {
+                units.push(Unit {
+                    name: stem(Path::new(&f.name)),
+                    abbrev: abbreviation(f),
+                    nodes,
+                    file: f.clone(),
+                });
+            }
+        }
+        for (f, nodes) in &self.scripts {
             units.push(Unit {
                 name: stem(Path::new(&f.name)),
                 abbrev: abbreviation(f),
-                nodes: parse_program(f)?,
+                nodes: nodes.clone(),
                 file: f.clone(),
             });
         }
         units.extend(routine_units(
             &self.routine_files,
             schema,
-            programs,
+            (programs, exclude),
             context,
-        )?);
+            errors,
+        ));
         // A routine redefined later (CREATE OR REPLACE in a later migration)
         // replaces the earlier one.
         let mut seen = std::collections::HashSet::new();
@@ -293,8 +386,23 @@ impl Files {
                 .position(|n| n.eq_ignore_ascii_case(&u.name))
                 .unwrap_or(usize::MAX)
         });
-        Ok(units)
+        units
     }
+}
+
+/// A program file without a statement is an error, not an empty
+/// transaction (which would be robust): most likely an extraction that went
+/// wrong.
+fn not_empty(
+    f: &SourceFile,
+    nodes: Vec<crate::frontend::sql::ast::Node>,
+) -> Result<Vec<crate::frontend::sql::ast::Node>> {
+    if !nodes.is_empty() {
+        return Ok(nodes);
+    }
+    Err(Diag::new(format!("{} holds no SQL statement", f.name))
+        .help("a program file holds the statements of one transaction; if it was extracted from other code, check the extraction; to leave the file out, delete it or list its name under `exclude:` in isolint.yaml")
+        .at(f, 0, 0, "empty program"))
 }
 
 /// The functions of a file that holds only `CREATE FUNCTION` statements.
@@ -332,9 +440,12 @@ pub(super) fn function_library(f: &SourceFile) -> Result<Option<Vec<FunctionDef>
 fn routine_units(
     files: &[(SourceFile, Vec<Routine>)],
     schema: &crate::model::schema::Schema,
-    programs: &[String],
+    (programs, exclude): (&[String], &[String]),
     ctx: &mut Context,
-) -> Result<Vec<Unit>> {
+    errors: &mut Errors,
+) -> Vec<Unit> {
+    // `exclude:`d routines are not parsed: they need not be readable.
+    let excluded = |r: &Routine| exclude.iter().any(|n| n.eq_ignore_ascii_case(&r.name));
     // A trigger function is no transaction program: it runs inside the
     // statements that fire it, and a CREATE TRIGGER (in the schema or a
     // migration) is a located error, so skipping it loses nothing.
@@ -352,24 +463,38 @@ fn routine_units(
         .map(|r| r.name)
         .collect();
     let mut parsed = Routines::new();
+    // Routines whose own error is reported: a call of one is no new error.
+    let mut failed = std::collections::HashSet::new();
     let mut shadows = vec![];
     for (f, rs) in files {
-        for r in rs.iter().filter(|r| r.language == "sql") {
+        for r in rs.iter().filter(|r| r.language == "sql" && !excluded(r)) {
             let snip = Snippet {
                 text: f.text[r.at..r.end].to_string(),
                 offset: r.at,
                 parsed: None,
             };
-            if let Sql::CreateFunction(cf) = crate::frontend::sql::parse_one(f, &snip)? {
-                ctx.functions
-                    .push(crate::frontend::sql::ddl::function_def(f, &snip, &cf)?);
+            if let Some(Sql::CreateFunction(cf)) =
+                errors.take(crate::frontend::sql::parse_one(f, &snip))
+            {
+                let def = crate::frontend::sql::ddl::function_def(f, &snip, &cf);
+                ctx.functions.extend(errors.take(def));
             }
         }
         let pl = pl_of(rs);
         let sh = shadow(f, &pl);
-        for r in &pl {
+        for r in pl.iter().filter(|r| !excluded(r)) {
             // A later file's CREATE OR REPLACE replaces the earlier one.
-            parsed.insert(r.name.clone(), parse_routine(f, &sh, r, schema, &callable)?);
+            match parse_routine(f, &sh, r, schema, &callable) {
+                Ok(p) => {
+                    failed.remove(&r.name);
+                    parsed.insert(r.name.clone(), p);
+                }
+                Err(e) => {
+                    errors.push(e);
+                    parsed.remove(&r.name);
+                    failed.insert(r.name.clone());
+                }
+            }
         }
         shadows.push((sh, pl));
     }
@@ -382,15 +507,44 @@ fn routine_units(
             let Some(p) = parsed.get(&r.name).filter(|p| p.file.name == sh.name) else {
                 continue;
             };
-            units.push(Unit {
-                name: r.name.clone(),
-                abbrev: r.abbrev.clone(),
-                nodes: inline_calls(sh, p.nodes.clone(), &parsed, &mut vec![r.name.clone()])?,
-                file: sh.clone(),
-            });
+            match inline_calls(sh, p.nodes.clone(), &parsed, &mut vec![r.name.clone()]) {
+                Ok(nodes) => units.push(Unit {
+                    name: r.name.clone(),
+                    abbrev: r.abbrev.clone(),
+                    nodes,
+                    file: sh.clone(),
+                }),
+                Err(e) if calls_failed(&e, &failed) => {}
+                Err(e) => errors.push(calls_excluded(e, exclude)),
+            }
         }
     }
-    Ok(units)
+    units
+}
+
+/// A call of an `exclude:`d routine from a routine that is analysed: its
+/// body runs in the caller's transaction, so it cannot be left out.
+fn calls_excluded(mut e: Box<Diag>, exclude: &[String]) -> Box<Diag> {
+    let not_found = "which is not a PL/pgSQL routine of the workload";
+    for n in exclude {
+        if e.message
+            .contains(&format!("call of `{}`", n.to_lowercase()))
+            && e.message.contains(not_found)
+        {
+            e.message = e
+                .message
+                .replace(not_found, "which `exclude:` in isolint.yaml leaves out");
+            e.help = Some("a routine called by a program runs in the program's transaction: remove it from `exclude:` (or exclude its callers too)".into());
+        }
+    }
+    e
+}
+
+/// Whether `e` is about a call of a routine whose own error is reported.
+fn calls_failed(e: &Diag, failed: &std::collections::HashSet<String>) -> bool {
+    failed
+        .iter()
+        .any(|n| e.message.contains(&format!("call of `{n}`")))
 }
 
 /// `lower_units`, keeping each transaction's AST for replay.
@@ -442,8 +596,10 @@ pub fn lower_texts(schema: &SourceFile, files: &[SourceFile]) -> Result<Loaded> 
         pure_functions: vec![],
         skip_referential_checks: false,
     };
-    let files = Files::classify(files.to_vec(), &mut context)?;
-    let units = files.units(&ddl.schema, &[], &mut context)?;
+    let mut errors = Errors::default();
+    let files = Files::classify(files.to_vec(), &mut context, &mut errors);
+    let units = files.units(&ddl.schema, &[], &[], &mut context, &mut errors);
+    errors.finish()?;
     let mut loaded = lower_with_sources(
         "generated".into(),
         None,

@@ -24,6 +24,13 @@ pub struct Diag {
     /// `file:line:column` of the span, kept so plain-text consumers (tests,
     /// JSON, CI logs) get the location without rendering the snippet.
     pub location: Option<String>,
+    /// The other errors of the same run ([`Errors`]), each rendered in
+    /// full after this one.
+    #[related]
+    pub related: Vec<Diag>,
+    /// With `related`: this diagnostic only counts the errors of a run,
+    /// and this many more were found beyond [`MAX_ERRORS`].
+    pub omitted: usize,
 }
 
 pub type Result<T> = std::result::Result<T, Box<Diag>>;
@@ -37,6 +44,8 @@ impl Diag {
             span: None,
             label: String::new(),
             location: None,
+            related: vec![],
+            omitted: 0,
         })
     }
 
@@ -89,6 +98,93 @@ impl Diag {
             .unwrap_or(file.text.len() - offset)
             .max(1);
         self.at(file, offset, len, label)
+    }
+}
+
+/// How many errors one run reports at most.
+pub const MAX_ERRORS: usize = 50;
+
+/// The errors of a run, gathered so one run shows all of them (up to
+/// [`MAX_ERRORS`]) instead of stopping at the first: a loader goes on
+/// with the next file, routine or transaction after an error.
+#[derive(Debug, Default)]
+pub struct Errors {
+    list: Vec<Diag>,
+    /// Errors beyond the limit: counted, not kept.
+    dropped: usize,
+}
+
+impl Errors {
+    /// Keep `d` (the errors a combined diagnostic holds, one by one).
+    pub fn push(&mut self, d: Box<Diag>) {
+        let mut d = *d;
+        let related = std::mem::take(&mut d.related);
+        let errors: Vec<Diag> = if related.is_empty() {
+            vec![d]
+        } else {
+            self.dropped += d.omitted;
+            related
+        };
+        for e in errors {
+            if self.list.len() < MAX_ERRORS {
+                self.list.push(e);
+            } else {
+                self.dropped += 1;
+            }
+        }
+    }
+
+    /// The value of `r`, or `None` with its error kept.
+    pub fn take<T>(&mut self, r: Result<T>) -> Option<T> {
+        match r {
+            Ok(v) => Some(v),
+            Err(d) => {
+                self.push(d);
+                None
+            }
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.list.len() + self.dropped
+    }
+
+    /// The messages kept so far.
+    pub fn messages(&self) -> impl Iterator<Item = &str> {
+        self.list.iter().map(|d| d.message.as_str())
+    }
+
+    /// `Ok` with no error; the error itself if there is one; otherwise one
+    /// diagnostic that counts them and holds each as related.
+    pub fn finish(mut self) -> Result<()> {
+        if self.list.len() <= 1 && self.dropped == 0 {
+            return match self.list.pop() {
+                Some(d) => Err(Box::new(d)),
+                None => Ok(()),
+            };
+        }
+        // In file order, as a reader fixes them (unlocated ones first).
+        self.list.sort_by_cached_key(|d| {
+            let file = d.src.as_ref().map(|s| s.name().to_string());
+            (file, d.span.map(|s| s.offset()))
+        });
+        let shown = self.list.len();
+        let total = shown + self.dropped;
+        let mut d = Diag::new(if self.dropped > 0 {
+            format!("{total} errors; the first {shown} follow")
+        } else {
+            format!("{total} errors")
+        })
+        .help(format!(
+            "isolint reports every error of a run, up to {MAX_ERRORS}; fix them and run again"
+        ));
+        d.related = self.list;
+        d.omitted = self.dropped;
+        Err(d)
     }
 }
 

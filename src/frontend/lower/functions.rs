@@ -68,7 +68,8 @@ impl<'a> Lowerer<'a> {
                         let n = if qualified
                             && f.name.0[0].to_string().eq_ignore_ascii_case("pg_catalog")
                         {
-                            "now".to_string()
+                            // Never a user function; `is_builtin` strips it.
+                            format!("pg_catalog.{}", i.value.to_lowercase())
                         } else {
                             i.value.to_lowercase()
                         };
@@ -102,6 +103,11 @@ impl<'a> Lowerer<'a> {
 
     pub(super) fn unknown_function(&self, ident: &Ident, s: &Snippet) -> Box<Diag> {
         let at = s.file_offset(ident.span.start.line, ident.span.start.column);
+        if let Some(why) = crate::frontend::builtins::rejection(&ident.value.to_lowercase()) {
+            return Diag::new(format!("isolint cannot model a call of `{}`: it {why}", ident.value))
+                .help("read the data with statements of the program instead (isolint never drops a read), or list it under `pure_functions:` in isolint.yaml if this call reaches no table")
+                .at(&self.file, at, ident.value.len().max(1), "not modelled");
+        }
         Diag::new(format!("call of unknown function `{}`", ident.value))
             .help(format!(
                 "isolint inlines the functions it has the definition of: add `CREATE FUNCTION {}(…) … LANGUAGE sql AS $$ … $$;` to the schema file, or, if it reads and writes no table, list it under `pure_functions:` in isolint.yaml",
@@ -127,11 +133,11 @@ impl<'a> Lowerer<'a> {
         };
         let name = ident.value.to_lowercase();
         let funcs: &'a [ParsedFunction<'a>] = self.functions;
-        let Some((def, body)) = funcs.iter().find(|(d, _)| d.name == name) else {
-            if f.name.0.len() > 1 && f.name.0[0].to_string().eq_ignore_ascii_case("pg_catalog")
-                || is_builtin(&name)
-                || self.pure.contains(&name)
-            {
+        let catalog =
+            f.name.0.len() > 1 && f.name.0[0].to_string().eq_ignore_ascii_case("pg_catalog");
+        let found = funcs.iter().find(|(d, _)| !catalog && d.name == name);
+        let Some((def, body)) = found else {
+            if is_builtin(&name) || !catalog && self.pure.contains(&name) {
                 return Ok(());
             }
             return Err(self.unknown_function(&ident, snip));
@@ -360,8 +366,18 @@ pub(super) const BUILTINS: &[&str] = &[
     "varchar",
 ];
 
+/// A built-in isolint models as a value: PostgreSQL 15's catalogue
+/// (`frontend::builtins`, minus the functions that reach user data) or
+/// the hand list above (SQL forms sqlparser shows as calls, and their
+/// notes); a `pg_catalog.` prefix names the built-in.
 pub(super) fn is_builtin(name: &str) -> bool {
-    BUILTINS.contains(&name) || AGGREGATES.contains(&name)
+    let name = name.strip_prefix("pg_catalog.").unwrap_or(name);
+    if crate::frontend::builtins::rejection(name).is_some() {
+        return false;
+    }
+    BUILTINS.contains(&name)
+        || AGGREGATES.contains(&name)
+        || crate::frontend::builtins::modelled(name)
 }
 
 /// A function body's statement with its parameters (named, `fn.param`,

@@ -32,7 +32,7 @@ use crate::frontend::sql::{parse_one, same_name, Snippet};
 use crate::model::btp::{
     validate, Body, Constraint, ConstraintKind, Origin, Program, Statement, StmtType, Workload,
 };
-use crate::model::error::{did_you_mean, Diag, Result, SourceFile, Warning};
+use crate::model::error::{did_you_mean, Diag, Errors, Result, SourceFile, Warning};
 use crate::model::isolation::{Declared, Level};
 use crate::model::provenance::{Pins, Provenance, Value as PinValue};
 use crate::model::schema::{AttrSet, RelId, Schema};
@@ -132,17 +132,21 @@ pub fn lower_programs_with(
     ctx: &Context,
 ) -> Result<Loaded> {
     let mut units = vec![];
+    let mut errors = Errors::default();
     for f in sources {
-        units.push(Unit {
-            name: Path::new(&f.name)
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-            abbrev: abbreviation(f),
-            file: f.clone(),
-            nodes: parse_program(f)?,
-        });
+        if let Some(nodes) = errors.take(parse_program(f)) {
+            units.push(Unit {
+                name: Path::new(&f.name)
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                abbrev: abbreviation(f),
+                file: f.clone(),
+                nodes,
+            });
+        }
     }
+    errors.finish()?;
     lower_units(name, description, schema, units, ctx)
 }
 
@@ -199,6 +203,7 @@ pub fn lower_units(
     let mut warnings = vec![];
     let mut counter = 0usize;
     let mut declared = vec![];
+    let mut errors = Errors::default();
     for (u, tree) in units.iter().zip(&trees) {
         let (f, stem) = (&u.file, &u.name);
         if tree.len() > 1 {
@@ -221,19 +226,23 @@ pub fn lower_units(
             } else {
                 (stem.clone(), u.abbrev.clone())
             };
-            let (program, pins) = lower_transaction(
+            // An error in one transaction does not hide the next one's.
+            let lowered = lower_transaction(
                 &shared,
                 f,
                 nodes,
                 (name, abbrev),
                 &mut counter,
                 &mut warnings,
-            )?;
-            programs.push(program);
-            provenance.programs.push(pins);
-            declared.push(declared_level(f, nodes));
+            );
+            if let Some((program, pins)) = errors.take(lowered) {
+                programs.push(program);
+                provenance.programs.push(pins);
+                declared.push(declared_level(f, nodes));
+            }
         }
     }
+    errors.finish()?;
     let w = Workload {
         name,
         description,

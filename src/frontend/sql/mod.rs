@@ -8,6 +8,7 @@ pub mod ast;
 pub mod ddl;
 pub mod lex;
 pub mod pg;
+pub mod pgbench;
 pub mod plenv;
 pub mod plpgsql;
 pub mod procedural;
