@@ -1,8 +1,10 @@
 //! Random small workloads in isolint's input languages (issue 15): a
-//! schema of 2–4 tables (primary keys, a UNIQUE column, foreign keys with
-//! ON DELETE CASCADE, SET NULL or neither, a `LANGUAGE sql` function) and
-//! 2–3 programs of 1–5 items drawn from every position the front-end
-//! lowers (docs/sql-frontend.md, "Positions"), written as `.sql` programs
+//! schema of 2–4 tables (primary keys, a UNIQUE column `u`, a column `c`
+//! that a `CREATE UNIQUE INDEX` makes unique in about half the tables,
+//! foreign keys with ON DELETE CASCADE, SET NULL or neither, `LANGUAGE
+//! sql` functions of default, STABLE and VOLATILE volatility) and 2–3
+//! programs of 1–5 items drawn from the catalogue of PostgreSQL features
+//! (docs/postgres-features.md, issue 21), written as `.sql` programs
 //! or, for about a third of the seeds, as PL/pgSQL routines. Programs take
 //! the parameters `k`, `k2` (keys) and `x` (a value); the data and the
 //! parameter values are the replay's (`replay::random`: a few rows per
@@ -100,10 +102,18 @@ pub enum Form {
     InsertUniqueColumn,
     /// An UPDATE assigning a UNIQUE non-key column.
     UpdateUniqueColumn,
+    /// `IF [NOT] FOUND` right after an UPDATE/DELETE (the program goes on
+    /// when the row is missing: a predicate read of the key).
+    FoundAfterWrite,
+    /// `IF NOT FOUND THEN RAISE` / `IF v IS NULL THEN RAISE` right after a
+    /// key-based read: the path with a missing row aborts.
+    AbortIdiom,
+    /// `RETURNING … INTO v` tested with `IS NULL` (issue 21, class 5).
+    ReturningIntoNull,
 }
 
 impl Form {
-    pub const ALL: [Form; 67] = [
+    pub const ALL: [Form; 70] = [
         Form::KeySelect,
         Form::PredSelect,
         Form::KeyUpdate,
@@ -171,6 +181,9 @@ impl Form {
         Form::OnConflictUniqueIndex,
         Form::InsertUniqueColumn,
         Form::UpdateUniqueColumn,
+        Form::FoundAfterWrite,
+        Form::AbortIdiom,
+        Form::ReturningIntoNull,
     ];
 }
 
@@ -550,7 +563,7 @@ impl Gen {
     }
 
     fn control(&mut self) -> String {
-        match self.rng.below(18) {
+        match self.rng.below(21) {
             0 | 1 => {
                 self.forms.insert(Form::If);
                 let c = self.condition();
@@ -603,7 +616,7 @@ impl Gen {
                 let c = self.condition();
                 format!("IF {c} THEN\nRAISE EXCEPTION 'refused';\nEND IF;\n")
             }
-            7 => {
+            7 | 20 => {
                 let (form, level) = *self.rng.pick(&[
                     (Form::RaiseDebug, "DEBUG"),
                     (Form::RaiseLog, "LOG"),
@@ -700,6 +713,43 @@ impl Gen {
                     let v = self.new_var();
                     format!("{v} := bump({k});\n")
                 }
+            }
+            17 => {
+                self.forms.insert(Form::FoundAfterWrite);
+                let t = self.table();
+                let k = self.key();
+                let write = if self.rng.chance(70) {
+                    format!("UPDATE {t} SET a = a + 1 WHERE id = {k};\n")
+                } else {
+                    self.note_cascade(&t);
+                    format!("DELETE FROM {t} WHERE id = {k};\n")
+                };
+                let test = *self.rng.pick(&["NOT FOUND", "FOUND"]);
+                format!("{write}IF {test} THEN\n{}END IF;\n", self.body())
+            }
+            18 => {
+                self.forms.insert(Form::AbortIdiom);
+                self.forms.insert(Form::KeySelect);
+                let t = self.table();
+                let k = self.key();
+                let v = self.new_var();
+                let test = if self.rng.chance(50) {
+                    "NOT FOUND".to_string()
+                } else {
+                    format!("{v} IS NULL")
+                };
+                format!("SELECT a INTO {v} FROM {t} WHERE id = {k};\nIF {test} THEN\nRAISE EXCEPTION 'missing';\nEND IF;\n")
+            }
+            19 => {
+                self.forms.insert(Form::ReturningIntoNull);
+                self.forms.insert(Form::Returning);
+                let t = self.table();
+                let k = self.key();
+                let v = self.new_var();
+                format!(
+                    "UPDATE {t} SET a = a + 1 WHERE id = {k} RETURNING a INTO {v};\nIF {v} IS NULL THEN\n{}END IF;\n",
+                    self.body()
+                )
             }
             _ => self.statement(),
         }
