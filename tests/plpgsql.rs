@@ -409,7 +409,10 @@ END;",
 #[test]
 fn exception_block_is_a_subtransaction() {
     // Either the block completes (q1; q2), or a prefix of it ran and was
-    // rolled back (every statement optional), then the handler (q5).
+    // rolled back (every statement optional), then the handler (q5). What
+    // stays of the rolled-back statements is their reads (q3: the INSERT
+    // observed its key present, or absent; q4: the UPDATE read the row, or
+    // found it missing), as predicate reads without writes or locks.
     check(
         "BEGIN
   BEGIN
@@ -426,8 +429,8 @@ END;",
         "f: (q1; q2 | (q3 | ε); (q4 | ε); q5)
   q1 ins a P- R- W{k,x,y}
   q2 key upd b P- R{} W{z}
-  q3 ins a P- R- W{k,x,y}
-  q4 key upd b P- R{} W{z}
+  q3 pred sel a P{k} R{k} W-
+  q4 pred sel b P{k} R{k,ak,z} W-
   q5 key upd a P- R{x} W{x}",
     );
 }
@@ -600,11 +603,12 @@ fn errors_point_into_the_body() {
         "CREATE FUNCTION g(a int) RETURNS int LANGUAGE plpgsql AS $$ BEGIN RETURN a; END $$;\n"
     ));
     assert!(e.starts_with("3:45:") && e.contains("nope"), "{e}");
-    // A statement cut short: the error is where something is missing.
+    // A statement cut short: the error is where something is missing
+    // (PostgreSQL's parser, the gate, says so first).
     let e = error(&routine(
         "BEGIN\n  UPDATE A SET x = p WHERE k > ;\n  RETURN 0;\nEND;",
     ));
-    assert!(e.starts_with("3:31:") && e.contains("EOF"), "{e}");
+    assert!(e.starts_with("3:31:") && e.contains("end of input"), "{e}");
 }
 
 /// Fragments of PL/pgSQL bodies, balanced or not.
@@ -648,6 +652,14 @@ fn fragment() -> impl Strategy<Value = &'static str> {
         "WITH u AS (UPDATE A SET x = x + 1 WHERE k = p RETURNING k) ",
         "INSERT INTO B (k, ak, z) SELECT q, k, 0 FROM u; ",
         "WITH c AS (SELECT x FROM A WHERE y = v) SELECT x INTO v FROM c; ",
+        // Issue 21: aliases, $n, row counts, overloaded calls.
+        "DECLARE a ALIAS FOR $1; w ALIAS FOR v; ",
+        "w := $2; ",
+        "$1 := v; ",
+        "IF v = 0 THEN RAISE EXCEPTION 'none'; END IF; ",
+        "IF NOT FOUND THEN ",
+        "CALL f('x', 2); ",
+        "v := f(p + 1, NULL); ",
     ])
 }
 
@@ -725,8 +737,13 @@ fn robust(w: &Workload) -> bool {
 }
 
 /// Soundness: a lost update that happens only in an EXCEPTION handler (or
-/// only after an early RETURN is not taken) is found; the single-statement
-/// increment is the robust control.
+/// only after an early RETURN is not taken) is found. Control: the same
+/// routine without the handler (a failed INSERT aborts; a successful one
+/// holds its row until COMMIT) is robust. (The single-statement increment
+/// in the handler is no longer a control: the failed INSERT's read of its
+/// key is now modelled, as a predicate read, and BTPs cannot say that an
+/// INSERT of a key observed present fails — a false alarm, never a missed
+/// anomaly; docs/sql-frontend.md, "EXCEPTION handlers".)
 #[test]
 fn handler_and_return_paths_keep_their_anomalies() {
     let lost = "
@@ -744,10 +761,7 @@ END $$;";
     assert!(!robust(
         &lower_dir(lost, "").unwrap_or_else(|e| panic!("{e}"))
     ));
-    let control = lost.replace(
-        "SELECT x INTO v FROM A WHERE k = p;\n    UPDATE A SET x = v + 1",
-        "UPDATE A SET x = x + 1",
-    );
+    let control = lost.replace("  EXCEPTION WHEN unique_violation THEN\n", "");
     assert!(robust(
         &lower_dir(&control, "").unwrap_or_else(|e| panic!("{e}"))
     ));

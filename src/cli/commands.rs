@@ -164,7 +164,7 @@ fn deployed_levels(loaded: &mut Loaded, flag: Option<&str>, text: bool) -> Resul
             message: format!("{} {message}", w.programs[p].name),
         };
         if text {
-            eprintln!("{warning}");
+            super::say(&warning.to_string());
         }
         loaded.warnings.push(warning);
     }
@@ -217,7 +217,7 @@ fn load_workload(input: &InputArgs, text: bool) -> Result<Loaded> {
     loaded.warnings.extend(approximated);
     if text {
         for w in &loaded.warnings {
-            eprintln!("{w}");
+            super::say(&w.to_string());
         }
     }
     Ok(loaded)
@@ -240,6 +240,6 @@ fn write_report(args: &AnalysisArgs, out: &Path) -> Result<i32> {
     };
     write_text(&dir.join(&graph_name), &graph_text)?;
     write_text(out, &report::markdown::render(w, &f, &graph_name))?;
-    eprintln!("wrote {} and {graph_name}", out.display());
+    super::say(&format!("wrote {} and {graph_name}", out.display()));
     Ok(0)
 }

@@ -25,10 +25,18 @@ pub fn run(cli: Cli) -> i32 {
     match commands::execute(cli) {
         Ok(code) => code,
         Err(diag) => {
-            eprintln!("{:?}", miette::Report::new(*diag));
+            say(&format!("{:?}", miette::Report::new(*diag)));
             2
         }
     }
+}
+
+/// Write a line to standard error. A closed pipe (`isolint … 2>&1 | head
+/// -1`) is no error worth a panic: the rest is dropped quietly and the
+/// exit code stays the command's, as ripgrep does (`eprintln!` panics).
+pub(crate) fn say(text: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{text}");
 }
 
 /// Write `text` to standard output.

@@ -75,7 +75,7 @@ pub fn replay(args: &ReplayArgs) -> Result<i32> {
     let warnings = admit(&loaded.workload)?;
     if format == Format::Text {
         for w in loaded.warnings.iter().chain(&warnings) {
-            eprintln!("{w}");
+            super::say(&w.to_string());
         }
     }
     let Some(sources) = &loaded.sources else {

@@ -424,6 +424,8 @@ pub(super) fn function_library(f: &SourceFile) -> Result<Option<Vec<FunctionDef>
     if stmts.is_empty() || !stmts.iter().all(|s| matches!(s, Sql::CreateFunction(_))) {
         return Ok(None);
     }
+    // A library: PostgreSQL must accept its CREATE FUNCTIONs too.
+    crate::frontend::sql::gate::routine_file(f)?;
     let mut defs = vec![];
     for s in &stmts {
         if let Sql::CreateFunction(cf) = s {
@@ -483,20 +485,44 @@ fn routine_units(
         let pl = pl_of(rs);
         let sh = shadow(f, &pl);
         for r in pl.iter().filter(|r| !excluded(r)) {
-            // A later file's CREATE OR REPLACE replaces the earlier one.
+            // A later CREATE OR REPLACE of the same signature (name and
+            // input types) replaces the earlier one; another signature is
+            // an overload.
             match parse_routine(f, &sh, r, schema, &callable) {
                 Ok(p) => {
                     failed.remove(&r.name);
-                    parsed.insert(r.name.clone(), p);
+                    parsed.insert(r.signature(), p);
                 }
                 Err(e) => {
                     errors.push(e);
-                    parsed.remove(&r.name);
+                    parsed.remove(&r.signature());
                     failed.insert(r.name.clone());
                 }
             }
         }
         shadows.push((sh, pl));
+    }
+    // A LANGUAGE sql function with the name of a PL/pgSQL routine is an
+    // overload isolint would not resolve (calls of the name are inlined
+    // as the PL/pgSQL routine): rejected.
+    for (f, rs) in files {
+        for r in pl_of(rs) {
+            if let Some(d) = ctx
+                .functions
+                .iter()
+                .find(|d| d.language == "sql" && d.name == r.name)
+            {
+                let (line, _) = d.file.line_col(d.at);
+                errors.push(
+                    Diag::new(format!(
+                        "`{}` is both a PL/pgSQL routine and a LANGUAGE sql function ({}:{line})",
+                        r.name, d.file.name
+                    ))
+                    .help("isolint resolves overloads among PL/pgSQL routines only: rename one of them")
+                    .at(f, r.at, 6, "here"),
+                );
+            }
+        }
     }
     let listed = |r: &Routine| programs.iter().any(|n| n.eq_ignore_ascii_case(&r.name));
     let any_listed = shadows.iter().flat_map(|(_, pl)| pl).any(listed);
@@ -504,12 +530,20 @@ fn routine_units(
     for (sh, pl) in &shadows {
         for r in pl.iter().filter(|r| !any_listed || listed(r)) {
             // The definition in effect (a later file may have replaced it).
-            let Some(p) = parsed.get(&r.name).filter(|p| p.file.name == sh.name) else {
+            let sig = r.signature();
+            let Some(p) = parsed.get(&sig).filter(|p| p.file.name == sh.name) else {
                 continue;
             };
-            match inline_calls(sh, p.nodes.clone(), &parsed, &mut vec![r.name.clone()]) {
+            // Overloads are programs of their own, named by signature.
+            let overloaded = parsed.values().filter(|q| q.routine.name == r.name).count() > 1;
+            let name = if overloaded {
+                sig.clone()
+            } else {
+                r.name.clone()
+            };
+            match inline_calls(sh, p.nodes.clone(), &parsed, &p.types, &mut vec![sig]) {
                 Ok(nodes) => units.push(Unit {
-                    name: r.name.clone(),
+                    name,
                     abbrev: r.abbrev.clone(),
                     nodes,
                     file: sh.clone(),

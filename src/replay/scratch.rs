@@ -9,6 +9,7 @@ use postgres::Client;
 
 use super::server::Server;
 use super::value::Val;
+use crate::frontend::sql::lex::lexeme_end;
 use crate::frontend::sql::procedural::split_statements;
 use crate::model::error::{Diag, Result, SourceFile};
 
@@ -244,17 +245,27 @@ impl Drop for Scratch<'_> {
 }
 
 /// psql meta-commands (`\restrict …` in pg_dump output) blanked out,
-/// offsets kept.
+/// offsets kept: lines that start (after blanks) with `\` outside a
+/// string, dollar quote or comment (a function body may hold such a line).
 fn blank_meta_commands(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for line in text.split_inclusive('\n') {
-        if line.trim_start().starts_with('\\') {
-            out.extend(line.chars().map(|c| if c == '\n' { '\n' } else { ' ' }));
-        } else {
-            out.push_str(line);
+    let b = text.as_bytes();
+    let mut out = b.to_vec();
+    let (mut i, mut line_start) = (0, true);
+    while i < b.len() {
+        if line_start && b[i] == b'\\' {
+            let e = text[i..].find('\n').map_or(b.len(), |k| i + k);
+            out[i..e].fill(b' ');
+            i = e;
+            continue;
         }
+        if let Some(e) = lexeme_end(text, i) {
+            (i, line_start) = (e, false);
+            continue;
+        }
+        line_start = b[i] == b'\n' || line_start && (b[i] == b' ' || b[i] == b'\t');
+        i += 1;
     }
-    out
+    String::from_utf8(out).unwrap_or_else(|_| text.to_string())
 }
 
 enum Keep {
@@ -284,34 +295,25 @@ fn keep(sql: &str) -> Keep {
     Keep::Run(blank_public(sql))
 }
 
-/// The lower-case words of `sql` outside comments and quotes.
+/// The lower-case words of `sql` outside comments and quotes (as
+/// PostgreSQL lexes them: `E'…'`, nested comments, dollar quotes).
 fn code_words(sql: &str) -> Vec<String> {
     let mut out = vec![];
     let b = sql.as_bytes();
     let mut i = 0;
     while i < b.len() {
-        match b[i] {
-            b'-' if b.get(i + 1) == Some(&b'-') => {
-                while i < b.len() && b[i] != b'\n' {
-                    i += 1;
-                }
-            }
-            b'\'' | b'"' => {
-                let q = b[i];
-                i += 1;
-                while i < b.len() && b[i] != q {
-                    i += 1;
-                }
+        if let Some(e) = lexeme_end(sql, i) {
+            i = e;
+            continue;
+        }
+        if b[i].is_ascii_alphabetic() || b[i] == b'_' {
+            let s = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
                 i += 1;
             }
-            c if c.is_ascii_alphabetic() || c == b'_' => {
-                let s = i;
-                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
-                    i += 1;
-                }
-                out.push(sql[s..i].to_ascii_lowercase());
-            }
-            _ => i += 1,
+            out.push(sql[s..i].to_ascii_lowercase());
+        } else {
+            i += 1;
         }
     }
     out
@@ -324,43 +326,31 @@ fn blank_public(sql: &str) -> String {
     let mut out = b.to_vec();
     let mut i = 0;
     while i < b.len() {
-        match b[i] {
-            b'-' if b.get(i + 1) == Some(&b'-') => {
-                while i < b.len() && b[i] != b'\n' {
-                    i += 1;
-                }
-            }
-            b'\'' => {
-                i += 1;
-                while i < b.len() && b[i] != b'\'' {
-                    i += 1;
-                }
-                i += 1;
-            }
-            _ => {
-                let boundary = i == 0
-                    || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_' || b[i - 1] == b'.');
-                let rest = &sql[i..];
-                let len = if rest.len() >= 7 && rest[..7].eq_ignore_ascii_case("public.") {
-                    7
-                } else if rest.starts_with("\"public\".") {
-                    9
-                } else {
-                    0
-                };
-                if boundary && len > 0 {
-                    out[i..i + len].fill(b' ');
-                    i += len;
-                } else {
-                    i += 1;
-                }
-            }
+        let boundary =
+            i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_' || b[i - 1] == b'.');
+        let rest = &sql[i..];
+        let len = if rest.len() >= 7
+            && rest.is_char_boundary(7)
+            && rest[..7].eq_ignore_ascii_case("public.")
+        {
+            7
+        } else if rest.starts_with("\"public\".") {
+            9
+        } else {
+            0
+        };
+        if boundary && len > 0 {
+            out[i..i + len].fill(b' ');
+            i += len;
+        } else if let Some(e) = lexeme_end(sql, i) {
+            i = e;
+        } else {
+            i += 1;
         }
     }
     String::from_utf8(out).unwrap_or_else(|_| sql.to_string())
 }
 
-/// A quoted identifier.
 pub fn ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
@@ -386,7 +376,7 @@ pub fn db_diag(what: &str, e: &postgres::Error) -> Box<Diag> {
 
 #[cfg(test)]
 mod tests {
-    use super::{blank_meta_commands, blank_public, keep, Keep};
+    use super::{blank_meta_commands, blank_public, code_words, keep, Keep};
 
     #[test]
     fn pg_dump_statements() {
@@ -411,9 +401,26 @@ mod tests {
             blank_public("\"public\".t, mypublic.t"),
             "         t, mypublic.t"
         );
+        // An `E'…'` string with `\'` and a nested comment stay intact: the
+        // scratch DDL must create what the schema file says.
+        assert_eq!(
+            blank_public("DEFAULT E'it\\'s public.x' /* /* */ public.y */, public.t"),
+            "DEFAULT E'it\\'s public.x' /* /* */ public.y */,        t"
+        );
+        assert_eq!(code_words("x E'\\' set' $a$ grant $a$ y"), ["x", "y"]);
         assert_eq!(
             blank_meta_commands("\\restrict x\nSET a;"),
             "           \nSET a;"
+        );
+        // Inside a function body the line is the function's.
+        let body =
+            "CREATE FUNCTION f() RETURNS text LANGUAGE sql AS $$\n\\x$$;\n  \\unrestrict k\n";
+        assert_eq!(
+            blank_meta_commands(body),
+            format!(
+                "CREATE FUNCTION f() RETURNS text LANGUAGE sql AS $$\n\\x$$;\n{}\n",
+                " ".repeat("  \\unrestrict k".len())
+            )
         );
     }
 }

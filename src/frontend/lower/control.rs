@@ -3,6 +3,7 @@
 //! program says about rows that may be missing (FOUND, NULL tests).
 
 use super::*;
+use crate::frontend::sql::plpgsql::{EXECUTE_LABEL, ROW_COUNT_MARK};
 
 impl Lowerer<'_> {
     /// Lower a list of nodes. `None` body: every path aborts. The flag
@@ -12,71 +13,21 @@ impl Lowerer<'_> {
         let mut i = 0;
         while i < nodes.len() {
             let node = &nodes[i];
-            let (b, exits) = match node {
-                Node::Sql(s) => (Some(self.statement(s, &nodes[i + 1..])?), false),
-                // In the rolled-back prefix of an EXCEPTION block, an
-                // error is what starts the handler: the path goes on.
-                Node::Abort if self.prefix > 0 => (Some(Body::Seq(vec![])), false),
-                Node::Abort => return Ok((None, false)),
-                Node::Return { .. }
-                | Node::Block { .. }
-                | Node::Prefix(_)
-                | Node::Open(_)
-                | Node::Call { .. } => match self.pl_node(node)? {
-                    Some(r) => r,
-                    None => return Ok((None, false)),
-                },
-                // EXIT and EXIT WHEN are treated alike: the rest of the body
-                // becomes optional either way (the condition's value is not
-                // modelled, its reads are). CONTINUE skips the rest too.
-                Node::Exit {
-                    at,
-                    when,
-                    cont,
-                    label,
-                } => {
-                    if self.loops.is_empty() && label.is_none() {
-                        let what = if *cont { "CONTINUE" } else { "EXIT" };
-                        return Err(Diag::new(format!("{what} outside a loop"))
-                            .help(format!("{what} acts on the innermost LOOP; remove it or put it inside LOOP … END LOOP;"))
-                            .at(&self.file, *at, what.len(), "here"));
-                    }
-                    let reads = match when {
-                        Some(c) => self.expr_reads(c)?,
-                        None => Body::Seq(vec![]),
-                    };
-                    (Some(reads), true)
-                }
-                Node::If(branches) => self.if_node(branches)?,
-                Node::Loop {
-                    head, body, label, ..
-                } => (
-                    Some(self.loop_node(head, body)?),
-                    escapes(body, label.as_deref(), true),
-                ),
-                Node::Eval(exprs) => {
-                    let mut parts = vec![];
-                    for e in exprs {
-                        parts.push(self.expr_reads(e)?);
-                    }
-                    (Some(Body::Seq(parts)), false)
-                }
-                Node::Assign { var, expr } => {
-                    let reads = self.expr_reads(expr)?;
-                    let t = self.term(&expr.expr);
-                    self.env.insert(var.clone(), t);
-                    (Some(reads), false)
-                }
-                Node::Begin { level, at } => {
-                    if let Some(level) = level {
-                        self.warn(*at, format!("declares ISOLATION LEVEL {level}: `check` tests robustness with this level for the program (docs/allocation.md)"));
-                    }
-                    (Some(Body::Seq(vec![])), false)
-                }
-                Node::Commit { at } => {
-                    return Err(Diag::new("internal error: COMMIT inside a transaction")
-                        .at(&self.file, *at, 6, "here"))
-                }
+            // What runs after a compound node, for FOUND tests after it.
+            let compound = matches!(
+                node,
+                Node::If(_) | Node::Loop { .. } | Node::Block { .. } | Node::Prefix(_)
+            );
+            if compound {
+                self.conts.push(nodes[i + 1..].to_vec());
+            }
+            let r = self.block_node(nodes, i);
+            if compound {
+                self.conts.pop();
+            }
+            let (b, exits) = match r? {
+                Some(r) => r,
+                None => return Ok((None, false)),
             };
             match b {
                 None => return Ok((None, false)),
@@ -97,6 +48,84 @@ impl Lowerer<'_> {
             }
         }
         Ok((Some(Body::Seq(seq)), false))
+    }
+
+    /// One node of a sequence (`nodes[i]`, what follows it for FOUND and
+    /// the abort idioms). `None`: every path aborts.
+    fn block_node(&mut self, nodes: &[Node], i: usize) -> Result<Option<(Option<Body>, bool)>> {
+        let node = &nodes[i];
+        Ok(Some(match node {
+            Node::Sql(s) => (Some(self.statement(s, &nodes[i + 1..])?), false),
+            // EXECUTE 'literal': a statement whose row count (not
+            // FOUND) what follows may test.
+            Node::Block { .. } if executed(node).is_some() => {
+                let s = executed(node).ok_or_else(|| Diag::new("internal error: EXECUTE"))?;
+                (Some(self.statement(s, &nodes[i + 1..])?), false)
+            }
+            // In the rolled-back prefix of an EXCEPTION block, an
+            // error is what starts the handler: the path goes on.
+            Node::Abort if self.prefix > 0 => (Some(Body::Seq(vec![])), false),
+            Node::Abort => return Ok(None),
+            Node::Return { .. }
+            | Node::Block { .. }
+            | Node::Prefix(_)
+            | Node::Open(_)
+            | Node::Call { .. } => match self.pl_node(node)? {
+                Some(r) => r,
+                None => return Ok(None),
+            },
+            // EXIT and EXIT WHEN are treated alike: the rest of the body
+            // becomes optional either way (the condition's value is not
+            // modelled, its reads are). CONTINUE skips the rest too.
+            Node::Exit {
+                at,
+                when,
+                cont,
+                label,
+            } => {
+                if self.loops.is_empty() && label.is_none() {
+                    let what = if *cont { "CONTINUE" } else { "EXIT" };
+                    return Err(Diag::new(format!("{what} outside a loop"))
+                        .help(format!("{what} acts on the innermost LOOP; remove it or put it inside LOOP … END LOOP;"))
+                        .at(&self.file, *at, what.len(), "here"));
+                }
+                let reads = match when {
+                    Some(c) => self.expr_reads(c)?,
+                    None => Body::Seq(vec![]),
+                };
+                (Some(reads), true)
+            }
+            Node::If(branches) => self.if_node(branches)?,
+            Node::Loop {
+                head, body, label, ..
+            } => (
+                Some(self.loop_node(head, body)?),
+                escapes(body, label.as_deref(), true),
+            ),
+            Node::Eval(exprs) => {
+                let mut parts = vec![];
+                for e in exprs {
+                    parts.push(self.expr_reads(e)?);
+                }
+                (Some(Body::Seq(parts)), false)
+            }
+            Node::Assign { var, expr } => {
+                let reads = self.expr_reads(expr)?;
+                let t = self.term(&expr.expr);
+                self.env.insert(var.clone(), t);
+                (Some(reads), false)
+            }
+            Node::Begin { level, at } => {
+                if let Some(level) = level {
+                    self.warn(*at, format!("declares ISOLATION LEVEL {level}: `check` tests robustness with this level for the program (docs/allocation.md)"));
+                }
+                (Some(Body::Seq(vec![])), false)
+            }
+            Node::Commit { at } => {
+                return Err(Diag::new("internal error: COMMIT inside a transaction")
+                    .at(&self.file, *at, 6, "here"))
+            }
+        }))
     }
 
     /// IF c1 THEN A ELSIF c2 THEN B ELSE C: c1's reads, then A or (c2's
@@ -237,7 +266,16 @@ impl Lowerer<'_> {
         }
         self.loops.push(id);
         let mark = self.statements.len();
-        let (b, _) = self.block(body)?;
+        // The next iteration (a WHILE's condition first) follows the body.
+        let mut next: Vec<Node> = match head {
+            LoopHead::While(c) => vec![Node::Eval(vec![c.clone()])],
+            _ => vec![],
+        };
+        next.extend(body.iter().cloned());
+        self.conts.push(next);
+        let r = self.block(body);
+        self.conts.pop();
+        let (b, _) = r?;
         if b.is_none() {
             self.truncate(mark);
         }
@@ -270,16 +308,56 @@ impl Lowerer<'_> {
     /// Section 5.4, then holds).
     pub(super) fn statement(&mut self, s: &Stmt, rest: &[Node]) -> Result<Body> {
         let next = rest.first();
-        let evidence = tests_found(rest) || s.into.iter().any(|v| self.null_tested.contains(v));
+        // FOUND after the end of this sequence: what runs next (after the
+        // enclosing IF, block or loop, or the loop's next iteration).
+        let (mut found, mut open) = found_scan(rest);
+        for cont in self.conts.iter().rev() {
+            if found || !open {
+                break;
+            }
+            (found, open) = found_scan(cont);
+        }
+        let evidence = found || s.into.iter().any(|v| self.null_tested.contains(v));
         let saved = self.stmt_may_miss;
-        self.stmt_may_miss = evidence && !self.aborts_when_no_match(&s.into, next);
-        let r = self.lower_audited(&s.sql, &s.into, &s.snip, next, s.weak_lock);
+        self.stmt_may_miss = evidence && !self.aborts_after(&s.into, rest);
+        let r = self.lower_audited(&s.sql, &s.into, &s.snip, next, s.weak_lock, Some(&s.pg));
         self.stmt_may_miss = saved;
         r
     }
 
     /// The abort idioms right after a statement: `IF NOT FOUND THEN
-    /// RAISE/ROLLBACK` or `IF :v IS NULL THEN …` for a RETURNING … INTO :v.
+    /// RAISE/ROLLBACK`, `IF :v IS NULL THEN …` for a RETURNING … INTO :v,
+    /// or `GET DIAGNOSTICS n = ROW_COUNT; IF n = 0 THEN …` (any
+    /// comparison of n with a number that holds for n = 0).
+    pub(super) fn aborts_after(&self, into: &[String], rest: &[Node]) -> bool {
+        let mut counts = vec![];
+        let mut k = 0;
+        while let Some(Node::Assign { var, expr }) = rest.get(k) {
+            if expr.snip.text != ROW_COUNT_MARK {
+                break;
+            }
+            counts.push(var.clone());
+            k += 1;
+        }
+        let Some(Node::If(branches)) = rest.get(k) else {
+            return false;
+        };
+        let Some((Some(cond), body)) = branches.first() else {
+            return false;
+        };
+        if !(body.len() == 1 && matches!(body[0], Node::Abort)) {
+            return false;
+        }
+        if counts
+            .iter()
+            .any(|n| holds_at_zero(&cond.expr, n) == Some(true))
+        {
+            return true;
+        }
+        k == 0 && self.aborts_when_no_match(into, rest.first())
+    }
+
+    /// The abort idioms of `aborts_after` without GET DIAGNOSTICS.
     pub(super) fn aborts_when_no_match(&self, into: &[String], next: Option<&Node>) -> bool {
         let Some(Node::If(branches)) = next else {
             return false;
@@ -311,6 +389,22 @@ impl Lowerer<'_> {
     }
 }
 
+/// The statement of an `EXECUTE 'literal'` (see `plpgsql::EXECUTE_LABEL`).
+fn executed(node: &Node) -> Option<&Stmt> {
+    match node {
+        Node::Block {
+            label: Some(l),
+            body,
+            handlers: None,
+            file: None,
+        } if l == EXECUTE_LABEL => match body.as_slice() {
+            [Node::Sql(s)] => Some(s),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// Variables assigned (by INTO, `:=` or a FOR) anywhere in `nodes`.
 pub(super) fn collect_assigned(nodes: &[Node], out: &mut HashSet<String>) {
     each_stmt(nodes, &mut |s| out.extend(s.into.iter().cloned()));
@@ -338,52 +432,110 @@ pub(super) fn collect_assigned(nodes: &[Node], out: &mut HashSet<String>) {
     walk(nodes, out);
 }
 
-/// Whether FOUND is tested after a statement, before the next one.
-pub(super) fn tests_found(rest: &[Node]) -> bool {
-    let mentions = |c: &Cond| {
-        c.snip
-            .text
-            .split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
+/// Whether FOUND (or the row count) is tested after a statement, before
+/// the next statement that sets FOUND, and whether the search may run off
+/// the end of `rest` (or jump out of it by an EXIT) without meeting such a
+/// statement: `(tested, open)`. Nodes that may or may not set FOUND (IF,
+/// blocks, WHILE and plain loops, EXECUTE) do not end the search: FOUND
+/// after them may still be this statement's. A mention anywhere inside a
+/// node counts (may-miss only adds conflicts).
+pub(super) fn found_scan(rest: &[Node]) -> (bool, bool) {
+    let word = |t: &str| {
+        t.split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
             .any(|w| w.eq_ignore_ascii_case("found"))
     };
+    let mut open = false;
     for n in rest {
+        let one = std::slice::from_ref(n);
+        let mut hit = false;
+        each_cond(one, &mut |c| {
+            hit |= c.snip.text == ROW_COUNT_MARK || word(&c.snip.text)
+        });
+        each_stmt(one, &mut |s| hit |= word(&s.snip.text));
+        if hit {
+            return (true, open);
+        }
         match n {
-            Node::If(bs) => {
-                return bs.iter().any(|(c, b)| {
-                    c.as_ref().is_some_and(mentions) || c.is_none() && tests_found(b)
-                })
-            }
-            Node::Loop { head, .. } => {
-                return matches!(head, LoopHead::While(c) if mentions(c));
-            }
-            Node::Exit { when, .. } => {
-                if when.as_ref().is_some_and(mentions) {
-                    return true;
-                }
-            }
-            Node::Eval(v) => {
-                if v.iter().any(mentions) {
-                    return true;
-                }
-            }
-            Node::Assign { expr, .. } => {
-                if mentions(expr) {
-                    return true;
-                }
-            }
-            Node::Begin { .. } => {}
-            // Conservative: a FOUND test anywhere in a block that follows
-            // counts (may-miss only adds conflicts).
-            Node::Block { body, .. } | Node::Prefix(body) => return tests_found(body),
-            Node::Call { .. } => return true,
+            // A call may test FOUND in the callee (conservative).
+            Node::Call { .. } => return (true, open),
+            // These set FOUND (or end the path) whatever happens.
             Node::Sql(_)
             | Node::Abort
             | Node::Commit { .. }
             | Node::Return { .. }
-            | Node::Open(_) => return false,
+            | Node::Loop {
+                head: LoopHead::Range { .. } | LoopHead::Query { .. },
+                ..
+            } => return (false, open),
+            // An EXIT (or CONTINUE) may leave for code after the loop.
+            n => open |= has_exit(one) || matches!(n, Node::Exit { .. }),
         }
     }
-    false
+    (false, true)
+}
+
+/// Whether `nodes` hold an EXIT or CONTINUE (at any depth).
+fn has_exit(nodes: &[Node]) -> bool {
+    nodes.iter().any(|n| match n {
+        Node::Exit { .. } => true,
+        Node::If(bs) => bs.iter().any(|(_, b)| has_exit(b)),
+        Node::Loop { body, .. } | Node::Prefix(body) => has_exit(body),
+        Node::Block { body, handlers, .. } => {
+            has_exit(body) || handlers.iter().flatten().any(|h| has_exit(h))
+        }
+        _ => false,
+    })
+}
+
+/// The value of a condition when the row-count variable `n` is 0, if it
+/// compares `n` with a number (`n = 0`, `n < 1`, `0 <> n`, `NOT (…)`).
+fn holds_at_zero(e: &Expr, n: &str) -> Option<bool> {
+    let is_n = |x: &Expr| match strip_nested(x) {
+        Expr::Value(v) => matches!(&v.value, Value::Placeholder(p)
+            if p.trim_start_matches(':').eq_ignore_ascii_case(n)),
+        Expr::Identifier(i) => i.value.eq_ignore_ascii_case(n),
+        _ => false,
+    };
+    let number = |x: &Expr| match strip_nested(x) {
+        Expr::Value(v) => match &v.value {
+            Value::Number(t, _) => t.parse::<f64>().ok(),
+            _ => None,
+        },
+        _ => None,
+    };
+    match strip_nested(e) {
+        Expr::UnaryOp {
+            op: UnaryOperator::Not,
+            expr,
+        } => holds_at_zero(expr, n).map(|b| !b),
+        Expr::BinaryOp { left, op, right } => {
+            // n op c, or c op n (then the operator is mirrored).
+            let (c, op) = if is_n(left) {
+                (number(right)?, op.clone())
+            } else if is_n(right) {
+                let mirrored = match op {
+                    BinaryOperator::Lt => BinaryOperator::Gt,
+                    BinaryOperator::Gt => BinaryOperator::Lt,
+                    BinaryOperator::LtEq => BinaryOperator::GtEq,
+                    BinaryOperator::GtEq => BinaryOperator::LtEq,
+                    o => o.clone(),
+                };
+                (number(left)?, mirrored)
+            } else {
+                return None;
+            };
+            match op {
+                BinaryOperator::Eq => Some(0.0 == c),
+                BinaryOperator::NotEq => Some(0.0 != c),
+                BinaryOperator::Lt => Some(0.0 < c),
+                BinaryOperator::LtEq => Some(0.0 <= c),
+                BinaryOperator::Gt => Some(0.0 > c),
+                BinaryOperator::GtEq => Some(0.0 >= c),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
 }
 
 /// Variables a program tests for NULL: `v IS [NOT] NULL`, `IS [NOT]
@@ -560,10 +712,14 @@ impl Lowerer<'_> {
     /// Variables it assigns keep whatever value the failed prefix gave
     /// them (PL/pgSQL does not roll variables back): fresh afterwards.
     fn prefix_node(&mut self, body: &[Node]) -> Result<Body> {
+        let mark = self.statements.len();
         self.prefix += 1;
         let r = self.block(body);
         self.prefix -= 1;
         let b = r?.0.map_or(Body::Seq(vec![]), optionalize);
+        for q in mark..self.statements.len() {
+            self.rolled_back_shadow(q);
+        }
         let mut assigned = HashSet::new();
         collect_assigned(body, &mut assigned);
         for v in assigned {

@@ -19,6 +19,7 @@ pub(super) fn parse_functions(defs: &[FunctionDef]) -> Result<Vec<ParsedFunction
                     offset: d.body.offset + s,
                     parsed: None,
                 };
+                crate::frontend::sql::gate::statement(&d.file, &snip, &snip.text)?;
                 let sql = parse_one(&d.file, &snip)?;
                 stmts.push((snip, sql));
             }
@@ -34,11 +35,60 @@ impl<'a> Lowerer<'a> {
     /// user-function calls, in evaluation order.
     pub(super) fn expr_reads(&mut self, c: &Cond) -> Result<Body> {
         let (q0, c0) = (self.selects, self.inlined);
+        let mark = self.audit_mark();
         let mut pre = vec![];
         self.collect(&[], &c.expr, &c.snip, Some(&mut pre), Clause::Read, &mut [])?;
         let (q, n) = (self.selects - q0, self.inlined - c0);
         self.audit(&c.expr, &c.snip, q, n)?;
+        if let Some(pg) = &c.pg {
+            self.audit_pg(pg, mark, &c.snip)?;
+        }
         Ok(Body::Seq(pre))
+    }
+
+    /// Where the statements and inlined functions of the source statement
+    /// about to be lowered begin.
+    pub(super) fn audit_mark(&self) -> (usize, usize) {
+        (self.statements.len(), self.inlined_names.len())
+    }
+
+    /// Fail closed against PostgreSQL's parse tree (issue 21): every
+    /// relation the tree of the source statement references must be
+    /// touched by a BTP statement lowered from it (FK checks, referential
+    /// actions and inlined bodies count), and every function it calls must
+    /// have been inlined, or be a built-in known to touch no table, or be
+    /// listed in `pure_functions:`.
+    pub(super) fn audit_pg(
+        &self,
+        pg: &crate::frontend::sql::gate::PgRefs,
+        (stmts, inlined): (usize, usize),
+        s: &Snippet,
+    ) -> Result<()> {
+        let touched: Vec<String> = self.statements[stmts.min(self.statements.len())..]
+            .iter()
+            .map(|st| self.schema.rel(st.rel).name.to_lowercase())
+            .collect();
+        let inlined = &self.inlined_names[inlined.min(self.inlined_names.len())..];
+        let known = |f: &str| is_builtin(f) || self.pure.contains(f);
+        let Some(missing) = unaccounted(pg, &touched, inlined, known) else {
+            return Ok(());
+        };
+        let first = s.text.len() - s.text.trim_start().len();
+        let (what, help) = match &missing {
+            Missing::Table(t) => (
+                format!("table `{t}`"),
+                "isolint never drops a read or write: name the table in a position isolint lowers (FROM, JOIN, a subquery in WHERE or the SELECT list), or in a statement of its own".to_string(),
+            ),
+            Missing::Function(f) => (
+                format!("function `{f}`"),
+                format!("isolint never drops a read or write: if `{f}` reads and writes no table, list it under `pure_functions:` in isolint.yaml; otherwise call it where isolint inlines calls (the SELECT list, WHERE, SET, VALUES)"),
+            ),
+        };
+        Err(Diag::new(format!(
+            "PostgreSQL's parse of this statement references {what}, which isolint did not model"
+        ))
+        .help(help)
+        .at(&self.file, s.offset + first, 6, "in this statement"))
     }
 
     /// Fail closed: every query in `node` must have been lowered and every
@@ -188,13 +238,16 @@ impl<'a> Lowerer<'a> {
         }
         let saved_file = std::mem::replace(&mut self.file, def.file.clone());
         let saved_counts = (self.selects, self.inlined);
+        self.inlined_names.push(name.clone());
         self.inline_stack.push(name);
         self.sub_depth += 1;
         let mut parts = vec![];
         let mut result = Ok(());
         for (bsnip, sql) in body {
             let sql = bind_params(sql, def, &prefix, self.schema);
-            match self.lower_audited(&sql, &[], bsnip, None, false) {
+            // The body was gated when parsed (`parse_functions`); the
+            // call is what the caller's audit accounts for.
+            match self.lower_audited(&sql, &[], bsnip, None, false, None) {
                 Ok(b) => push_seq(&mut parts, b),
                 Err(e) => {
                     result = Err(e);
@@ -221,6 +274,64 @@ impl<'a> Lowerer<'a> {
         Ok(())
     }
 }
+
+/// What PostgreSQL's tree references and the lowering did not account for.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Missing {
+    Table(String),
+    Function(String),
+}
+
+/// The first relation of `pg` no lowered statement touched, or function
+/// neither inlined nor `known` (built-in or pure). `pg_catalog.` names
+/// are PostgreSQL's own, the parser writes some constructs so
+/// (`EXTRACT`, `SUBSTRING … FROM`, `TRIM`, `AT TIME ZONE` …).
+pub(super) fn unaccounted(
+    pg: &crate::frontend::sql::gate::PgRefs,
+    touched: &[String],
+    inlined: &[String],
+    known: impl Fn(&str) -> bool,
+) -> Option<Missing> {
+    if let Some(t) = pg
+        .tables
+        .iter()
+        .find(|t| !touched.iter().any(|u| u.eq_ignore_ascii_case(t)))
+    {
+        return Some(Missing::Table(t.clone()));
+    }
+    pg.functions
+        .iter()
+        .find(|f| {
+            let name = f.strip_prefix("pg_catalog.").unwrap_or(f).to_lowercase();
+            let generated =
+                f.starts_with("pg_catalog.") && PARSER_BUILTINS.contains(&name.as_str());
+            !(generated || known(&name) || inlined.contains(&name))
+        })
+        .map(|f| Missing::Function(f.clone()))
+}
+
+/// Functions PostgreSQL's grammar writes for SQL-standard syntax, as
+/// `pg_catalog.f`: none touches a table.
+const PARSER_BUILTINS: &[&str] = &[
+    "extract",
+    "date_part",
+    "substring",
+    "btrim",
+    "ltrim",
+    "rtrim",
+    "position",
+    "overlay",
+    "timezone",
+    "overlaps",
+    "like_escape",
+    "similar_to_escape",
+    "similar_escape",
+    "normalize",
+    "is_normalized",
+    "pg_collation_for",
+    "xmlexists",
+    "now",
+];
 
 /// PostgreSQL built-ins that read and write no table. Sequences
 /// (`nextval`, `setval`) are outside transactions: a fresh value, no

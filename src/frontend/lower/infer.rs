@@ -160,4 +160,58 @@ impl Lowerer<'_> {
         out.dedup();
         out
     }
+
+    /// A statement of the rolled-back prefix of an EXCEPTION block
+    /// becomes what stays of it once the block failed: its reads. Its
+    /// writes were rolled back and their row locks released, so keeping
+    /// them would wrongly block other writers (no ww-free split schedule,
+    /// Section 4) and protect later reads. What the failed (or rolled
+    /// back) statement read stays, as a predicate read: an UPDATE stopped
+    /// by a CHECK read the whole row (any column may be in the check); a
+    /// DELETE read the row; an INSERT stopped by a unique violation
+    /// observed that some row holds its key (every UNIQUE column set); a
+    /// `SELECT … INTO STRICT` stopped by NO_DATA_FOUND observed a missing
+    /// row — a read of "absent", so predicate-based over its key and WHERE
+    /// columns (a predicate read conflicts with at least what the key read
+    /// did). Locking reads lose their lock.
+    pub(super) fn rolled_back_shadow(&mut self, q: usize) {
+        let rel = self.statements[q].rel;
+        let r = self.schema.rel(rel);
+        let arity = r.arity();
+        let ty = self.statements[q].ty;
+        let mut pred: BTreeSet<usize> = self.facts[q].pred.clone();
+        pred.extend(self.facts[q].key.take().unwrap_or_default());
+        if ty != StmtType::Ins {
+            // An INSERT's VALUES pin its columns; it reads none of them.
+            pred.extend(self.facts[q].bound.keys().copied());
+        }
+        if let Some(p) = &self.statements[q].pread {
+            pred.extend(p.iter());
+        }
+        let read = match ty {
+            StmtType::KeySel | StmtType::PredSel => self.statements[q].read.clone(),
+            StmtType::Ins => {
+                let unique: BTreeSet<usize> = r
+                    .primary_key
+                    .iter()
+                    .chain(r.unique_keys.iter().flatten())
+                    .copied()
+                    .collect();
+                pred.extend(unique.iter().copied());
+                Some(AttrSet::from_indices(arity, unique))
+            }
+            _ => Some(AttrSet::full(arity)),
+        };
+        if pred.is_empty() {
+            pred.extend(0..arity);
+        }
+        let st = &mut self.statements[q];
+        st.ty = StmtType::PredSel;
+        st.pread = Some(AttrSet::from_indices(arity, pred));
+        st.read = read.or_else(|| Some(AttrSet::empty(arity)));
+        st.write = None;
+        st.locking = false;
+        self.facts[q].may_miss = false;
+        self.facts[q].assigns.clear();
+    }
 }

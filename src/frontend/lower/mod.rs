@@ -335,10 +335,12 @@ fn lower_transaction(
         next_loop: 0,
         null_tested: null_tested(nodes),
         stmt_may_miss: false,
+        conts: vec![],
         sub_depth: 0,
         selects: 0,
         inlined: 0,
         inline_stack: vec![],
+        inlined_names: vec![],
         instances: 0,
         weak_lock: false,
         prefix: 0,
@@ -525,6 +527,10 @@ struct Lowerer<'a> {
     null_tested: HashSet<String>,
     /// The statement being lowered may find no row (see `statement`).
     stmt_may_miss: bool,
+    /// What runs after the compound nodes being lowered (innermost last;
+    /// a loop's body for its next iteration), for FOUND tests after the
+    /// end of a nested sequence (`control::found_scan`).
+    conts: Vec<Vec<Node>>,
     /// Positive while lowering a subquery, an expression, a FOR query or a
     /// function body: a key-based read there never aborts when its row
     /// is missing, so it is predicate-based.
@@ -533,6 +539,9 @@ struct Lowerer<'a> {
     selects: usize,
     inlined: usize,
     inline_stack: Vec<String>,
+    /// Every function inlined so far, in order (the PostgreSQL audit
+    /// checks the ones a statement's parse tree calls).
+    inlined_names: Vec<String>,
     instances: usize,
     /// The statement's lock clause is FOR KEY SHARE (see `normalize_locks`).
     weak_lock: bool,

@@ -16,8 +16,10 @@ impl Lowerer<'_> {
         s: &Snippet,
         next: Option<&Node>,
         weak_lock: bool,
+        pg: Option<&crate::frontend::sql::gate::PgRefs>,
     ) -> Result<Body> {
         let (q0, c0) = (self.selects, self.inlined);
+        let mark = self.audit_mark();
         let b = if self.calls_volatile(sql) {
             self.lower_volatile(sql, into, s, next, weak_lock)?
         } else {
@@ -28,6 +30,9 @@ impl Lowerer<'_> {
         };
         let (q, c) = (self.selects - q0, self.inlined - c0);
         self.audit(sql, s, q, c)?;
+        if let Some(pg) = pg {
+            self.audit_pg(pg, mark, s)?;
+        }
         Ok(b)
     }
 

@@ -67,7 +67,11 @@ impl Lowerer<'_> {
             Expr::Value(v) => match &v.value {
                 Value::Placeholder(p) => self.var_term(p),
                 Value::Number(n, _) => Term::Lit(n.clone()),
-                Value::SingleQuotedString(s) => Term::Lit(format!("'{s}'")),
+                // As a standard literal writes the value (`E'it\'s'` and
+                // `'it''s'` are one value): the replay unquotes it so.
+                Value::SingleQuotedString(s) | Value::EscapedStringLiteral(s) => {
+                    Term::Lit(format!("'{}'", s.replace('\'', "''")))
+                }
                 _ => self.fresh(),
             },
             Expr::Nested(inner) => self.term(inner),

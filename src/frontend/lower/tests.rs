@@ -216,3 +216,49 @@ fn data_modifying_cte() {
         "q1 pred sel A {y} {x} ⊥\nq2 key sel B ⊥ {k} ⊥\nq3 key del B ⊥ ⊥ {k, ak, z}\nbody: q1; q2; q3",
     );
 }
+
+/// The audit against PostgreSQL's tree (issue 21), with fake lowerings:
+/// what a lowering that skipped a position would have touched and
+/// inlined. The tree of `UPDATE a … g(1) … EXISTS (SELECT … FROM b)`
+/// references a, b and g; each omission is named.
+#[test]
+fn postgresql_audit_names_what_a_lowering_skipped() {
+    use super::functions::{unaccounted, Missing};
+    use crate::frontend::sql::{gate, Snippet};
+    let text = "UPDATE a SET x = g(1) + EXTRACT(year FROM now()) WHERE k = :k \
+                AND EXISTS (SELECT 1 FROM public.b WHERE trim(both ' ' from 'x') = 'x')";
+    let f = SourceFile::new("p.sql", text);
+    let snip = Snippet {
+        text: text.into(),
+        offset: 0,
+        parsed: None,
+    };
+    let pg = gate::statement(&f, &snip, text).unwrap();
+    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    let builtin = |f: &str| super::functions::is_builtin(f);
+    // Everything accounted for: a and b touched, g inlined; EXTRACT and
+    // TRIM are PostgreSQL's `pg_catalog.extract` / `pg_catalog.btrim`.
+    assert_eq!(unaccounted(&pg, &s(&["a", "b"]), &s(&["g"]), builtin), None);
+    // The subquery skipped.
+    assert_eq!(
+        unaccounted(&pg, &s(&["a"]), &s(&["g"]), builtin),
+        Some(Missing::Table("b".into()))
+    );
+    // The call skipped (not inlined, not pure, not a built-in).
+    assert_eq!(
+        unaccounted(&pg, &s(&["a", "b"]), &[], builtin),
+        Some(Missing::Function("g".into()))
+    );
+    // Listed under `pure_functions:`.
+    assert_eq!(
+        unaccounted(&pg, &s(&["a", "b"]), &[], |f| builtin(f) || f == "g"),
+        None
+    );
+    // A `pg_catalog.` function the grammar does not write is no pass.
+    let text = "SELECT pg_catalog.query_to_xml('select * from b', true, true, '')";
+    let pg = gate::statement(&f, &snip, text).unwrap();
+    assert_eq!(
+        unaccounted(&pg, &[], &[], builtin),
+        Some(Missing::Function("pg_catalog.query_to_xml".into()))
+    );
+}

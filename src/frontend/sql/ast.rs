@@ -13,6 +13,9 @@ pub struct Stmt {
     pub into: Vec<String>,
     /// The lock clause is FOR KEY SHARE, which orders no UPDATE.
     pub weak_lock: bool,
+    /// What PostgreSQL's parse tree of the statement references (the
+    /// gate, `super::gate`), for the lowering's audit.
+    pub pg: super::gate::PgRefs,
 }
 
 /// An expression outside a statement (condition, bound, argument), parsed
@@ -21,6 +24,9 @@ pub struct Stmt {
 pub struct Cond {
     pub snip: Snippet,
     pub expr: sqlparser::ast::Expr,
+    /// What PostgreSQL's parse tree of `SELECT expr` references; None for
+    /// expressions isolint builds (arguments bound to parameters).
+    pub pg: Option<super::gate::PgRefs>,
 }
 
 /// A program as a tree of SQL statements and control structure.

@@ -1,6 +1,11 @@
 //! The lexical layer under the procedural parsers (the `.sql` dialect in
 //! `procedural`, PL/pgSQL in `plpgsql`): words, quotes, dollar quotes and
-//! blanks, by byte offset. Knows no statements.
+//! blanks, by byte offset, following PostgreSQL 15's scanner (`scan.l`,
+//! `standard_conforming_strings = on`): block comments nest, `E'…'`
+//! strings take backslash escapes, `'a'` newline `'b'` is one string,
+//! `U&'…'` / `U&"…"` and `B'…'` / `X'…'` are single lexemes,
+//! identifiers continue with `$`. Knows no statements. The property test
+//! below compares it with PostgreSQL's own scanner (`pg_query::scan`).
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Lex {
@@ -8,79 +13,183 @@ pub(crate) enum Lex {
     Semi,
 }
 
-/// Words and top-level semicolons with byte ranges; strings, dollar-quoted
-/// strings, quoted identifiers, comments and parenthesised text are
-/// skipped over.
-pub(crate) fn lex(text: &str) -> Vec<(Lex, usize, usize)> {
-    let b = text.as_bytes();
-    let mut out = vec![];
-    let mut i = 0;
-    let mut depth = 0usize;
-    while i < b.len() {
-        let c = b[i];
-        if c == b'-' && b.get(i + 1) == Some(&b'-') {
-            while i < b.len() && b[i] != b'\n' {
-                i += 1;
-            }
-        } else if c == b'/' && b.get(i + 1) == Some(&b'*') {
-            i += 2;
-            while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
-                i += 1;
-            }
-            i += 2;
-        } else if c == b'\'' || c == b'"' {
-            i += 1;
-            while i < b.len() {
-                if b[i] == c {
-                    if b.get(i + 1) == Some(&c) {
-                        i += 2;
-                        continue;
-                    }
-                    break;
-                }
-                i += 1;
-            }
-            i += 1;
-        } else if let Some(end) = dollar_quote_end(text, i) {
-            i = end;
-        } else if c == b'(' || c == b'[' {
-            depth += 1;
-            i += 1;
-        } else if c == b')' || c == b']' {
-            depth = depth.saturating_sub(1);
-            i += 1;
-        } else if c == b';' && depth == 0 {
-            out.push((Lex::Semi, i, i + 1));
-            i += 1;
-        } else if (c.is_ascii_alphabetic() || c == b'_')
-            && (i == 0 || !is_word_byte(b[i - 1]) && b[i - 1] != b':' && b[i - 1] != b'$')
-        {
-            let s = i;
-            while i < b.len() && is_word_byte(b[i]) {
-                i += 1;
-            }
-            if depth == 0 {
-                out.push((Lex::Word, s, i));
-            }
-        } else {
-            i += 1;
-        }
-    }
-    out
+/// PostgreSQL's `ident_start`.
+fn ident_start(c: u8) -> bool {
+    c.is_ascii_alphabetic() || c == b'_' || c >= 0x80
 }
 
-/// `$tag$ … $tag$` starting at `i`: the offset after its closing tag
-/// (the end of the text when unterminated).
-pub(crate) fn dollar_quote_end(text: &str, i: usize) -> Option<usize> {
+/// PostgreSQL's `ident_cont` (identifiers may contain `$`).
+fn ident_cont(c: u8) -> bool {
+    ident_start(c) || c.is_ascii_digit() || c == b'$'
+}
+
+/// The end of the lexeme whose contents are not SQL starting at `i`: a
+/// comment, a string constant (with its `E`/`B`/`X`/`U&` prefix; `N'…'`
+/// is the keyword NCHAR and a plain string, as PostgreSQL scans it), a
+/// quoted identifier (also `U&"…"`) or a dollar-quoted string. None when
+/// none starts there, also in the middle of an identifier (`xE'a'` is
+/// `xE` then `'a'`). Unterminated lexemes end at the end of the text
+/// (PostgreSQL rejects them; its parser gives the error).
+pub(crate) fn lexeme_end(text: &str, i: usize) -> Option<usize> {
+    let in_word = i > 0 && ident_cont(text.as_bytes()[i - 1]);
+    lexeme_from(text, i, in_word)
+}
+
+/// `lexeme_end`, told whether `i` continues an identifier.
+fn lexeme_from(text: &str, i: usize, in_word: bool) -> Option<usize> {
     let b = text.as_bytes();
-    if b.get(i) != Some(&b'$') || (i > 0 && is_word_byte(b[i - 1])) {
-        return None;
+    let c = *b.get(i)?;
+    let at = |k: usize| b.get(i + k).copied();
+    match c {
+        b'-' if at(1) == Some(b'-') => Some(line_end(b, i)),
+        b'/' if at(1) == Some(b'*') => Some(block_comment_end(b, i)),
+        b'"' => Some(quoted_ident_end(b, i + 1)),
+        // Called at the quote of `E'…'` (a caller that read `E` as a word).
+        b'\'' => {
+            let escapes =
+                i > 0 && matches!(b[i - 1], b'e' | b'E') && !(i > 1 && ident_cont(b[i - 2]));
+            Some(string_end(b, i + 1, Quoting::of(escapes)))
+        }
+        _ if in_word => None,
+        b'e' | b'E' if at(1) == Some(b'\'') => Some(string_end(b, i + 2, Quoting::Escape)),
+        b'b' | b'B' | b'x' | b'X' if at(1) == Some(b'\'') => {
+            Some(string_end(b, i + 2, Quoting::Bits))
+        }
+        b'u' | b'U' if at(1) == Some(b'&') && at(2) == Some(b'\'') => {
+            Some(string_end(b, i + 3, Quoting::Standard))
+        }
+        b'u' | b'U' if at(1) == Some(b'&') && at(2) == Some(b'"') => {
+            Some(quoted_ident_end(b, i + 3))
+        }
+        b'$' => dollar_at(text, i),
+        _ => None,
     }
-    let mut j = i + 1;
-    while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'_') {
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Quoting {
+    /// `'…'`, `U&'…'`: only `''` escapes a quote.
+    Standard,
+    /// `E'…'`: `\` escapes the next character, `''` a quote.
+    Escape,
+    /// `B'…'`, `X'…'`: no escapes.
+    Bits,
+}
+
+impl Quoting {
+    fn of(escapes: bool) -> Self {
+        if escapes {
+            Quoting::Escape
+        } else {
+            Quoting::Standard
+        }
+    }
+}
+
+/// `--` comments end at a newline (`\n` or `\r`), which they exclude.
+fn line_end(b: &[u8], i: usize) -> usize {
+    (i..b.len())
+        .find(|&k| b[k] == b'\n' || b[k] == b'\r')
+        .unwrap_or(b.len())
+}
+
+/// Block comments nest: `/* /* */ still a comment */`.
+fn block_comment_end(b: &[u8], i: usize) -> usize {
+    let (mut depth, mut j) = (0usize, i);
+    while j < b.len() {
+        if b[j] == b'/' && b.get(j + 1) == Some(&b'*') {
+            depth += 1;
+            j += 2;
+        } else if b[j] == b'*' && b.get(j + 1) == Some(&b'/') {
+            depth -= 1;
+            j += 2;
+            if depth == 0 {
+                return j;
+            }
+        } else {
+            j += 1;
+        }
+    }
+    b.len()
+}
+
+/// The end of a quoted identifier whose contents start at `j` (`""` is a
+/// quote).
+fn quoted_ident_end(b: &[u8], mut j: usize) -> usize {
+    while j < b.len() {
+        if b[j] == b'"' {
+            if b.get(j + 1) == Some(&b'"') {
+                j += 2;
+                continue;
+            }
+            return j + 1;
+        }
         j += 1;
     }
-    if b.get(j) != Some(&b'$') || b.get(i + 1).is_some_and(u8::is_ascii_digit) {
+    b.len()
+}
+
+/// The end of a string constant whose contents start at `j`, continued
+/// across `'…'` whitespace-with-a-newline `'…'` as PostgreSQL does (the
+/// continuation keeps the first part's quoting).
+fn string_end(b: &[u8], mut j: usize, q: Quoting) -> usize {
+    loop {
+        while j < b.len() {
+            match b[j] {
+                b'\\' if q == Quoting::Escape => j += 2,
+                b'\'' if q != Quoting::Bits && b.get(j + 1) == Some(&b'\'') => j += 2,
+                b'\'' => break,
+                _ => j += 1,
+            }
+        }
+        if j >= b.len() {
+            return b.len();
+        }
+        j += 1;
+        match continuation(b, j) {
+            Some(k) => j = k + 1,
+            None => return j,
+        }
+    }
+}
+
+/// PostgreSQL's `quotecontinue` at `j`: horizontal blanks and `--`
+/// comments, a newline, then blanks, newlines and `--` comments, then a
+/// quote (whose offset is returned).
+fn continuation(b: &[u8], mut j: usize) -> Option<usize> {
+    let mut newline = false;
+    while j < b.len() {
+        match b[j] {
+            b' ' | b'\t' | 0x0c => j += 1,
+            b'\n' | b'\r' => {
+                newline = true;
+                j += 1;
+            }
+            b'-' if b.get(j + 1) == Some(&b'-') => {
+                j = line_end(b, j);
+                // After the first newline a comment must end in one.
+                if newline && j >= b.len() {
+                    return None;
+                }
+            }
+            b'\'' if newline => return Some(j),
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// `$tag$ … $tag$` at `i` (PostgreSQL's `dolqdelim`: `$$` or a tag that
+/// starts like an identifier and has no `$`; `$1` is a parameter).
+fn dollar_at(text: &str, i: usize) -> Option<usize> {
+    let b = text.as_bytes();
+    let mut j = i + 1;
+    if b.get(j).is_some_and(|&c| ident_start(c)) {
+        while j < b.len() && ident_cont(b[j]) && b[j] != b'$' {
+            j += 1;
+        }
+    }
+    if b.get(j) != Some(&b'$') {
         return None;
     }
     let tag = &text[i..=j];
@@ -89,6 +198,83 @@ pub(crate) fn dollar_quote_end(text: &str, i: usize) -> Option<usize> {
             .find(tag)
             .map_or(text.len(), |k| j + 1 + k + tag.len()),
     )
+}
+
+/// Words and top-level semicolons with byte ranges; strings, dollar-quoted
+/// strings, quoted identifiers, comments and parenthesised text are
+/// skipped over. A word right after `:` or `$` (`:name`, `x::int`) is not
+/// one.
+pub(crate) fn lex(text: &str) -> Vec<(Lex, usize, usize)> {
+    let b = text.as_bytes();
+    let mut out = vec![];
+    let mut i = 0;
+    let (mut depth, mut lexeme_to) = (0usize, 0usize);
+    while i < b.len() {
+        // Identifiers and numbers are read whole, so `i` starts a token.
+        if let Some(e) = lexeme_from(text, i, false) {
+            (i, lexeme_to) = (e, e);
+            continue;
+        }
+        let c = b[i];
+        if ident_start(c) {
+            let s = i;
+            while i < b.len() && ident_cont(b[i]) {
+                i += 1;
+            }
+            let after_sigil = s > 0 && s != lexeme_to && (b[s - 1] == b':' || b[s - 1] == b'$');
+            if depth == 0 && !after_sigil {
+                out.push((Lex::Word, s, i));
+            }
+            continue;
+        }
+        if c.is_ascii_digit() || c == b'.' && b.get(i + 1).is_some_and(u8::is_ascii_digit) {
+            i = number_end(b, i);
+            continue;
+        }
+        match c {
+            b'(' | b'[' => depth += 1,
+            b')' | b']' => depth = depth.saturating_sub(1),
+            b';' if depth == 0 => out.push((Lex::Semi, i, i + 1)),
+            _ => {}
+        }
+        i += 1;
+    }
+    out
+}
+
+/// A numeric literal (`1`, `1.5`, `.5`, `1e-3`, `1.`); PostgreSQL 15's
+/// scanner reads `1abc` as `1` and `abc`.
+fn number_end(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && b[i].is_ascii_digit() {
+        i += 1;
+    }
+    if b.get(i) == Some(&b'.') && b.get(i + 1) != Some(&b'.') {
+        i += 1;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        let sign = usize::from(matches!(b.get(i + 1), Some(b'+' | b'-')));
+        if b.get(i + 1 + sign).is_some_and(u8::is_ascii_digit) {
+            i += 1 + sign;
+            while i < b.len() && b[i].is_ascii_digit() {
+                i += 1;
+            }
+        }
+    }
+    i
+}
+
+/// `$tag$ … $tag$` starting at `i`: the offset after its closing tag
+/// (the end of the text when unterminated). Not inside an identifier
+/// (`a$b$`).
+pub(crate) fn dollar_quote_end(text: &str, i: usize) -> Option<usize> {
+    let b = text.as_bytes();
+    if b.get(i) != Some(&b'$') || (i > 0 && ident_cont(b[i - 1])) {
+        return None;
+    }
+    dollar_at(text, i)
 }
 
 pub(crate) fn is_word_byte(c: u8) -> bool {
@@ -108,15 +294,9 @@ pub(crate) fn blank_prefix(s: &str) -> usize {
         if b[i].is_ascii_whitespace() {
             i += 1;
         } else if b[i] == b'-' && b.get(i + 1) == Some(&b'-') {
-            while i < b.len() && b[i] != b'\n' {
-                i += 1;
-            }
+            i = line_end(b, i);
         } else if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
-            i += 2;
-            while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
-                i += 1;
-            }
-            i += 2;
+            i = block_comment_end(b, i);
         } else {
             return i;
         }
@@ -124,21 +304,18 @@ pub(crate) fn blank_prefix(s: &str) -> usize {
     b.len()
 }
 
-/// Split `text` at top-level occurrences of `sep` (outside strings and
-/// parentheses): `(offset within text, piece)`.
+/// Split `text` at top-level occurrences of `sep` (outside strings,
+/// comments and parentheses): `(offset within text, piece)`.
 pub(crate) fn split_top(text: &str, sep: u8) -> Vec<(usize, &str)> {
     let b = text.as_bytes();
     let mut out = vec![];
     let (mut depth, mut start, mut i) = (0usize, 0usize, 0usize);
     while i < b.len() {
+        if let Some(e) = lexeme_end(text, i) {
+            i = e;
+            continue;
+        }
         match b[i] {
-            b'\'' | b'"' => {
-                let q = b[i];
-                i += 1;
-                while i < b.len() && b[i] != q {
-                    i += 1;
-                }
-            }
             b'(' | b'[' => depth += 1,
             b')' | b']' => depth = depth.saturating_sub(1),
             c if c == sep && depth == 0 => {
@@ -153,12 +330,16 @@ pub(crate) fn split_top(text: &str, sep: u8) -> Vec<(usize, &str)> {
     out
 }
 
-/// An identifier at `i`: its name (SQL case rules) and end.
+/// An identifier at `i`: its name (SQL case rules: `"a""b"` is `a"b`) and
+/// end.
 pub(crate) fn ident_at(text: &str, i: usize) -> Option<(String, usize)> {
     let b = text.as_bytes();
     if b.get(i) == Some(&b'"') {
-        let close = text[i + 1..].find('"')? + i + 1;
-        return Some((text[i + 1..close].to_string(), close + 1));
+        let end = quoted_ident_end(b, i + 1);
+        if end < i + 2 || b[end - 1] != b'"' {
+            return None;
+        }
+        return Some((text[i + 1..end - 1].replace("\"\"", "\""), end));
     }
     let mut j = i;
     while j < b.len() && is_word_byte(b[j]) {
@@ -167,20 +348,10 @@ pub(crate) fn ident_at(text: &str, i: usize) -> Option<(String, usize)> {
     (j > i).then(|| (text[i..j].to_lowercase(), j))
 }
 
+/// The end of the string constant whose opening quote is at `i` (an
+/// `E` before it makes backslashes escapes).
 pub(crate) fn quoted_end(text: &str, i: usize) -> usize {
-    let b = text.as_bytes();
-    let mut j = i + 1;
-    while j < b.len() {
-        if b[j] == b'\'' {
-            if b.get(j + 1) == Some(&b'\'') {
-                j += 2;
-                continue;
-            }
-            return j + 1;
-        }
-        j += 1;
-    }
-    b.len()
+    lexeme_end(text, i).unwrap_or(text.len())
 }
 
 pub(crate) fn find_word_in(upper: &str, w: &str) -> Option<usize> {
@@ -195,4 +366,157 @@ pub(crate) fn find_word_in(upper: &str, w: &str) -> Option<usize> {
         from = e;
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pg_query::protobuf::{KeywordKind, Token};
+    use proptest::prelude::*;
+
+    /// Top-level `;` and word ranges as PostgreSQL's scanner sees them
+    /// (quoted identifiers are not words: never a keyword), or None when
+    /// PostgreSQL rejects the text.
+    fn pg_lex(text: &str) -> Option<Vec<(Lex, usize, usize)>> {
+        let scan = pg_query::scan(text).ok()?;
+        let mut out = vec![];
+        let mut depth = 0usize;
+        for t in &scan.tokens {
+            let (s, e) = (usize::try_from(t.start).ok()?, usize::try_from(t.end).ok()?);
+            match t.token() {
+                Token::Ascii40 | Token::Ascii91 => depth += 1,
+                Token::Ascii41 | Token::Ascii93 => depth = depth.saturating_sub(1),
+                Token::Ascii59 if depth == 0 => out.push((Lex::Semi, s, e)),
+                tok if depth == 0
+                    && (tok == Token::Ident && !text[s..].starts_with('"')
+                        || t.keyword_kind() != KeywordKind::NoKeyword) =>
+                {
+                    out.push((Lex::Word, s, e));
+                }
+                _ => {}
+            }
+        }
+        Some(out)
+    }
+
+    /// Lexemes whose insides PostgreSQL reads differently from a naive
+    /// quote scanner, and plain tokens around them. A `--` comment follows
+    /// a word: libpg_query (patch 04, comments as tokens) does not continue
+    /// a string across `'a' -- c` newline `'b'` as the server does (see
+    /// `string_continues_across_line_comments`).
+    const PIECES: &[&str] = &[
+        "select",
+        "a",
+        "E",
+        "e",
+        "U",
+        "x",
+        "B",
+        "N",
+        "foo$bar",
+        "_z",
+        "é",
+        "if",
+        "end",
+        ";",
+        " ",
+        "\n",
+        "\t",
+        "(",
+        ")",
+        "[",
+        "]",
+        ",",
+        "+",
+        "=",
+        "1",
+        "4.5",
+        "$1",
+        "x -- c ; ' x\n",
+        "x --;\r",
+        "/* ; ' */",
+        "/* /* ; */ ' ; */",
+        "/*/ ; */",
+        "/**/",
+        "'a'",
+        "'it''s ;'",
+        "E'a\\''",
+        "e'\\\\'",
+        "E'x;\\'y'",
+        "E'\\\\';'",
+        "U&'d\\0061t;'",
+        "U&\"q;\"",
+        "\"a\"\"b;\"",
+        "\"if\"",
+        "N'z;'",
+        "B'01'",
+        "X'1F'",
+        "$$ ; ' $$",
+        "$t$ $$ ; $t$",
+        "'a'\n'b;'",
+        "E'a'\n'\\';'",
+        "'\\'",
+        "'a' \n\t'b'",
+    ];
+
+    fn text() -> impl Strategy<Value = String> {
+        prop::collection::vec(
+            (
+                prop::sample::select(PIECES),
+                prop::sample::select(&["", " ", "\n"][..]),
+            ),
+            0..24,
+        )
+        .prop_map(|v| v.into_iter().flat_map(|(p, s)| [p, s]).collect())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+        /// The hand lexer finds the top-level `;` and the words where
+        /// PostgreSQL 15's scanner does, on every text PostgreSQL lexes.
+        #[test]
+        fn lexes_as_postgresql(t in text()) {
+            let Some(pg) = pg_lex(&t) else { return Ok(()) };
+            prop_assert_eq!(lex(&t), pg, "text: {:?}", t);
+        }
+    }
+
+    /// PostgreSQL 15 (the server, checked with psql -c) continues a string
+    /// across a newline with `--` comments around it, keeping `E`'s
+    /// escapes: `SELECT E'a' -- c⏎'\'x'` gives `a'x`; a block comment
+    /// ends it (`'a' /* c */⏎'b'` is a syntax error).
+    #[test]
+    fn string_continues_across_line_comments() {
+        let t = "select E'a' -- c ;\n'\\'x;' ; y";
+        assert_eq!(lexeme_end(t, 7), Some(t.find(" ; y").unwrap()));
+        let t = "select 'a' /* c */\n'b' ; y";
+        assert_eq!(lexeme_end(t, 7), Some(10));
+    }
+
+    #[test]
+    fn postgresql_lexemes() {
+        let semis = |t: &str| {
+            lex(t)
+                .into_iter()
+                .filter(|x| x.0 == Lex::Semi)
+                .map(|x| x.1)
+                .collect::<Vec<_>>()
+        };
+        let t = "select E'a\\'' ; x";
+        assert_eq!(semis(t), [t.find(" ;").unwrap() + 1]);
+        let t = "/* /* ; */ ; */ ;";
+        assert_eq!(semis(t), [t.len() - 1]);
+        let t = "select 'a' -- it's; \n ;";
+        assert_eq!(semis(t), [t.len() - 1]);
+        let t = "select U&\"a;\", U&'b;' ;";
+        assert_eq!(semis(t), [t.len() - 1]);
+        assert_eq!(ident_at("\"a\"\"b\" x", 0), Some(("a\"b".to_string(), 6)));
+        assert_eq!(quoted_end("E'a\\'' x", 1), 6);
+        assert_eq!(quoted_end("xE'a\\' x", 2), 6);
+        assert_eq!(blank_prefix("/* /* */ */x"), 11);
+        assert_eq!(
+            split_top("f(E'a,\\'', b), c", b','),
+            [(0, "f(E'a,\\'', b)"), (14, " c")]
+        );
+    }
 }

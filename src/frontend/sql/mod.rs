@@ -6,6 +6,7 @@
 
 pub mod ast;
 pub mod ddl;
+pub mod gate;
 pub mod lex;
 pub mod pg;
 pub mod pgbench;
@@ -291,13 +292,11 @@ pub fn rewrite_subscripts(text: &str) -> String {
     let mut out = b.to_vec();
     let mut i = 0;
     while i < b.len() {
+        if let Some(e) = lex::lexeme_end(text, i) {
+            i = e;
+            continue;
+        }
         match b[i] {
-            b'\'' => {
-                i += 1;
-                while i < b.len() && b[i] != b'\'' {
-                    i += 1;
-                }
-            }
             b':' if b
                 .get(i + 1)
                 .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_') =>

@@ -719,9 +719,11 @@ impl Builder<'_> {
             offset: from,
             parsed: None,
         };
+        // The client evaluates `\if`: nothing for PostgreSQL's gate.
         Ok(Cond {
             expr: super::parse_expr(self.file, &probe)?,
             snip,
+            pg: None,
         })
     }
 
@@ -843,6 +845,7 @@ fn fresh(at: usize, text: &str) -> Result<Cond> {
     let f = SourceFile::new("pgbench", "random()");
     Ok(Cond {
         expr: super::parse_expr(&f, &probe)?,
+        pg: None,
         snip: Snippet {
             text: text.to_string(),
             offset: at,

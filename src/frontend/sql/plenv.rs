@@ -4,9 +4,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::ast::{Node, Stmt};
-use super::lex::{
-    blank_prefix, dollar_quote_end, find_word_in, ident_at, is_word_byte, quoted_end,
-};
+use super::lex::{blank_prefix, find_word_in, ident_at, is_word_byte};
 use super::{Anchors, Rewrite, Snippet};
 use crate::model::error::{Diag, Result, SourceFile};
 use crate::model::schema::Schema;
@@ -39,6 +37,12 @@ pub struct PlEnv {
     /// PL/pgSQL routines of the workload: calls of these are inlined.
     pub(super) callable: HashSet<String>,
     pub(super) cursors: HashMap<String, Cursor>,
+    /// `x ALIAS FOR y` and `$n` of a named parameter: another name of
+    /// the same variable (PostgreSQL: an assignment through one is seen
+    /// through the other). Maps the name to the variable's own name.
+    pub(super) aliases: HashMap<String, String>,
+    /// Declared (normalized) types of parameters and scalar variables.
+    pub(super) types: HashMap<String, String>,
     /// The routine is a procedure (only procedures may COMMIT/ROLLBACK).
     pub(super) procedure: bool,
     /// EXECUTEs seen so far (names their USING variables apart).
@@ -72,6 +76,8 @@ impl PlEnv {
                 .collect(),
             callable,
             cursors: HashMap::new(),
+            aliases: HashMap::new(),
+            types: HashMap::new(),
             exec_count: 0,
             procedure: false,
             pending: std::cell::RefCell::new(vec![]),
@@ -81,6 +87,19 @@ impl PlEnv {
 
     pub(super) fn var(&self, name: &str) -> Option<VarKind> {
         self.vars.get(name).map(|v| v.0)
+    }
+
+    /// The variable a name stands for (itself unless an alias).
+    pub(super) fn canon(&self, name: &str) -> String {
+        let mut n = name;
+        // Aliases are registered already resolved; the bound only guards.
+        for _ in 0..8 {
+            match self.aliases.get(n) {
+                Some(t) if t != n => n = t,
+                _ => break,
+            }
+        }
+        n.to_string()
     }
 
     /// A qualifier that names the routine or an enclosing block's label.
@@ -157,6 +176,16 @@ impl PlEnv {
                 continue;
             }
             let c = b[i];
+            // `$n` of a named parameter is that parameter.
+            if c == b'$' && (i == 0 || !is_word_byte(b[i - 1])) {
+                let e = i + 1 + t[i + 1..].bytes().take_while(u8::is_ascii_digit).count();
+                let name = self.canon(&t[i..e]);
+                if e > i + 1 && !name.starts_with('$') {
+                    push_var(&mut out, &name, false);
+                    i = e;
+                    continue;
+                }
+            }
             let starts_word = (c.is_ascii_alphabetic() || c == b'_')
                 && (i == 0 || !is_word_byte(b[i - 1]) && b[i - 1] != b'$');
             if !starts_word {
@@ -190,9 +219,9 @@ impl PlEnv {
                 let field = t[fs..fe].to_lowercase();
                 if self.is_qualifier(&w) && self.var(&field).is_some() {
                     out.push_str(&" ".repeat(i - s));
-                    push_var(&mut out, &field, false);
+                    push_var(&mut out, &self.canon(&field), false);
                 } else if self.var(&w) == Some(VarKind::Record) {
-                    push_var(&mut out, &format!("{w}${field}"), true);
+                    push_var(&mut out, &format!("{}${field}", self.canon(&w)), true);
                 } else {
                     out.push_str(&t[s..fe]);
                 }
@@ -215,7 +244,7 @@ impl PlEnv {
                     .help(format!("PostgreSQL (plpgsql.variable_conflict = error, the default) rejects this reference: rename the variable, or qualify it as {}.{w} (the variable) or {}.{w} (the column)", self.routine, self.relations[r].0))
                     .at(file, at, w.len(), "ambiguous"));
                 }
-                push_var(&mut out, &w, true);
+                push_var(&mut out, &self.canon(&w), true);
             } else {
                 out.push_str(&t[s..i]);
             }
@@ -326,7 +355,11 @@ impl PlEnv {
         end: usize,
     ) -> Result<Option<(String, usize, bool)>> {
         let t = &file.text[at..end];
-        let Some((first, mut i)) = ident_at(t, 0) else {
+        // `$n := e` assigns the n-th parameter.
+        let digits = t.bytes().skip(1).take_while(u8::is_ascii_digit).count();
+        let dollar =
+            (t.starts_with('$') && digits > 0).then(|| (t[..=digits].to_string(), digits + 1));
+        let Some((first, mut i)) = dollar.or_else(|| ident_at(t, 0)) else {
             return Ok(None);
         };
         let mut var = first.clone();
@@ -368,7 +401,7 @@ impl PlEnv {
             .help("declare it in a DECLARE section (or as a parameter) of the routine")
             .at(file, at, first.len().max(1), "here"));
         }
-        Ok(Some((var, i + ws + op, whole)))
+        Ok(Some((self.canon(&var), i + ws + op, whole)))
     }
 }
 
@@ -378,22 +411,15 @@ fn push_var(out: &mut String, name: &str, absorb: bool) {
     if absorb && out.ends_with("  ") {
         out.pop();
     }
-    out.push(':');
+    // An alias of an unnamed parameter: `$n` as written.
+    if !name.starts_with('$') {
+        out.push(':');
+    }
     out.push_str(name);
 }
 
 /// The end of a string, quoted identifier, comment or dollar quote that
-/// starts at `i`.
+/// starts at `i` (PostgreSQL's lexemes, `lex::lexeme_end`).
 pub(super) fn literal_end(t: &str, i: usize) -> Option<usize> {
-    let b = t.as_bytes();
-    match b[i] {
-        b'\'' => Some(quoted_end(t, i)),
-        b'"' => Some(t[i + 1..].find('"').map_or(t.len(), |k| i + k + 2)),
-        b'-' if b.get(i + 1) == Some(&b'-') => Some(t[i..].find('\n').map_or(t.len(), |k| i + k)),
-        b'/' if b.get(i + 1) == Some(&b'*') => {
-            Some(t[i + 2..].find("*/").map_or(t.len(), |k| i + k + 4))
-        }
-        b'$' => dollar_quote_end(t, i),
-        _ => None,
-    }
+    super::lex::lexeme_end(t, i)
 }

@@ -137,8 +137,13 @@ impl P<'_> {
                 pl.rewrite(self.file, &self.extract_calls(s.clone())?)?,
             ));
         }
+        let pg = super::gate::expression(self.file, &s, s.parse_text())?;
         let expr = parse_expr(self.file, &s)?;
-        Ok(Cond { snip: s, expr })
+        Ok(Cond {
+            snip: s,
+            expr,
+            pg: Some(pg),
+        })
     }
 
     /// An SQL statement between two offsets, parsed.

@@ -13,18 +13,13 @@ pub fn strip_into(text: &str) -> (String, Vec<String>) {
     let mut first_word: Option<String> = None;
     let mut seen_returning = false;
     let mut seen_select = false;
-    let mut in_str = false;
     while i < b.len() {
-        let c = b[i];
-        if in_str {
-            if c == b'\'' {
-                in_str = false;
-            }
-            i += 1;
+        if let Some(e) = super::lex::lexeme_end(text, i) {
+            i = e;
             continue;
         }
+        let c = b[i];
         match c {
-            b'\'' => in_str = true,
             b'(' => depth += 1,
             b')' => depth -= 1,
             _ => {}
@@ -144,7 +139,8 @@ fn find_words(upper: &str, words: &[&str]) -> Option<(usize, usize)> {
     while let Some(i) = upper[from..].find(words[0]) {
         let s = from + i;
         let mut at = s + words[0].len();
-        let mut ok = s == 0 || !upper.as_bytes()[s - 1].is_ascii_alphanumeric();
+        let mut ok =
+            (s == 0 || !upper.as_bytes()[s - 1].is_ascii_alphanumeric()) && in_code(upper, s);
         for w in &words[1..] {
             let rest = &upper[at..];
             let trimmed = rest.trim_start();
@@ -167,9 +163,36 @@ fn find_words(upper: &str, words: &[&str]) -> Option<(usize, usize)> {
     None
 }
 
+/// Whether `at` is outside the strings, quoted names and comments of
+/// `text` (`'… for key share …'` is no lock clause).
+fn in_code(text: &str, at: usize) -> bool {
+    let mut i = 0;
+    while i < at {
+        match super::lex::lexeme_end(text, i) {
+            Some(e) if e > at => return false,
+            Some(e) => i = e,
+            None => i += 1,
+        }
+    }
+    true
+}
+
 fn is_keyword(w: &str) -> bool {
     matches!(
         w,
         "FROM" | "WHERE" | "ORDER" | "GROUP" | "LIMIT" | "FOR" | "UNION" | "HAVING"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lock_words_inside_strings_are_no_lock_clause() {
+        let t = "SELECT a FROM t WHERE b = E'\\' for key share' FOR NO KEY UPDATE";
+        let (out, weak) = normalize_locks(t);
+        assert!(!weak);
+        assert!(out.contains("E'\\' for key share' FOR UPDATE"), "{out}");
+    }
 }

@@ -281,22 +281,7 @@ impl P<'_> {
             let has = |w: &str| words.iter().any(|x| x == w);
             let upper = text.to_ascii_uppercase();
             if has("ALIAS") {
-                self.declare(&name, VarKind::Scalar, at, ne)?;
-                let target = text[find_word_in(&upper, "FOR").map_or(ne, |k| k + 3)..]
-                    .trim()
-                    .to_string();
-                let target = match target.strip_prefix('$') {
-                    Some(_) => target,
-                    None => format!(":{}", target.to_lowercase()),
-                };
-                body.push(Node::Assign {
-                    var: name,
-                    expr: self.cond(Snippet {
-                        text: target,
-                        offset: at,
-                        parsed: None,
-                    })?,
-                });
+                self.alias(&name, &text, &upper, at, ne)?;
             } else if has("CURSOR") {
                 self.cursor_decl(&name, at, &text, &upper)?;
             } else {
@@ -311,6 +296,9 @@ impl P<'_> {
                 self.declare(&name, kind, at, ne)?;
                 let def =
                     top_level_op(&text).or_else(|| find_word_in(&upper, "DEFAULT").map(|k| k + 7));
+                if kind == VarKind::Scalar {
+                    self.note_type(&name, &text, ne, def);
+                }
                 let expr = match def {
                     Some(d) => self.expr(at + d, end)?,
                     None => self.cond(Snippet {
@@ -324,6 +312,80 @@ impl P<'_> {
             self.pos = semi + 1;
         }
         Ok(())
+    }
+
+    /// `name ALIAS FOR target`: another name of the same variable (no
+    /// copy: PostgreSQL resolves both names to one datum).
+    fn alias(&mut self, name: &str, text: &str, upper: &str, at: usize, ne: usize) -> Result<()> {
+        let from = find_word_in(upper, "FOR").map_or(ne, |k| k + 3);
+        let raw = text[from..].trim().trim_end_matches(';').trim();
+        let lead = from + blank_prefix(&text[from..]);
+        let target = match ident_at(raw, 0) {
+            Some((t, e)) if e == raw.len() => t,
+            _ if raw.starts_with('$') => raw.to_string(),
+            _ => {
+                return Err(self.err(
+                    at + lead,
+                    raw.len().max(1),
+                    "expected a variable or $n after ALIAS FOR",
+                    "write name ALIAS FOR $1; or name ALIAS FOR variable;",
+                ))
+            }
+        };
+        let Some(pl) = &self.pl else { return Ok(()) };
+        let Some(kind) = pl.var(&target) else {
+            return Err(self.err(
+                at + lead,
+                raw.len().max(1),
+                format!("ALIAS FOR `{raw}`, which is not a parameter or variable of the routine"),
+                "name a parameter ($n or its name) or a variable declared before",
+            ));
+        };
+        let canon = pl.canon(&target);
+        self.declare(name, kind, at, ne)?;
+        if let Some(pl) = &mut self.pl {
+            pl.aliases.insert(name.to_string(), canon);
+        }
+        Ok(())
+    }
+
+    /// The declared type of a scalar variable: what follows its name up
+    /// to the default, without CONSTANT, NOT NULL and COLLATE.
+    fn note_type(&mut self, name: &str, text: &str, ne: usize, def: Option<usize>) {
+        let end = def.map_or(text.len(), |d| {
+            // `def` points after `:=`/`=`/DEFAULT: back to its start.
+            let head = text[..d].trim_end_matches([':', '=']);
+            head.len()
+                - if head.to_ascii_uppercase().ends_with("DEFAULT") {
+                    7
+                } else {
+                    0
+                }
+        });
+        let Some(decl) = text.get(ne..end.max(ne)) else {
+            return;
+        };
+        let mut words: Vec<&str> = decl
+            .trim()
+            .trim_end_matches(';')
+            .split_whitespace()
+            .collect();
+        if words
+            .first()
+            .is_some_and(|w| w.eq_ignore_ascii_case("constant"))
+        {
+            words.remove(0);
+        }
+        if let Some(k) = words
+            .iter()
+            .position(|w| w.eq_ignore_ascii_case("not") || w.eq_ignore_ascii_case("collate"))
+        {
+            words.truncate(k);
+        }
+        if let Some(pl) = &mut self.pl {
+            pl.types
+                .insert(name.to_string(), norm_type(&words.join(" ")));
+        }
     }
 
     fn is_table_type(&self, words: &[String]) -> bool {
@@ -515,6 +577,9 @@ impl P<'_> {
         // Both keep every position (blanks for what they cut).
         let (locks, weak_lock) = crate::frontend::sql::statement::normalize_locks(&rw.text);
         let (clean, into) = crate::frontend::sql::statement::strip_into(&locks);
+        // PostgreSQL parses the text before the lock rewrite (it knows FOR
+        // NO KEY UPDATE), INTO targets cut out as PL/pgSQL cuts them.
+        let (gated, _) = crate::frontend::sql::statement::strip_into(&rw.text);
         let snip = Snippet {
             text: s.text,
             offset: s.offset,
@@ -523,12 +588,14 @@ impl P<'_> {
                 map: rw.map,
             })),
         };
+        let pg = crate::frontend::sql::gate::statement(self.file, &snip, &gated)?;
         let sql = crate::frontend::sql::parse_one(self.file, &snip)?;
         Ok(Stmt {
             snip,
             sql,
             into,
             weak_lock,
+            pg,
         })
     }
 
@@ -743,14 +810,20 @@ impl P<'_> {
         }
         if let Some(k) = into {
             let (from, to) = (self.toks[k].2, self.toks[semi].1);
-            out.extend(self.fresh_targets(from, to, at)?);
+            out.extend(self.fresh_targets(from, to, at, false)?);
         }
         self.pos = semi + 1;
         Ok(out)
     }
 
     /// Comma-separated variables from..to: each assigned a fresh value.
-    fn fresh_targets(&self, from: usize, to: usize, at: usize) -> Result<Vec<Node>> {
+    fn fresh_targets(
+        &self,
+        from: usize,
+        to: usize,
+        at: usize,
+        diagnostics: bool,
+    ) -> Result<Vec<Node>> {
         let mut out = vec![];
         for (o, piece) in split_top(&self.file.text[from..to], b',') {
             let lead = blank_prefix(piece);
@@ -758,6 +831,7 @@ impl P<'_> {
             let var = target.rsplit('.').next().unwrap_or(target).to_lowercase();
             let var = var.split('[').next().unwrap_or("").trim().to_string();
             let known = self.pl.as_ref().is_some_and(|pl| pl.var(&var).is_some());
+            let var = self.pl.as_ref().map_or(var.clone(), |pl| pl.canon(&var));
             if !known {
                 return Err(self.err(
                     from + o + lead,
@@ -766,14 +840,19 @@ impl P<'_> {
                     "declare it in a DECLARE section",
                 ));
             }
-            out.push(Node::Assign {
-                var,
-                expr: self.cond(Snippet {
-                    text: "NULL".into(),
-                    offset: at,
-                    parsed: None,
-                })?,
-            });
+            let mut expr = self.cond(Snippet {
+                text: "NULL".into(),
+                offset: at,
+                parsed: None,
+            })?;
+            // `v = ROW_COUNT` (also `:=`) of GET [CURRENT] DIAGNOSTICS.
+            let item = piece[lead..]
+                .split_once('=')
+                .map(|(_, i)| i.trim().to_ascii_uppercase());
+            if diagnostics && item.as_deref() == Some("ROW_COUNT") {
+                expr.snip.text = super::ROW_COUNT_MARK.into();
+            }
+            out.push(Node::Assign { var, expr });
         }
         Ok(out)
     }
@@ -792,7 +871,7 @@ impl P<'_> {
                 "write GET DIAGNOSTICS v = ROW_COUNT;",
             ));
         };
-        let out = self.fresh_targets(self.toks[k].2, self.toks[semi].1, at)?;
+        let out = self.fresh_targets(self.toks[k].2, self.toks[semi].1, at, true)?;
         self.pos = semi + 1;
         Ok(out)
     }
@@ -851,11 +930,17 @@ impl P<'_> {
             }
         }
         let text = format!("{content} {}", t.get(close..into_end).unwrap_or(""));
-        out.push(Node::Sql(Box::new(self.stmt_of(Snippet {
+        let stmt = Node::Sql(Box::new(self.stmt_of(Snippet {
             text,
             offset: lit + 1,
             parsed: None,
-        })?)));
+        })?));
+        out.push(Node::Block {
+            label: Some(super::EXECUTE_LABEL.into()),
+            body: vec![stmt],
+            handlers: None,
+            file: None,
+        });
         self.pos = semi + 1;
         Ok(out)
     }
@@ -925,11 +1010,11 @@ fn top_level_op(text: &str) -> Option<usize> {
     let mut depth = 0usize;
     let mut i = 0;
     while i < b.len() {
+        if let Some(e) = literal_end(text, i) {
+            i = e;
+            continue;
+        }
         match b[i] {
-            b'\'' => {
-                i = quoted_end(text, i);
-                continue;
-            }
             b'(' => depth += 1,
             b')' => depth = depth.saturating_sub(1),
             b':' if depth == 0 && b.get(i + 1) == Some(&b'=') => return Some(i + 2),

@@ -94,12 +94,14 @@ pub fn bind_args(
             out[k] = Some(Cond {
                 snip: call.snip.clone(),
                 expr: Expr::Value(sqlparser::ast::Value::Null.with_empty_span()),
+                pg: None,
             });
         }
     }
     let mk = |e: &Expr| Cond {
         snip: call.snip.clone(),
         expr: e.clone(),
+        pg: None,
     };
     if let FunctionArguments::List(l) = &f.args {
         for (k, a) in l.args.iter().enumerate() {
@@ -159,27 +161,225 @@ pub fn bind_args(
         .collect()
 }
 
-/// A workload's parsed PL/pgSQL routines by (lower-case) name.
+/// A workload's parsed PL/pgSQL routines by signature
+/// (`Routine::signature`: name and input parameter types).
 pub type Routines = HashMap<String, ParsedRoutine>;
+
+/// What a call argument's type is, as far as it is evident.
+#[derive(Debug, Clone, PartialEq)]
+enum ArgTy {
+    /// A declared or literal type (normalized).
+    Known(String),
+    /// A string literal or NULL: PostgreSQL's `unknown`, coerced to the
+    /// parameter's type (the string category preferred).
+    Literal,
+    /// An expression whose type isolint does not derive.
+    Opaque,
+}
+
+fn arg_type(e: &Expr, types: &HashMap<String, String>) -> ArgTy {
+    use sqlparser::ast::Value as V;
+    match e {
+        Expr::Nested(x) => arg_type(x, types),
+        Expr::UnaryOp { expr, .. } if matches!(expr.as_ref(), Expr::Value(_)) => {
+            arg_type(expr, types)
+        }
+        Expr::Cast { data_type, .. } => ArgTy::Known(norm_type(&data_type.to_string())),
+        Expr::Value(v) => match &v.value {
+            V::Number(t, _) => ArgTy::Known(
+                match t.parse::<i64>() {
+                    Ok(n) if i32::try_from(n).is_ok() => "integer",
+                    Ok(_) => "bigint",
+                    Err(_) => "numeric",
+                }
+                .into(),
+            ),
+            V::Boolean(_) => ArgTy::Known("boolean".into()),
+            V::SingleQuotedString(_)
+            | V::EscapedStringLiteral(_)
+            | V::DollarQuotedString(_)
+            | V::Null => ArgTy::Literal,
+            V::Placeholder(p) => types
+                .get(&p.trim_start_matches(':').to_lowercase())
+                .map_or(ArgTy::Opaque, |t| ArgTy::Known(t.clone())),
+            _ => ArgTy::Opaque,
+        },
+        _ => ArgTy::Opaque,
+    }
+}
+
+const NUMERIC: [&str; 6] = [
+    "smallint",
+    "integer",
+    "bigint",
+    "numeric",
+    "real",
+    "double precision",
+];
+const STRING: [&str; 4] = ["text", "character varying", "character", "name"];
+
+/// Whether PostgreSQL may pass a value of type `from` to a parameter of
+/// type `to` implicitly. Only for the numeric and string types (whose
+/// implicit casts are listed here: the numeric ones widen, the string ones
+/// convert freely) is the answer "no"; for any other pair it may.
+fn coercible(from: &ArgTy, to: &str) -> bool {
+    let ArgTy::Known(from) = from else {
+        return true;
+    };
+    let rank = |t: &str| NUMERIC.iter().position(|n| *n == t);
+    let known = |t: &str| rank(t).is_some() || STRING.contains(&t) || t == "boolean";
+    if from == to || !known(from) || !known(to) {
+        return true;
+    }
+    match (rank(from), rank(to)) {
+        (Some(a), Some(b)) => a < b && !(from == "real" && to != "double precision"),
+        _ => STRING.contains(&from.as_str()) && STRING.contains(&to),
+    }
+}
+
+/// The parameter each argument of `call` goes to (positional, then by
+/// name), or None when the arguments do not fit the routine.
+fn arg_slots(call: &Cond, callee: &ParsedRoutine) -> Option<Vec<(usize, Expr)>> {
+    let Expr::Function(f) = &call.expr else {
+        return Some(vec![]);
+    };
+    let params = &callee.routine.params;
+    let slots: Vec<usize> = (0..params.len())
+        .filter(|&k| callee.routine.procedure || params[k].mode != Mode::Out)
+        .collect();
+    let mut out = vec![];
+    if let FunctionArguments::List(l) = &f.args {
+        for (k, a) in l.args.iter().enumerate() {
+            match a {
+                FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => {
+                    out.push((*slots.get(k)?, e.clone()))
+                }
+                FunctionArg::Named {
+                    name,
+                    arg: FunctionArgExpr::Expr(e),
+                    ..
+                }
+                | FunctionArg::ExprNamed {
+                    name: Expr::Identifier(name),
+                    arg: FunctionArgExpr::Expr(e),
+                    ..
+                } => {
+                    let n = crate::frontend::sql::ident_name(name);
+                    let k = params
+                        .iter()
+                        .position(|p| p.name.as_deref() == Some(n.as_str()))?;
+                    out.push((k, e.clone()));
+                }
+                _ => return None,
+            }
+        }
+    }
+    Some(out)
+}
+
+/// The overload of `name` a call runs, resolved as PostgreSQL resolves
+/// it (the manual's "Function Type Resolution") where the argument types
+/// are evident: the routines the arguments fit (number, names, implicit
+/// casts), then an exact match, then the most exact matches, then string
+/// literals preferring string parameters. Anything still ambiguous is an
+/// error, never a guess.
+fn resolve<'r>(
+    file: &SourceFile,
+    call: &Cond,
+    at: usize,
+    name: &str,
+    candidates: Vec<&'r ParsedRoutine>,
+    types: &HashMap<String, String>,
+) -> Result<&'r ParsedRoutine> {
+    if candidates.len() == 1 {
+        return Ok(candidates[0]);
+    }
+    type Fit<'r> = (&'r ParsedRoutine, Vec<(ArgTy, String)>);
+    let mut fits: Vec<Fit<'r>> = vec![];
+    for c in &candidates {
+        let Some(slots) = arg_slots(call, c) else {
+            continue;
+        };
+        if bind_args(file, call, c, at).is_err() {
+            continue;
+        }
+        let args: Vec<(ArgTy, String)> = slots
+            .iter()
+            .map(|(k, e)| (arg_type(e, types), c.routine.params[*k].ty.clone()))
+            .collect();
+        if args.iter().all(|(a, p)| coercible(a, p)) {
+            fits.push((c, args));
+        }
+    }
+    let exact = |f: &Fit| {
+        f.1.iter()
+            .filter(|(a, p)| *a == ArgTy::Known(p.clone()))
+            .count()
+    };
+    if fits.len() > 1 {
+        let most = fits.iter().map(exact).max().unwrap_or(0);
+        fits.retain(|f| exact(f) == most);
+    }
+    if fits.len() > 1 {
+        // Unknown-type literals: the string category where any candidate
+        // takes one at that position.
+        let n = fits[0].1.len();
+        for k in 0..n {
+            let lit = fits
+                .iter()
+                .all(|f| f.1.get(k).is_some_and(|a| a.0 == ArgTy::Literal));
+            let string = |f: &Fit| f.1.get(k).is_some_and(|a| STRING.contains(&a.1.as_str()));
+            if lit && fits.iter().any(string) {
+                fits.retain(string);
+            }
+        }
+    }
+    match fits.len() {
+        1 => Ok(fits[0].0),
+        k => {
+            let mut sigs: Vec<String> = candidates.iter().map(|c| c.routine.signature()).collect();
+            sigs.sort();
+            let what = if k == 0 {
+                "matches no overload"
+            } else {
+                "is ambiguous"
+            };
+            Err(Diag::new(format!(
+                "this call of `{name}` {what}: {}",
+                sigs.join(", ")
+            ))
+            .help("PostgreSQL picks an overload by the argument types; write the arguments with evident types (a declared variable or parameter, a literal, or a cast such as 42::int or 'x'::text)")
+            .at(file, at, name.len().max(1), "here"))
+        }
+    }
+}
 
 /// Replace every call of a workload routine by the callee's statements:
 /// its parameters assigned the arguments, its body (variables renamed
 /// `callee.x`, RETURN leaving the inlined block), then the result variable
 /// (a fresh value) and OUT arguments. Recursion is an error.
+/// `types`: the declared types of the variables the nodes use (for
+/// overloaded callees), `stack`: the signatures being inlined.
 pub fn inline_calls(
     file: &SourceFile,
     nodes: Vec<Node>,
     routines: &Routines,
+    types: &HashMap<String, String>,
     stack: &mut Vec<String>,
 ) -> Result<Vec<Node>> {
     let mut out = vec![];
     for n in nodes {
         match n {
-            Node::Call { call, result, at } => {
-                out.extend(inline_one(file, &call, result, at, routines, stack)?)
-            }
+            Node::Call { call, result, at } => out.extend(inline_one(
+                file,
+                &call,
+                result,
+                at,
+                (routines, types),
+                stack,
+            )?),
             n => out.push(map_children(n, &mut |b| {
-                inline_calls(file, b, routines, stack)
+                inline_calls(file, b, routines, types, stack)
             })?),
         }
     }
@@ -204,18 +404,25 @@ fn inline_one(
     call: &Cond,
     result: Option<String>,
     at: usize,
-    routines: &Routines,
+    (routines, types): (&Routines, &HashMap<String, String>),
     stack: &mut Vec<String>,
 ) -> Result<Vec<Node>> {
     let name = call_name(call);
-    let Some(callee) = routines.get(&name) else {
+    let mut candidates: Vec<&ParsedRoutine> = routines
+        .values()
+        .filter(|p| p.routine.name == name)
+        .collect();
+    candidates.sort_by_key(|p| p.routine.signature());
+    if candidates.is_empty() {
         return Err(Diag::new(format!(
             "call of `{name}`, which is not a PL/pgSQL routine of the workload"
         ))
         .help("isolint inlines calls of the routines defined in the workload's routine files")
         .at(file, at, name.len().max(1), "here"));
-    };
-    if stack.contains(&name) {
+    }
+    let callee = resolve(file, call, at, &name, candidates, types)?;
+    let sig = callee.routine.signature();
+    if stack.contains(&sig) {
         return Err(Diag::new(format!(
             "recursive call of `{name}` ({} → {name})",
             stack.join(" → ")
@@ -252,8 +459,19 @@ fn inline_one(
         .collect();
     // A callee of another routine file: its positions refer to that file.
     let other = (callee.file.name != file.name).then(|| callee.file.clone());
-    stack.push(name.clone());
-    let body = inline_calls(other.as_ref().unwrap_or(file), body, routines, stack);
+    let callee_types: HashMap<String, String> = callee
+        .types
+        .iter()
+        .map(|(k, t)| (rename_key(k, &prefix), t.clone()))
+        .collect();
+    stack.push(sig);
+    let body = inline_calls(
+        other.as_ref().unwrap_or(file),
+        body,
+        routines,
+        &callee_types,
+        stack,
+    );
     stack.pop();
     out.push(Node::Block {
         label: Some(label),
@@ -268,6 +486,7 @@ fn inline_one(
             expr: Cond {
                 snip: call.snip.clone(),
                 expr: null,
+                pg: None,
             },
         });
     }
@@ -289,6 +508,7 @@ fn inline_one(
             expr: Cond {
                 snip: call.snip.clone(),
                 expr,
+                pg: None,
             },
         });
     }

@@ -25,6 +25,16 @@ use super::Snippet;
 use crate::model::error::{Diag, Result, SourceFile};
 use crate::model::schema::Schema;
 
+/// The text of the assignment `GET [CURRENT] DIAGNOSTICS v = ROW_COUNT`
+/// becomes (its value is fresh, like every diagnostics item): lowering
+/// reads it as a test of whether the statement before found its row (no
+/// expression written in a program has this text).
+pub const ROW_COUNT_MARK: &str = "GET DIAGNOSTICS ROW_COUNT";
+
+/// The label of the block an `EXECUTE 'literal'` statement is wrapped
+/// in: EXECUTE sets ROW_COUNT but not FOUND (no user label has a `$`).
+pub const EXECUTE_LABEL: &str = "$execute";
+
 /// How a parameter passes its value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -39,12 +49,17 @@ pub struct Param {
     pub name: Option<String>,
     pub mode: Mode,
     pub default: Option<(usize, usize)>,
+    /// The type as written, normalized (`norm_type`).
+    pub ty: String,
 }
 
 /// A `CREATE FUNCTION|PROCEDURE` of a routine file, as written.
 #[derive(Debug, Clone)]
 pub struct Routine {
     pub name: String,
+    /// The schema that qualifies the name, if any but `public` (the
+    /// schema of an unqualified name under the default search_path).
+    pub schema: Option<String>,
     pub abbrev: Option<String>,
     pub procedure: bool,
     pub params: Vec<Param>,
@@ -58,6 +73,80 @@ pub struct Routine {
     /// Byte offset of CREATE, and of the whole statement's end.
     pub at: usize,
     pub end: usize,
+}
+
+impl Routine {
+    /// What PostgreSQL identifies a routine by: its name and the types of
+    /// its input parameters (a function's IN, INOUT and VARIADIC ones; a
+    /// procedure's all, OUT included, as in PostgreSQL 14+). `CREATE OR
+    /// REPLACE` with another signature makes an overload.
+    pub fn signature(&self) -> String {
+        let types: Vec<&str> = self
+            .params
+            .iter()
+            .filter(|p| self.procedure || p.mode != Mode::Out)
+            .map(|p| p.ty.as_str())
+            .collect();
+        let schema = self
+            .schema
+            .as_ref()
+            .map_or(String::new(), |s| format!("{s}."));
+        format!("{schema}{}({})", self.name, types.join(", "))
+    }
+}
+
+/// A type name as PostgreSQL resolves it: lower case, typmods dropped,
+/// the SQL-standard spellings and aliases mapped to one name
+/// (`int4`/`int` → `integer`, `varchar(n)` → `character varying`, …).
+pub fn norm_type(t: &str) -> String {
+    let mut out = String::new();
+    let (mut depth, mut quoted) = (0i32, false);
+    let mut typmod = String::new();
+    for c in t.trim().chars() {
+        match c {
+            // A quoted name keeps its case (`"T"` is not `t`).
+            '"' => {
+                quoted = !quoted;
+                out.push(c);
+            }
+            _ if quoted => out.push(c),
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            _ if depth == 0 => out.push(c.to_ascii_lowercase()),
+            _ => typmod.push(c),
+        }
+    }
+    // float(p): real for p ≤ 24, double precision above (PostgreSQL).
+    if out.trim() == "float" && typmod.trim().parse::<u32>().is_ok_and(|p| p <= 24) {
+        return "real".into();
+    }
+    let words: Vec<&str> = out.split_whitespace().collect();
+    let t = words.join(" ");
+    let t = t
+        .strip_prefix("pg_catalog.")
+        .unwrap_or(&t)
+        .replace(" [", "[");
+    let (base, arr) = match t.find('[') {
+        Some(k) => (t[..k].trim().to_string(), "[]"),
+        None => (t.clone(), ""),
+    };
+    let base = match base.as_str() {
+        "int" | "int4" | "integer" | "serial" | "serial4" => "integer",
+        "int8" | "bigint" | "bigserial" | "serial8" => "bigint",
+        "int2" | "smallint" | "smallserial" | "serial2" => "smallint",
+        "float8" | "double precision" | "float" => "double precision",
+        "float4" | "real" => "real",
+        "decimal" | "numeric" => "numeric",
+        "bool" | "boolean" => "boolean",
+        "varchar" | "character varying" => "character varying",
+        "char" | "character" | "bpchar" => "character",
+        "timestamp" | "timestamp without time zone" => "timestamp without time zone",
+        "timestamptz" | "timestamp with time zone" => "timestamp with time zone",
+        "timetz" | "time with time zone" => "time with time zone",
+        "time" | "time without time zone" => "time without time zone",
+        b => b,
+    };
+    format!("{base}{arr}")
 }
 
 /// Statements a migration file may hold besides routines.
@@ -132,7 +221,8 @@ pub fn scan_routines(file: &SourceFile) -> Result<Option<Vec<Routine>>> {
     if !is_routine_file {
         return Ok(None);
     }
-    out.into_iter()
+    let routines = out
+        .into_iter()
         .map(|r| {
             r.map_err(|(at, w)| {
                 Diag::new(format!("`{w}` in a file of PL/pgSQL routines"))
@@ -140,8 +230,9 @@ pub fn scan_routines(file: &SourceFile) -> Result<Option<Vec<Routine>>> {
                     .at(file, at, w.len().max(1), "here")
             })
         })
-        .collect::<Result<Vec<_>>>()
-        .map(Some)
+        .collect::<Result<Vec<_>>>()?;
+    super::gate::routine_file(file)?;
+    Ok(Some(routines))
 }
 
 /// Whether a file holds only schema DDL (a migration that creates tables,
@@ -199,7 +290,8 @@ fn header(
         }
     }
     // The name, maybe schema-qualified: the last part counts.
-    let mut name;
+    let mut name = String::new();
+    let mut schema = None;
     loop {
         i += blank_prefix(&text[i..]);
         let Some((n, j)) = ident_at(text, i) else {
@@ -209,6 +301,9 @@ fn header(
                 "write CREATE FUNCTION name(params) …",
             ));
         };
+        if !name.is_empty() {
+            schema = Some(std::mem::take(&mut name)).filter(|s| s != "public");
+        }
         name = n;
         i = j + blank_prefix(&text[j..]);
         if text.as_bytes().get(i) == Some(&b'.') {
@@ -242,6 +337,16 @@ fn header(
             "write … AS $$ … $$ (a BEGIN ATOMIC body is not supported)",
         ));
     };
+    // `AS E'…'`: the body's backslash escapes would have to be undone
+    // before PL/pgSQL reads it; isolint does not, so it does not guess.
+    let opening = body.0.saturating_sub(2);
+    if quoted && matches!(text.as_bytes().get(opening), Some(b'e' | b'E')) {
+        return Err(bad(
+            opening,
+            "a routine body written as an E'…' string is not supported",
+            "write the body dollar-quoted: AS $$ … $$",
+        ));
+    }
     let outside = format!("{} {}", &text[close + 1..body.0], &text[body.1..end]);
     let words: Vec<String> = outside
         .split_whitespace()
@@ -252,6 +357,7 @@ fn header(
         .any(|w| w[0] == "RETURNS" && matches!(w[1].as_str(), "TRIGGER" | "EVENT_TRIGGER"));
     Ok(Routine {
         name,
+        schema,
         abbrev: abbrev_before(&file.text[stmt_from..at]),
         procedure,
         params,
@@ -364,11 +470,12 @@ pub(super) fn matching_paren(text: &str, open: usize) -> Option<usize> {
                     return Some(j);
                 }
             }
-            b'\'' => {
-                j = quoted_end(text, j);
-                continue;
+            _ => {
+                if let Some(e) = super::lex::lexeme_end(text, j) {
+                    j = e;
+                    continue;
+                }
             }
-            _ => {}
         }
         j += 1;
     }
@@ -397,16 +504,36 @@ fn param(offset: usize, p: &str) -> Param {
             break;
         }
     }
-    let name = (words.len() >= 2).then(|| {
+    // `name type` or `type` alone; a type of two words (`double
+    // precision`, `character varying`) has no name before it only if its
+    // first word is a type word: PostgreSQL reads the first word as the
+    // name whenever what follows is a type, so does this.
+    let type_words = [
+        "double",
+        "character",
+        "timestamp",
+        "time",
+        "bit",
+        "interval",
+    ];
+    let named = words.len() >= 2
+        && !(words.len() == 2
+            && type_words.contains(&words[0].to_ascii_lowercase().as_str())
+            && ["precision", "varying", "with", "without"]
+                .iter()
+                .any(|w| words[1].to_ascii_lowercase().starts_with(w)));
+    let name = named.then(|| {
         let n = words[0];
         n.strip_prefix('"')
             .and_then(|x| x.strip_suffix('"'))
             .map_or_else(|| n.to_lowercase(), str::to_string)
     });
+    let ty = norm_type(&words[usize::from(named)..].join(" "));
     Param {
         name,
         mode,
         default: def.map(|(_, e)| (offset + e, offset + p.len())),
+        ty,
     }
 }
 
@@ -446,6 +573,9 @@ pub struct ParsedRoutine {
     pub routine: Routine,
     pub nodes: Vec<Node>,
     pub defaults: Vec<Option<Cond>>,
+    /// Declared types of its parameters and scalar variables (normalized),
+    /// for resolving calls of overloaded routines.
+    pub types: std::collections::HashMap<String, String>,
     /// The (shadow) file the positions of `nodes` refer to.
     pub file: SourceFile,
 }
@@ -464,9 +594,15 @@ pub fn parse_routine(
     for (k, p) in r.params.iter().enumerate() {
         if let Some(n) = &p.name {
             env.vars.insert(n.clone(), (VarKind::Scalar, r.at));
+            env.types.insert(n.clone(), p.ty.clone());
         }
+        env.types.insert(format!("${}", k + 1), p.ty.clone());
         env.vars
             .insert(format!("${}", k + 1), (VarKind::Scalar, r.at));
+        // `$n` and the parameter's name are one variable.
+        if let Some(n) = &p.name {
+            env.aliases.insert(format!("${}", k + 1), n.clone());
+        }
     }
     let (s, e) = r.body;
     let mut p = P {
@@ -506,10 +642,12 @@ pub fn parse_routine(
     }
     let body = p.routine_body(e)?;
     pre.extend(body);
+    let types = p.pl.as_ref().map(|pl| pl.types.clone()).unwrap_or_default();
     Ok(ParsedRoutine {
         routine: r.clone(),
         nodes: hoist_returns(pre),
         defaults,
+        types,
         file: shadow.clone(),
     })
 }
