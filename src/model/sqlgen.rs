@@ -110,10 +110,26 @@ pub enum Form {
     AbortIdiom,
     /// `RETURNING … INTO v` tested with `IS NULL` (issue 21, class 5).
     ReturningIntoNull,
+    /// A PL/pgSQL block with an EXCEPTION handler whose body may fail (a
+    /// duplicate key, a RAISE): the handler runs after the block's writes
+    /// are rolled back (issue 21, class 4). PL/pgSQL routines only: the
+    /// `.sql` dialect has no handlers.
+    ExceptionBlock,
+    /// `GET DIAGNOSTICS n = ROW_COUNT` after an UPDATE/DELETE, n tested
+    /// (issue 21, class 5). PL/pgSQL routines only.
+    GetDiagnostics,
+    /// `kk ALIAS FOR $1` / `ALIAS FOR k`: the key parameter under another
+    /// name (issue 21, class 6). PL/pgSQL routines only.
+    AliasFor,
+    /// An `E'…'` string with a backslash-escaped quote and a `;` in it
+    /// (issue 21, class 7).
+    EString,
+    /// A nested block comment `/* … /* … */ …; */` before a statement.
+    NestedComment,
 }
 
 impl Form {
-    pub const ALL: [Form; 70] = [
+    pub const ALL: [Form; 75] = [
         Form::KeySelect,
         Form::PredSelect,
         Form::KeyUpdate,
@@ -184,6 +200,11 @@ impl Form {
         Form::FoundAfterWrite,
         Form::AbortIdiom,
         Form::ReturningIntoNull,
+        Form::ExceptionBlock,
+        Form::GetDiagnostics,
+        Form::AliasFor,
+        Form::EString,
+        Form::NestedComment,
     ];
 }
 
@@ -386,6 +407,15 @@ fn routine(i: usize, body: &str) -> String {
     for v in 1..=vars {
         decl += &format!("  v{v} BIGINT;\n");
     }
+    // `kk` is the key parameter under another name (`Form::AliasFor`):
+    // by position in even programs, by name in odd ones.
+    if body.contains("kk") {
+        decl += if i % 2 == 0 {
+            "  kk ALIAS FOR $1;\n"
+        } else {
+            "  kk ALIAS FOR k;\n"
+        };
+    }
     // A routine the program calls (PERFORM, `:=`): the same text in every
     // file that calls it (a later definition replaces an earlier one).
     let helper = if body.contains("bump(") {
@@ -527,6 +557,10 @@ impl Gen {
 
     fn key(&mut self) -> &'static str {
         if self.rng.chance(50) {
+            if self.dialect == Dialect::Plpgsql && self.rng.chance(30) {
+                self.forms.insert(Form::AliasFor);
+                return ":kk";
+            }
             ":k"
         } else {
             ":k2"
@@ -563,7 +597,7 @@ impl Gen {
     }
 
     fn control(&mut self) -> String {
-        match self.rng.below(21) {
+        match self.rng.below(24) {
             0 | 1 => {
                 self.forms.insert(Form::If);
                 let c = self.condition();
@@ -751,8 +785,56 @@ impl Gen {
                     self.body()
                 )
             }
+            15 | 21 if self.dialect == Dialect::Plpgsql => self.exception_block(),
+            22 if self.dialect == Dialect::Plpgsql => {
+                self.forms.insert(Form::GetDiagnostics);
+                let t = self.table();
+                let k = self.key();
+                let write = if self.rng.chance(70) {
+                    format!("UPDATE {t} SET a = a + 1 WHERE id = {k};\n")
+                } else {
+                    self.note_cascade(&t);
+                    format!("DELETE FROM {t} WHERE id = {k};\n")
+                };
+                let n = self.new_var();
+                // The abort idiom (n = 0 aborts) or a program that goes on.
+                let then = if self.rng.chance(30) {
+                    "RAISE EXCEPTION 'missing';\n".to_string()
+                } else {
+                    self.body()
+                };
+                format!("{write}GET DIAGNOSTICS {n} = ROW_COUNT;\nIF {n} = 0 THEN\n{then}END IF;\n")
+            }
+            23 => {
+                self.forms.insert(Form::NestedComment);
+                format!(
+                    "/* skipped /* nested */ UPDATE t0 SET a = 0; */\n{}",
+                    self.statement()
+                )
+            }
             _ => self.statement(),
         }
+    }
+
+    /// `BEGIN … EXCEPTION WHEN … THEN … END;` whose body may fail: a plain
+    /// insert of a key that may exist, or a RAISE.
+    fn exception_block(&mut self) -> String {
+        self.forms.insert(Form::ExceptionBlock);
+        let t = self.table();
+        let mut body = self.body();
+        if self.rng.chance(50) {
+            self.forms.insert(Form::InsertValues);
+            let (cols, vals) = self.insert_cols(&t);
+            body += &format!("INSERT INTO {t} ({cols}) VALUES ({vals});\n");
+        } else {
+            let c = self.condition();
+            body += &format!("IF {c} THEN\nRAISE EXCEPTION 'refused';\nEND IF;\n");
+        }
+        if self.rng.chance(50) {
+            body += &self.item();
+        }
+        let handler = self.body();
+        format!("BEGIN\n{body}EXCEPTION WHEN integrity_constraint_violation OR raise_exception THEN\n{handler}END;\n")
     }
 
     fn maybe_exit(&mut self) -> String {
@@ -824,6 +906,14 @@ impl Gen {
                     .rng
                     .pick(&["count(*)", "coalesce(sum(a), 0)", "coalesce(max(b), 0)"])
                     .to_string();
+                if self.rng.chance(25) {
+                    // `E'\';'` is one string: a lexer that ends it at `\'`
+                    // splits the statement at the `;`.
+                    self.forms.insert(Form::EString);
+                    return format!(
+                        "SELECT {agg} INTO {v} FROM {t} WHERE b = :x AND length(E'\\';') = 2;\n"
+                    );
+                }
                 format!("SELECT {agg} INTO {v} FROM {t} WHERE b = :x;\n")
             }
             2 => {
