@@ -190,7 +190,9 @@ fn three_broken() -> Vec<(&'static str, &'static str)> {
 fn every_error_of_a_run() {
     let e = error(T, "", &three_broken());
     assert!(e.starts_with("3 errors"), "{e}");
-    let a = e.find("a.sql:2:1: SQL syntax error").expect(&e);
+    let a = e
+        .find("a.sql:2:1: PostgreSQL rejects this statement: syntax error")
+        .expect(&e);
     let b = e.find("b.sql:1:8: unknown table `nosuch`").expect(&e);
     let c = e.find("c.sql:1:1: unterminated IF").expect(&e);
     assert!(a < b && b < c, "file order: {e}");

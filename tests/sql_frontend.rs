@@ -575,7 +575,10 @@ fn error_leftover_input_in_schema() {
     assert_eq!(out.status.code(), Some(2));
     let e = String::from_utf8_lossy(&out.stderr);
     assert!(
-        e.contains("schema.sql:1:56: SQL syntax error: unexpected `END`"),
+        // The schema is read with PostgreSQL's parser: its message, at the
+        // same place.
+        e.contains("schema.sql:1:56: PostgreSQL does not accept this schema")
+            && e.contains("syntax error at or near \"END\""),
         "{e}"
     );
 }

@@ -60,6 +60,7 @@ pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
         functions: ddl.functions,
         fk_actions: ddl.fk_actions,
         views: ddl.views,
+        extras: ddl.extras,
         pure_functions: manifest
             .pure_functions
             .iter()
@@ -627,6 +628,7 @@ pub fn lower_texts(schema: &SourceFile, files: &[SourceFile]) -> Result<Loaded> 
         functions: ddl.functions,
         fk_actions: ddl.fk_actions,
         views: ddl.views,
+        extras: ddl.extras,
         pure_functions: vec![],
         skip_referential_checks: false,
     };

@@ -452,6 +452,20 @@ impl<'p> Executor<'p> {
                     self.vars
                         .insert(var.trim_start_matches(':').to_lowercase(), v);
                 }
+                // Run as written: the deferral is PostgreSQL's to apply.
+                Node::SetConstraints {
+                    names, deferred, ..
+                } => {
+                    let which = names.as_ref().map_or("ALL".to_string(), |n| {
+                        n.iter()
+                            .map(|x| format!("\"{}\"", x.replace('"', "\"\"")))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    });
+                    let mode = if *deferred { "DEFERRED" } else { "IMMEDIATE" };
+                    c.batch_execute(&format!("SET CONSTRAINTS {which} {mode}"))
+                        .map_err(|e| Halt::from_db(&e, None))?;
+                }
                 Node::Assign { var, expr } => {
                     let v = self.observe_eval(c, expr)?;
                     self.vars

@@ -118,6 +118,9 @@ impl<'s> Scratch<'s> {
         &mut self.admin
     }
 
+    /// The tables of the scratch schema: partitions and inheritance
+    /// children left out (the model merges them into their root, whose
+    /// rows they hold).
     fn read_tables(&mut self) -> Result<Vec<Table>> {
         let rows = self
             .admin
@@ -126,6 +129,7 @@ impl<'s> Scratch<'s> {
                  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
                  JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
                  WHERE n.nspname = $1 AND c.relkind IN ('r', 'p')
+                   AND NOT EXISTS (SELECT 1 FROM pg_inherits i WHERE i.inhrelid = c.oid)
                  ORDER BY c.relname, a.attnum",
                 &[&self.name],
             )

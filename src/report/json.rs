@@ -43,11 +43,12 @@ fn witness(w: &Workload, a: &Findings, i: usize) -> Value {
 /// The explorer's answer as data (docs/json.md): the status, the bounds,
 /// what was searched, and for a confirmed cycle the schedule.
 fn confirmation(w: &Workload, c: &Confirmation) -> Value {
-    let stats = |s: &Stats| json!({"instances": s.instances, "states": s.states, "schedules": s.schedules, "budget_exhausted": s.exhausted});
+    let stats = |s: &Stats| json!({"instances": s.instances, "states": s.states, "schedules": s.schedules, "budget_exhausted": s.exhausted, "cycles": s.cycles});
     let bounds = |b: &Bounds| json!({"max_txns": b.max_txns, "tuples_per_relation": b.tuples_per_relation, "max_states": b.max_states});
     match c {
         Confirmation::Confirmed(s) => json!({
             "status": "confirmed",
+            "through_another_cycle": s.via.is_some(),
             "bounds": bounds(&s.bounds),
             "schedule": schedule(w, s),
             "description": super::schedule::confirmation(w, c),
@@ -59,6 +60,7 @@ fn confirmation(w: &Workload, c: &Confirmation) -> Value {
             "status": "not_confirmed_within_bounds",
             "bounds": bounds(b),
             "explored": stats(explored),
+            "not_modelled": crate::analysis::explorer::NOT_MODELLED,
             "description": super::schedule::confirmation(w, c),
         }),
         Confirmation::NotChecked(why) => json!({"status": "not_checked", "why": why}),
@@ -80,19 +82,29 @@ fn schedule(w: &Workload, s: &Schedule) -> Value {
                 .iter()
                 .map(|op| {
                     let rel = w.schema.rel(op.rel);
-                    json!({
+                    let mut o = json!({
                         "op": op.kind.letter(),
                         "relation": rel.name,
                         "tuple": op.tuple.map(|t| s.tuples[t].name.clone()),
                         "attributes": op.attrs.iter().map(|&x| rel.attributes[x].clone()).collect::<Vec<_>>(),
-                    })
+                    });
+                    // Tuples a predicate read waits for and re-checks later
+                    // (EvalPlanQual, docs/explorer.md).
+                    if !op.deferred.is_empty() {
+                        o["waits_for"] = json!(op.deferred.iter().map(|&t| s.tuples[t].name.clone()).collect::<Vec<_>>());
+                    }
+                    o
                 })
                 .collect();
-            json!({
+            let mut v = json!({
                 "transaction": st.txn,
                 "statement": st.pos.map(|p| s.statement_id(st.txn, p).to_string()),
                 "ops": ops,
-            })
+            });
+            if st.resumed {
+                v["resumed_after_lock_wait"] = json!(true);
+            }
+            v
         })
         .collect();
     let cycle: Vec<Value> = s

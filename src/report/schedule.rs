@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use crate::analysis::explorer::{Confirmation, Op, Schedule, Seen};
+use crate::analysis::explorer::{Confirmation, Op, Schedule, Seen, NOT_MODELLED};
 use crate::model::btp::Workload;
 
 fn op_text(sch: &Schedule, w: &Workload, txn: usize, op: &Op) -> String {
@@ -21,6 +21,18 @@ fn op_text(sch: &Schedule, w: &Workload, txn: usize, op: &Op) -> String {
         }
         Some(Seen::Own) => s.push_str(" (saw own write)"),
         None => {}
+    }
+    if !op.deferred.is_empty() {
+        let names: Vec<&str> = op
+            .deferred
+            .iter()
+            .map(|&t| sch.tuples[t].name.as_str())
+            .collect();
+        let _ = write!(
+            s,
+            " (matched {} on the snapshot, which another transaction holds: waits for its row lock)",
+            names.join(", ")
+        );
     }
     s
 }
@@ -39,7 +51,14 @@ pub fn lines(w: &Workload, sch: &Schedule) -> Vec<String> {
             Some(pos) => {
                 let id = sch.statement_id(s.txn, pos);
                 let ops: Vec<String> = s.ops.iter().map(|o| op_text(sch, w, s.txn, o)).collect();
-                format!("  T{} {id}: {}", s.txn + 1, ops.join(" "))
+                // The rest of a statement after its lock wait: PostgreSQL
+                // re-checks the waited rows on their new versions.
+                let again = if s.resumed {
+                    " resumes after the lock wait, re-checks (EvalPlanQual)"
+                } else {
+                    ""
+                };
+                format!("  T{} {id}{again}: {}", s.txn + 1, ops.join(" "))
             }
         };
         out.push(line);
@@ -91,21 +110,46 @@ pub fn confirmation(w: &Workload, c: &Confirmation) -> Vec<String> {
             } else {
                 levels.join(" / ")
             };
+            // The witness's own programs gave nothing: say which other
+            // cycle of the component the schedule is one of.
+            let via = if s.via.is_some() {
+                let mut names: Vec<&str> = s.transactions.iter().map(|t| t.name.as_str()).collect();
+                names.sort_unstable();
+                names.dedup();
+                format!(
+                    " through another dangerous cycle of this component ({}; the cycle shown gave none within the bounds)",
+                    names.join(", ")
+                )
+            } else {
+                String::new()
+            };
             let mut out = vec![format!(
-                "confirmed: a non-serializable {at} schedule of the BTPs (Section 5; not yet replayed on PostgreSQL)"
+                "confirmed{via}: a non-serializable {at} schedule of the BTPs (Section 5; not yet replayed on PostgreSQL)"
             )];
             out.extend(lines(w, s));
             out
         }
         Confirmation::NotWithinBounds { bounds, explored } => {
             let cut = if explored.exhausted {
-                " (state budget reached)"
+                "; the state budget ran out before the search was complete"
             } else {
                 ""
             };
-            vec![format!(
-                "not confirmed within bounds ({bounds}){cut}: possibly a false alarm of the static test"
-            )]
+            let others = explored.cycles.saturating_sub(1);
+            let also = match others {
+                0 => String::new(),
+                1 => " and of 1 other dangerous cycle of its component".to_string(),
+                n => format!(" and of {n} other dangerous cycles of its component"),
+            };
+            let mut out = vec![format!(
+                "not confirmed within bounds ({bounds}): no non-serializable schedule of the programs of this cycle{also} ({} transaction sets with their rows, {} search states, {} complete schedules searched{cut}); this does not show that the alarm is false: the explorer does not model these {} things, which may hide a real anomaly (docs/explorer.md):",
+                explored.instances,
+                explored.states,
+                explored.schedules,
+                NOT_MODELLED.len()
+            )];
+            out.extend(NOT_MODELLED.iter().map(|m| format!("  - {m}")));
+            out
         }
         Confirmation::NotChecked(why) => vec![format!("not checked by the explorer: {why}")],
     }

@@ -84,6 +84,10 @@ pub(super) struct StepSpec {
     pub rel: RelId,
     pub acc: Access,
     pub locking: bool,
+    /// A predicate statement whose predicate reads no attribute of its
+    /// relation (no WHERE, or one on parameters and other tables only):
+    /// it matches every tuple or none, at any granularity.
+    pub constant: bool,
     /// The tuple of a key-based statement or insert.
     pub tuple: Option<usize>,
     /// For a predicate statement that is the child of `q_j = f(q_i)`: the
@@ -140,6 +144,7 @@ fn skeleton(w: &Workload, g: &SummaryGraph, v: usize, alloc: &Allocation) -> Txn
                     insdel: matches!(s.ty, StmtType::Ins | StmtType::KeyDel | StmtType::PredDel),
                 },
                 locking: s.locking,
+                constant: s.pread.as_ref().is_some_and(|p| p.is_empty()),
                 tuple: None,
                 parents: vec![],
                 hot: false,

@@ -22,6 +22,7 @@
 //!
 //! Depends on `model` and the summary graph's nodes; never prints.
 
+mod cycles;
 mod instance;
 mod mvrc;
 mod schedule;
@@ -89,6 +90,10 @@ pub struct Stats {
     pub schedules: u64,
     /// The state budget ran out: the bounds were not searched completely.
     pub exhausted: bool,
+    /// `confirm`: the dangerous cycles of the witness's component whose
+    /// programs were searched (the witness first, then up to
+    /// [`FURTHER_CYCLES`] others with other program sets).
+    pub cycles: u64,
 }
 
 impl Stats {
@@ -97,8 +102,25 @@ impl Stats {
         self.states += other.states;
         self.schedules += other.schedules;
         self.exhausted |= other.exhausted;
+        self.cycles += other.cycles;
     }
 }
+
+/// How many dangerous cycles of a component besides the witness
+/// `confirm` searches (issue 23, item 3), within one state budget.
+pub const FURTHER_CYCLES: usize = 16;
+
+/// What the explorer does not model: a real anomaly of these kinds may
+/// exist although no schedule is found within the bounds
+/// (docs/explorer.md, "What is modelled").
+pub const NOT_MODELLED: &[&str] = &[
+    "more transactions, more shared rows per relation or more loop iterations than the bounds",
+    "a key-based statement that finds no row: the model ends the transaction there (Section 5.4), PostgreSQL's UPDATE, DELETE or SELECT INTO goes on with no row, and a failing statement caught by an EXCEPTION handler goes on too",
+    "a transaction that commits while another's statement runs without waiting for it (a statement runs at one instant, or waits for row locks and resumes)",
+    "row locks of predicate SELECT … FOR UPDATE/SHARE (read as plain predicate reads), FOR UPDATE blocking FOR UPDATE (modelled as FOR SHARE), and REPEATABLE READ predicate updates waiting for a row lock",
+    "lock-queue order: a writer that blocked on a row before a predicate UPDATE/DELETE started waiting for it is served after that statement",
+    "predicate statements on a foreign key's children touch only the children of the parent the program fixed",
+];
 
 /// The answer of [`explore`].
 #[derive(Debug, Clone)]
@@ -115,8 +137,11 @@ pub struct Exploration {
 #[derive(Debug, Clone)]
 pub enum Confirmation {
     Confirmed(Schedule),
-    /// No counterexample among the witness's programs within the bounds:
-    /// possibly a false alarm of the static test.
+    /// No counterexample among the programs of the witness, nor of up to
+    /// [`FURTHER_CYCLES`] other dangerous cycles of its component, within
+    /// the bounds: the cycle may be a false alarm of the static test, or
+    /// need more than the bounds or what the explorer does not model
+    /// ([`NOT_MODELLED`]).
     NotWithinBounds {
         bounds: Bounds,
         explored: Stats,
@@ -155,6 +180,74 @@ pub fn confirm(w: &Workload, g: &SummaryGraph, witness: &Witness, bounds: Bounds
 /// is dangerous under a deployed allocation, docs/allocation.md). Only
 /// the levels of the cycle's programs matter.
 pub fn confirm_at(
+    w: &Workload,
+    g: &SummaryGraph,
+    witness: &Witness,
+    bounds: Bounds,
+    alloc: &Allocation,
+) -> Confirmation {
+    let mut explored = Stats::default();
+    // Why the witness itself could not be searched, if so.
+    let mut unchecked: Option<String> = None;
+    let mut searched: Vec<std::collections::BTreeSet<u32>> = vec![];
+    let mut further: Option<Vec<Witness>> = None;
+    let mut n = 0;
+    loop {
+        let wit = if n == 0 {
+            witness.clone()
+        } else {
+            let more =
+                further.get_or_insert_with(|| cycles::further(g, witness, alloc, FURTHER_CYCLES));
+            match more.get(n - 1) {
+                Some(x) => x.clone(),
+                None => break,
+            }
+        };
+        n += 1;
+        let set = cycles::nodes_of(&wit);
+        if searched.iter().any(|s| set.is_subset(s)) {
+            continue;
+        }
+        let budget = bounds.max_states.saturating_sub(explored.states);
+        if budget == 0 {
+            explored.exhausted = true;
+            break;
+        }
+        let part = Bounds {
+            max_states: budget,
+            ..bounds
+        };
+        match confirm_one(w, g, &wit, part, alloc) {
+            Confirmation::Confirmed(mut s) => {
+                s.bounds = bounds;
+                if n > 1 {
+                    s.via = Some(wit);
+                }
+                return Confirmation::Confirmed(s);
+            }
+            Confirmation::NotWithinBounds { explored: e, .. } => {
+                explored.add(&e);
+                explored.cycles += 1;
+                if e.exhausted {
+                    break;
+                }
+                searched.push(set);
+            }
+            Confirmation::NotChecked(why) => {
+                if n == 1 {
+                    unchecked = Some(why);
+                }
+            }
+        }
+    }
+    match unchecked {
+        Some(why) => Confirmation::NotChecked(why),
+        None => Confirmation::NotWithinBounds { bounds, explored },
+    }
+}
+
+/// The search of one cycle's programs, each at its level in `alloc`.
+fn confirm_one(
     w: &Workload,
     g: &SummaryGraph,
     witness: &Witness,
@@ -258,6 +351,7 @@ pub fn explore_at(
                     states: search.states,
                     schedules: search.schedules,
                     exhausted: search.exhausted,
+                    cycles: 0,
                 });
                 if let Some(end) = found {
                     out.found = Some(build(w, g, inst, search.path, &end, bounds));
@@ -342,5 +436,6 @@ fn build(
         tuples,
         steps,
         cycle: mvrc::find_cycle(&end.edges).unwrap_or_default(),
+        via: None,
     }
 }

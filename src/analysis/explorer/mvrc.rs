@@ -14,8 +14,13 @@
 //! their tuple visible (Section 5.4: otherwise the statement fails); a
 //! predicate statement reads all tuples of its relation through its
 //! predicate (PR[R]), reads every visible tuple it may, and updates or
-//! deletes a chosen subset of them. Versions are installed in write order,
-//! which under no dirty writes is also commit order.
+//! deletes a chosen subset of them (all or none when its predicate reads
+//! no attribute). A READ COMMITTED predicate update or delete may instead
+//! wait for rows it matched that another transaction holds, and re-check
+//! their new versions when they are free (PostgreSQL's EvalPlanQual,
+//! `predicate` and `resume`): then it is two steps, and its snapshot
+//! predicate read leaves the waited rows out. Versions are installed in
+//! write order, which under no dirty writes is also commit order.
 //!
 //! Dependencies are computed incrementally: a read depends (wr) on every
 //! committed writer of the tuple with a common attribute and is
@@ -74,6 +79,10 @@ struct Tup {
     read: Vec<Mask>,
     /// Transactions holding a row lock from a locking read.
     locks: u8,
+    /// READ COMMITTED predicate updates and deletes waiting for this
+    /// tuple's row lock, in arrival order (PostgreSQL's tuple-lock queue:
+    /// the first waiter goes first, later writers queue behind).
+    queue: Vec<u8>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -95,6 +104,10 @@ pub(super) struct State {
     /// before.
     rw: Vec<u8>,
     order: Vec<u8>,
+    /// Per transaction, the statement waiting for row locks (EvalPlanQual):
+    /// each deferred tuple with the number of committed versions it had at
+    /// the statement's start. Empty when not waiting.
+    waits: Vec<Vec<(usize, usize)>>,
 }
 
 pub(super) struct Search<'a> {
@@ -205,6 +218,7 @@ impl<'a> Search<'a> {
                 insdel: 0,
                 read: vec![0; k],
                 locks: 0,
+                queue: vec![],
             })
             .collect();
         State {
@@ -215,6 +229,7 @@ impl<'a> Search<'a> {
             snap: vec![None; k],
             rw: if self.ssi { vec![0; k] } else { vec![] },
             order: if self.ssi { vec![0; k] } else { vec![] },
+            waits: vec![vec![]; k],
         }
     }
 
@@ -325,6 +340,7 @@ impl<'a> Search<'a> {
             pos: None,
             ops: vec![],
             deps: vec![],
+            resumed: false,
         };
         (next, step)
     }
@@ -370,7 +386,18 @@ impl<'a> Search<'a> {
         let tup = &st.tuples[t];
         tup.pending.is_none_or(|(w, _)| w as usize == i)
             && tup.locks & !(1 << i) == 0
+            && Self::unqueued(st, i, t)
             && Self::current(st, t, view)
+    }
+
+    /// No statement waits for `t`'s row lock, or transaction `i` already
+    /// holds it (a writer or locker the waiters wait for goes on): a new
+    /// writer would queue behind the waiters.
+    fn unqueued(st: &State, i: usize, t: usize) -> bool {
+        let tup = &st.tuples[t];
+        tup.queue.is_empty()
+            || tup.pending.is_some_and(|(w, _)| w as usize == i)
+            || tup.locks & (1 << i) != 0
     }
 
     /// No committed write of `t` outside `view` (always so under READ
@@ -386,6 +413,9 @@ impl<'a> Search<'a> {
     fn statement(&self, st: &State, i: usize) -> Vec<(State, Step)> {
         let pc = st.pc[i] as usize;
         let s = &self.inst.txns[i].steps[pc];
+        if !st.waits[i].is_empty() {
+            return self.resume(st, i, s);
+        }
         let view = self.view(st, i);
         if let Some(t) = s.tuple {
             let ok = match s.ty {
@@ -396,6 +426,7 @@ impl<'a> Search<'a> {
                 StmtType::KeySel if s.locking => {
                     Self::visible(st, i, t, view)
                         && st.tuples[t].pending.is_none_or(|(w, _)| w as usize == i)
+                        && Self::unqueued(st, i, t)
                         && Self::current(st, t, view)
                 }
                 StmtType::KeySel => Self::visible(st, i, t, view),
@@ -421,38 +452,127 @@ impl<'a> Search<'a> {
             .collect();
         if s.ty == StmtType::PredSel {
             let mut exec = Exec::new(self, st, i, pc, view);
-            exec.pred_read(s);
+            exec.pred_read(s, &[]);
             for &t in &eligible {
                 exec.read(t, s.acc.read);
             }
             return vec![exec.finish()];
         }
-        let free: Vec<usize> = eligible
+        let (free, held): (Vec<usize>, Vec<usize>) = eligible
             .into_iter()
-            .filter(|&t| Self::writable(st, i, t, view))
-            .collect();
-        (0u32..1 << free.len())
-            .map(|set| {
+            .partition(|&t| Self::writable(st, i, t, view));
+        let held_any = held.clone();
+        // READ COMMITTED: a row another transaction holds is either not
+        // matched on the snapshot (skipped, as the paper's atomic chunk
+        // does), or matched there, and then the statement waits for the
+        // lock and re-checks the row's new version (EvalPlanQual,
+        // `resume`). REPEATABLE READ would abort on a changed row instead.
+        let rc = self.inst.txns[i].level == Level::ReadCommitted;
+        let held = if rc { held } else { vec![] };
+        let mut out = vec![];
+        for wait in 0u32..1 << held.len() {
+            let deferred: Vec<usize> = (0..held.len())
+                .filter(|b| wait & (1 << b) != 0)
+                .map(|b| held[b])
+                .collect();
+            for set in 0u32..1 << free.len() {
+                // A constant predicate matches all (waiting for the held
+                // ones at READ COMMITTED; at REPEATABLE READ the statement
+                // waits like a key-based write: not enabled) or nothing.
+                let all = set.count_ones() as usize == free.len() && deferred.len() == held.len();
+                let none = set == 0 && deferred.is_empty();
+                let whole = rc || held_any.is_empty();
+                if s.constant && !(none || (all && whole)) {
+                    continue;
+                }
                 let mut exec = Exec::new(self, st, i, pc, view);
-                exec.pred_read(s);
+                exec.pred_read(s, &deferred);
                 for (b, &t) in free.iter().enumerate() {
                     if set & (1 << b) != 0 {
                         exec.read(t, s.acc.read);
                         exec.write(s, t);
                     }
                 }
+                if deferred.is_empty() {
+                    out.push(exec.finish());
+                } else {
+                    out.push(exec.wait(&deferred));
+                }
+            }
+        }
+        out
+    }
+
+    /// The rest of a predicate update or delete that waited for row locks
+    /// (PostgreSQL's EvalPlanQual), once every lock it waits for is free
+    /// and it is first in line: each deferred tuple is re-checked on its
+    /// latest committed version, and written if it still matches. A
+    /// deleted tuple is skipped; one whose writers changed no attribute of
+    /// the predicate still matches (as on the snapshot); otherwise the
+    /// abstract predicate may or may not match the new version (both are
+    /// tried). Other tuples stay judged on the snapshot; tuples inserted
+    /// since are never seen.
+    fn resume(&self, st: &State, i: usize, s: &StepSpec) -> Vec<(State, Step)> {
+        let waits = &st.waits[i];
+        let ready = waits.iter().all(|&(t, _)| {
+            let tup = &st.tuples[t];
+            tup.pending.is_none()
+                && tup.locks & !(1 << i) == 0
+                && tup.queue.first() == Some(&(i as u8))
+        });
+        if !ready {
+            return vec![];
+        }
+        let view = self.view(st, i);
+        let pread = s.acc.pread.unwrap_or(0);
+        // Per deferred tuple: may it no longer match (it is alive and a
+        // writer since the snapshot changed an attribute of the predicate)?
+        let open: Vec<bool> = waits
+            .iter()
+            .map(|&(t, before)| {
+                let tup = &st.tuples[t];
+                !s.constant
+                    && Self::visible(st, i, t, view)
+                    && tup.history[before..]
+                        .iter()
+                        .any(|&(x, _)| tup.wrote[x as usize] & pread != 0)
+            })
+            .collect();
+        let choices: Vec<usize> = (0..waits.len()).filter(|&b| open[b]).collect();
+        let pc = st.pc[i] as usize;
+        // No longer matching first: the manual's Hit/Purge schedule.
+        (0u32..1 << choices.len())
+            .rev()
+            .map(|miss| {
+                let mut exec = Exec::new(self, st, i, pc, view);
+                exec.step.resumed = true;
+                for (b, &(t, _)) in waits.iter().enumerate() {
+                    exec.recheck(s, t);
+                    let dropped = choices
+                        .iter()
+                        .position(|&c| c == b)
+                        .is_some_and(|c| miss & (1 << c) != 0);
+                    if Search::visible(&exec.st, i, t, view) && !dropped {
+                        exec.read(t, s.acc.read);
+                        exec.write(s, t);
+                    }
+                    exec.st.tuples[t].queue.retain(|&x| x as usize != i);
+                }
+                exec.st.waits[i].clear();
                 exec.finish()
             })
             .collect()
     }
 
     /// May predicate statement `s` of transaction `i` touch tuple `t`: of
-    /// its relation, not another transaction's private tuple, and with the
-    /// parent its foreign-key constraints require.
+    /// its relation, not another transaction's private tuple (unless its
+    /// predicate is constant: it matches every row, that one too), and
+    /// with the parent its foreign-key constraints require.
     fn eligible(&self, s: &StepSpec, i: usize, t: usize) -> bool {
         let spec = &self.inst.tuples[t];
         spec.rel == s.rel
-            && !matches!(spec.kind, super::instance::TupleKind::Private(o) if o != i)
+            && (s.constant
+                || !matches!(spec.kind, super::instance::TupleKind::Private(o) if o != i))
             && s.parents
                 .iter()
                 .all(|&(f, p)| self.inst.fk.get(&(f, t)) == Some(&p))
@@ -486,6 +606,7 @@ impl<'s> Exec<'s> {
                 pos: Some(pos),
                 ops: vec![],
                 deps: vec![],
+                resumed: false,
             },
         }
     }
@@ -548,6 +669,7 @@ impl<'s> Exec<'s> {
             rel: self.search.inst.tuples[t].rel,
             attrs: indices(attrs),
             seen: Some(seen),
+            deferred: vec![],
         });
         let m = attrs.unwrap_or(0);
         for x in self.others().collect::<Vec<_>>() {
@@ -578,13 +700,18 @@ impl<'s> Exec<'s> {
             rel,
             attrs: indices(s.acc.write),
             seen: None,
+            deferred: vec![],
         });
         let m = s.acc.write.unwrap_or(0);
         let k = self.st.pc.len();
         for x in self.others().collect::<Vec<_>>() {
             let tup = &self.st.tuples[t];
             let (ww, rw) = (tup.wrote[x] & m != 0, tup.read[x] & m != 0);
-            let prw = self.st.preads[rel * k + x].is_some_and(|p| s.acc.insdel || p & m != 0);
+            // A reader waiting for this tuple evaluates its predicate on the
+            // version after this one (EvalPlanQual): no rw.
+            let deferred = self.st.waits[x].iter().any(|&(d, _)| d == t);
+            let prw = !deferred
+                && self.st.preads[rel * k + x].is_some_and(|p| s.acc.insdel || p & m != 0);
             if ww {
                 self.edge(x, i, DepKind::Ww, Some(t));
             }
@@ -603,35 +730,70 @@ impl<'s> Exec<'s> {
         tup.pending = Some((i as u8, life));
     }
 
-    /// PR[R] with PReadSet(q): every tuple of R, including unborn ones.
-    fn pred_read(&mut self, s: &StepSpec) {
+    /// PR[R] with PReadSet(q): every tuple of R, including unborn ones,
+    /// except the `deferred` ones, which the statement re-checks after a
+    /// lock wait (`recheck`).
+    fn pred_read(&mut self, s: &StepSpec, deferred: &[usize]) {
         let (i, k, rel) = (self.i, self.st.pc.len(), s.rel);
-        let p = s.acc.pread.unwrap_or(0);
         self.step.ops.push(Op {
             kind: OpKind::PredRead,
             tuple: None,
             rel,
             attrs: indices(s.acc.pread),
             seen: None,
+            deferred: deferred.to_vec(),
         });
         let tuples: Vec<usize> = (0..self.st.tuples.len())
-            .filter(|&t| self.search.inst.tuples[t].rel == rel)
+            .filter(|&t| self.search.inst.tuples[t].rel == rel && !deferred.contains(&t))
             .collect();
         for t in tuples {
-            for x in self.others().collect::<Vec<_>>() {
-                let tup = &self.st.tuples[t];
-                if tup.insdel & (1 << x) == 0 && tup.wrote[x] & p == 0 {
-                    continue;
-                }
-                if self.in_view(x) {
-                    self.edge(x, i, DepKind::PredWr, Some(t));
-                } else {
-                    self.edge(i, x, DepKind::PredRw, Some(t));
-                }
-            }
+            self.pred_edges(s, t);
         }
         let slot = &mut self.st.preads[rel * k + i];
-        *slot = Some(slot.unwrap_or(0) | p);
+        *slot = Some(slot.unwrap_or(0) | s.acc.pread.unwrap_or(0));
+    }
+
+    /// The dependencies of a predicate read on tuple `t`'s version.
+    fn pred_edges(&mut self, s: &StepSpec, t: usize) {
+        let (i, p) = (self.i, s.acc.pread.unwrap_or(0));
+        for x in self.others().collect::<Vec<_>>() {
+            let tup = &self.st.tuples[t];
+            if tup.insdel & (1 << x) == 0 && tup.wrote[x] & p == 0 {
+                continue;
+            }
+            if self.in_view(x) {
+                self.edge(x, i, DepKind::PredWr, Some(t));
+            } else {
+                self.edge(i, x, DepKind::PredRw, Some(t));
+            }
+        }
+    }
+
+    /// The re-check of a deferred tuple after the lock wait: the predicate
+    /// on its latest committed version (EvalPlanQual).
+    fn recheck(&mut self, s: &StepSpec, t: usize) {
+        let (seen, _) = Search::seen(&self.st, self.i, t, self.view);
+        self.step.ops.push(Op {
+            kind: OpKind::PredRead,
+            tuple: Some(t),
+            rel: s.rel,
+            attrs: indices(s.acc.pread),
+            seen: Some(seen),
+            deferred: vec![],
+        });
+        self.pred_edges(s, t);
+    }
+
+    /// Ends the first part of a statement that waits for the row locks of
+    /// `deferred`: it queues for each, and its program counter stays.
+    fn wait(mut self, deferred: &[usize]) -> (State, Step) {
+        for &t in deferred {
+            let tup = &mut self.st.tuples[t];
+            tup.queue.push(self.i as u8);
+            let before = tup.history.len();
+            self.st.waits[self.i].push((t, before));
+        }
+        (self.st, self.step)
     }
 }
 

@@ -75,8 +75,16 @@ pub struct Op {
     /// Attr(o) (Section 3.2), after the granularity setting: ReadSet,
     /// WriteSet or PReadSet of the statement; all attributes for I and D.
     pub attrs: Vec<usize>,
-    /// For reads: the version observed.
+    /// For reads: the version observed. For a predicate read of one
+    /// tuple (`PR` with `tuple` set: the re-check after a lock wait), the
+    /// version the predicate was evaluated on.
     pub seen: Option<Seen>,
+    /// For a predicate read of the relation: tuples it did not evaluate on
+    /// the statement's snapshot because another transaction held their row
+    /// lock and they matched there; the statement waited and re-checked
+    /// each on its new version (PostgreSQL's EvalPlanQual), in the step
+    /// with `resumed` set.
+    pub deferred: Vec<usize>,
 }
 
 /// One atomic step: a statement (its chunk of operations) or a commit.
@@ -88,6 +96,10 @@ pub struct Step {
     pub ops: Vec<Op>,
     /// Serialization-graph edges this step created first.
     pub deps: Vec<Dependency>,
+    /// The rest of a statement that waited for row locks (the step of the
+    /// same statement before it has `deferred` tuples): its re-checks of
+    /// those tuples on their new versions and what it then did to them.
+    pub resumed: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -143,6 +155,10 @@ pub struct Schedule {
     pub steps: Vec<Step>,
     /// The cycle, as transaction indices: T_c0 → T_c1 → … → T_c0.
     pub cycle: Vec<usize>,
+    /// Set by `confirm` when the schedule is one of another dangerous
+    /// cycle of the witness's strongly connected component than the
+    /// witness (whose own programs gave none within the bounds).
+    pub via: Option<crate::analysis::robustness::Witness>,
 }
 
 impl Schedule {

@@ -60,6 +60,15 @@ impl Replay<'_> {
         vs.iter().rposition(|&(w, _)| self.sees(txn, w))
     }
 
+    /// How a read by `txn` of version `v` of `t` is reported.
+    fn seen_as(&self, txn: usize, t: usize, v: Version) -> Seen {
+        match v {
+            None => Seen::Initial,
+            Some(i) if self.versions[t][i].0 == txn => Seen::Own,
+            Some(i) => Seen::Txn(self.versions[t][i].0),
+        }
+    }
+
     /// Is that version a live tuple (not unborn, not dead)?
     fn alive(&self, t: usize, v: Version) -> bool {
         match v {
@@ -78,8 +87,30 @@ impl Replay<'_> {
             vset: HashMap::new(),
         };
         match (op.kind, op.tuple) {
-            (OpKind::PredRead, _) => {
-                for t in (0..self.s.tuples.len()).filter(|&t| self.s.tuples[t].rel == op.rel) {
+            (OpKind::PredRead, Some(t)) => {
+                // The re-check after a lock wait (EvalPlanQual): the
+                // predicate on the latest committed version, which no
+                // other transaction is writing any more.
+                if let Some(&(w, _)) = self.versions[t]
+                    .iter()
+                    .find(|&&(w, _)| w != txn && !self.committed[w])
+                {
+                    return Err(format!(
+                        "T{} re-checks a tuple T{} still holds",
+                        txn + 1,
+                        w + 1
+                    ));
+                }
+                let v = self.visible_version(txn, t);
+                if op.seen != Some(self.seen_as(txn, t, v)) {
+                    return Err(format!("T{} re-check reports {:?}", txn + 1, op.seen));
+                }
+                d.vset.insert(t, v);
+            }
+            (OpKind::PredRead, None) => {
+                for t in (0..self.s.tuples.len())
+                    .filter(|&t| self.s.tuples[t].rel == op.rel && !op.deferred.contains(&t))
+                {
                     d.vset.insert(t, self.visible_version(txn, t));
                 }
             }
@@ -88,11 +119,7 @@ impl Replay<'_> {
                 if !self.alive(t, v) {
                     return Err(format!("T{} reads a tuple that is not visible", txn + 1));
                 }
-                let expect = match v {
-                    None => Seen::Initial,
-                    Some(i) if self.versions[t][i].0 == txn => Seen::Own,
-                    Some(i) => Seen::Txn(self.versions[t][i].0),
-                };
+                let expect = self.seen_as(txn, t, v);
                 if op.seen != Some(expect) {
                     return Err(format!(
                         "T{} reports {:?}, last committed is {expect:?}",
@@ -183,6 +210,45 @@ fn depends(b: &Done, a: &Done) -> bool {
     }
 }
 
+/// A statement that deferred tuples (waits for their row locks) goes on
+/// only in the next step of its transaction, marked resumed, which
+/// re-checks exactly those tuples; nothing else is resumed.
+fn check_wait(
+    step: &super::schedule::Step,
+    open: &mut Option<(usize, Vec<usize>)>,
+) -> Result<(), String> {
+    let who = step.txn + 1;
+    let rechecked: Vec<usize> = step
+        .ops
+        .iter()
+        .filter(|o| o.kind == OpKind::PredRead)
+        .filter_map(|o| o.tuple)
+        .collect();
+    match open.take() {
+        Some((pos, mut deferred)) => {
+            let mut got = rechecked;
+            deferred.sort_unstable();
+            got.sort_unstable();
+            if !step.resumed || step.pos != Some(pos) || got != deferred {
+                return Err(format!("T{who} does not resume its waiting statement"));
+            }
+        }
+        None if step.resumed || !rechecked.is_empty() => {
+            return Err(format!("T{who} resumes a statement that did not wait"));
+        }
+        None => {}
+    }
+    let deferred: Vec<usize> = step
+        .ops
+        .iter()
+        .flat_map(|o| o.deferred.iter().copied())
+        .collect();
+    if let (false, Some(pos)) = (deferred.is_empty(), step.pos) {
+        *open = Some((pos, deferred));
+    }
+    Ok(())
+}
+
 /// Checks `s` against Definition 3.3 and Section 3.4; `Ok` means it is an
 /// MVRC schedule whose serialization graph contains the reported cycle.
 pub fn verify(s: &Schedule) -> Result<(), String> {
@@ -194,10 +260,14 @@ pub fn verify(s: &Schedule) -> Result<(), String> {
         snapshot: vec![None; k],
         done: vec![],
     };
+    // Per transaction, the statement waiting for row locks: its position
+    // and the tuples it deferred.
+    let mut waiting: Vec<Option<(usize, Vec<usize>)>> = vec![None; k];
     for step in &s.steps {
         if r.committed[step.txn] {
             return Err(format!("T{} acts after its commit", step.txn + 1));
         }
+        check_wait(step, &mut waiting[step.txn])?;
         match step.pos {
             None => r.committed[step.txn] = true,
             Some(_) => {
@@ -211,7 +281,7 @@ pub fn verify(s: &Schedule) -> Result<(), String> {
             }
         }
     }
-    if r.committed.iter().any(|c| !c) {
+    if waiting.iter().any(Option::is_some) || r.committed.iter().any(|c| !c) {
         return Err("a transaction does not commit".into());
     }
     let mut edges = vec![vec![false; k]; k];

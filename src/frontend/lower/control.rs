@@ -121,6 +121,9 @@ impl Lowerer<'_> {
                 }
                 (Some(Body::Seq(vec![])), false)
             }
+            // Its effect is on the foreign-key checks
+            // (`constraint_modes`, before lowering).
+            Node::SetConstraints { .. } => (Some(Body::Seq(vec![])), false),
             Node::Commit { at } => {
                 return Err(Diag::new("internal error: COMMIT inside a transaction")
                     .at(&self.file, *at, 6, "here"))

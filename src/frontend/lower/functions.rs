@@ -64,9 +64,22 @@ impl<'a> Lowerer<'a> {
         (stmts, inlined): (usize, usize),
         s: &Snippet,
     ) -> Result<()> {
-        let touched: Vec<String> = self.statements[stmts.min(self.statements.len())..]
+        let rels: Vec<RelId> = self.statements[stmts.min(self.statements.len())..]
             .iter()
-            .map(|st| self.schema.rel(st.rel).name.to_lowercase())
+            .map(|st| st.rel)
+            .collect();
+        // A partition or inheritance child is lowered as its root
+        // (`Extras::aliases`): its name is accounted for by the root's.
+        let touched: Vec<String> = rels
+            .iter()
+            .map(|r| self.schema.rel(*r).name.to_lowercase())
+            .chain(
+                self.extras
+                    .aliases
+                    .iter()
+                    .filter(|(_, r)| rels.contains(r))
+                    .map(|(n, _)| n.to_lowercase()),
+            )
             .collect();
         let inlined = &self.inlined_names[inlined.min(self.inlined_names.len())..];
         let known = |f: &str| is_builtin(f) || self.pure.contains(f);
@@ -481,7 +494,7 @@ pub(super) const BUILTINS: &[&str] = &[
 /// (`frontend::builtins`, minus the functions that reach user data) or
 /// the hand list above (SQL forms sqlparser shows as calls, and their
 /// notes); a `pg_catalog.` prefix names the built-in.
-pub(super) fn is_builtin(name: &str) -> bool {
+pub fn is_builtin(name: &str) -> bool {
     let name = name.strip_prefix("pg_catalog.").unwrap_or(name);
     if crate::frontend::builtins::rejection(name).is_some() {
         return false;

@@ -16,6 +16,7 @@
 //! keeps the paper's BTPs for its benchmarks (the FK constraints
 //! `q_j = f(q_i)` of Section 5.1 are exactly this situation).
 
+use super::hooks::{FkCheck, When};
 use super::*;
 use crate::model::schema::ForeignKey;
 
@@ -35,7 +36,7 @@ impl Lowerer<'_> {
         pre: &mut Vec<Body>,
     ) {
         let fks = self.checked_fks(rel, |_| true);
-        for fk in fks {
+        for (fi, fk) in fks {
             if fk.columns.iter().any(|(d, _)| nulls.contains(d)) {
                 continue;
             }
@@ -48,25 +49,42 @@ impl Lowerer<'_> {
                 })
                 .collect();
             let parent_key: BTreeSet<usize> = fk.columns.iter().map(|(_, r)| *r).collect();
-            match values {
-                Some(vals) if self.wrote_parent_row(fk.range, &vals) => {}
-                Some(vals) => {
-                    let q = self.new_statement(StmtType::KeySel, fk.range, snip);
-                    self.statements[q].read = self.set(fk.range, &parent_key);
-                    self.bind(q, &vals);
-                    self.facts[q].key = Some(parent_key.into_iter().collect());
-                    self.label_check(q, &fk.name);
-                    pre.push(Body::Stmt(q));
-                }
-                None => {
-                    let q = self.new_statement(StmtType::PredSel, fk.range, snip);
-                    self.statements[q].pread = self.set(fk.range, &parent_key);
-                    self.statements[q].read = self.set(fk.range, &parent_key);
-                    self.label_check(q, &fk.name);
-                    pre.push(Body::Stmt(q));
+            let when = self.when(fi, FkCheck::Parent);
+            let wrote = values
+                .as_ref()
+                .is_some_and(|v| self.wrote_parent_row(fk.range, v));
+            if wrote {
+                continue;
+            }
+            if when != When::Commit {
+                match values {
+                    Some(vals) => {
+                        let q = self.new_statement(StmtType::KeySel, fk.range, snip);
+                        self.statements[q].read = self.set(fk.range, &parent_key);
+                        self.bind(q, &vals);
+                        self.facts[q].key = Some(parent_key.into_iter().collect());
+                        self.label_check(q, &fk.name);
+                        pre.push(Body::Stmt(q));
+                    }
+                    None => pre.push(Body::Stmt(self.parent_check(&fk, snip))),
                 }
             }
+            if when != When::Now {
+                // A deferred check reads at COMMIT, whatever happened
+                // since: predicate-based over the parent key.
+                let q = self.parent_check(&fk, snip);
+                self.defer(q);
+            }
         }
+    }
+
+    fn parent_check(&mut self, fk: &ForeignKey, snip: &Snippet) -> usize {
+        let parent_key: BTreeSet<usize> = fk.columns.iter().map(|(_, r)| *r).collect();
+        let q = self.new_statement(StmtType::PredSel, fk.range, snip);
+        self.statements[q].pread = self.set(fk.range, &parent_key);
+        self.statements[q].read = self.set(fk.range, &parent_key);
+        self.label_check(q, &fk.name);
+        q
     }
 
     /// An earlier key-based write of the row of `rel` whose columns equal
@@ -103,13 +121,15 @@ impl Lowerer<'_> {
         pre: &mut Vec<Body>,
     ) {
         let fks = self.checked_fks(rel, |f| f.columns.iter().any(|(d, _)| writes.contains(d)));
-        for fk in fks {
-            let parent_key: BTreeSet<usize> = fk.columns.iter().map(|(_, r)| *r).collect();
-            let q = self.new_statement(StmtType::PredSel, fk.range, snip);
-            self.statements[q].pread = self.set(fk.range, &parent_key);
-            self.statements[q].read = self.set(fk.range, &parent_key);
-            self.label_check(q, &fk.name);
-            pre.push(Body::Stmt(q));
+        for (fi, fk) in fks {
+            let when = self.when(fi, FkCheck::Parent);
+            if when != When::Commit {
+                pre.push(Body::Stmt(self.parent_check(&fk, snip)));
+            }
+            if when != When::Now {
+                let q = self.parent_check(&fk, snip);
+                self.defer(q);
+            }
         }
     }
 
@@ -126,15 +146,20 @@ impl Lowerer<'_> {
 
     /// The foreign keys out of `rel` (with known columns) that `which`
     /// selects; none when the checks are switched off.
-    fn checked_fks(&self, rel: RelId, which: impl Fn(&ForeignKey) -> bool) -> Vec<ForeignKey> {
+    fn checked_fks(
+        &self,
+        rel: RelId,
+        which: impl Fn(&ForeignKey) -> bool,
+    ) -> Vec<(usize, ForeignKey)> {
         if self.skip_referential_checks {
             return vec![];
         }
         self.schema
             .foreign_keys
             .iter()
-            .filter(|f| f.domain == rel && !f.columns.is_empty() && which(f))
-            .cloned()
+            .enumerate()
+            .filter(|(_, f)| f.domain == rel && !f.columns.is_empty() && which(f))
+            .map(|(i, f)| (i, f.clone()))
             .collect()
     }
 

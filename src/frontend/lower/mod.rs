@@ -24,7 +24,7 @@ use sqlparser::ast::{
 };
 
 use super::Loaded;
-use crate::frontend::sql::ddl::{FkAction, FunctionDef};
+use crate::frontend::sql::ddl::{Extras, FkAction, FunctionDef};
 use crate::frontend::sql::procedural::{
     abbreviation, parse_program, split_statements, Cond, LoopHead, Node, Stmt,
 };
@@ -46,7 +46,8 @@ pub fn statement_text(text: &str) -> String {
 mod clauses;
 mod control;
 mod functions;
-pub use functions::may_read;
+pub use functions::{is_builtin, may_read};
+mod hooks;
 mod infer;
 mod integrity;
 mod order;
@@ -76,6 +77,9 @@ pub struct Context {
     /// Leave out the reads of PostgreSQL's referential-integrity checks
     /// (`integrity`): the paper's model, for reproducing its BTPs only.
     pub skip_referential_checks: bool,
+    /// What the schema's objects do on a statement's behalf (hooks,
+    /// generated columns, deferred checks, partitions).
+    pub extras: Extras,
 }
 
 /// Lower already-read program files against a schema.
@@ -170,13 +174,25 @@ pub fn lower_units(
     for tree in &trees {
         for t in tree {
             each_stmt(t, &mut |st| {
-                assigned_columns(&schema, &st.sql, &mut assigned, &mut deleted)
+                assigned_columns(
+                    &schema,
+                    &ctx.extras.aliases,
+                    &st.sql,
+                    &mut assigned,
+                    &mut deleted,
+                )
             });
         }
     }
     for (_, stmts) in &functions {
         for (_, sql) in stmts {
-            assigned_columns(&schema, sql, &mut assigned, &mut deleted);
+            assigned_columns(
+                &schema,
+                &ctx.extras.aliases,
+                sql,
+                &mut assigned,
+                &mut deleted,
+            );
         }
     }
     // Referential actions write the referencing columns.
@@ -188,6 +204,12 @@ pub fn lower_units(
             deleted.insert(fk.domain);
         }
     }
+    // A generated column changes with its inputs.
+    for g in &ctx.extras.generated {
+        if g.inputs.iter().any(|i| assigned.contains(&(g.rel, *i))) {
+            assigned.insert((g.rel, g.column));
+        }
+    }
     let shared = Shared {
         schema: &schema,
         assigned,
@@ -195,12 +217,13 @@ pub fn lower_units(
         functions,
         fk_actions: &ctx.fk_actions,
         views: &ctx.views,
+        extras: &ctx.extras,
         pure: ctx.pure_functions.iter().cloned().collect(),
         skip_referential_checks: ctx.skip_referential_checks,
     };
     let mut programs = vec![];
     let mut provenance = Provenance::default();
-    let mut warnings = vec![];
+    let mut warnings = ctx.extras.warnings.clone();
     let mut counter = 0usize;
     let mut declared = vec![];
     let mut errors = Errors::default();
@@ -299,6 +322,7 @@ struct Shared<'a> {
     functions: Vec<ParsedFunction<'a>>,
     fk_actions: &'a [(FkAction, FkAction)],
     views: &'a [String],
+    extras: &'a Extras,
     pure: HashSet<String>,
     skip_referential_checks: bool,
 }
@@ -320,6 +344,9 @@ fn lower_transaction(
         functions: &sh.functions,
         fk_actions: sh.fk_actions,
         views: sh.views,
+        extras: sh.extras,
+        at_commit: vec![],
+        fk_modes: vec![],
         pure: &sh.pure,
         skip_referential_checks: sh.skip_referential_checks,
         statements: vec![],
@@ -352,6 +379,7 @@ fn lower_transaction(
         counter,
         warnings,
     };
+    l.fk_modes = l.constraint_modes(nodes)?;
     let (body, _) = l.block(nodes)?;
     let body = match body {
         Some(b) => b,
@@ -365,6 +393,7 @@ fn lower_transaction(
             Body::Seq(vec![])
         }
     };
+    let body = l.commit_checks(body);
     l.apply_may_miss();
     let constraints = l.infer_constraints();
     if l.statements.is_empty() {
@@ -386,6 +415,7 @@ fn lower_transaction(
 /// relations some DELETE deletes from; also in the parts of a WITH.
 fn assigned_columns(
     schema: &Schema,
+    aliases: &[(String, RelId)],
     sql: &Sql,
     out: &mut HashSet<(RelId, usize)>,
     deleted: &mut HashSet<RelId>,
@@ -397,23 +427,28 @@ fn assigned_columns(
             for t in v {
                 if let TableFactor::Table { name, .. } = &t.relation {
                     let rel = name.0.last().and_then(|p| p.as_ident());
-                    deleted.extend(rel.and_then(|i| find_rel(schema, i)));
+                    deleted.extend(rel.and_then(|i| find_rel(schema, aliases, i)));
                 }
             }
         }
-        assigned_in(schema, st, out);
+        assigned_in(schema, aliases, st, out);
         ControlFlow::<()>::Continue(())
     });
 }
 
-fn assigned_in(schema: &Schema, sql: &Sql, out: &mut HashSet<(RelId, usize)>) {
+fn assigned_in(
+    schema: &Schema,
+    aliases: &[(String, RelId)],
+    sql: &Sql,
+    out: &mut HashSet<(RelId, usize)>,
+) {
     let mut note = |name: &sqlparser::ast::ObjectName,
                     assignments: &[sqlparser::ast::Assignment]| {
         let Some(rel) = name
             .0
             .last()
             .and_then(|p| p.as_ident())
-            .and_then(|i| find_rel(schema, i))
+            .and_then(|i| find_rel(schema, aliases, i))
         else {
             return;
         };
@@ -465,8 +500,19 @@ fn assignment_columns(t: &AssignmentTarget) -> Vec<Ident> {
         .collect()
 }
 
-fn find_rel(schema: &Schema, i: &Ident) -> Option<RelId> {
-    schema.relations.iter().position(|r| same_name(&r.name, i))
+/// The relation a table name means: a table of the schema, or a partition
+/// or inheritance child, which is a relation of its root (`Extras::aliases`).
+fn find_rel(schema: &Schema, aliases: &[(String, RelId)], i: &Ident) -> Option<RelId> {
+    schema
+        .relations
+        .iter()
+        .position(|r| same_name(&r.name, i))
+        .or_else(|| {
+            aliases
+                .iter()
+                .find(|(n, _)| same_name(n, i))
+                .map(|(_, r)| *r)
+        })
 }
 
 /// What FK and same-tuple inference needs to know about a statement.
@@ -506,6 +552,13 @@ struct Lowerer<'a> {
     functions: &'a [ParsedFunction<'a>],
     fk_actions: &'a [(FkAction, FkAction)],
     views: &'a [String],
+    extras: &'a Extras,
+    /// Checks PostgreSQL runs at COMMIT (deferred foreign keys), appended
+    /// to the end of the transaction: statement index, and whether the
+    /// statement that queued it runs exactly once on every path.
+    at_commit: Vec<(usize, bool)>,
+    /// How `SET CONSTRAINTS` set each foreign key in this transaction.
+    fk_modes: Vec<hooks::FkMode>,
     pure: &'a HashSet<String>,
     skip_referential_checks: bool,
     statements: Vec<Statement>,
@@ -631,6 +684,7 @@ impl<'a> Lowerer<'a> {
         let removed = self.statements.len() - mark;
         self.statements.truncate(mark);
         self.facts.truncate(mark);
+        self.at_commit.retain(|&(q, _)| q < mark);
         *self.counter -= removed;
     }
 }

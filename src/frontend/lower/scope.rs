@@ -27,7 +27,7 @@ pub(super) struct Cte {
 
 impl Lowerer<'_> {
     pub(super) fn rel_by_ident(&self, ident: &Ident, snip: &Snippet) -> Result<RelId> {
-        find_rel(self.schema, ident).ok_or_else(|| {
+        find_rel(self.schema, &self.extras.aliases, ident).ok_or_else(|| {
             let at = snip.file_offset(ident.span.start.line, ident.span.start.column);
             if self.views.iter().any(|v| same_name(v, ident)) {
                 return Diag::new(format!("`{}` is a view", ident.value))
@@ -59,7 +59,7 @@ impl Lowerer<'_> {
             .find(|c| same_name(&c.name.value, ident))
         {
             Some(c) => c.rel,
-            None => find_rel(self.schema, ident),
+            None => find_rel(self.schema, &self.extras.aliases, ident),
         }
     }
 

@@ -4,6 +4,47 @@
 //! in a statement was modelled.
 
 use super::*;
+use crate::frontend::sql::ddl::HookKind;
+
+/// `DEFAULT` as a value (VALUES item, SET c = DEFAULT).
+fn is_default(e: &Expr) -> bool {
+    matches!(e, Expr::Identifier(i) if i.quote_style.is_none() && i.value.eq_ignore_ascii_case("default"))
+}
+
+/// Columns an UPDATE sets to DEFAULT.
+fn set_default_columns(
+    assignments: &[sqlparser::ast::Assignment],
+    col: impl Fn(&Ident) -> Option<usize>,
+) -> BTreeSet<usize> {
+    assignments
+        .iter()
+        .filter(|a| is_default(&a.value))
+        .flat_map(|a| assignment_columns(&a.target))
+        .filter_map(|c| col(&c))
+        .collect()
+}
+
+/// Columns every row of an INSERT gives a value (not DEFAULT): `cols`
+/// (the column list, or all columns) as far as each VALUES row reaches;
+/// none for DEFAULT VALUES.
+fn given_columns(ins: &sqlparser::ast::Insert, cols: &[usize]) -> BTreeSet<usize> {
+    match ins.source.as_deref() {
+        None => BTreeSet::new(),
+        Some(Query { body, .. }) => match body.as_ref() {
+            SetExpr::Values(v) => cols
+                .iter()
+                .enumerate()
+                .filter(|(k, _)| {
+                    v.rows
+                        .iter()
+                        .all(|r| r.get(*k).is_some_and(|e| !is_default(e)))
+                })
+                .map(|(_, c)| *c)
+                .collect(),
+            _ => cols.iter().copied().collect(),
+        },
+    }
+}
 
 impl Lowerer<'_> {
     /// Lower one parsed statement, then check that every query and every
@@ -98,6 +139,9 @@ impl Lowerer<'_> {
                 let c = self.column(&tables[..1], None, &col, snip)?.1;
                 writes.insert(c);
             }
+            if is_default(&a.value) {
+                continue;
+            }
             self.collect(
                 &tables,
                 &a.value,
@@ -112,10 +156,28 @@ impl Lowerer<'_> {
                 self.collect_item(&tables, item, snip, &mut pre, &mut uses)?;
             }
         }
-        // The foreign-key checks run after the write (AFTER triggers):
-        // in a WITH they stay with it (order.rs).
+        // CHECKs of the table, domain CHECKs of the assigned columns and
+        // DEFAULTs assigned with `= DEFAULT` call their functions.
+        let defaulted = set_default_columns(&u.assignments, |c| {
+            self.column(&tables[..1], None, c, snip).ok().map(|x| x.1)
+        });
+        let rel = tables[0].rel;
+        // These and the foreign-key checks run at the write (per row, after
+        // any lock wait): in a WITH they stay with it (order.rs).
         let mut checks = vec![];
         let to = if split { &mut checks } else { &mut pre };
+        self.hook_reads(
+            rel,
+            true,
+            &|k| match k {
+                HookKind::Check => true,
+                HookKind::Domain(c) => writes.contains(&c),
+                HookKind::Default(c) => defaulted.contains(&c),
+            },
+            to,
+        )?;
+        self.with_generated(rel, &mut writes);
+        self.conflict_reads(rel, Some(&writes), snip, to);
         self.update_integrity_reads(tables[0].rel, &writes, snip, to);
         self.conditions(
             &tables,
@@ -290,6 +352,9 @@ impl Lowerer<'_> {
                     self.selects += 1; // the VALUES query itself
                     for row in &v.rows {
                         for (c, e) in cols.iter().zip(row.iter()) {
+                            if is_default(e) {
+                                continue;
+                            }
                             // Subqueries and calls inside VALUES become reads.
                             self.collect(&[], e, snip, Some(&mut pre), Clause::Read, &mut [])?;
                             if v.rows.len() == 1 {
@@ -315,10 +380,24 @@ impl Lowerer<'_> {
             }
             None => {}
         }
-        // The foreign-key checks run at the insert (AFTER triggers): in a
+        let given = given_columns(ins, &cols);
+        // One row: a single VALUES row or DEFAULT VALUES.
+        let one_row = known || ins.source.is_none();
+        // The functions of DEFAULTs and CHECKs, exclusion and partial
+        // unique checks and the foreign-key checks run at the insert: in a
         // WITH they stay with it (order.rs).
         let mut checks = vec![];
         let to = if split { &mut checks } else { &mut pre };
+        self.hook_reads(
+            rel,
+            !one_row,
+            &|k| match k {
+                HookKind::Check | HookKind::Domain(_) => true,
+                HookKind::Default(c) => !given.contains(&c),
+            },
+            to,
+        )?;
+        self.conflict_reads(rel, None, snip, to);
         self.integrity_reads(rel, &eq, known, &nulls, snip, to);
         let mark = self.statements.len();
         let unique = self.unique_checks(rel, snip);
@@ -431,6 +510,8 @@ impl Lowerer<'_> {
         if let Some(w) = &selection {
             self.collect(&scope, w, snip, Some(pre), Clause::Read, &mut uses)?;
         }
+        // A stored generated column is written with its inputs.
+        self.with_generated(rel, &mut writes);
         // One alternative per unique key the conflict may be on.
         let mut alts = vec![inserted];
         for arb in &arbiters {
@@ -605,7 +686,7 @@ impl Lowerer<'_> {
             snip,
             &mut seen,
             &mut parts,
-        );
+        )?;
         Ok(if parts.len() == 1 {
             parts.remove(0)
         } else {
@@ -627,7 +708,7 @@ impl Lowerer<'_> {
         snip: &Snippet,
         seen: &mut HashSet<(usize, bool)>,
         parts: &mut Vec<Body>,
-    ) {
+    ) -> Result<()> {
         let fks: Vec<(usize, crate::model::schema::ForeignKey)> = self
             .schema
             .foreign_keys
@@ -650,7 +731,19 @@ impl Lowerer<'_> {
                 // still references the deleted (re-keyed) row: a
                 // predicate read of the referencing table (integrity.rs).
                 if !self.skip_referential_checks && seen.insert((fi, deleted)) {
-                    parts.push(Body::Stmt(self.child_check(&fk, snip)));
+                    let check = if deleted {
+                        super::hooks::FkCheck::OnDelete
+                    } else {
+                        super::hooks::FkCheck::OnUpdate
+                    };
+                    let when = self.when(fi, check);
+                    if when != super::hooks::When::Commit {
+                        parts.push(Body::Stmt(self.child_check(&fk, snip)));
+                    }
+                    if when != super::hooks::When::Now {
+                        let q = self.child_check(&fk, snip);
+                        self.defer(q);
+                    }
                 }
                 continue;
             }
@@ -665,6 +758,22 @@ impl Lowerer<'_> {
             } else {
                 StmtType::PredUpd
             };
+            if !child_deleted {
+                // The updated referencing rows pass the referencing
+                // table's CHECKs and domain CHECKs (SET DEFAULT: its
+                // DEFAULTs), per row.
+                let set_default = action == FkAction::SetDefault;
+                self.hook_reads(
+                    dom,
+                    true,
+                    &|k| match k {
+                        HookKind::Check => true,
+                        HookKind::Domain(c) => cols.contains(&c),
+                        HookKind::Default(c) => set_default && cols.contains(&c),
+                    },
+                    parts,
+                )?;
+            }
             let q = self.new_statement(ty, dom, snip);
             self.statements[q].pread = self.set(dom, &cols);
             if child_deleted {
@@ -677,14 +786,20 @@ impl Lowerer<'_> {
             if let Some(sql) = &mut self.statements[q].sql {
                 sql.push_str(&format!("  -- {how} {} of {}", action.sql(), fk.name));
             }
+            if !child_deleted {
+                let mut w = cols.clone();
+                self.with_generated(dom, &mut w);
+                self.statements[q].write = self.set(dom, &w);
+            }
             self.facts[q].assigns = if child_deleted {
                 BTreeSet::new()
             } else {
                 cols.clone()
             };
             parts.push(Body::Stmt(q));
-            self.cascade(dom, child_deleted, &cols, snip, seen, parts);
+            self.cascade(dom, child_deleted, &cols, snip, seen, parts)?;
         }
+        Ok(())
     }
 
     pub(super) fn write_target(&mut self, w: Write) -> Result<Body> {
@@ -1127,7 +1242,7 @@ impl Lowerer<'_> {
                         TableObject::TableName(n) => {
                             n.0.last()
                                 .and_then(|p| p.as_ident())
-                                .and_then(|i| find_rel(self.schema, i))
+                                .and_then(|i| find_rel(self.schema, &self.extras.aliases, i))
                         }
                         _ => None,
                     },
@@ -1136,7 +1251,7 @@ impl Lowerer<'_> {
                             .0
                             .last()
                             .and_then(|p| p.as_ident())
-                            .and_then(|i| find_rel(self.schema, i)),
+                            .and_then(|i| find_rel(self.schema, &self.extras.aliases, i)),
                         _ => None,
                     },
                     Sql::Delete(d) => {
@@ -1149,7 +1264,7 @@ impl Lowerer<'_> {
                                 .0
                                 .last()
                                 .and_then(|p| p.as_ident())
-                                .and_then(|i| find_rel(self.schema, i)),
+                                .and_then(|i| find_rel(self.schema, &self.extras.aliases, i)),
                             _ => None,
                         }
                     }

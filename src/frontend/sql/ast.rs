@@ -65,6 +65,13 @@ pub enum Node {
         level: Option<String>,
         at: usize,
     },
+    /// `SET CONSTRAINTS { ALL | name, … } { DEFERRED | IMMEDIATE };`:
+    /// `names` None for ALL (lower-case names otherwise).
+    SetConstraints {
+        names: Option<Vec<String>>,
+        deferred: bool,
+        at: usize,
+    },
     /// COMMIT (or PostgreSQL's `END;`) at the top level: a transaction
     /// boundary. The lowering splits the program there.
     Commit {

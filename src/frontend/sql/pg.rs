@@ -60,6 +60,32 @@ pub fn parse(text: &str) -> Result<Parsed, PgError> {
     })
 }
 
+/// What a query text touches, for over-approximating a body isolint does
+/// not lower statement by statement: the relations it names (CTE names
+/// excluded), whether it may write (a DML or DDL statement, a
+/// data-modifying CTE, or anything but SELECT), the functions it calls.
+#[derive(Debug, Clone)]
+pub struct Touches {
+    pub tables: Vec<String>,
+    pub writes: bool,
+    pub functions: Vec<String>,
+}
+
+pub fn touches(text: &str) -> Result<Touches, PgError> {
+    let r = pg_query::parse(text).map_err(|e| PgError {
+        message: message_of(&e),
+        at: cursor(text),
+    })?;
+    let writes = !r.dml_tables().is_empty()
+        || !r.ddl_tables().is_empty()
+        || r.statement_types().iter().any(|t| *t != "SelectStmt");
+    Ok(Touches {
+        tables: r.tables(),
+        writes,
+        functions: r.functions(),
+    })
+}
+
 /// The statements of `text` as PostgreSQL's parser splits them: byte
 /// ranges of each statement without its `;` (comments and blanks between
 /// statements are outside every range).

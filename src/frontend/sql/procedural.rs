@@ -287,6 +287,9 @@ impl P<'_> {
                 }
                 "NULL" if self.is_semi(self.pos + 1) => self.pos += 2,
                 "BEGIN" | "START" => nodes.push(self.begin(ctx, &w)?),
+                "SET" if self.word(self.pos + 1).as_deref() == Some("CONSTRAINTS") => {
+                    nodes.push(self.set_constraints()?)
+                }
                 "SET"
                     if matches!(
                         self.word(self.pos + 1).as_deref(),
@@ -497,6 +500,43 @@ impl P<'_> {
             return Err(self.err(at, 6, "DDL in a program", "CREATE TABLE, indexes and functions belong in the schema file (functions defined there are inlined where programs call them)"));
         }
         Ok(Node::Sql(Box::new(self.sql(at, end)?)))
+    }
+
+    /// `SET CONSTRAINTS …;`, read with PostgreSQL's parser.
+    fn set_constraints(&mut self) -> Result<Node> {
+        use super::pg::NodeEnum;
+        let at = self.start();
+        let semi = self.semi_after("SET CONSTRAINTS", at, "end it with `;`")?;
+        let text = &self.file.text[at..self.toks[semi].1];
+        let stmt = super::pg::parse(text).ok().and_then(|p| {
+            p.tree
+                .stmts
+                .first()
+                .and_then(|r| r.stmt.as_ref())
+                .and_then(|n| n.node.clone())
+        });
+        let Some(NodeEnum::ConstraintsSetStmt(c)) = stmt else {
+            return Err(self.err(
+                at,
+                3,
+                "unsupported form of SET CONSTRAINTS",
+                "write SET CONSTRAINTS { ALL | name, … } { DEFERRED | IMMEDIATE };",
+            ));
+        };
+        let names: Vec<String> = c
+            .constraints
+            .iter()
+            .filter_map(|n| match n.node.as_ref() {
+                Some(NodeEnum::RangeVar(r)) => Some(r.relname.clone()),
+                _ => None,
+            })
+            .collect();
+        self.pos = semi + 1;
+        Ok(Node::SetConstraints {
+            names: (!names.is_empty()).then_some(names),
+            deferred: c.deferred,
+            at,
+        })
     }
 
     pub(super) fn begin(&mut self, ctx: Ctx, w: &str) -> Result<Node> {

@@ -679,6 +679,9 @@ fn rename(n: Node, prefix: &str, ret: &str) -> Node {
             at,
         },
         Node::Prefix(b) => Node::Prefix(r(b)),
-        n @ (Node::Begin { .. } | Node::Commit { .. } | Node::Abort) => n,
+        n @ (Node::Begin { .. }
+        | Node::SetConstraints { .. }
+        | Node::Commit { .. }
+        | Node::Abort) => n,
     }
 }

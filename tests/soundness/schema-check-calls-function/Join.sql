@@ -1,0 +1,1 @@
+INSERT INTO members VALUES (:id, :g);

@@ -1,0 +1,2 @@
+INSERT INTO child VALUES (:c, :p);
+SELECT v FROM x WHERE id = :x;
