@@ -120,7 +120,7 @@ pub fn replay(args: &ReplayArgs) -> Result<i32> {
             Confirmation::NotWithinBounds { bounds, .. } => skipped.push((
                 n,
                 cycle,
-                format!("the explorer found no concrete schedule within its bounds ({bounds}): possibly a false alarm"),
+                format!("the explorer found no concrete schedule within its bounds ({bounds}); that does not show the alarm is false: the explorer does not model {}", crate::analysis::explorer::NOT_MODELLED.join("; ")),
             )),
             Confirmation::NotChecked(why) => skipped.push((n, cycle, format!("not confirmed: {why}"))),
         }

@@ -614,6 +614,11 @@ pub fn plan(
             actions.push(Action::Commit(st.txn));
             continue;
         };
+        // The rest of a statement that waited for a row lock: PostgreSQL
+        // resumes it by itself when the holder commits (EvalPlanQual).
+        if st.resumed {
+            continue;
+        }
         let tr = &s.transactions[st.txn];
         let ltp = &g.nodes[tr.node].ltp;
         let stmt_of = |q: usize| &w.programs[ltp.program].statements[ltp.occurrences[q].stmt];

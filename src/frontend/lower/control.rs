@@ -3,7 +3,7 @@
 //! program says about rows that may be missing (FOUND, NULL tests).
 
 use super::*;
-use crate::frontend::sql::plpgsql::{EXECUTE_LABEL, ROW_COUNT_MARK};
+use crate::frontend::sql::plpgsql::{EXECUTE_LABEL, ROW_COUNT_MARK, VOLATILE_LABEL};
 
 impl Lowerer<'_> {
     /// Lower a list of nodes. `None` body: every path aborts. The flag
@@ -61,6 +61,26 @@ impl Lowerer<'_> {
             Node::Block { .. } if executed(node).is_some() => {
                 let s = executed(node).ok_or_else(|| Diag::new("internal error: EXECUTE"))?;
                 (Some(self.statement(s, &nodes[i + 1..])?), false)
+            }
+            // A statement and the per-row calls of VOLATILE routines in
+            // it: the calls are lowered first (their results are the
+            // statement's `:__callN`), placed by order.rs.
+            Node::Block {
+                label: Some(l),
+                body,
+                ..
+            } if l == VOLATILE_LABEL => {
+                let Some((Node::Sql(s), calls)) = body.split_first() else {
+                    return Err(Diag::new("internal error: VOLATILE call block"));
+                };
+                let mark = self.statements.len();
+                let Some(b) = self.block(calls)?.0 else {
+                    return Ok(None);
+                };
+                self.after = Some((mark, b));
+                let r = self.statement(s, &nodes[i + 1..]);
+                self.after = None;
+                (Some(r?), false)
             }
             // In the rolled-back prefix of an EXCEPTION block, an
             // error is what starts the handler: the path goes on.

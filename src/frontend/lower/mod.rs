@@ -375,6 +375,7 @@ fn lower_transaction(
         split: false,
         split_out: vec![],
         defer: None,
+        after: None,
         qmarks: None,
         counter,
         warnings,
@@ -613,6 +614,10 @@ struct Lowerer<'a> {
     /// bodies of those calls, which run after the statement's snapshot
     /// reads and before its writes (order.rs).
     defer: Option<Vec<Body>>,
+    /// The lowered per-row calls of VOLATILE PL/pgSQL routines of the next
+    /// statement (a `VOLATILE_LABEL` block) and the first statement index
+    /// they created: they go where `defer` goes (order.rs).
+    after: Option<(usize, Body)>,
     /// The program's file and the offsets of its JDBC `?`s (numbered `?1`,
     /// … in order).
     qmarks: Option<(String, Vec<usize>)>,

@@ -94,7 +94,9 @@ impl Lowerer<'_> {
     /// lock wait EvalPlanQual evaluates the call again, still before the
     /// write). So: the statement's snapshot reads, then the calls' bodies
     /// (`call` leaves them in `defer`; a loop when per row), then its
-    /// writes and locking reads.
+    /// writes and locking reads. `after`: the bodies of VOLATILE PL/pgSQL
+    /// routines called in the statement, lowered already (from statement
+    /// `.0` on), which go to the same place.
     pub(super) fn lower_volatile(
         &mut self,
         sql: &Sql,
@@ -102,14 +104,19 @@ impl Lowerer<'_> {
         s: &Snippet,
         next: Option<&Node>,
         weak_lock: bool,
+        after: Option<(usize, Body)>,
     ) -> Result<Body> {
         let saved = (self.defer.replace(vec![]), self.take_split());
-        let mark = self.statements.len();
+        let (mark, pl) = match after {
+            Some((m, b)) => (m, Some(b)),
+            None => (self.statements.len(), None),
+        };
         self.split = true;
         let r = self.lower_sql(sql, into, s, next, weak_lock);
         self.split = false;
         let mut parts = self.take_split();
         parts.extend(self.defer.take().unwrap_or_default());
+        parts.extend(pl);
         (self.defer, self.split_out) = saved;
         parts.push(r?);
         Ok(self.renumber(mark, Body::Seq(parts)))

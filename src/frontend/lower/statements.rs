@@ -60,9 +60,16 @@ impl Lowerer<'_> {
         pg: Option<&crate::frontend::sql::gate::PgRefs>,
     ) -> Result<Body> {
         let (q0, c0) = (self.selects, self.inlined);
-        let mark = self.audit_mark();
-        let b = if self.calls_volatile(sql) {
-            self.lower_volatile(sql, into, s, next, weak_lock)?
+        let mut mark = self.audit_mark();
+        // Taken here: the statements of inlined SQL bodies are lowered
+        // through this function too. The statement's own reads are
+        // renumbered before the calls' statements: audit from those on.
+        let after = self.after.take();
+        if let Some((m, _)) = &after {
+            mark.0 = *m;
+        }
+        let b = if after.is_some() || self.calls_volatile(sql) {
+            self.lower_volatile(sql, into, s, next, weak_lock, after)?
         } else {
             let saved = self.defer.take();
             let b = self.lower_sql(sql, into, s, next, weak_lock);
@@ -1056,12 +1063,22 @@ impl Lowerer<'_> {
         let single = tables.len() == 1;
         let mark = self.statements.len();
         let mut late = vec![];
-        let first_key_based = if locking.iter().any(|l| *l) && (split || locking.iter().any(|l| !l))
-        {
-            self.locked_after_snapshot(&tables, &uses, &locking, snip, &mut parts, &mut late)
-        } else {
-            self.table_reads(&tables, &uses, 0, &locking, snip, &mut parts)
-        };
+        // A predicate-based locking read that waits for a row lock re-checks
+        // only the rows it waited for (EvalPlanQual) and never sees rows
+        // inserted after its snapshot: it reads on both sides of the other
+        // transaction's commit, which one atomic BTP read cannot express
+        // (tests/explorer_epq.rs, confirmed on PostgreSQL 15). So it is a
+        // snapshot scan and, later, the locked re-read.
+        let pred_locked = tables
+            .iter()
+            .enumerate()
+            .any(|(ti, t)| locking[ti] && !t.cte && self.unjoined_key(t.rel, &uses[ti]).is_none());
+        let first_key_based =
+            if locking.iter().any(|l| *l) && (split || pred_locked || locking.iter().any(|l| !l)) {
+                self.locked_after_snapshot(&tables, &uses, &locking, snip, &mut parts, &mut late)
+            } else {
+                self.table_reads(&tables, &uses, 0, &locking, snip, &mut parts)
+            };
         // An aggregate over no rows still returns a row (COUNT 0, SUM
         // NULL): the program goes on when the keyed row is missing.
         let grouped = !matches!(&sel.group_by, sqlparser::ast::GroupByExpr::Expressions(v, _) if v.is_empty());

@@ -603,7 +603,9 @@ impl P<'_> {
     /// the whole of it: `v := f(…)`, PERFORM and CALL inline that
     /// directly) become `:__callN`, and the call is queued to be inlined
     /// before the node that holds it. In a statement that names a table
-    /// the call may run once per row, or not at all: a loop.
+    /// the call may run once per row, or not at all: a loop, labelled so
+    /// that `inline_calls` can move the call of a VOLATILE routine after
+    /// the statement's snapshot reads.
     pub(crate) fn extract_calls(&self, mut s: Snippet) -> Result<Snippet> {
         let Some(pl) = &self.pl else { return Ok(s) };
         let t = s.parse_text().to_string();
@@ -650,7 +652,7 @@ impl P<'_> {
                             head: LoopHead::Plain,
                             body: vec![node],
                             at: s.offset + i,
-                            label: None,
+                            label: Some(super::PER_ROW_LABEL.to_string()),
                         }
                     };
                     pl.pending.borrow_mut().push(node);

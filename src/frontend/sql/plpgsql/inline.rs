@@ -367,6 +367,7 @@ pub fn inline_calls(
     types: &HashMap<String, String>,
     stack: &mut Vec<String>,
 ) -> Result<Vec<Node>> {
+    let nodes = defer_volatile(file, nodes, routines, types)?;
     let mut out = vec![];
     for n in nodes {
         match n {
@@ -384,6 +385,113 @@ pub fn inline_calls(
         }
     }
     Ok(out)
+}
+
+/// The per-row calls queued before a statement (`extract_calls`) whose
+/// routine is VOLATILE move into a block after the statement:
+/// `[stmt, calls…]` labelled `VOLATILE_LABEL`. PostgreSQL runs such a
+/// routine while it evaluates the statement's rows, each of its queries on
+/// a fresh snapshot taken after the statement's own; STABLE and IMMUTABLE
+/// routines read the statement's snapshot, so they stay before it (the
+/// lowering gives the statement's snapshot reads and such a body the same
+/// place: no write can come between them). A VOLATILE call in any other
+/// node that names a table (a condition, a loop's or cursor's query) is
+/// an error: its body would run after that query's snapshot, which
+/// isolint places only for statements.
+fn defer_volatile(
+    file: &SourceFile,
+    nodes: Vec<Node>,
+    routines: &Routines,
+    types: &HashMap<String, String>,
+) -> Result<Vec<Node>> {
+    let per_row = |n: &Node| {
+        matches!(n, Node::Loop { label: Some(l), body, .. }
+            if l == super::PER_ROW_LABEL && matches!(body.as_slice(), [Node::Call { .. }]))
+    };
+    let mut out: Vec<Node> = vec![];
+    let mut run: Vec<Node> = vec![];
+    for n in nodes {
+        if per_row(&n) {
+            run.push(n);
+            continue;
+        }
+        let Node::Sql(_) = n else {
+            if let Some(c) = run.iter().find(|c| volatile_call(file, c, routines, types)) {
+                return Err(volatile_elsewhere(file, c));
+            }
+            out.append(&mut run);
+            out.push(n);
+            continue;
+        };
+        let (after, before): (Vec<Node>, Vec<Node>) = run
+            .drain(..)
+            .partition(|c| volatile_call(file, c, routines, types));
+        out.extend(before);
+        if after.is_empty() {
+            out.push(n);
+        } else {
+            // Unlabelled: placed now (`inline_calls` sees them again).
+            let mut body = vec![n];
+            body.extend(after.into_iter().map(|c| match c {
+                Node::Loop { head, body, at, .. } => Node::Loop {
+                    head,
+                    body,
+                    at,
+                    label: None,
+                },
+                c => c,
+            }));
+            out.push(Node::Block {
+                label: Some(super::VOLATILE_LABEL.to_string()),
+                body,
+                handlers: None,
+                file: None,
+            });
+        }
+    }
+    if let Some(c) = run.iter().find(|c| volatile_call(file, c, routines, types)) {
+        return Err(volatile_elsewhere(file, c));
+    }
+    out.append(&mut run);
+    Ok(out)
+}
+
+fn volatile_elsewhere(file: &SourceFile, n: &Node) -> Box<Diag> {
+    let (name, at) = match n {
+        Node::Loop { body, at, .. } => match body.as_slice() {
+            [Node::Call { call, at, .. }] => (call_name(call), *at),
+            _ => (String::new(), *at),
+        },
+        _ => (String::new(), 0),
+    };
+    Diag::new(format!(
+        "call of the VOLATILE routine `{name}` in an expression that reads a table"
+    ))
+    .help("PostgreSQL runs its queries after the expression's query took its snapshot, which isolint models only for a statement: assign the query to a variable in a statement (SELECT … INTO v) and test v, or declare the routine STABLE if it only reads")
+    .at(file, at, name.len().max(1), "here")
+}
+
+/// Whether the routine a queued per-row call resolves to is VOLATILE.
+/// A call that does not resolve counts as VOLATILE (its inlining reports
+/// the error).
+fn volatile_call(
+    file: &SourceFile,
+    n: &Node,
+    routines: &Routines,
+    types: &HashMap<String, String>,
+) -> bool {
+    let Node::Loop { body, .. } = n else {
+        return false;
+    };
+    let [Node::Call { call, at, .. }] = body.as_slice() else {
+        return false;
+    };
+    let name = call_name(call);
+    let candidates: Vec<&ParsedRoutine> = routines
+        .values()
+        .filter(|p| p.routine.name == name)
+        .collect();
+    resolve(file, call, *at, &name, candidates, types).map_or(true, |p| p.routine.volatile)
 }
 
 fn call_name(call: &Cond) -> String {

@@ -35,6 +35,16 @@ pub const ROW_COUNT_MARK: &str = "GET DIAGNOSTICS ROW_COUNT";
 /// in: EXECUTE sets ROW_COUNT but not FOUND (no user label has a `$`).
 pub const EXECUTE_LABEL: &str = "$execute";
 
+/// The label of the loop a routine call found inside a statement that
+/// names a table is queued in (`extract_calls`): it may run once per row.
+pub const PER_ROW_LABEL: &str = "$per_row";
+
+/// The label of the block `[statement, calls…]` that holds a statement
+/// and the per-row calls of VOLATILE routines found in it
+/// (`inline_calls`): the lowering puts the calls after the statement's
+/// snapshot reads and before its writes (lower/order.rs).
+pub const VOLATILE_LABEL: &str = "$volatile";
+
 /// How a parameter passes its value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -66,6 +76,9 @@ pub struct Routine {
     pub language: String,
     /// `RETURNS trigger` / `event_trigger`: runs only when a trigger fires.
     pub trigger: bool,
+    /// No STABLE or IMMUTABLE option (VOLATILE is PostgreSQL's default):
+    /// each of its queries takes a fresh snapshot.
+    pub volatile: bool,
     /// Byte range of the body inside its quotes.
     pub body: (usize, usize),
     /// The body is a single-quoted string (`''` escapes).
@@ -355,6 +368,27 @@ fn header(
     let trigger = words
         .windows(2)
         .any(|w| w[0] == "RETURNS" && matches!(w[1].as_str(), "TRIGGER" | "EVENT_TRIGGER"));
+    // The option words outside the body and the parameter list; the last
+    // volatility written counts (PostgreSQL rejects conflicting ones).
+    // Words inside parentheses (`RETURNS TABLE (stable int)`) are names.
+    let mut depth = 0i32;
+    let unparenthesized: String = outside
+        .chars()
+        .map(|c| {
+            depth += i32::from(c == '(') - i32::from(c == ')');
+            if depth > 0 || c == ')' || c == ';' {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect();
+    let volatile = unparenthesized
+        .split_whitespace()
+        .map(str::to_ascii_uppercase)
+        .rev()
+        .find(|w| matches!(w.as_str(), "VOLATILE" | "STABLE" | "IMMUTABLE"))
+        .is_none_or(|w| w == "VOLATILE");
     Ok(Routine {
         name,
         schema,
@@ -363,6 +397,7 @@ fn header(
         params,
         language,
         trigger,
+        volatile,
         body,
         quoted,
         at,
