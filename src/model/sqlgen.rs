@@ -126,10 +126,19 @@ pub enum Form {
     EString,
     /// A nested block comment `/* … /* … */ …; */` before a statement.
     NestedComment,
+    /// A column `DEFAULT` calling a `LANGUAGE sql` function that reads t0
+    /// (issue 21, class 1): inserts read t0.
+    DefaultCallsFunction,
+    /// A table `CHECK` calling that function: inserts and updates read t0.
+    CheckCallsFunction,
+    /// `gen INT GENERATED ALWAYS AS (a + b) STORED`: written with a or b.
+    GeneratedColumn,
+    /// A foreign key `DEFERRABLE INITIALLY DEFERRED`: checked at COMMIT.
+    DeferredForeignKey,
 }
 
 impl Form {
-    pub const ALL: [Form; 75] = [
+    pub const ALL: [Form; 79] = [
         Form::KeySelect,
         Form::PredSelect,
         Form::KeyUpdate,
@@ -205,6 +214,10 @@ impl Form {
         Form::AliasFor,
         Form::EString,
         Form::NestedComment,
+        Form::DefaultCallsFunction,
+        Form::CheckCallsFunction,
+        Form::GeneratedColumn,
+        Form::DeferredForeignKey,
     ];
 }
 
@@ -506,22 +519,52 @@ impl SqlWorkload {
 impl Gen {
     fn schema(&mut self) -> String {
         let mut out = String::new();
-        for t in &self.tables {
-            let fk = match t.parent {
-                Some((p, action)) => format!(
-                    ", p INT REFERENCES t{p}(id){}",
-                    match action {
-                        OnDelete::Refuse => "",
-                        OnDelete::Cascade => " ON DELETE CASCADE",
-                        OnDelete::SetNull => " ON DELETE SET NULL",
+        for i in 0..self.tables.len() {
+            let deferred = if self.rng.chance(35) {
+                " DEFERRABLE INITIALLY DEFERRED"
+            } else {
+                ""
+            };
+            let fk = match self.tables[i].parent {
+                Some((p, action)) => {
+                    if !deferred.is_empty() {
+                        self.forms.insert(Form::DeferredForeignKey);
                     }
-                ),
+                    format!(
+                        ", p INT REFERENCES t{p}(id){}{deferred}",
+                        match action {
+                            OnDelete::Refuse => "",
+                            OnDelete::Cascade => " ON DELETE CASCADE",
+                            OnDelete::SetNull => " ON DELETE SET NULL",
+                        }
+                    )
+                }
                 None => String::new(),
             };
+            // Schema objects that read or write for a statement (issue 21,
+            // class 1); `cnt0` reads t0, so only later tables call it.
+            let mut extra = String::new();
+            if self.rng.chance(35) {
+                self.forms.insert(Form::GeneratedColumn);
+                extra += ", gen INT GENERATED ALWAYS AS (a + b) STORED";
+            }
+            if i > 0 && self.rng.chance(40) {
+                if self.rng.chance(50) {
+                    self.forms.insert(Form::DefaultCallsFunction);
+                    extra += ", d BIGINT DEFAULT cnt0()";
+                } else {
+                    self.forms.insert(Form::CheckCallsFunction);
+                    extra += ", CHECK (cnt0() >= 0)";
+                }
+            }
+            let t = &self.tables[i];
             out += &format!(
-                "CREATE TABLE {} (id INT PRIMARY KEY, a INT NOT NULL DEFAULT 0, b INT NOT NULL DEFAULT 0, u INT UNIQUE, c INT{fk});\n",
+                "CREATE TABLE {} (id INT PRIMARY KEY, a INT NOT NULL DEFAULT 0, b INT NOT NULL DEFAULT 0, u INT UNIQUE, c INT{fk}{extra});\n",
                 t.name
             );
+            if i == 0 {
+                out += "CREATE FUNCTION cnt0() RETURNS BIGINT LANGUAGE sql STABLE AS $$ SELECT count(*) FROM t0 WHERE a >= 0 $$;\n";
+            }
             if t.unique_index {
                 out += &format!("CREATE UNIQUE INDEX {0}_c ON {0} (c);\n", t.name);
             }
@@ -597,7 +640,7 @@ impl Gen {
     }
 
     fn control(&mut self) -> String {
-        match self.rng.below(24) {
+        match self.rng.below(26) {
             0 | 1 => {
                 self.forms.insert(Form::If);
                 let c = self.condition();
@@ -737,7 +780,7 @@ impl Gen {
                 self.forms.insert(Form::Commit);
                 format!("{}COMMIT;\n{}", self.statement(), self.statement())
             }
-            16 if self.dialect == Dialect::Plpgsql => {
+            16 | 25 if self.dialect == Dialect::Plpgsql => {
                 self.forms.insert(Form::RoutineCall);
                 let k = self.key();
                 if self.rng.chance(50) {
@@ -786,7 +829,7 @@ impl Gen {
                 )
             }
             15 | 21 if self.dialect == Dialect::Plpgsql => self.exception_block(),
-            22 if self.dialect == Dialect::Plpgsql => {
+            22 | 24 if self.dialect == Dialect::Plpgsql => {
                 self.forms.insert(Form::GetDiagnostics);
                 let t = self.table();
                 let k = self.key();
