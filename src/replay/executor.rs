@@ -742,6 +742,12 @@ impl<'p> Executor<'p> {
                     Val::typed(t.clone(), &postgres::types::Type::NUMERIC)
                 }
                 (Some(t), 0) => Val::typed(t.clone(), &postgres::types::Type::TEXT),
+                // An untyped NULL (a variable a SELECT … INTO without a
+                // row set): `$1 IS NULL` needs some type, and any will do.
+                (None, 0) => Val {
+                    text: None,
+                    oid: postgres::types::Type::TEXT.oid(),
+                },
                 _ => v,
             })
             .collect();
