@@ -246,3 +246,85 @@ fn recorded_cases_hold() {
         );
     }
 }
+
+/// The replay runs what `sqlgen` writes in routines as PostgreSQL runs it:
+/// an EXCEPTION block whose INSERT hits a duplicate key (or whose body
+/// RAISEs) loses its writes and runs its handler, ALIAS FOR names the
+/// parameter, GET DIAGNOSTICS gives the row count. The expected table is
+/// what PostgreSQL 15 left after `SELECT p0(1, 2, 1)` on the same schema
+/// and rows (psql, run by hand): row 1 `a = 0` (the +10 rolled back),
+/// `b = 1` (handler), `c = 50` (ROW_COUNT 0); row 2 `a = 1` (the +100
+/// rolled back by the RAISE), `b = 20`, `c = 41` (ROW_COUNT 1). Without
+/// the savepoint the program would stop at the duplicate key.
+#[test]
+fn the_replay_runs_exception_blocks_as_postgres_does() {
+    use isolint::model::error::SourceFile;
+    use isolint::replay::executor::{Executor, Step};
+    use isolint::replay::value::Val;
+    let Some(server) = server() else { return };
+    let schema = SourceFile::new(
+        "schema.sql",
+        "CREATE TABLE t0 (id INT PRIMARY KEY, a INT NOT NULL DEFAULT 0, b INT NOT NULL DEFAULT 0, c INT);\n",
+    );
+    let routine = SourceFile::new(
+        "P0.sql",
+        "CREATE FUNCTION p0(k INT, k2 INT, x INT) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+  n BIGINT;
+  kk ALIAS FOR $1;
+BEGIN
+BEGIN
+UPDATE t0 SET a = a + 10 WHERE id = kk;
+INSERT INTO t0 (id, a, b) VALUES (k, 0, 0);
+EXCEPTION WHEN integrity_constraint_violation OR raise_exception THEN
+UPDATE t0 SET b = b + 1 WHERE id = k;
+END;
+BEGIN
+UPDATE t0 SET a = a + 100 WHERE id = k2;
+IF x > 0 THEN
+RAISE EXCEPTION 'refused';
+END IF;
+EXCEPTION WHEN integrity_constraint_violation OR raise_exception THEN
+UPDATE t0 SET b = b + 20 WHERE id = k2;
+END;
+UPDATE t0 SET a = a + 1 WHERE id = k2 OR id = 7;
+GET DIAGNOSTICS n = ROW_COUNT;
+UPDATE t0 SET c = n + 40 WHERE id = k2;
+UPDATE t0 SET a = a + 1 WHERE id = 9;
+GET DIAGNOSTICS n = ROW_COUNT;
+UPDATE t0 SET c = n + 50 WHERE id = k;
+END $$;
+",
+    );
+    let loaded = isolint::frontend::sql_dir::lower_texts(&schema, &[routine])
+        .unwrap_or_else(|e| panic!("{}", e.message));
+    let program = &loaded.sources.as_ref().expect("sources").programs[0];
+    let scratch = isolint::replay::scratch::Scratch::create(&server, &schema)
+        .unwrap_or_else(|e| panic!("{}", e.message));
+    let mut c = scratch
+        .connect()
+        .unwrap_or_else(|e| panic!("{}", e.message));
+    c.batch_execute("INSERT INTO t0 (id, c) VALUES (1, 1), (2, 2); BEGIN")
+        .expect("rows");
+    let int = |v: &str| Val::typed(v, &::postgres::types::Type::INT4);
+    let params = [("k", "1"), ("k2", "2"), ("x", "1")]
+        .into_iter()
+        .map(|(n, v)| (n.to_string(), int(v)))
+        .collect();
+    let mut ex = Executor::new(program, params);
+    loop {
+        match ex.step(&mut c) {
+            Ok(Step::Ran(_)) => {}
+            Ok(Step::Finished) => break,
+            other => panic!("the program stopped: {other:?}"),
+        }
+    }
+    c.batch_execute("COMMIT").expect("commit");
+    let rows: Vec<(i32, i32, i32, Option<i32>)> = c
+        .query("SELECT id, a, b, c FROM t0 ORDER BY id", &[])
+        .expect("state")
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
+        .collect();
+    assert_eq!(rows, vec![(1, 0, 1, Some(50)), (2, 1, 20, Some(41))]);
+}

@@ -109,3 +109,22 @@ fn every_form_is_in_the_catalogue() {
         "catalogue rows naming no form: {unknown:?}"
     );
 }
+
+/// `WITH w AS (UPDATE …) SELECT … INTO v FROM u` assigns v, as PL/pgSQL
+/// does (found by the batch: the INTO was sent to PostgreSQL as `INTO $2`,
+/// a syntax error, and the lowering read it as no assignment). An INSERT
+/// INTO after a WITH is no target (the control).
+#[test]
+fn into_after_a_with_is_a_target() {
+    use isolint::frontend::sql::statement::strip_into;
+    let (text, vars) = strip_into(
+        "WITH w AS (UPDATE t SET a = a + 1 WHERE id = :k RETURNING a) SELECT count(*) INTO :v1 FROM u WHERE b = :x",
+    );
+    assert_eq!(vars, vec!["v1".to_string()]);
+    assert!(!text.contains("INTO"), "{text}");
+    let (text, vars) = strip_into(
+        "WITH w AS (UPDATE t SET a = a + 1 WHERE id = :k RETURNING a) INSERT INTO u (id) SELECT a FROM w",
+    );
+    assert!(vars.is_empty(), "{vars:?}");
+    assert!(text.contains("INSERT INTO u"), "{text}");
+}

@@ -1,8 +1,10 @@
 //! Random small workloads in isolint's input languages (issue 15): a
-//! schema of 2–4 tables (primary keys, a UNIQUE column, foreign keys with
-//! ON DELETE CASCADE, SET NULL or neither, a `LANGUAGE sql` function) and
-//! 2–3 programs of 1–5 items drawn from every position the front-end
-//! lowers (docs/sql-frontend.md, "Positions"), written as `.sql` programs
+//! schema of 2–4 tables (primary keys, a UNIQUE column `u`, a column `c`
+//! that a `CREATE UNIQUE INDEX` makes unique in about half the tables,
+//! foreign keys with ON DELETE CASCADE, SET NULL or neither, `LANGUAGE
+//! sql` functions of default, STABLE and VOLATILE volatility) and 2–3
+//! programs of 1–5 items drawn from the catalogue of PostgreSQL features
+//! (docs/postgres-features.md, issue 21), written as `.sql` programs
 //! or, for about a third of the seeds, as PL/pgSQL routines. Programs take
 //! the parameters `k`, `k2` (keys) and `x` (a value); the data and the
 //! parameter values are the replay's (`replay::random`: a few rows per
@@ -77,10 +79,66 @@ pub enum Form {
     SetNull,
     Commit,
     RoutineCall,
+    /// `WITH w AS (UPDATE t … RETURNING …) SELECT … FROM u`: the SELECT
+    /// reads the statement's snapshot, before the UPDATE's lock wait.
+    CteUpdateOther,
+    /// `SELECT … FROM t JOIN u … FOR UPDATE OF t` (or a comma join): only
+    /// `t` is re-read after a lock wait.
+    JoinForUpdateOf,
+    /// A call of a `STABLE` `LANGUAGE sql` function that reads a table.
+    StableFunctionCall,
+    /// A call, once per row, of a `VOLATILE` `LANGUAGE sql` function that
+    /// reads a table (fresh snapshot per statement of its body).
+    VolatileFunctionCall,
+    /// `ON CONFLICT (u) DO NOTHING` on a UNIQUE column that is not the key.
+    OnConflictUniqueNothing,
+    /// `ON CONFLICT (u) DO UPDATE`: the action is on the conflicting row.
+    OnConflictUniqueUpdate,
+    /// `ON CONFLICT DO NOTHING` without a target (any unique key).
+    OnConflictNoTarget,
+    /// `ON CONFLICT (c)` where `c` is unique by `CREATE UNIQUE INDEX`.
+    OnConflictUniqueIndex,
+    /// A plain INSERT giving a UNIQUE non-key column a value.
+    InsertUniqueColumn,
+    /// An UPDATE assigning a UNIQUE non-key column.
+    UpdateUniqueColumn,
+    /// `IF [NOT] FOUND` right after an UPDATE/DELETE (the program goes on
+    /// when the row is missing: a predicate read of the key).
+    FoundAfterWrite,
+    /// `IF NOT FOUND THEN RAISE` / `IF v IS NULL THEN RAISE` right after a
+    /// key-based read: the path with a missing row aborts.
+    AbortIdiom,
+    /// `RETURNING … INTO v` tested with `IS NULL` (issue 21, class 5).
+    ReturningIntoNull,
+    /// A PL/pgSQL block with an EXCEPTION handler whose body may fail (a
+    /// duplicate key, a RAISE): the handler runs after the block's writes
+    /// are rolled back (issue 21, class 4). PL/pgSQL routines only: the
+    /// `.sql` dialect has no handlers.
+    ExceptionBlock,
+    /// `GET DIAGNOSTICS n = ROW_COUNT` after an UPDATE/DELETE, n tested
+    /// (issue 21, class 5). PL/pgSQL routines only.
+    GetDiagnostics,
+    /// `kk ALIAS FOR $1` / `ALIAS FOR k`: the key parameter under another
+    /// name (issue 21, class 6). PL/pgSQL routines only.
+    AliasFor,
+    /// An `E'…'` string with a backslash-escaped quote and a `;` in it
+    /// (issue 21, class 7).
+    EString,
+    /// A nested block comment `/* … /* … */ …; */` before a statement.
+    NestedComment,
+    /// A column `DEFAULT` calling a `LANGUAGE sql` function that reads t0
+    /// (issue 21, class 1): inserts read t0.
+    DefaultCallsFunction,
+    /// A table `CHECK` calling that function: inserts and updates read t0.
+    CheckCallsFunction,
+    /// `gen INT GENERATED ALWAYS AS (a + b) STORED`: written with a or b.
+    GeneratedColumn,
+    /// A foreign key `DEFERRABLE INITIALLY DEFERRED`: checked at COMMIT.
+    DeferredForeignKey,
 }
 
 impl Form {
-    pub const ALL: [Form; 57] = [
+    pub const ALL: [Form; 79] = [
         Form::KeySelect,
         Form::PredSelect,
         Form::KeyUpdate,
@@ -138,6 +196,28 @@ impl Form {
         Form::SetNull,
         Form::Commit,
         Form::RoutineCall,
+        Form::CteUpdateOther,
+        Form::JoinForUpdateOf,
+        Form::StableFunctionCall,
+        Form::VolatileFunctionCall,
+        Form::OnConflictUniqueNothing,
+        Form::OnConflictUniqueUpdate,
+        Form::OnConflictNoTarget,
+        Form::OnConflictUniqueIndex,
+        Form::InsertUniqueColumn,
+        Form::UpdateUniqueColumn,
+        Form::FoundAfterWrite,
+        Form::AbortIdiom,
+        Form::ReturningIntoNull,
+        Form::ExceptionBlock,
+        Form::GetDiagnostics,
+        Form::AliasFor,
+        Form::EString,
+        Form::NestedComment,
+        Form::DefaultCallsFunction,
+        Form::CheckCallsFunction,
+        Form::GeneratedColumn,
+        Form::DeferredForeignKey,
     ];
 }
 
@@ -207,6 +287,9 @@ struct Table {
     name: String,
     /// The parent table's index, and what deleting a parent does.
     parent: Option<(usize, OnDelete)>,
+    /// Column `c` is unique by a `CREATE UNIQUE INDEX` (otherwise a plain
+    /// column).
+    unique_index: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -242,9 +325,11 @@ pub fn workload(seed: u64) -> SqlWorkload {
             let action = *rng.pick(&[OnDelete::Refuse, OnDelete::Cascade, OnDelete::SetNull]);
             (p, action)
         });
+        let unique_index = rng.chance(50);
         tables.push(Table {
             name: format!("t{i}"),
             parent,
+            unique_index,
         });
     }
     let profile = match rng.below(10) {
@@ -334,6 +419,15 @@ fn routine(i: usize, body: &str) -> String {
     let mut decl = String::new();
     for v in 1..=vars {
         decl += &format!("  v{v} BIGINT;\n");
+    }
+    // `kk` is the key parameter under another name (`Form::AliasFor`):
+    // by position in even programs, by name in odd ones.
+    if body.contains("kk") {
+        decl += if i % 2 == 0 {
+            "  kk ALIAS FOR $1;\n"
+        } else {
+            "  kk ALIAS FOR k;\n"
+        };
     }
     // A routine the program calls (PERFORM, `:=`): the same text in every
     // file that calls it (a later definition replaces an earlier one).
@@ -425,24 +519,63 @@ impl SqlWorkload {
 impl Gen {
     fn schema(&mut self) -> String {
         let mut out = String::new();
-        for t in &self.tables {
-            let fk = match t.parent {
-                Some((p, action)) => format!(
-                    ", p INT REFERENCES t{p}(id){}",
-                    match action {
-                        OnDelete::Refuse => "",
-                        OnDelete::Cascade => " ON DELETE CASCADE",
-                        OnDelete::SetNull => " ON DELETE SET NULL",
+        for i in 0..self.tables.len() {
+            let deferred = if self.rng.chance(35) {
+                " DEFERRABLE INITIALLY DEFERRED"
+            } else {
+                ""
+            };
+            let fk = match self.tables[i].parent {
+                Some((p, action)) => {
+                    if !deferred.is_empty() {
+                        self.forms.insert(Form::DeferredForeignKey);
                     }
-                ),
+                    format!(
+                        ", p INT REFERENCES t{p}(id){}{deferred}",
+                        match action {
+                            OnDelete::Refuse => "",
+                            OnDelete::Cascade => " ON DELETE CASCADE",
+                            OnDelete::SetNull => " ON DELETE SET NULL",
+                        }
+                    )
+                }
                 None => String::new(),
             };
+            // Schema objects that read or write for a statement (issue 21,
+            // class 1); `cnt0` reads t0, so only later tables call it.
+            let mut extra = String::new();
+            if self.rng.chance(35) {
+                self.forms.insert(Form::GeneratedColumn);
+                extra += ", gen INT GENERATED ALWAYS AS (a + b) STORED";
+            }
+            if i > 0 && self.rng.chance(40) {
+                if self.rng.chance(50) {
+                    self.forms.insert(Form::DefaultCallsFunction);
+                    extra += ", d BIGINT DEFAULT cnt0()";
+                } else {
+                    self.forms.insert(Form::CheckCallsFunction);
+                    extra += ", CHECK (cnt0() >= 0)";
+                }
+            }
+            let t = &self.tables[i];
             out += &format!(
-                "CREATE TABLE {} (id INT PRIMARY KEY, a INT NOT NULL DEFAULT 0, b INT NOT NULL DEFAULT 0, u INT UNIQUE{fk});\n",
+                "CREATE TABLE {} (id INT PRIMARY KEY, a INT NOT NULL DEFAULT 0, b INT NOT NULL DEFAULT 0, u INT UNIQUE, c INT{fk}{extra});\n",
                 t.name
             );
+            if i == 0 {
+                out += "CREATE FUNCTION cnt0() RETURNS BIGINT LANGUAGE sql STABLE AS $$ SELECT count(*) FROM t0 WHERE a >= 0 $$;\n";
+            }
+            if t.unique_index {
+                out += &format!("CREATE UNIQUE INDEX {0}_c ON {0} (c);\n", t.name);
+            }
         }
+        // `sum_a` is VOLATILE by default; `cnt_s` and `cnt_v` read the last
+        // table with a declared volatility (issue 21: where the body's reads
+        // stand in the calling statement depends on it).
+        let last = self.tables.len() - 1;
         out += "CREATE FUNCTION sum_a(g INT) RETURNS BIGINT LANGUAGE sql AS $$ SELECT coalesce(sum(a), 0) FROM t0 WHERE b = g $$;\n";
+        out += &format!("CREATE FUNCTION cnt_s(g INT) RETURNS BIGINT LANGUAGE sql STABLE AS $$ SELECT count(*) FROM t{last} WHERE a > g $$;\n");
+        out += &format!("CREATE FUNCTION cnt_v(g INT) RETURNS BIGINT LANGUAGE sql VOLATILE AS $$ SELECT coalesce(max(b), 0) FROM t{last} WHERE a >= g $$;\n");
         out
     }
 
@@ -467,6 +600,10 @@ impl Gen {
 
     fn key(&mut self) -> &'static str {
         if self.rng.chance(50) {
+            if self.dialect == Dialect::Plpgsql && self.rng.chance(30) {
+                self.forms.insert(Form::AliasFor);
+                return ":kk";
+            }
             ":k"
         } else {
             ":k2"
@@ -503,7 +640,7 @@ impl Gen {
     }
 
     fn control(&mut self) -> String {
-        match self.rng.below(18) {
+        match self.rng.below(26) {
             0 | 1 => {
                 self.forms.insert(Form::If);
                 let c = self.condition();
@@ -556,7 +693,7 @@ impl Gen {
                 let c = self.condition();
                 format!("IF {c} THEN\nRAISE EXCEPTION 'refused';\nEND IF;\n")
             }
-            7 => {
+            7 | 20 => {
                 let (form, level) = *self.rng.pick(&[
                     (Form::RaiseDebug, "DEBUG"),
                     (Form::RaiseLog, "LOG"),
@@ -643,7 +780,7 @@ impl Gen {
                 self.forms.insert(Form::Commit);
                 format!("{}COMMIT;\n{}", self.statement(), self.statement())
             }
-            16 if self.dialect == Dialect::Plpgsql => {
+            16 | 25 if self.dialect == Dialect::Plpgsql => {
                 self.forms.insert(Form::RoutineCall);
                 let k = self.key();
                 if self.rng.chance(50) {
@@ -654,8 +791,93 @@ impl Gen {
                     format!("{v} := bump({k});\n")
                 }
             }
+            17 => {
+                self.forms.insert(Form::FoundAfterWrite);
+                let t = self.table();
+                let k = self.key();
+                let write = if self.rng.chance(70) {
+                    format!("UPDATE {t} SET a = a + 1 WHERE id = {k};\n")
+                } else {
+                    self.note_cascade(&t);
+                    format!("DELETE FROM {t} WHERE id = {k};\n")
+                };
+                let test = *self.rng.pick(&["NOT FOUND", "FOUND"]);
+                format!("{write}IF {test} THEN\n{}END IF;\n", self.body())
+            }
+            18 => {
+                self.forms.insert(Form::AbortIdiom);
+                self.forms.insert(Form::KeySelect);
+                let t = self.table();
+                let k = self.key();
+                let v = self.new_var();
+                let test = if self.rng.chance(50) {
+                    "NOT FOUND".to_string()
+                } else {
+                    format!("{v} IS NULL")
+                };
+                format!("SELECT a INTO {v} FROM {t} WHERE id = {k};\nIF {test} THEN\nRAISE EXCEPTION 'missing';\nEND IF;\n")
+            }
+            19 => {
+                self.forms.insert(Form::ReturningIntoNull);
+                self.forms.insert(Form::Returning);
+                let t = self.table();
+                let k = self.key();
+                let v = self.new_var();
+                format!(
+                    "UPDATE {t} SET a = a + 1 WHERE id = {k} RETURNING a INTO {v};\nIF {v} IS NULL THEN\n{}END IF;\n",
+                    self.body()
+                )
+            }
+            15 | 21 if self.dialect == Dialect::Plpgsql => self.exception_block(),
+            22 | 24 if self.dialect == Dialect::Plpgsql => {
+                self.forms.insert(Form::GetDiagnostics);
+                let t = self.table();
+                let k = self.key();
+                let write = if self.rng.chance(70) {
+                    format!("UPDATE {t} SET a = a + 1 WHERE id = {k};\n")
+                } else {
+                    self.note_cascade(&t);
+                    format!("DELETE FROM {t} WHERE id = {k};\n")
+                };
+                let n = self.new_var();
+                // The abort idiom (n = 0 aborts) or a program that goes on.
+                let then = if self.rng.chance(30) {
+                    "RAISE EXCEPTION 'missing';\n".to_string()
+                } else {
+                    self.body()
+                };
+                format!("{write}GET DIAGNOSTICS {n} = ROW_COUNT;\nIF {n} = 0 THEN\n{then}END IF;\n")
+            }
+            23 => {
+                self.forms.insert(Form::NestedComment);
+                format!(
+                    "/* skipped /* nested */ UPDATE t0 SET a = 0; */\n{}",
+                    self.statement()
+                )
+            }
             _ => self.statement(),
         }
+    }
+
+    /// `BEGIN … EXCEPTION WHEN … THEN … END;` whose body may fail: a plain
+    /// insert of a key that may exist, or a RAISE.
+    fn exception_block(&mut self) -> String {
+        self.forms.insert(Form::ExceptionBlock);
+        let t = self.table();
+        let mut body = self.body();
+        if self.rng.chance(50) {
+            self.forms.insert(Form::InsertValues);
+            let (cols, vals) = self.insert_cols(&t);
+            body += &format!("INSERT INTO {t} ({cols}) VALUES ({vals});\n");
+        } else {
+            let c = self.condition();
+            body += &format!("IF {c} THEN\nRAISE EXCEPTION 'refused';\nEND IF;\n");
+        }
+        if self.rng.chance(50) {
+            body += &self.item();
+        }
+        let handler = self.body();
+        format!("BEGIN\n{body}EXCEPTION WHEN integrity_constraint_violation OR raise_exception THEN\n{handler}END;\n")
     }
 
     fn maybe_exit(&mut self) -> String {
@@ -710,9 +932,9 @@ impl Gen {
         let t2 = self.table();
         let k = self.key();
         let choice = match self.profile {
-            0 => *self.rng.pick(&[3, 4, 8, 9]),
-            1 => *self.rng.pick(&[0, 2, 3, 4, 8]),
-            _ => self.rng.below(26),
+            0 => *self.rng.pick(&[3, 4, 8, 9, 29]),
+            1 => *self.rng.pick(&[0, 2, 3, 4, 8, 26, 27, 29]),
+            _ => self.rng.below(32),
         };
         match choice {
             0 => {
@@ -727,6 +949,14 @@ impl Gen {
                     .rng
                     .pick(&["count(*)", "coalesce(sum(a), 0)", "coalesce(max(b), 0)"])
                     .to_string();
+                if self.rng.chance(25) {
+                    // `E'\';'` is one string: a lexer that ends it at `\'`
+                    // splits the statement at the `;`.
+                    self.forms.insert(Form::EString);
+                    return format!(
+                        "SELECT {agg} INTO {v} FROM {t} WHERE b = :x AND length(E'\\';') = 2;\n"
+                    );
+                }
                 format!("SELECT {agg} INTO {v} FROM {t} WHERE b = :x;\n")
             }
             2 => {
@@ -875,12 +1105,113 @@ impl Gen {
                 let id = vals.split(", ").next().unwrap_or(":k").to_string();
                 format!("INSERT INTO {t} ({cols}) SELECT {vals} WHERE NOT EXISTS (SELECT 1 FROM {t} WHERE id = {id});\n")
             }
+            26 => {
+                self.forms.insert(Form::CteUpdateOther);
+                let v = self.new_var();
+                let sel = if self.rng.chance(50) {
+                    format!("SELECT s.b + coalesce((SELECT max(a) FROM w), 0) INTO {v} FROM {t2} s WHERE s.id = {k}")
+                } else {
+                    format!("SELECT count(*) INTO {v} FROM {t2} WHERE b = :x")
+                };
+                format!("WITH w AS (UPDATE {t} SET a = a + 1 WHERE id = {k} RETURNING a)\n{sel};\n")
+            }
+            27 => {
+                self.forms.insert(Form::JoinForUpdateOf);
+                let v = self.new_var();
+                let (of, lock) = *self.rng.pick(&[
+                    ("s", "FOR UPDATE"),
+                    ("s", "FOR NO KEY UPDATE"),
+                    ("q", "FOR UPDATE"),
+                    ("s", "FOR SHARE"),
+                ]);
+                if self.rng.chance(50) {
+                    format!("SELECT s.a INTO {v} FROM {t} s JOIN {t2} q ON q.id = s.id WHERE s.id = {k} AND q.b >= 0 {lock} OF {of};\n")
+                } else {
+                    format!("SELECT q.a INTO {v} FROM {t} s, {t2} q WHERE q.id = s.id AND s.id = {k} {lock} OF {of};\n")
+                }
+            }
+            28 => {
+                let (form, f) = *self.rng.pick(&[
+                    (Form::StableFunctionCall, "cnt_s"),
+                    (Form::VolatileFunctionCall, "cnt_v"),
+                ]);
+                self.forms.insert(form);
+                match self.rng.below(3) {
+                    0 => format!("UPDATE {t} SET a = {f}(:x)::int WHERE id = {k};\n"),
+                    1 => {
+                        let v = self.new_var();
+                        format!(
+                            "SELECT coalesce(sum(a + {f}(b)), 0) INTO {v} FROM {t} WHERE b = :x;\n"
+                        )
+                    }
+                    _ => format!("UPDATE {t} SET b = {f}(a)::int WHERE id = {k};\n"),
+                }
+            }
+            29 => self.upsert_unique(&t),
+            30 => {
+                self.forms.insert(Form::InsertValues);
+                self.forms.insert(Form::InsertUniqueColumn);
+                let (cols, vals) = self.insert_cols(&t);
+                let u = self.unique_value();
+                format!("INSERT INTO {t} ({cols}, u) VALUES ({vals}, {u});\n")
+            }
+            31 => {
+                self.forms.insert(Form::UpdateUniqueColumn);
+                let u = self.unique_value();
+                let col = if self.unique_index(&t) && self.rng.chance(50) {
+                    "c"
+                } else {
+                    "u"
+                };
+                format!("UPDATE {t} SET {col} = {u} WHERE id = {k};\n")
+            }
             _ => {
                 self.forms.insert(Form::DeleteUsing);
                 self.note_cascade(&t);
                 format!("DELETE FROM {t} USING {t2} s WHERE {t}.id = s.id AND s.a > :x + 1;\n")
             }
         }
+    }
+
+    /// A value for a UNIQUE column: often an existing row's (the seed rows
+    /// have `u = c = id`), so inserts conflict on it.
+    fn unique_value(&mut self) -> String {
+        self.rng.pick(&[":k", ":k2", ":k + 3", ":x"]).to_string()
+    }
+
+    fn unique_index(&self, t: &str) -> bool {
+        self.tables.iter().any(|x| x.name == t && x.unique_index)
+    }
+
+    /// An upsert whose arbiter is a UNIQUE column that is not the key (issue
+    /// 21, class 3): `ON CONFLICT (u)`, the unique index's `(c)`, or no
+    /// target (any unique key).
+    fn upsert_unique(&mut self, t: &str) -> String {
+        self.forms.insert(Form::InsertValues);
+        let (cols, vals) = self.insert_cols(t);
+        let u = self.unique_value();
+        let target = match self.rng.below(4) {
+            0 => {
+                self.forms.insert(Form::OnConflictNoTarget);
+                self.forms.insert(Form::InsertUniqueColumn);
+                return format!(
+                    "INSERT INTO {t} ({cols}, u) VALUES ({vals}, {u}) ON CONFLICT DO NOTHING;\n"
+                );
+            }
+            1 if self.unique_index(t) => {
+                self.forms.insert(Form::OnConflictUniqueIndex);
+                "c"
+            }
+            _ => "u",
+        };
+        let action = if self.rng.chance(50) {
+            self.forms.insert(Form::OnConflictUniqueUpdate);
+            format!("DO UPDATE SET a = {t}.a + 1")
+        } else {
+            self.forms.insert(Form::OnConflictUniqueNothing);
+            "DO NOTHING".to_string()
+        };
+        format!("INSERT INTO {t} ({cols}, {target}) VALUES ({vals}, {u}) ON CONFLICT ({target}) {action};\n")
     }
 
     /// A delete of a table some child references with ON DELETE CASCADE

@@ -12,9 +12,18 @@
 //! PL/pgSQL (a row returned or affected). The executor knows nothing of
 //! schedules or witnesses: issue 15 drives it with random programs.
 //!
+//! A block with an EXCEPTION handler runs in a savepoint, as PL/pgSQL runs
+//! it in a subtransaction: an integrity violation (SQLSTATE class 23) or
+//! a RAISE (P0001) inside it rolls back to the savepoint and runs the
+//! first handler. The AST keeps no condition names, so which errors a
+//! handler catches is fixed here: those two, what `model::sqlgen` writes
+//! handlers for (`WHEN integrity_constraint_violation OR
+//! raise_exception`); other errors (deadlocks, serialization failures)
+//! stop the transaction. `GET DIAGNOSTICS v = ROW_COUNT` is the last
+//! statement's row count.
+//!
 //! Not interpreted (the step reports [`Halt::Unsupported`]): cursors
-//! (OPEN), calls not inlined, EXCEPTION handlers (the block runs; an
-//! error is not caught).
+//! (OPEN), calls not inlined.
 
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
@@ -26,6 +35,7 @@ use sqlparser::ast::{visit_expressions_mut, Expr, Value};
 use super::value::Val;
 use crate::frontend::lower::{may_read, statement_text};
 use crate::frontend::sql::ast::{Cond, LoopHead, Node, Stmt};
+use crate::frontend::sql::plpgsql::ROW_COUNT_MARK;
 
 /// One SQL statement the executor ran, with what it observed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -114,6 +124,9 @@ enum Frame<'p> {
         nodes: &'p [Node],
         at: usize,
         label: Option<&'p str>,
+        /// An EXCEPTION block: its first handler and the number of its
+        /// savepoint.
+        handler: Option<(&'p [Node], usize)>,
     },
     Loop {
         body: &'p [Node],
@@ -160,6 +173,10 @@ pub struct Executor<'p> {
     /// Variables and parameters by name (lower case, without `:`).
     pub vars: BTreeMap<String, Val>,
     found: bool,
+    /// The last statement's row count (GET DIAGNOSTICS … ROW_COUNT).
+    row_count: u64,
+    /// Savepoints of EXCEPTION blocks taken so far (their names).
+    savepoints: usize,
     done: bool,
     /// Record evaluations that read tables as steps (`observing`).
     observe: bool,
@@ -175,10 +192,13 @@ impl<'p> Executor<'p> {
                 nodes: program,
                 at: 0,
                 label: None,
+                handler: None,
             }],
             last_rows: vec![],
             vars: params,
             found: false,
+            row_count: 0,
+            savepoints: 0,
             done: false,
             observe: false,
             evals: Default::default(),
@@ -218,9 +238,15 @@ impl<'p> Executor<'p> {
                 return Ok(Step::Finished);
             };
             let node = match frame {
-                Frame::Block { nodes, at, .. } => {
+                Frame::Block {
+                    nodes, at, handler, ..
+                } => {
                     let nodes: &'p [Node] = nodes;
                     if *at >= nodes.len() {
+                        // The block succeeded: its subtransaction commits.
+                        if let Some((_, n)) = *handler {
+                            savepoint(c, &format!("RELEASE SAVEPOINT isolint_block_{n}"))?;
+                        }
                         self.frames.pop();
                         continue;
                     }
@@ -301,7 +327,10 @@ impl<'p> Executor<'p> {
                 }
             };
             match node {
-                Node::Sql(stmt) => return self.run_stmt(c, stmt).map(|r| Step::Ran(Box::new(r))),
+                Node::Sql(stmt) => match self.run_stmt(c, stmt) {
+                    Ok(r) => return Ok(Step::Ran(Box::new(r))),
+                    Err(h) => self.handle(c, h)?,
+                },
                 Node::If(branches) => {
                     for (cond, body) in branches {
                         let take = match cond {
@@ -313,6 +342,7 @@ impl<'p> Executor<'p> {
                                 nodes: body,
                                 at: 0,
                                 label: None,
+                                handler: None,
                             });
                             break;
                         }
@@ -417,6 +447,11 @@ impl<'p> Executor<'p> {
                     }
                 }
                 Node::Begin { .. } => {}
+                Node::Assign { var, expr } if expr.snip.text == ROW_COUNT_MARK => {
+                    let v = Val::typed(self.row_count.to_string(), &postgres::types::Type::INT8);
+                    self.vars
+                        .insert(var.trim_start_matches(':').to_lowercase(), v);
+                }
                 // Run as written: the deferral is PostgreSQL's to apply.
                 Node::SetConstraints {
                     names, deferred, ..
@@ -442,14 +477,38 @@ impl<'p> Executor<'p> {
                     self.frames.clear();
                 }
                 Node::Abort => {
-                    self.done = true;
-                    return Ok(Step::RolledBack);
+                    let raise = Halt::Db {
+                        code: "P0001".into(),
+                        message: "RAISE".into(),
+                        source: None,
+                    };
+                    if self.handle(c, raise).is_err() {
+                        self.done = true;
+                        return Ok(Step::RolledBack);
+                    }
                 }
-                Node::Block { label, body, .. } => self.frames.push(Frame::Block {
-                    nodes: body,
-                    at: 0,
-                    label: label.as_deref(),
-                }),
+                Node::Block {
+                    label,
+                    body,
+                    handlers,
+                    ..
+                } => {
+                    let handler = match handlers.as_deref().and_then(|h| h.first()) {
+                        Some(h) => {
+                            self.savepoints += 1;
+                            let n = self.savepoints;
+                            savepoint(c, &format!("SAVEPOINT isolint_block_{n}"))?;
+                            Some((h.as_slice(), n))
+                        }
+                        None => None,
+                    };
+                    self.frames.push(Frame::Block {
+                        nodes: body,
+                        at: 0,
+                        label: label.as_deref(),
+                        handler,
+                    })
+                }
                 Node::Call { .. } => {
                     return Err(Halt::Unsupported(
                         "a routine call that was not inlined".into(),
@@ -465,6 +524,44 @@ impl<'p> Executor<'p> {
                 }
             }
         }
+    }
+
+    /// An error inside an EXCEPTION block that catches it (see the module
+    /// comment): back to the block's savepoint, then its handler runs.
+    /// Otherwise the error stops the program.
+    fn handle(&mut self, c: &mut Client, h: Halt) -> Result<(), Halt> {
+        let caught =
+            matches!(&h, Halt::Db { code, .. } if code.starts_with("23") || code == "P0001");
+        let at = self.frames.iter().rposition(|f| {
+            matches!(
+                f,
+                Frame::Block {
+                    handler: Some(_),
+                    ..
+                }
+            )
+        });
+        let (Some(at), true) = (at, caught) else {
+            return Err(h);
+        };
+        let Some(Frame::Block {
+            handler: Some((body, n)),
+            ..
+        }) = self.frames.get(at)
+        else {
+            return Err(h);
+        };
+        let (body, n) = (*body, *n);
+        self.frames.truncate(at);
+        savepoint(c, &format!("ROLLBACK TO SAVEPOINT isolint_block_{n}"))?;
+        savepoint(c, &format!("RELEASE SAVEPOINT isolint_block_{n}"))?;
+        self.frames.push(Frame::Block {
+            nodes: body,
+            at: 0,
+            label: None,
+            handler: None,
+        });
+        Ok(())
     }
 
     /// EXIT / CONTINUE [label]: leaves frames up to the loop (or labelled
@@ -545,6 +642,7 @@ impl<'p> Executor<'p> {
         let (rows, affected) =
             query(c, &sent, &params).map_err(|e| Halt::from_db(&e, Some(source.clone())))?;
         self.found = affected > 0 || !rows.is_empty();
+        self.row_count = affected;
         if !stmt.into.is_empty() {
             let first = rows.first();
             let n = first.map_or(0, |(_, r)| r.len());
@@ -644,6 +742,12 @@ impl<'p> Executor<'p> {
                     Val::typed(t.clone(), &postgres::types::Type::NUMERIC)
                 }
                 (Some(t), 0) => Val::typed(t.clone(), &postgres::types::Type::TEXT),
+                // An untyped NULL (a variable a SELECT … INTO without a
+                // row set): `$1 IS NULL` needs some type, and any will do.
+                (None, 0) => Val {
+                    text: None,
+                    oid: postgres::types::Type::TEXT.oid(),
+                },
                 _ => v,
             })
             .collect();
@@ -651,6 +755,10 @@ impl<'p> Executor<'p> {
         sp(c, "RELEASE SAVEPOINT isolint_eval")?;
         Ok(first_value(rows))
     }
+}
+
+fn savepoint(c: &mut Client, sql: &str) -> Result<(), Halt> {
+    c.batch_execute(sql).map_err(|e| Halt::from_db(&e, None))
 }
 
 /// The types PostgreSQL infers for the parameters of the program's SQL
