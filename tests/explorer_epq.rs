@@ -370,3 +370,33 @@ fn print_seeds() {
         }
     }
 }
+
+/// The same gap in BTP YAML: a `pred upd` that writes nothing stands for a
+/// predicate locking read as one statement, which Algorithm 2 cannot see
+/// on both sides of a commit (the explorer's release harness found nine
+/// such workloads called robust). The YAML reader refuses it, located at
+/// its `write`; the control, the same statement writing `b`, loads.
+#[test]
+fn yaml_pred_upd_without_writes_is_refused() {
+    let text = |write: &str| {
+        format!(
+            "name: claim\nschema:\n  relations:\n    r0: {{ attributes: [id, a, b], key: [id] }}\nprograms:\n  - name: Claim\n    statements:\n      - {{ id: q1, type: pred upd, rel: r0, pread: [a], read: [id], write: {write} }}\n"
+        )
+    };
+    let bad = text("[]");
+    let e = isolint::frontend::yaml::parse(&isolint::model::error::SourceFile::new(
+        "w.yaml",
+        bad.as_str(),
+    ))
+    .expect_err("refused");
+    assert!(e.message.contains("empty WriteSet"), "{}", e.message);
+    let good = text("[b]");
+    assert!(
+        isolint::frontend::yaml::parse(&isolint::model::error::SourceFile::new(
+            "w.yaml",
+            good.as_str()
+        ))
+        .is_ok(),
+        "a pred upd that writes loads"
+    );
+}

@@ -318,6 +318,21 @@ fn convert_statement(
             .transpose()
     };
     let mut write = set("write", &s.write)?;
+    // A predicate update that writes nothing is a predicate locking read.
+    // At READ COMMITTED PostgreSQL evaluates it on its snapshot and, after
+    // waiting for a row lock, re-checks the waited rows on their new
+    // versions (EvalPlanQual): one statement on both sides of another
+    // transaction's commit, which Algorithm 2 (q4' strictly before q4)
+    // does not consider — the explorer found such workloads called robust
+    // that are not (tests/explorer_epq.rs). Fail closed.
+    if ty == StmtType::PredUpd && write.as_ref().is_some_and(AttrSet::is_empty) {
+        return Err(problem(
+            Site::Field(pi, si, "write"),
+            None,
+            "a `pred upd` with an empty WriteSet (a predicate locking read) cannot be analysed as one BTP statement".into(),
+            Some("PostgreSQL reads it on its snapshot and again after a row-lock wait (EvalPlanQual): write it as a `pred sel` (the snapshot scan) followed by a second `pred sel` (the re-read), as isolint lowers `SELECT … WHERE … FOR UPDATE`".into()),
+        ));
+    }
     // Inserts and deletes write every attribute; let users omit it.
     if write.is_none() && matches!(ty, StmtType::Ins | StmtType::KeyDel | StmtType::PredDel) {
         write = Some(AttrSet::full(relation.arity()));
