@@ -795,12 +795,7 @@ impl Gen {
                 self.forms.insert(Form::FoundAfterWrite);
                 let t = self.table();
                 let k = self.key();
-                let write = if self.rng.chance(70) {
-                    format!("UPDATE {t} SET a = a + 1 WHERE id = {k};\n")
-                } else {
-                    self.note_cascade(&t);
-                    format!("DELETE FROM {t} WHERE id = {k};\n")
-                };
+                let write = self.key_write(&t, k);
                 let test = *self.rng.pick(&["NOT FOUND", "FOUND"]);
                 format!("{write}IF {test} THEN\n{}END IF;\n", self.body())
             }
@@ -833,12 +828,7 @@ impl Gen {
                 self.forms.insert(Form::GetDiagnostics);
                 let t = self.table();
                 let k = self.key();
-                let write = if self.rng.chance(70) {
-                    format!("UPDATE {t} SET a = a + 1 WHERE id = {k};\n")
-                } else {
-                    self.note_cascade(&t);
-                    format!("DELETE FROM {t} WHERE id = {k};\n")
-                };
+                let write = self.key_write(&t, k);
                 let n = self.new_var();
                 // The abort idiom (n = 0 aborts) or a program that goes on.
                 let then = if self.rng.chance(30) {
@@ -1216,6 +1206,17 @@ impl Gen {
 
     /// A delete of a table some child references with ON DELETE CASCADE
     /// or SET NULL.
+    /// A key-based write that may match no row (the FOUND and ROW_COUNT
+    /// forms test it): an UPDATE, or a DELETE with its cascades noted.
+    fn key_write(&mut self, t: &str, k: &str) -> String {
+        if self.rng.chance(70) {
+            format!("UPDATE {t} SET a = a + 1 WHERE id = {k};\n")
+        } else {
+            self.note_cascade(t);
+            format!("DELETE FROM {t} WHERE id = {k};\n")
+        }
+    }
+
     fn note_cascade(&mut self, t: &str) {
         let Some(i) = self.tables.iter().position(|x| x.name == t) else {
             return;
