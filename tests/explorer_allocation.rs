@@ -31,6 +31,7 @@ use proptest::prelude::*;
 /// random allocation (each level about a third), both from `seed`.
 fn case(seed: u64) -> (Workload, Allocation) {
     let mut w = random_workload(seed, Shape::small());
+    common::as_accepted_input(&mut w);
     let mut r = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
     for p in &mut w.programs {
         for s in &mut p.statements {

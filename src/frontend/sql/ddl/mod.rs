@@ -710,6 +710,7 @@ mod tests {
              CREATE SEQUENCE public.s\n    START WITH 1\n    INCREMENT BY 1\n    NO MINVALUE\n    CACHE 1;\n\
              ALTER SEQUENCE public.s OWNED BY public.district.d_id;\n\
              CREATE VIEW public.v AS SELECT w_id FROM public.warehouse;\n\
+             ALTER TABLE public.v OWNER TO postgres;\n\
              ALTER TABLE ONLY public.warehouse\n    ADD CONSTRAINT warehouse_i1 PRIMARY KEY (w_id) WITH (fillfactor='100');\n\
              ALTER TABLE ONLY public.district ADD CONSTRAINT district_i1 PRIMARY KEY (d_w_id, d_id) USING INDEX TABLESPACE fast;\n\
              CREATE UNIQUE INDEX wn ON public.warehouse USING btree (w_name);\n\
