@@ -103,6 +103,49 @@ pub(super) enum FkMode {
     Both,
 }
 
+/// Every function name PostgreSQL's parse trees of the statements and
+/// expressions in `nodes` reference, at any depth.
+fn each_function(nodes: &[Node], f: &mut dyn FnMut(&str)) {
+    use crate::frontend::sql::ast::{Cond, LoopHead};
+    fn cond(c: &Cond, f: &mut dyn FnMut(&str)) {
+        c.pg.iter().flat_map(|p| &p.functions).for_each(|n| f(n));
+    }
+    for n in nodes {
+        match n {
+            Node::Sql(s) | Node::Open(s) => s.pg.functions.iter().for_each(|n| f(n)),
+            Node::If(bs) => {
+                for (c, b) in bs {
+                    c.iter().for_each(|c| cond(c, f));
+                    each_function(b, f);
+                }
+            }
+            Node::Loop { head, body, .. } => {
+                match head {
+                    LoopHead::Plain => {}
+                    LoopHead::While(c) | LoopHead::Array { expr: c, .. } => cond(c, f),
+                    LoopHead::Range { bounds, .. } => bounds.iter().for_each(|c| cond(c, f)),
+                    LoopHead::Query { query, .. } => query.pg.functions.iter().for_each(|n| f(n)),
+                }
+                each_function(body, f);
+            }
+            Node::Exit { when, .. } => when.iter().for_each(|c| cond(c, f)),
+            Node::Eval(cs) => cs.iter().for_each(|c| cond(c, f)),
+            Node::Assign { expr, .. } => cond(expr, f),
+            Node::Call { call, .. } => cond(call, f),
+            Node::Block { body, handlers, .. } => {
+                each_function(body, f);
+                handlers.iter().flatten().for_each(|h| each_function(h, f));
+            }
+            Node::Prefix(b) => each_function(b, f),
+            Node::Begin { .. }
+            | Node::SetConstraints { .. }
+            | Node::Commit { .. }
+            | Node::Abort
+            | Node::Return { .. } => {}
+        }
+    }
+}
+
 /// Every `SET CONSTRAINTS` node in `nodes`, at any depth.
 fn each_set_constraints(nodes: &[Node], f: &mut dyn FnMut(&Node)) {
     for n in nodes {
@@ -336,6 +379,7 @@ impl Lowerer<'_> {
     /// checks where it stands: not modelled, an error.
     pub(super) fn constraint_modes(&self, nodes: &[Node]) -> Result<Vec<FkMode>> {
         let mut modes = vec![FkMode::Schema; self.schema.foreign_keys.len()];
+        self.function_deferrals(nodes, &mut modes);
         let mut leading = true;
         for n in nodes {
             match n {
@@ -359,6 +403,38 @@ impl Lowerer<'_> {
             }
         }
         Ok(modes)
+    }
+
+    /// The `SET CONSTRAINTS … DEFERRED` of the SQL functions the
+    /// transaction calls (its statements and expressions, and the schema's
+    /// DEFAULT and CHECK hooks): run somewhere in the transaction, so each
+    /// named check may run at either place (more reads, sound).
+    fn function_deferrals(&self, nodes: &[Node], modes: &mut [FkMode]) {
+        if self.deferrals.is_empty() {
+            return;
+        }
+        let mut called: BTreeSet<String> = BTreeSet::new();
+        each_function(nodes, &mut |f| {
+            called.insert(f.rsplit('.').next().unwrap_or(f).to_lowercase());
+        });
+        for h in &self.extras.hooks {
+            if let Some(n) = h.call.name.last() {
+                called.insert(n.to_lowercase());
+            }
+        }
+        for names in called
+            .iter()
+            .filter_map(|f| self.deferrals.get(f))
+            .flatten()
+        {
+            let n = Node::SetConstraints {
+                names: names.clone(),
+                deferred: true,
+                at: 0,
+            };
+            // Deferred only: cannot fail.
+            let _ = self.set_mode(&n, false, modes);
+        }
     }
 
     fn set_mode(&self, n: &Node, leading: bool, modes: &mut [FkMode]) -> Result<()> {

@@ -183,6 +183,13 @@ impl Lowerer<'_> {
             },
             to,
         )?;
+        // The CHECKs' functions are called with the row's values of the
+        // columns the UPDATE does not assign: reads of the target row.
+        for h in self.extras.hooks.iter().filter(|h| h.rel == rel) {
+            uses[0]
+                .read
+                .extend(h.columns.iter().filter(|c| !writes.contains(c)));
+        }
         self.with_generated(rel, &mut writes);
         self.conflict_reads(rel, Some(&writes), snip, to);
         self.update_integrity_reads(tables[0].rel, &writes, snip, to);

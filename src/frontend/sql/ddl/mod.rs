@@ -130,6 +130,11 @@ pub struct Hook {
     pub rel: RelId,
     pub kind: HookKind,
     pub call: Call,
+    /// A table CHECK: the columns of its whole expression. An UPDATE that
+    /// does not assign them evaluates the CHECK on the row's values: it
+    /// reads them (the called function may answer otherwise for another
+    /// value).
+    pub columns: Vec<usize>,
 }
 
 /// A stored generated column: written whenever one of `inputs` is.
@@ -266,7 +271,8 @@ struct PendingFk {
 #[derive(Clone)]
 enum PendingHook {
     Default(String),
-    Check,
+    /// The columns of the CHECK's expression.
+    Check(Vec<String>),
     Domain(String),
 }
 
