@@ -581,14 +581,15 @@ pub fn is_builtin(name: &str) -> bool {
 /// FROM t1 WHERE grp = g` with a column `g` only in t2 counts group g).
 pub(super) fn bind_params(sql: &Sql, def: &FunctionDef, prefix: &str, schema: &Schema) -> Sql {
     let mut sql = sql.clone();
-    let scope = tables_in_scope(&sql, schema);
+    let (scope, outputs) = tables_in_scope(&sql, schema);
     let is_column = |n: &str| {
-        scope.iter().any(|r| {
-            schema.relations[*r]
-                .attributes
-                .iter()
-                .any(|a| a.eq_ignore_ascii_case(n))
-        })
+        outputs.contains(&n.to_lowercase())
+            || scope.iter().any(|r| {
+                schema.relations[*r]
+                    .attributes
+                    .iter()
+                    .any(|a| a.eq_ignore_ascii_case(n))
+            })
     };
     let slot_of = |n: &str| {
         def.params
@@ -624,10 +625,11 @@ pub(super) fn bind_params(sql: &Sql, def: &FunctionDef, prefix: &str, schema: &S
 /// once: a name kept as a column where PostgreSQL sees the parameter is
 /// then an error of the lowering, never a lost read), and the target of
 /// an INSERT that has ON CONFLICT or RETURNING (its columns are visible
-/// there; in VALUES they are not).
-fn tables_in_scope(sql: &Sql, schema: &Schema) -> BTreeSet<RelId> {
-    use sqlparser::ast::{TableObject, Visit, Visitor};
-    struct V<'s>(&'s Schema, BTreeSet<RelId>);
+/// there; in VALUES they are not); and the column names that derived
+/// tables and CTEs give their outputs (aliases, `AS x(a, b)`).
+fn tables_in_scope(sql: &Sql, schema: &Schema) -> (BTreeSet<RelId>, BTreeSet<String>) {
+    use sqlparser::ast::{Query, SelectItem, SetExpr, TableObject, Visit, Visitor};
+    struct V<'s>(&'s Schema, BTreeSet<RelId>, BTreeSet<String>);
     impl V<'_> {
         fn add(&mut self, name: &sqlparser::ast::ObjectName) {
             if let Some(i) = name.0.last().and_then(|p| p.as_ident()) {
@@ -636,12 +638,43 @@ fn tables_in_scope(sql: &Sql, schema: &Schema) -> BTreeSet<RelId> {
                 }
             }
         }
+        fn alias(&mut self, a: &Option<sqlparser::ast::TableAlias>) {
+            for c in a.iter().flat_map(|a| &a.columns) {
+                self.2.insert(c.name.value.to_lowercase());
+            }
+        }
+        fn outputs(&mut self, q: &Query) {
+            if let SetExpr::Select(s) = &*q.body {
+                for item in &s.projection {
+                    if let SelectItem::ExprWithAlias { alias, .. } = item {
+                        self.2.insert(alias.value.to_lowercase());
+                    }
+                }
+            }
+        }
     }
     impl Visitor for V<'_> {
         type Break = ();
         fn pre_visit_table_factor(&mut self, t: &TableFactor) -> ControlFlow<()> {
-            if let TableFactor::Table { name, .. } = t {
-                self.add(name);
+            match t {
+                TableFactor::Table { name, alias, .. } => {
+                    self.add(name);
+                    self.alias(alias);
+                }
+                TableFactor::Derived {
+                    subquery, alias, ..
+                } => {
+                    self.outputs(subquery);
+                    self.alias(alias);
+                }
+                _ => {}
+            }
+            ControlFlow::Continue(())
+        }
+        fn pre_visit_query(&mut self, q: &Query) -> ControlFlow<()> {
+            for cte in q.with.iter().flat_map(|w| &w.cte_tables) {
+                self.outputs(&cte.query);
+                self.alias(&Some(cte.alias.clone()));
             }
             ControlFlow::Continue(())
         }
@@ -656,9 +689,9 @@ fn tables_in_scope(sql: &Sql, schema: &Schema) -> BTreeSet<RelId> {
             ControlFlow::Continue(())
         }
     }
-    let mut v = V(schema, BTreeSet::new());
+    let mut v = V(schema, BTreeSet::new(), BTreeSet::new());
     let _ = sql.visit(&mut v);
-    v.1
+    (v.1, v.2)
 }
 
 /// Whether evaluating `e` may read a table as the lowering sees it: it

@@ -180,15 +180,42 @@ impl Lowerer<'_> {
         applies: &dyn Fn(HookKind) -> bool,
         pre: &mut Vec<Body>,
     ) -> Result<()> {
+        // All calls of one row in order, in one loop when per row: the
+        // rows' calls interleave (g₁ f₁ g₂ f₂), which separate loops
+        // (g g f f) would not cover. Every body goes here, VOLATILE ones
+        // included: they run at the write, as these checks do.
+        let saved = self.defer.take();
+        let mut parts = vec![];
+        let r = self.row_hook_reads(rel, applies, &mut parts);
+        self.defer = saved;
+        r?;
+        if !parts.is_empty() {
+            let b = Body::Seq(parts);
+            pre.push(if per_row { Body::Loop(Box::new(b)) } else { b });
+        }
+        Ok(())
+    }
+
+    /// `hook_reads` for one row.
+    fn row_hook_reads(
+        &mut self,
+        rel: RelId,
+        applies: &dyn Fn(HookKind) -> bool,
+        pre: &mut Vec<Body>,
+    ) -> Result<()> {
         let extras: &Extras = self.extras;
         let Some(file) = extras.file.clone() else {
             return Ok(());
         };
-        for h in extras
+        // PostgreSQL forms the row (DEFAULTs, domain CHECKs at the
+        // coercion of each value) before it checks the table's CHECKs.
+        let mut hooks: Vec<&crate::frontend::sql::ddl::Hook> = extras
             .hooks
             .iter()
             .filter(|h| h.rel == rel && applies(h.kind))
-        {
+            .collect();
+        hooks.sort_by_key(|h| matches!(h.kind, HookKind::Check));
+        for h in hooks {
             // PostgreSQL's grammar writes `AT TIME ZONE`, `EXTRACT`,
             // `SUBSTRING … FROM`, … as calls of pg_catalog functions; none
             // reads a table of the schema.
@@ -231,7 +258,7 @@ impl Lowerer<'_> {
                 std::mem::replace(&mut self.file, file.clone()),
                 self.inlined,
             );
-            let r = self.call(&f, per_row, &snip, pre);
+            let r = self.call(&f, false, &snip, pre);
             (self.file, self.inlined) = saved;
             r?;
         }
