@@ -303,6 +303,17 @@ CREATE FUNCTION add(id INT, grp INT) RETURNS INT LANGUAGE sql AS $$ INSERT INTO 
     .unwrap_or_else(|e| panic!("{e}"));
     assert!(text.contains("WHERE grp = grp"), "{text}");
     assert!(text.contains("INSERT INTO t1 VALUES"), "{text}");
+    // A CTE's output column named like the parameter is that column
+    // (PostgreSQL 15: `cnt5(g) … WITH s AS (SELECT grp AS g FROM t1)
+    // SELECT count(*) FROM s WHERE g = 1` counts group 1 whatever the
+    // argument); isolint does not map CTE output names: a located error,
+    // not the parameter.
+    let cte = format!(
+        "{GROUPS}CREATE FUNCTION cnt5(g INT) RETURNS BIGINT LANGUAGE sql AS $$ WITH s AS (SELECT grp AS g FROM t1) SELECT count(*) FROM s WHERE g = 1 $$;
+"
+    );
+    let e = error(&cte, &[("Count.sql", "SELECT cnt5(:g) INTO :n;\n")]);
+    assert!(e.contains("unknown column `g`"), "{e}");
 }
 
 /// members(id, grp CHECK (under_limit(grp)), note).
@@ -356,4 +367,62 @@ CREATE TABLE t (id INT PRIMARY KEY, a INT, b INT, CHECK (a < lim_of(w_of(a))));
     let (u, v) = (text.find("PredSel u"), text.find("PredSel v"));
     assert!(v.is_some() && u.is_some() && v < u, "{text}");
     assert!(text.contains("P: loop(q1; q2); q3"), "{text}");
+}
+
+/// a, b, c(k PK, w); `f(int)` reads a, `f(text)` reads b.
+const OVERLOADS: &str = "CREATE TABLE a (k INT PRIMARY KEY, x INT);
+CREATE TABLE b (k INT PRIMARY KEY, z INT);
+CREATE TABLE c (k INT PRIMARY KEY, w INT);
+CREATE FUNCTION f(p int) RETURNS int LANGUAGE sql AS $$ SELECT x FROM a WHERE k = p $$;
+CREATE FUNCTION f(p text) RETURNS int LANGUAGE sql AS $$ SELECT z FROM b WHERE k = length(p) $$;
+";
+
+/// Q changes b, then reads c.
+const Q: &str = "UPDATE b SET z = z + 1 WHERE k = :k;\nSELECT w FROM c WHERE k = 1;\n";
+
+/// Found while building these (item e): isolint inlined the first
+/// `LANGUAGE sql` function of a name, whatever the call's argument types
+/// and whether a later `CREATE OR REPLACE` replaced it, and called this
+/// workload ROBUST. Confirmed on PostgreSQL 15 (a = b = (3, 0), c = (1,
+/// 0)): S1 `BEGIN; SELECT f('abc')` (f(text): reads b, 0); S2 `BEGIN;
+/// UPDATE b SET z = z + 1 WHERE k = 3; SELECT w FROM c WHERE k = 1` (0)
+/// `COMMIT`; S1 `UPDATE c SET w = 0 + 100 WHERE k = 1; COMMIT`. Serial
+/// S1; S2: S2 reads 100. Serial S2; S1: f returns 1. Write skew.
+/// Now: a call of an overloaded schema function is a located error
+/// (isolint does not resolve these overloads); `CREATE OR REPLACE` of the
+/// same signature replaces the body.
+#[test]
+fn sql_function_overloads_and_replacement() {
+    let p = "SELECT f('abc') INTO :v;\nUPDATE c SET w = :v + 100 WHERE k = 1;\n";
+    let e = error(OVERLOADS, &[("P.sql", p), ("Q.sql", Q)]);
+    assert!(
+        e.contains("overloaded function `f`") && e.contains("f(integer), f(text)"),
+        "{e}"
+    );
+    assert!(e.contains("P.sql"), "{e}");
+    // A CHECK calling an overloaded name: the same error, in the schema.
+    let e = error(
+        &format!("{OVERLOADS}CREATE TABLE d (k INT PRIMARY KEY, v INT CHECK (f(v) > 0));\n"),
+        &[("D.sql", "INSERT INTO d VALUES (:k, :v);\n")],
+    );
+    assert!(e.contains("overloaded function `f`"), "{e}");
+    // CREATE OR REPLACE of f(integer) (spelled `int4`): the new body (a
+    // read of b) is what runs: the write skew above (S1 `SELECT f(3)`).
+    let replaced = OVERLOADS.replace(
+        "CREATE FUNCTION f(p text) RETURNS int LANGUAGE sql AS $$ SELECT z FROM b WHERE k = length(p) $$;",
+        "CREATE OR REPLACE FUNCTION f(p int4) RETURNS int LANGUAGE sql AS $$ SELECT z FROM b WHERE k = p $$;",
+    );
+    let p = "SELECT f(3) INTO :v;\nUPDATE c SET w = :v + 100 WHERE k = 1;\n";
+    assert!(!robust(&replaced, &[("P.sql", p), ("Q.sql", Q)]));
+    // Control: the replacement reads a, which Q does not write.
+    let control = replaced.replace(
+        "SELECT z FROM b WHERE k = p $$;",
+        "SELECT x FROM a WHERE k = p $$;",
+    );
+    assert!(robust(&control, &[("P.sql", p), ("Q.sql", Q)]));
+    // The same signature in two files: which one PostgreSQL runs depends
+    // on the load order.
+    let lib = "CREATE FUNCTION f(p integer) RETURNS int LANGUAGE sql AS $$ SELECT 1 $$;\n";
+    let e = error(&control, &[("lib.sql", lib), ("P.sql", p), ("Q.sql", Q)]);
+    assert!(e.contains("is defined in"), "{e}");
 }

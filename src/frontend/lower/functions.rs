@@ -65,6 +65,62 @@ pub(super) fn parse_functions(
     Ok((out, deferrals))
 }
 
+/// The definitions PostgreSQL runs: a `CREATE OR REPLACE` of a name and
+/// signature defined before replaces that definition (in one file; in two
+/// files which one is created last depends on the order they are loaded:
+/// an error). Other signatures of a name are overloads, kept: a call of
+/// an overloaded name is an error (`overloaded`).
+pub(super) fn latest_definitions(defs: &[FunctionDef]) -> Result<Vec<FunctionDef>> {
+    let mut out: Vec<FunctionDef> = vec![];
+    for d in defs {
+        let same = out
+            .iter()
+            .position(|e| e.name == d.name && e.signature == d.signature);
+        if let Some(k) = same {
+            if out[k].file.name != d.file.name {
+                return Err(Diag::new(format!(
+                    "function `{}({})` is defined in {} and again in {}",
+                    d.name,
+                    d.signature.join(", "),
+                    out[k].file.name,
+                    d.file.name
+                ))
+                .help("PostgreSQL runs the definition created last, which depends on the order the files are loaded; keep one")
+                .at(&d.file, d.at, d.name.len().max(1), "defined again here"));
+            }
+            out.remove(k);
+        }
+        out.push(d.clone());
+    }
+    Ok(out)
+}
+
+/// A call of a schema or library function name with several signatures:
+/// PostgreSQL picks the overload by the arguments' types, which isolint
+/// does not resolve for these functions (it does for PL/pgSQL routine
+/// files), so the call is a located error rather than a guess.
+pub(super) fn overloaded(
+    funcs: &[ParsedFunction<'_>],
+    name: &str,
+    file: &SourceFile,
+    at: usize,
+) -> Result<()> {
+    let sigs: Vec<String> = funcs
+        .iter()
+        .filter(|(d, _)| d.name == name)
+        .map(|(d, _)| format!("{}({})", d.name, d.signature.join(", ")))
+        .collect();
+    if sigs.len() < 2 {
+        return Ok(());
+    }
+    Err(Diag::new(format!(
+        "call of overloaded function `{name}` ({})",
+        sigs.join(", ")
+    ))
+    .help("PostgreSQL runs the overload the argument types select; isolint does not resolve overloads of schema and library functions: give each overload a name of its own")
+    .at(file, at, name.len().max(1), "called here"))
+}
+
 /// A SQL function's `SET CONSTRAINTS … DEFERRED` (PostgreSQL 15 runs it
 /// there as in a program): its constraint names (`None`: ALL), or None
 /// for any other statement. IMMEDIATE runs the pending checks where it
@@ -268,6 +324,10 @@ impl<'a> Lowerer<'a> {
         let catalog =
             f.name.0.len() > 1 && f.name.0[0].to_string().eq_ignore_ascii_case("pg_catalog");
         let found = funcs.iter().find(|(d, _)| !catalog && d.name == name);
+        if found.is_some() {
+            let at = snip.file_offset(ident.span.start.line, ident.span.start.column);
+            overloaded(funcs, &name, &self.file, at)?;
+        }
         let Some((def, body)) = found else {
             if is_builtin(&name) || !catalog && self.pure.contains(&name) {
                 return Ok(());

@@ -243,6 +243,9 @@ impl Lowerer<'_> {
                         .at(&file, h.call.at, 1, "here"),
                 );
             };
+            if let Some(n) = h.call.name.last() {
+                overloaded(self.functions, n, &file, h.call.at)?;
+            }
             let lang = self
                 .functions
                 .iter()

@@ -168,7 +168,8 @@ pub fn lower_units(
         .iter()
         .map(|u| transactions(u.nodes.clone()))
         .collect();
-    let (functions, deferrals) = parse_functions(&ctx.functions)?;
+    let defs = latest_definitions(&ctx.functions)?;
+    let (functions, deferrals) = parse_functions(&defs)?;
     let mut assigned: HashSet<(RelId, usize)> = HashSet::new();
     let mut deleted: HashSet<RelId> = HashSet::new();
     for tree in &trees {
