@@ -251,6 +251,15 @@ fn recorded_cases_hold() {
             .lines()
             .find_map(|l| l.strip_prefix("anomaly: "))
             .map(str::trim);
+        eprintln!(
+            "{name}: {} of {} rounds not serializable{}",
+            report.anomalies.len(),
+            report.rounds,
+            report
+                .anomalies
+                .first()
+                .map_or(String::new(), |a| format!(" (first: round {})", a.round))
+        );
         if optional == Some("seen") {
             assert!(
                 !report.anomalies.is_empty(),
