@@ -353,6 +353,21 @@ fn check_calling_a_function_with_a_column_reads_for_an_update() {
         upd.contains(r#"read=["grp"]"#),
         "grp not read: {upd}\n{text}"
     );
+    // The same for ON CONFLICT … DO UPDATE (the CHECK runs on the updated
+    // row).
+    let (_, text) = run(
+        MEMBERS,
+        &[(
+            "Up.sql",
+            "INSERT INTO members VALUES (:id, :g, 0) ON CONFLICT (id) DO UPDATE SET note = 1;\n",
+        )],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let upd = text
+        .lines()
+        .find(|l| l.contains("KeyUpd members"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(upd.contains(r#""grp""#), "grp not read: {upd}\n{text}");
     // Nested calls: the inner function's read is kept too, first.
     let nested = "CREATE TABLE u (id INT PRIMARY KEY, lim INT);
 CREATE TABLE v (id INT PRIMARY KEY, w INT);

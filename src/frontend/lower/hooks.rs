@@ -268,6 +268,19 @@ impl Lowerer<'_> {
         Ok(())
     }
 
+    /// The columns of `rel`'s CHECKs that call functions, less `writes`:
+    /// an update of the row calls those functions with the row's values
+    /// of them, so it reads them (`Hook::columns`).
+    pub(super) fn check_columns(&self, rel: RelId, writes: &BTreeSet<usize>) -> BTreeSet<usize> {
+        self.extras
+            .hooks
+            .iter()
+            .filter(|h| h.rel == rel && matches!(h.kind, HookKind::Check))
+            .flat_map(|h| h.columns.iter().copied())
+            .filter(|c| !writes.contains(c))
+            .collect()
+    }
+
     /// Exclusion constraints and partial or expression unique indexes of
     /// `rel`: an INSERT (`writes` None) or an UPDATE writing their columns
     /// succeeds only if no other row conflicts, so it observes the other
