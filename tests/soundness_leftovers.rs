@@ -167,6 +167,19 @@ END $$;
         DEFERRABLE,
         &[("adopt.sql", &callee), ("found.sql", found)]
     ));
+    // In a PL/pgSQL function a CHECK calls (its reads over-approximated):
+    // a located error, not a deferral silently lost.
+    let hooked = format!(
+        "{DEFERRABLE}CREATE FUNCTION ok(v int) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN
+  SET CONSTRAINTS ALL DEFERRED;
+  RETURN true;
+END $$;
+CREATE TABLE t (id INT PRIMARY KEY, v INT CHECK (ok(v)));
+"
+    );
+    let e = error(&hooked, &[("T.sql", "INSERT INTO t VALUES (:i, :v);\n")]);
+    assert!(e.contains("runs SET CONSTRAINTS"), "{e}");
 }
 
 /// a(k PK, x), b(k PK, z).
