@@ -329,7 +329,26 @@ impl<'p> Executor<'p> {
             match node {
                 Node::Sql(stmt) => match self.run_stmt(c, stmt) {
                     Ok(r) => return Ok(Step::Ran(Box::new(r))),
-                    Err(h) => self.handle(c, h)?,
+                    Err(h) => {
+                        let code = match &h {
+                            Halt::Db { code, .. } => code.clone(),
+                            _ => String::new(),
+                        };
+                        self.handle(c, h)?;
+                        // The caught error ended a statement of its own:
+                        // other transactions may commit before the
+                        // handler's first statement (PL/pgSQL runs each
+                        // on a fresh snapshot). What it observed is the
+                        // error.
+                        let source = statement_text(&stmt.snip.text);
+                        return Ok(Step::Ran(Box::new(Ran {
+                            sent: source.clone(),
+                            source,
+                            params: vec![],
+                            rows: vec![vec![Val::untyped(format!("error {code}"))]],
+                            affected: 0,
+                        })));
+                    }
                 },
                 Node::If(branches) => {
                     for (cond, body) in branches {

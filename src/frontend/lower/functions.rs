@@ -8,8 +8,17 @@ use super::*;
 /// only; others are rejected where they are called).
 pub(super) type ParsedFunction<'a> = (&'a FunctionDef, Vec<(Snippet, Sql)>);
 
-pub(super) fn parse_functions(defs: &[FunctionDef]) -> Result<Vec<ParsedFunction<'_>>> {
+/// What `SET CONSTRAINTS … DEFERRED` statements the SQL functions run,
+/// by function name: each statement's constraint names (`None`: ALL),
+/// those of the functions it calls included.
+pub(super) type Deferrals = HashMap<String, Vec<Option<Vec<String>>>>;
+
+pub(super) fn parse_functions(
+    defs: &[FunctionDef],
+) -> Result<(Vec<ParsedFunction<'_>>, Deferrals)> {
     let mut out = vec![];
+    let mut deferrals: Deferrals = HashMap::new();
+    let mut calls: Vec<(String, Vec<String>)> = vec![];
     for d in defs {
         let mut stmts = vec![];
         if d.language == "sql" {
@@ -19,14 +28,130 @@ pub(super) fn parse_functions(defs: &[FunctionDef]) -> Result<Vec<ParsedFunction
                     offset: d.body.offset + s,
                     parsed: None,
                 };
-                crate::frontend::sql::gate::statement(&d.file, &snip, &snip.text)?;
+                if let Some(names) = set_constraints(d, &snip)? {
+                    deferrals.entry(d.name.clone()).or_default().push(names);
+                    continue;
+                }
+                let refs = crate::frontend::sql::gate::statement(&d.file, &snip, &snip.text)?;
+                calls.push((d.name.clone(), refs.functions));
                 let sql = parse_one(&d.file, &snip)?;
                 stmts.push((snip, sql));
             }
         }
         out.push((d, stmts));
     }
+    // A function that calls a deferring one defers as it does.
+    loop {
+        let mut changed = false;
+        for (caller, callees) in &calls {
+            for c in callees {
+                let c = c.rsplit('.').next().unwrap_or(c).to_lowercase();
+                let Some(v) = deferrals.get(&c).cloned() else {
+                    continue;
+                };
+                let mine = deferrals.entry(caller.clone()).or_default();
+                for n in v {
+                    if !mine.contains(&n) {
+                        mine.push(n);
+                        changed = true;
+                    }
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    Ok((out, deferrals))
+}
+
+/// The definitions PostgreSQL runs: a `CREATE OR REPLACE` of a name and
+/// signature defined before replaces that definition (in one file; in two
+/// files which one is created last depends on the order they are loaded:
+/// an error). Other signatures of a name are overloads, kept: a call of
+/// an overloaded name is an error (`overloaded`).
+pub(super) fn latest_definitions(defs: &[FunctionDef]) -> Result<Vec<FunctionDef>> {
+    let mut out: Vec<FunctionDef> = vec![];
+    for d in defs {
+        let same = out
+            .iter()
+            .position(|e| e.name == d.name && e.signature == d.signature);
+        if let Some(k) = same {
+            if out[k].file.name != d.file.name {
+                return Err(Diag::new(format!(
+                    "function `{}({})` is defined in {} and again in {}",
+                    d.name,
+                    d.signature.join(", "),
+                    out[k].file.name,
+                    d.file.name
+                ))
+                .help("PostgreSQL runs the definition created last, which depends on the order the files are loaded; keep one")
+                .at(&d.file, d.at, d.name.len().max(1), "defined again here"));
+            }
+            out.remove(k);
+        }
+        out.push(d.clone());
+    }
     Ok(out)
+}
+
+/// A call of a schema or library function name with several signatures:
+/// PostgreSQL picks the overload by the arguments' types, which isolint
+/// does not resolve for these functions (it does for PL/pgSQL routine
+/// files), so the call is a located error rather than a guess.
+pub(super) fn overloaded(
+    funcs: &[ParsedFunction<'_>],
+    name: &str,
+    file: &SourceFile,
+    at: usize,
+) -> Result<()> {
+    let sigs: Vec<String> = funcs
+        .iter()
+        .filter(|(d, _)| d.name == name)
+        .map(|(d, _)| format!("{}({})", d.name, d.signature.join(", ")))
+        .collect();
+    if sigs.len() < 2 {
+        return Ok(());
+    }
+    Err(Diag::new(format!(
+        "call of overloaded function `{name}` ({})",
+        sigs.join(", ")
+    ))
+    .help("PostgreSQL runs the overload the argument types select; isolint does not resolve overloads of schema and library functions: give each overload a name of its own")
+    .at(file, at, name.len().max(1), "called here"))
+}
+
+/// A SQL function's `SET CONSTRAINTS … DEFERRED` (PostgreSQL 15 runs it
+/// there as in a program): its constraint names (`None`: ALL), or None
+/// for any other statement. IMMEDIATE runs the pending checks where it
+/// stands: not modelled, an error.
+fn set_constraints(d: &FunctionDef, snip: &Snippet) -> Result<Option<Option<Vec<String>>>> {
+    use crate::frontend::sql::pg::{self, NodeEnum};
+    let stmt = pg::parse(&snip.text).ok().and_then(|p| {
+        p.tree
+            .stmts
+            .first()
+            .and_then(|r| r.stmt.as_ref())
+            .and_then(|n| n.node.clone())
+    });
+    let Some(NodeEnum::ConstraintsSetStmt(c)) = stmt else {
+        return Ok(None);
+    };
+    let at = snip.offset + (snip.text.len() - snip.text.trim_start().len());
+    if !c.deferred {
+        return Err(Diag::new("SET CONSTRAINTS … IMMEDIATE is not modelled")
+            .help("PostgreSQL runs the pending checks of deferred constraints where it stands; declare the foreign key NOT DEFERRABLE or INITIALLY IMMEDIATE instead")
+            .at(&d.file, at, 3, "here"));
+    }
+    let names: Vec<String> = c
+        .constraints
+        .iter()
+        .filter_map(|n| match n.node.as_ref() {
+            Some(NodeEnum::RangeVar(r)) => Some(r.relname.clone()),
+            _ => None,
+        })
+        .collect();
+    Ok(Some((!names.is_empty()).then_some(names)))
 }
 
 impl<'a> Lowerer<'a> {
@@ -199,6 +324,10 @@ impl<'a> Lowerer<'a> {
         let catalog =
             f.name.0.len() > 1 && f.name.0[0].to_string().eq_ignore_ascii_case("pg_catalog");
         let found = funcs.iter().find(|(d, _)| !catalog && d.name == name);
+        if found.is_some() {
+            let at = snip.file_offset(ident.span.start.line, ident.span.start.column);
+            overloaded(funcs, &name, &self.file, at)?;
+        }
         let Some((def, body)) = found else {
             if is_builtin(&name) || !catalog && self.pure.contains(&name) {
                 return Ok(());
@@ -506,14 +635,21 @@ pub fn is_builtin(name: &str) -> bool {
 
 /// A function body's statement with its parameters (named, `fn.param`,
 /// or `$n`) replaced by placeholders bound to the call's arguments. As in
-/// PostgreSQL, a column name takes precedence over a parameter's.
+/// PostgreSQL, a column of a table the statement reads from takes
+/// precedence over a parameter of the same name; a column of any other
+/// table does not (checked on PostgreSQL 15: `f(g int) … SELECT count(*)
+/// FROM t1 WHERE grp = g` with a column `g` only in t2 counts group g).
 pub(super) fn bind_params(sql: &Sql, def: &FunctionDef, prefix: &str, schema: &Schema) -> Sql {
     let mut sql = sql.clone();
+    let (scope, outputs) = tables_in_scope(&sql, schema);
     let is_column = |n: &str| {
-        schema
-            .relations
-            .iter()
-            .any(|r| r.attributes.iter().any(|a| a.eq_ignore_ascii_case(n)))
+        outputs.contains(&n.to_lowercase())
+            || scope.iter().any(|r| {
+                schema.relations[*r]
+                    .attributes
+                    .iter()
+                    .any(|a| a.eq_ignore_ascii_case(n))
+            })
     };
     let slot_of = |n: &str| {
         def.params
@@ -542,6 +678,80 @@ pub(super) fn bind_params(sql: &Sql, def: &FunctionDef, prefix: &str, schema: &S
         ControlFlow::<()>::Continue(())
     });
     sql
+}
+
+/// The schema tables whose columns a name in `sql` may denote: every
+/// table of a FROM, JOIN, UPDATE or DELETE anywhere in it (all scopes at
+/// once: a name kept as a column where PostgreSQL sees the parameter is
+/// then an error of the lowering, never a lost read), and the target of
+/// an INSERT that has ON CONFLICT or RETURNING (its columns are visible
+/// there; in VALUES they are not); and the column names that derived
+/// tables and CTEs give their outputs (aliases, `AS x(a, b)`).
+fn tables_in_scope(sql: &Sql, schema: &Schema) -> (BTreeSet<RelId>, BTreeSet<String>) {
+    use sqlparser::ast::{Query, SelectItem, SetExpr, TableObject, Visit, Visitor};
+    struct V<'s>(&'s Schema, BTreeSet<RelId>, BTreeSet<String>);
+    impl V<'_> {
+        fn add(&mut self, name: &sqlparser::ast::ObjectName) {
+            if let Some(i) = name.0.last().and_then(|p| p.as_ident()) {
+                if let Some(r) = self.0.relations.iter().position(|r| same_name(&r.name, i)) {
+                    self.1.insert(r);
+                }
+            }
+        }
+        fn alias(&mut self, a: &Option<sqlparser::ast::TableAlias>) {
+            for c in a.iter().flat_map(|a| &a.columns) {
+                self.2.insert(c.name.value.to_lowercase());
+            }
+        }
+        fn outputs(&mut self, q: &Query) {
+            if let SetExpr::Select(s) = &*q.body {
+                for item in &s.projection {
+                    if let SelectItem::ExprWithAlias { alias, .. } = item {
+                        self.2.insert(alias.value.to_lowercase());
+                    }
+                }
+            }
+        }
+    }
+    impl Visitor for V<'_> {
+        type Break = ();
+        fn pre_visit_table_factor(&mut self, t: &TableFactor) -> ControlFlow<()> {
+            match t {
+                TableFactor::Table { name, alias, .. } => {
+                    self.add(name);
+                    self.alias(alias);
+                }
+                TableFactor::Derived {
+                    subquery, alias, ..
+                } => {
+                    self.outputs(subquery);
+                    self.alias(alias);
+                }
+                _ => {}
+            }
+            ControlFlow::Continue(())
+        }
+        fn pre_visit_query(&mut self, q: &Query) -> ControlFlow<()> {
+            for cte in q.with.iter().flat_map(|w| &w.cte_tables) {
+                self.outputs(&cte.query);
+                self.alias(&Some(cte.alias.clone()));
+            }
+            ControlFlow::Continue(())
+        }
+        fn pre_visit_statement(&mut self, s: &Sql) -> ControlFlow<()> {
+            if let Sql::Insert(ins) = s {
+                if let (TableObject::TableName(n), true) =
+                    (&ins.table, ins.on.is_some() || ins.returning.is_some())
+                {
+                    self.add(n);
+                }
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let mut v = V(schema, BTreeSet::new(), BTreeSet::new());
+    let _ = sql.visit(&mut v);
+    (v.1, v.2)
 }
 
 /// Whether evaluating `e` may read a table as the lowering sees it: it

@@ -103,6 +103,49 @@ pub(super) enum FkMode {
     Both,
 }
 
+/// Every function name PostgreSQL's parse trees of the statements and
+/// expressions in `nodes` reference, at any depth.
+fn each_function(nodes: &[Node], f: &mut dyn FnMut(&str)) {
+    use crate::frontend::sql::ast::{Cond, LoopHead};
+    fn cond(c: &Cond, f: &mut dyn FnMut(&str)) {
+        c.pg.iter().flat_map(|p| &p.functions).for_each(|n| f(n));
+    }
+    for n in nodes {
+        match n {
+            Node::Sql(s) | Node::Open(s) => s.pg.functions.iter().for_each(|n| f(n)),
+            Node::If(bs) => {
+                for (c, b) in bs {
+                    c.iter().for_each(|c| cond(c, f));
+                    each_function(b, f);
+                }
+            }
+            Node::Loop { head, body, .. } => {
+                match head {
+                    LoopHead::Plain => {}
+                    LoopHead::While(c) | LoopHead::Array { expr: c, .. } => cond(c, f),
+                    LoopHead::Range { bounds, .. } => bounds.iter().for_each(|c| cond(c, f)),
+                    LoopHead::Query { query, .. } => query.pg.functions.iter().for_each(|n| f(n)),
+                }
+                each_function(body, f);
+            }
+            Node::Exit { when, .. } => when.iter().for_each(|c| cond(c, f)),
+            Node::Eval(cs) => cs.iter().for_each(|c| cond(c, f)),
+            Node::Assign { expr, .. } => cond(expr, f),
+            Node::Call { call, .. } => cond(call, f),
+            Node::Block { body, handlers, .. } => {
+                each_function(body, f);
+                handlers.iter().flatten().for_each(|h| each_function(h, f));
+            }
+            Node::Prefix(b) => each_function(b, f),
+            Node::Begin { .. }
+            | Node::SetConstraints { .. }
+            | Node::Commit { .. }
+            | Node::Abort
+            | Node::Return { .. } => {}
+        }
+    }
+}
+
 /// Every `SET CONSTRAINTS` node in `nodes`, at any depth.
 fn each_set_constraints(nodes: &[Node], f: &mut dyn FnMut(&Node)) {
     for n in nodes {
@@ -137,15 +180,42 @@ impl Lowerer<'_> {
         applies: &dyn Fn(HookKind) -> bool,
         pre: &mut Vec<Body>,
     ) -> Result<()> {
+        // All calls of one row in order, in one loop when per row: the
+        // rows' calls interleave (g₁ f₁ g₂ f₂), which separate loops
+        // (g g f f) would not cover. Every body goes here, VOLATILE ones
+        // included: they run at the write, as these checks do.
+        let saved = self.defer.take();
+        let mut parts = vec![];
+        let r = self.row_hook_reads(rel, applies, &mut parts);
+        self.defer = saved;
+        r?;
+        if !parts.is_empty() {
+            let b = Body::Seq(parts);
+            pre.push(if per_row { Body::Loop(Box::new(b)) } else { b });
+        }
+        Ok(())
+    }
+
+    /// `hook_reads` for one row.
+    fn row_hook_reads(
+        &mut self,
+        rel: RelId,
+        applies: &dyn Fn(HookKind) -> bool,
+        pre: &mut Vec<Body>,
+    ) -> Result<()> {
         let extras: &Extras = self.extras;
         let Some(file) = extras.file.clone() else {
             return Ok(());
         };
-        for h in extras
+        // PostgreSQL forms the row (DEFAULTs, domain CHECKs at the
+        // coercion of each value) before it checks the table's CHECKs.
+        let mut hooks: Vec<&crate::frontend::sql::ddl::Hook> = extras
             .hooks
             .iter()
             .filter(|h| h.rel == rel && applies(h.kind))
-        {
+            .collect();
+        hooks.sort_by_key(|h| matches!(h.kind, HookKind::Check));
+        for h in hooks {
             // PostgreSQL's grammar writes `AT TIME ZONE`, `EXTRACT`,
             // `SUBSTRING … FROM`, … as calls of pg_catalog functions; none
             // reads a table of the schema.
@@ -173,6 +243,9 @@ impl Lowerer<'_> {
                         .at(&file, h.call.at, 1, "here"),
                 );
             };
+            if let Some(n) = h.call.name.last() {
+                overloaded(self.functions, n, &file, h.call.at)?;
+            }
             let lang = self
                 .functions
                 .iter()
@@ -188,11 +261,24 @@ impl Lowerer<'_> {
                 std::mem::replace(&mut self.file, file.clone()),
                 self.inlined,
             );
-            let r = self.call(&f, per_row, &snip, pre);
+            let r = self.call(&f, false, &snip, pre);
             (self.file, self.inlined) = saved;
             r?;
         }
         Ok(())
+    }
+
+    /// The columns of `rel`'s CHECKs that call functions, less `writes`:
+    /// an update of the row calls those functions with the row's values
+    /// of them, so it reads them (`Hook::columns`).
+    pub(super) fn check_columns(&self, rel: RelId, writes: &BTreeSet<usize>) -> BTreeSet<usize> {
+        self.extras
+            .hooks
+            .iter()
+            .filter(|h| h.rel == rel && matches!(h.kind, HookKind::Check))
+            .flat_map(|h| h.columns.iter().copied())
+            .filter(|c| !writes.contains(c))
+            .collect()
     }
 
     /// Exclusion constraints and partial or expression unique indexes of
@@ -252,6 +338,14 @@ impl Lowerer<'_> {
         let queries = plpgsql_queries(def).map_err(|w| fail(&w))?;
         let mut rels: BTreeSet<RelId> = BTreeSet::new();
         for q in &queries {
+            // It would move foreign-key checks of the transaction to
+            // COMMIT, which a hook's over-approximated reads do not show.
+            if q.trim_start()
+                .to_ascii_uppercase()
+                .starts_with("SET CONSTRAINTS")
+            {
+                return Err(fail("its body runs SET CONSTRAINTS"));
+            }
             let t = touches_of(q).ok_or_else(|| fail(&format!("PostgreSQL cannot parse `{q}`")))?;
             if t.writes {
                 return Err(fail("its body may write"));
@@ -336,6 +430,7 @@ impl Lowerer<'_> {
     /// checks where it stands: not modelled, an error.
     pub(super) fn constraint_modes(&self, nodes: &[Node]) -> Result<Vec<FkMode>> {
         let mut modes = vec![FkMode::Schema; self.schema.foreign_keys.len()];
+        self.function_deferrals(nodes, &mut modes);
         let mut leading = true;
         for n in nodes {
             match n {
@@ -359,6 +454,38 @@ impl Lowerer<'_> {
             }
         }
         Ok(modes)
+    }
+
+    /// The `SET CONSTRAINTS … DEFERRED` of the SQL functions the
+    /// transaction calls (its statements and expressions, and the schema's
+    /// DEFAULT and CHECK hooks): run somewhere in the transaction, so each
+    /// named check may run at either place (more reads, sound).
+    fn function_deferrals(&self, nodes: &[Node], modes: &mut [FkMode]) {
+        if self.deferrals.is_empty() {
+            return;
+        }
+        let mut called: BTreeSet<String> = BTreeSet::new();
+        each_function(nodes, &mut |f| {
+            called.insert(f.rsplit('.').next().unwrap_or(f).to_lowercase());
+        });
+        for h in &self.extras.hooks {
+            if let Some(n) = h.call.name.last() {
+                called.insert(n.to_lowercase());
+            }
+        }
+        for names in called
+            .iter()
+            .filter_map(|f| self.deferrals.get(f))
+            .flatten()
+        {
+            let n = Node::SetConstraints {
+                names: names.clone(),
+                deferred: true,
+                at: 0,
+            };
+            // Deferred only: cannot fail.
+            let _ = self.set_mode(&n, false, modes);
+        }
     }
 
     fn set_mode(&self, n: &Node, leading: bool, modes: &mut [FkMode]) -> Result<()> {

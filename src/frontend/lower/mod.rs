@@ -168,7 +168,8 @@ pub fn lower_units(
         .iter()
         .map(|u| transactions(u.nodes.clone()))
         .collect();
-    let functions = parse_functions(&ctx.functions)?;
+    let defs = latest_definitions(&ctx.functions)?;
+    let (functions, deferrals) = parse_functions(&defs)?;
     let mut assigned: HashSet<(RelId, usize)> = HashSet::new();
     let mut deleted: HashSet<RelId> = HashSet::new();
     for tree in &trees {
@@ -215,6 +216,7 @@ pub fn lower_units(
         assigned,
         deleted,
         functions,
+        deferrals,
         fk_actions: &ctx.fk_actions,
         views: &ctx.views,
         extras: &ctx.extras,
@@ -320,6 +322,8 @@ struct Shared<'a> {
     /// Relations some DELETE (or ON DELETE CASCADE) deletes from.
     deleted: HashSet<RelId>,
     functions: Vec<ParsedFunction<'a>>,
+    /// The `SET CONSTRAINTS … DEFERRED` the SQL functions run.
+    deferrals: Deferrals,
     fk_actions: &'a [(FkAction, FkAction)],
     views: &'a [String],
     extras: &'a Extras,
@@ -342,6 +346,7 @@ fn lower_transaction(
         assigned: &sh.assigned,
         deleted: &sh.deleted,
         functions: &sh.functions,
+        deferrals: &sh.deferrals,
         fk_actions: sh.fk_actions,
         views: sh.views,
         extras: sh.extras,
@@ -551,6 +556,7 @@ struct Lowerer<'a> {
     assigned: &'a HashSet<(RelId, usize)>,
     deleted: &'a HashSet<RelId>,
     functions: &'a [ParsedFunction<'a>],
+    deferrals: &'a Deferrals,
     fk_actions: &'a [(FkAction, FkAction)],
     views: &'a [String],
     extras: &'a Extras,

@@ -64,6 +64,11 @@ impl Lowerer<'_> {
         for (_, values) in &mut self.phis {
             values.iter_mut().for_each(|t| remap_term(t, &map));
         }
+        // Checks queued for COMMIT (a deferred foreign key's check made
+        // in the body of a VOLATILE function) move with their statements.
+        for (q, _) in &mut self.at_commit {
+            *q = map(*q);
+        }
         remap_body(body, &map)
     }
 

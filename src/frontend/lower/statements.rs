@@ -183,6 +183,9 @@ impl Lowerer<'_> {
             },
             to,
         )?;
+        // The CHECKs' functions are called with the row's values of the
+        // columns the UPDATE does not assign: reads of the target row.
+        uses[0].read.extend(self.check_columns(rel, &writes));
         self.with_generated(rel, &mut writes);
         self.conflict_reads(rel, Some(&writes), snip, to);
         self.update_integrity_reads(tables[0].rel, &writes, snip, to);
@@ -517,6 +520,11 @@ impl Lowerer<'_> {
         if let Some(w) = &selection {
             self.collect(&scope, w, snip, Some(pre), Clause::Read, &mut uses)?;
         }
+        // DO UPDATE runs the table's CHECKs on the updated row: their
+        // functions get the row's values of what it does not assign.
+        if !writes.is_empty() {
+            uses[0].read.extend(self.check_columns(rel, &writes));
+        }
         // A stored generated column is written with its inputs.
         self.with_generated(rel, &mut writes);
         // One alternative per unique key the conflict may be on.
@@ -786,7 +794,8 @@ impl Lowerer<'_> {
             if child_deleted {
                 self.statements[q].write = self.all(dom);
             } else {
-                self.statements[q].read = self.set(dom, &BTreeSet::new());
+                let read = self.check_columns(dom, &cols);
+                self.statements[q].read = self.set(dom, &read);
                 self.statements[q].write = self.set(dom, &cols);
             }
             let how = if deleted { "ON DELETE" } else { "ON UPDATE" };

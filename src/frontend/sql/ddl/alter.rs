@@ -227,8 +227,12 @@ impl Reader<'_> {
             ..Extras::default()
         };
         for (t, kind, call) in &self.hooks {
+            let columns = match kind {
+                PendingHook::Check(cs) => cs.iter().filter_map(|c| col(*t, c)).collect(),
+                _ => vec![],
+            };
             let kind = match kind {
-                PendingHook::Check => Some(HookKind::Check),
+                PendingHook::Check(_) => Some(HookKind::Check),
                 PendingHook::Default(c) => col(*t, c).map(HookKind::Default),
                 PendingHook::Domain(c) => col(*t, c).map(HookKind::Domain),
             };
@@ -237,6 +241,7 @@ impl Reader<'_> {
                     rel: rel_of(*t),
                     kind,
                     call: call.clone(),
+                    columns,
                 });
             }
         }

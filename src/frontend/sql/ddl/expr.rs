@@ -21,6 +21,7 @@ pub struct Call {
 pub struct ExprUses {
     /// Column names (folded), in order of appearance.
     pub columns: Vec<String>,
+    /// Function calls, innermost first (evaluation order).
     pub calls: Vec<Call>,
     /// A subquery (PostgreSQL rejects them in these positions; kept to
     /// report it rather than assume).
@@ -89,14 +90,16 @@ impl ExprUses {
             }
             NodeEnum::BoolExpr(b) => self.all(&b.args),
             NodeEnum::FuncCall(f) => {
+                // Arguments first: PostgreSQL evaluates `f(g(a))`'s g
+                // before f, and the calls' reads follow this order.
+                self.all(&f.args);
+                self.all(&f.agg_order);
+                self.opt(&f.agg_filter);
                 self.calls.push(Call {
                     name: names(&f.funcname),
                     at: loc(f.location).unwrap_or(0),
                     nargs: f.args.len(),
                 });
-                self.all(&f.args);
-                self.all(&f.agg_order);
-                self.opt(&f.agg_filter);
             }
             NodeEnum::NamedArgExpr(a) => self.opt(&a.arg),
             NodeEnum::NullTest(t) => self.opt(&t.arg),

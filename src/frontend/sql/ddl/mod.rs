@@ -62,6 +62,11 @@ pub struct FunctionDef {
     pub name: String,
     /// Lower-case parameter names in order (empty for unnamed ones).
     pub params: Vec<String>,
+    /// The input parameters' types as PostgreSQL resolves them
+    /// (`plpgsql::norm_type`): with the name, the function's identity
+    /// (`CREATE OR REPLACE` of the same signature replaces it; another
+    /// signature is an overload).
+    pub signature: Vec<String>,
     /// Lower-case language (`sql`, `plpgsql`, …).
     pub language: String,
     pub file: SourceFile,
@@ -130,6 +135,11 @@ pub struct Hook {
     pub rel: RelId,
     pub kind: HookKind,
     pub call: Call,
+    /// A table CHECK: the columns of its whole expression. An UPDATE that
+    /// does not assign them evaluates the CHECK on the row's values: it
+    /// reads them (the called function may answer otherwise for another
+    /// value).
+    pub columns: Vec<usize>,
 }
 
 /// A stored generated column: written whenever one of `inputs` is.
@@ -207,6 +217,13 @@ pub fn function_def(
                     .unwrap_or_default()
             })
             .collect(),
+        signature: cf
+            .args
+            .iter()
+            .flatten()
+            .filter(|a| !matches!(a.mode, Some(sqlparser::ast::ArgMode::Out)))
+            .map(|a| crate::frontend::sql::plpgsql::norm_type(&a.data_type.to_string()))
+            .collect(),
         language: cf
             .language
             .as_ref()
@@ -266,7 +283,8 @@ struct PendingFk {
 #[derive(Clone)]
 enum PendingHook {
     Default(String),
-    Check,
+    /// The columns of the CHECK's expression.
+    Check(Vec<String>),
     Domain(String),
 }
 
@@ -529,7 +547,7 @@ impl Reader<'_> {
         } else {
             1
         };
-        let params = f
+        let inputs: Vec<&Box<pb::FunctionParameter>> = f
             .parameters
             .iter()
             .filter_map(|p| match p.node.as_ref() {
@@ -543,11 +561,24 @@ impl Reader<'_> {
                         | pb::FunctionParameterMode::FuncParamTable
                 )
             })
-            .map(|p| p.name.to_lowercase())
+            .collect();
+        let params = inputs.iter().map(|p| p.name.to_lowercase()).collect();
+        let signature = inputs
+            .iter()
+            .map(|p| {
+                p.arg_type.as_ref().map_or(String::new(), |t| {
+                    let arr = if t.array_bounds.is_empty() { "" } else { "[]" };
+                    format!(
+                        "{}{arr}",
+                        crate::frontend::sql::plpgsql::norm_type(&names(&t.names).join("."))
+                    )
+                })
+            })
             .collect();
         Ok(FunctionDef {
             name: fname.to_lowercase(),
             params,
+            signature,
             language,
             file: self.file.clone(),
             body: Snippet {

@@ -221,7 +221,8 @@ impl Reader<'_> {
                     let u = self.expr(e, at, "CHECK")?;
                     self.check_columns(ti, &u.columns, at)?;
                     for call in u.calls {
-                        self.hooks.push((ti, PendingHook::Check, call));
+                        self.hooks
+                            .push((ti, PendingHook::Check(u.columns.clone()), call));
                     }
                 }
             }

@@ -926,6 +926,10 @@ impl P<'_> {
                 "write the statement itself, or EXECUTE a single string literal",
             )
         };
+        // `E'…'`: an escape string, one literal too.
+        let escape = matches!(t.as_bytes().get(lit), Some(b'e' | b'E'))
+            && t.as_bytes().get(lit + 1) == Some(&b'\'');
+        let lit = lit + usize::from(escape);
         if t.as_bytes().get(lit) != Some(&b'\'') {
             return Err(dynamic());
         }
@@ -949,7 +953,14 @@ impl P<'_> {
             pl.exec_count += 1;
         }
         let mut out = vec![];
-        let mut content = content.replace("''", "' ");
+        let mut content = decode_literal(content, escape).map_err(|(i, len)| {
+            self.err(
+                lit + 1 + i,
+                len,
+                "escape sequence in an EXECUTE E'…' string that isolint does not decode",
+                "isolint reads the escapes \\' \\\\ \\n \\r \\t \\f of an escape string; write the statement itself, or EXECUTE a standard string literal ('…', a quote doubled)",
+            )
+        })?;
         if let Some(k) = using {
             let args = self.exprs(self.toks[k].2, end)?;
             for (i, a) in args.into_iter().enumerate().rev() {
@@ -1056,4 +1067,46 @@ fn top_level_op(text: &str) -> Option<usize> {
         i += 1;
     }
     None
+}
+
+/// The SQL text a string literal's content denotes (`escape`: an `E'…'`
+/// string), as long as the content so that positions still map to the
+/// file. A doubled quote is one quote, and so is `\'` in an escape
+/// string; `\\` is a backslash, `\n` `\r` `\t` `\f` white space. What
+/// a two-byte escape saves is made up with blanks placed before the next
+/// character that is no quote, so a quote pair of the SQL text (`''`
+/// inside its own literal) stays a pair; such a blank lands inside a
+/// literal of the SQL text (its value, which no read or write depends
+/// on) or between tokens. Other escapes (octal, hex, Unicode, `\b`, a
+/// quoted ordinary character): `Err((offset, length))` of the escape.
+pub(crate) fn decode_literal(
+    content: &str,
+    escape: bool,
+) -> std::result::Result<String, (usize, usize)> {
+    let mut out = String::with_capacity(content.len());
+    let mut pad = 0;
+    let mut chars = content.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let (decoded, saved) = match c {
+            '\'' if chars.peek().is_some_and(|(_, n)| *n == '\'') => {
+                chars.next();
+                ('\'', 1)
+            }
+            '\\' if escape => match chars.next().map(|(_, n)| n) {
+                Some('\'') => ('\'', 1),
+                Some('\\') => ('\\', 1),
+                Some('n' | 'r' | 't' | 'f') => (' ', 1),
+                other => return Err((i, 1 + other.map_or(0, char::len_utf8))),
+            },
+            c => (c, 0),
+        };
+        if decoded != '\'' && decoded != '\\' {
+            out.extend(std::iter::repeat_n(' ', pad));
+            pad = 0;
+        }
+        out.push(decoded);
+        pad += saved;
+    }
+    out.extend(std::iter::repeat_n(' ', pad));
+    Ok(out)
 }
