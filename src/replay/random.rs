@@ -112,7 +112,10 @@ pub fn replay(
     cfg: RandomConfig,
 ) -> Result<RandomReport> {
     let mut scratch = Scratch::create(server, &sources.schema)?;
-    let seed = seed_rows(&scratch, cfg.keys);
+    // Pinned: every round and serial run starts from the same rows,
+    // defaults evaluated once.
+    let rows = seed_rows(&scratch, cfg.keys);
+    let seed = super::run::reset(&mut scratch, &rows)?;
     // Per program: its parameters and how each is used.
     let mut params: Vec<Vec<(String, Use)>> = vec![];
     for (p, nodes) in sources.programs.iter().enumerate() {
@@ -179,13 +182,7 @@ pub fn replay(
                 } else {
                     let r = rng.below(cfg.keys) + 1;
                     let other = u.other.and_then(|oid| {
-                        let col = Column {
-                            name: name.clone(),
-                            oid,
-                            type_name: String::new(),
-                            not_null: false,
-                            has_default: false,
-                        };
+                        let col = Column::of_type(name, oid, "");
                         cell(&col, r)
                     });
                     if let Some(v) = other {

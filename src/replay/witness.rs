@@ -94,7 +94,7 @@ pub fn replay(
         verdict: Verdict::NotReproduced(String::new()),
         notes: vec![],
     };
-    let p = match plan(sources, w, prov, g, s, &mut scratch) {
+    let mut p = match plan(sources, w, prov, g, s, &mut scratch) {
         Ok(p) => p,
         Err(why) => {
             out.verdict = Verdict::NotReproduced(why);
@@ -104,10 +104,15 @@ pub fn replay(
     out.notes.extend(p.notes.iter().cloned());
     // Seed rows PostgreSQL refuses (a CHECK constraint, a value isolint
     // made up that does not fit) mean this schedule cannot be set up.
-    if let Err(d) = super::run::reset(&mut scratch, &p.seed) {
-        out.verdict = Verdict::NotReproduced(d.message.clone());
-        out.plan = Some(p);
-        return Ok(out);
+    // The pinned seed (defaults evaluated once) is what every run starts
+    // from.
+    match super::run::reset(&mut scratch, &p.seed) {
+        Ok(pinned) => p.seed = pinned,
+        Err(d) => {
+            out.verdict = Verdict::NotReproduced(d.message.clone());
+            out.plan = Some(p);
+            return Ok(out);
+        }
     }
     let mut k = 0;
     let c = run(&mut scratch, &p.seed, &p.txns, level, &mut |_| {
@@ -584,13 +589,9 @@ pub fn plan(
             let v = match cls.root_of(&Cell::Param(t, p.clone())) {
                 Some(r) => value.get(&r).cloned().unwrap_or_else(Val::null),
                 None => {
-                    let col = types.get(&p).map(|ty| Column {
-                        name: p.clone(),
-                        oid: ty.oid(),
-                        type_name: ty.name().to_string(),
-                        not_null: false,
-                        has_default: false,
-                    });
+                    let col = types
+                        .get(&p)
+                        .map(|ty| Column::of_type(&p, ty.oid(), ty.name()));
                     fresh.value(col.as_ref()).or_else(|_| fresh.value(None))?
                 }
             };

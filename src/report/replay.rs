@@ -6,7 +6,7 @@ use serde_json::{json, Value as Json};
 
 use crate::replay::executor::Ran;
 use crate::replay::random::RandomReport;
-use crate::replay::run::{Comparison, End, Outcome, SeedRow, Txn};
+use crate::replay::run::{Comparison, End, Mask, Outcome, SeedRow, Txn};
 use crate::replay::witness::{Verdict, WitnessReplay};
 
 /// One replayed witness, or why there was nothing to replay.
@@ -70,13 +70,13 @@ fn trace(txns: &[Txn], o: &Outcome) -> Vec<String> {
     out
 }
 
-/// How serial order `k` differs from the concurrent run.
-fn difference(txns: &[Txn], c: &Outcome, s: &Outcome) -> String {
+/// How serial order `k` differs from the concurrent run (values the runs
+/// made up masked, as the comparison masks them).
+fn difference(txns: &[Txn], c: &Outcome, s: &Outcome, mask: &Mask) -> String {
     for i in c.committed() {
         for (j, r) in c.observed[i].iter().enumerate() {
             match s.observed[i].get(j) {
-                Some(x) if x.source == r.source && x.rows == r.rows && x.affected == r.affected => {
-                }
+                Some(x) if mask.same_ran(x, r) => {}
                 Some(x) if x.source == r.source => {
                     return format!(
                         "T{} `{}` gives {} (concurrently: {})",
@@ -90,8 +90,9 @@ fn difference(txns: &[Txn], c: &Outcome, s: &Outcome) -> String {
             }
         }
     }
-    if c.state != s.state {
-        for ((t, a), (_, b)) in c.state.iter().zip(&s.state) {
+    let (cs, ss) = (mask.state(&c.state), mask.state(&s.state));
+    if cs != ss {
+        for ((t, a), (_, b)) in cs.iter().zip(&ss) {
             if a != b {
                 let show = |rows: &Vec<Vec<crate::replay::value::Val>>| {
                     rows.iter().map(|r| row(r)).collect::<Vec<_>>().join(" ")
@@ -109,7 +110,11 @@ fn serial_lines(txns: &[Txn], c: &Outcome, cmp: &Comparison) -> Vec<String> {
         .zip(&cmp.serial)
         .map(|(o, s)| {
             let order: Vec<String> = o.iter().map(|i| format!("T{}", i + 1)).collect();
-            format!("serial {}: {}", order.join(", "), difference(txns, c, s))
+            format!(
+                "serial {}: {}",
+                order.join(", "),
+                difference(txns, c, s, &cmp.mask)
+            )
         })
         .collect()
 }
