@@ -167,3 +167,199 @@ INSERT INTO booking (f_id) VALUES (:f);
         "{out}"
     );
 }
+
+/// pg_dump's settings are applied when the scratch schema is created, not
+/// skipped. pg_dump writes functions before tables under `SET
+/// check_function_bodies = false`; checked on PostgreSQL 15: with the
+/// check on, `CREATE FUNCTION … LANGUAGE sql AS $$ SELECT seats FROM
+/// flight … $$` before `CREATE TABLE flight` fails with `relation "flight"
+/// does not exist`, with the SET it is created. Control: the same dump
+/// without the SET line is rejected, located at the function.
+#[test]
+fn pg_dump_settings_are_applied() {
+    let Some(s) = server() else { return };
+    let dump = |check_off: bool| {
+        format!(
+            "SET statement_timeout = 0;
+SET client_encoding = 'UTF8';
+SELECT pg_catalog.set_config('search_path', '', false);
+{}
+SET client_min_messages = warning;
+
+CREATE FUNCTION public.seats_left(f integer) RETURNS integer
+    LANGUAGE sql
+    AS $$ SELECT seats FROM flight WHERE f_id = f $$;
+
+CREATE TABLE public.flight (
+    f_id integer NOT NULL,
+    seats integer NOT NULL
+);
+
+ALTER TABLE ONLY public.flight
+    ADD CONSTRAINT flight_pkey PRIMARY KEY (f_id);
+",
+            if check_off {
+                "SET check_function_bodies = false;"
+            } else {
+                ""
+            }
+        )
+    };
+    let lost = "SELECT seats INTO :s FROM flight WHERE f_id = :f;
+UPDATE flight SET seats = :s - 1 WHERE f_id = :f;
+";
+    let d = workload(&dump(true), &[("Reserve.sql", lost)]);
+    let (code, out) = replay(&s, d.path(), &[]);
+    assert!(said_reproduced(&out), "{out}");
+    assert_eq!(code, 1, "{out}");
+    let d = workload(&dump(false), &[("Reserve.sql", lost)]);
+    let (code, out) = replay(&s, d.path(), &[]);
+    assert!(
+        out.contains("PostgreSQL rejected the schema DDL")
+            && out.contains("relation \"flight\" does not exist"),
+        "{out}"
+    );
+    assert_eq!(code, 2, "{out}");
+}
+
+/// Seed rows print one per line, the columns the schedule touches first
+/// and the others after `|`: Reserve reads and writes `seats` by `f_id`,
+/// so `f_id` and `seats` lead and the serial number and the timestamps
+/// follow.
+#[test]
+fn seed_rows_one_per_line_touched_columns_first() {
+    let Some(s) = server() else { return };
+    let d = workload(SEATS, &[("Reserve.sql", RESERVE_NEVER)]);
+    let (_, out) = replay(&s, d.path(), &[]);
+    let rows: Vec<&str> = out
+        .lines()
+        .filter(|l| l.trim_start().starts_with("flight(f_id = "))
+        .collect();
+    assert_eq!(rows.len(), 2, "two seeded flights, one per line: {out}");
+    for r in rows {
+        let (touched, other) = r.split_once(" | ").expect("touched | other");
+        assert!(touched.contains("seats = "), "{r}");
+        assert!(
+            other.starts_with("n = ")
+                && other.contains("created = ")
+                && other.contains("touched = "),
+            "{r}"
+        );
+    }
+}
+
+/// `--postgres-temp` stopped by Ctrl-C: isolint gets SIGINT in the middle
+/// of a long random replay; afterwards no server process and no directory
+/// of its temporary server may be left (a watchdog holding a pipe from
+/// isolint stops the server and removes the directory when isolint dies).
+/// SIGINT must reach isolint with its default action, as a terminal's
+/// Ctrl-C does: a shell that starts a background job makes it ignore
+/// SIGINT, so the test restores the default through python3 when it can
+/// and checks /proc that SIGINT is not ignored.
+#[test]
+fn ctrl_c_stops_the_temporary_server() {
+    if !isolint::replay::server::temporary_available() {
+        eprintln!("skipped: no PostgreSQL server binaries");
+        return;
+    }
+    let lost = "SELECT seats INTO :s FROM flight WHERE f_id = :f;
+UPDATE flight SET seats = :s - 1 WHERE f_id = :f;
+";
+    let d = workload(SEATS, &[("Reserve.sql", lost)]);
+    let bin = assert_cmd::cargo::cargo_bin("isolint");
+    let has_python = std::process::Command::new("python3")
+        .arg("-c")
+        .arg("pass")
+        .status()
+        .is_ok_and(|s| s.success());
+    let mut cmd = if has_python {
+        let mut c = std::process::Command::new("python3");
+        c.arg("-c").arg(
+            "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])",
+        );
+        c.arg(&bin);
+        c
+    } else {
+        std::process::Command::new(&bin)
+    };
+    let mut child = cmd
+        .arg("replay")
+        .arg(d.path())
+        .args(["--random", "100000", "--postgres-temp"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let pid = child.id();
+    let sigint_ignored = || {
+        std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .ok()
+            .and_then(|s| {
+                let l = s.lines().find(|l| l.starts_with("SigIgn:"))?.to_string();
+                u64::from_str_radix(l.trim_start_matches("SigIgn:").trim(), 16).ok()
+            })
+            .is_some_and(|m| m & 2 != 0)
+    };
+    // Wait for the server to run (its postmaster.pid) under isolint's pid.
+    let prefix = format!("isolint-pg-{pid}-");
+    let tmp = std::env::temp_dir();
+    let mut dir = None;
+    for _ in 0..600 {
+        dir = std::fs::read_dir(&tmp).ok().and_then(|rd| {
+            rd.filter_map(|e| e.ok())
+                .find(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+                .map(|e| e.path())
+        });
+        if dir
+            .as_ref()
+            .is_some_and(|d| d.join("db/postmaster.pid").exists())
+        {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let dir = dir.expect("the temporary server's directory");
+    assert!(dir.join("db/postmaster.pid").exists(), "the server started");
+    // Let the replay get going (scratch schema, rounds).
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    if sigint_ignored() {
+        let _ = child.kill();
+        panic!("isolint was started with SIGINT ignored: the test cannot send a Ctrl-C");
+    }
+    let st = std::process::Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(st.success());
+    let status = child.wait().expect("wait");
+    assert!(!status.success(), "isolint was interrupted: {status:?}");
+    let name = dir.display().to_string();
+    let servers = || {
+        std::fs::read_dir("/proc")
+            .map(|rd| {
+                rd.filter_map(|e| e.ok())
+                    .filter(|e| {
+                        std::fs::read(e.path().join("cmdline")).is_ok_and(|c| {
+                            let c = String::from_utf8_lossy(&c).replace('\0', " ");
+                            c.contains("postgres") && c.contains(&name) && !c.contains("watchdog")
+                        })
+                    })
+                    .count()
+            })
+            .unwrap_or(0)
+    };
+    let mut left = (true, 1);
+    for _ in 0..600 {
+        left = (dir.exists(), servers());
+        if left == (false, 0) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(
+        left,
+        (false, 0),
+        "after Ctrl-C: directory {} left, or a postgres process of it still runs",
+        dir.display()
+    );
+}

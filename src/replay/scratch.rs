@@ -381,17 +381,32 @@ enum Keep {
     Refuse(String),
 }
 
-/// What to do with one DDL statement: session settings (`SET`,
-/// `set_config`, which could move the search_path out of the scratch
-/// schema), ownership, grants and comments are skipped (they say nothing
-/// about the data); `CREATE SCHEMA` is refused (its objects would outlive
-/// the scratch schema); `public.` qualifiers (pg_dump writes them) are
-/// blanked so the objects land in the scratch schema, offsets kept.
+/// What to do with one DDL statement: session settings run as written
+/// (pg_dump's `SET check_function_bodies = false` lets a function refer to
+/// a table created after it; skipping it made PostgreSQL reject the
+/// dump), except those that would move the search_path out of the scratch
+/// schema or change the role (`SET search_path`, `set_config('search_path',
+/// …)`, `SET ROLE`, `SET SESSION AUTHORIZATION`, `RESET ALL`,
+/// `client_encoding`); ownership,
+/// grants and comments are skipped (they say nothing about the data);
+/// `CREATE SCHEMA` is refused (its objects would outlive the scratch
+/// schema); `public.` qualifiers (pg_dump writes them) are blanked so the
+/// objects land in the scratch schema, offsets kept.
 fn keep(sql: &str) -> Keep {
     let words: Vec<String> = code_words(sql);
     let w = |i: usize| words.get(i).map_or("", String::as_str);
-    let skip = matches!(w(0), "set" | "reset" | "grant" | "revoke" | "comment")
-        || (w(0) == "select" && sql.to_ascii_lowercase().contains("set_config"))
+    let has = |x: &str| words.iter().any(|v| v == x);
+    // client_encoding too: the client library speaks UTF-8 only.
+    let moves_path = has("search_path")
+        || has("client_encoding")
+        || sql.to_ascii_lowercase().contains("'search_path'")
+        || has("role")
+        || has("authorization")
+        || (w(0) == "reset" && w(1) == "all");
+    let setting = matches!(w(0), "set" | "reset")
+        || (w(0) == "select" && sql.to_ascii_lowercase().contains("set_config"));
+    let skip = (setting && moves_path)
+        || matches!(w(0), "grant" | "revoke" | "comment")
         || (w(0) == "alter" && words.windows(2).any(|p| p[0] == "owner" && p[1] == "to"));
     if skip {
         return Keep::Skip;
@@ -493,8 +508,14 @@ mod tests {
         ));
         assert!(matches!(
             keep("-- c\nSET statement_timeout = 0"),
-            Keep::Skip
+            Keep::Run(_)
         ));
+        assert!(matches!(
+            keep("SET check_function_bodies = false"),
+            Keep::Run(_)
+        ));
+        assert!(matches!(keep("SET search_path = ''"), Keep::Skip));
+        assert!(matches!(keep("SET SESSION AUTHORIZATION x"), Keep::Skip));
         assert!(matches!(
             keep("ALTER TABLE public.account OWNER TO postgres"),
             Keep::Skip

@@ -47,6 +47,73 @@ pub struct Plan {
     pub expected: Vec<Vec<String>>,
     /// What the values could not pin down.
     pub notes: Vec<String>,
+    /// Per table, the columns the schedule's statements read or write
+    /// (PostgreSQL's names, in table order): shown first in a seed row.
+    pub touched: Vec<(String, Vec<String>)>,
+}
+
+impl Plan {
+    /// A seed row's values, the columns the schedule touches first, then
+    /// the others.
+    pub fn touched_first<'r>(
+        &self,
+        row: &'r SeedRow,
+    ) -> (Vec<&'r (String, Val)>, Vec<&'r (String, Val)>) {
+        let cols: &[String] = self
+            .touched
+            .iter()
+            .find(|(t, _)| *t == row.table)
+            .map_or(&[], |(_, c)| c.as_slice());
+        row.values.iter().partition(|(c, _)| cols.contains(c))
+    }
+}
+
+/// Per table, the columns the statements the schedule runs read,
+/// predicate-read or write.
+fn touched(
+    w: &Workload,
+    g: &SummaryGraph,
+    s: &Schedule,
+    scratch: &Scratch,
+) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = vec![];
+    for tr in &s.transactions {
+        let ltp = &g.nodes[tr.node].ltp;
+        for occ in &ltp.occurrences {
+            let st = &w.programs[ltp.program].statements[occ.stmt];
+            let rel = w.schema.rel(st.rel);
+            let Some(table) = scratch.table(&rel.name) else {
+                continue;
+            };
+            let at = match out.iter().position(|(t, _)| *t == table.name) {
+                Some(i) => i,
+                None => {
+                    out.push((table.name.clone(), vec![]));
+                    out.len() - 1
+                }
+            };
+            for set in [&st.pread, &st.read, &st.write].into_iter().flatten() {
+                for a in set.iter() {
+                    let name = rel.attributes.get(a).map_or("", |n| n.trim_matches('"'));
+                    if let Some(c) = table
+                        .columns
+                        .iter()
+                        .find(|c| c.name.eq_ignore_ascii_case(name))
+                    {
+                        if !out[at].1.contains(&c.name) {
+                            out[at].1.push(c.name.clone());
+                        }
+                    }
+                }
+            }
+        }
+    }
+    for (t, cols) in &mut out {
+        if let Some(table) = scratch.table(t) {
+            cols.sort_by_key(|c| table.columns.iter().position(|x| x.name == *c));
+        }
+    }
+    out
 }
 
 /// The verdict on one schedule.
@@ -640,6 +707,7 @@ pub fn plan(
         actions,
         expected,
         notes,
+        touched: touched(w, g, s, scratch),
     })
 }
 

@@ -7,7 +7,7 @@ use serde_json::{json, Value as Json};
 use crate::replay::executor::Ran;
 use crate::replay::random::RandomReport;
 use crate::replay::run::{Comparison, End, Mask, Outcome, SeedRow, Txn};
-use crate::replay::witness::{Verdict, WitnessReplay};
+use crate::replay::witness::{Plan, Verdict, WitnessReplay};
 
 /// One replayed witness, or why there was nothing to replay.
 pub enum Item<'a> {
@@ -42,9 +42,22 @@ fn observed(r: &Ran) -> String {
     }
 }
 
-fn seed_line(r: &SeedRow) -> String {
-    let v: Vec<String> = r.values.iter().map(|(c, v)| format!("{c} = {v}")).collect();
-    format!("{}({})", r.table, v.join(", "))
+/// One seed row: the columns the schedule touches first, the others
+/// after a `|` (a wide table's row no longer hides the key in a line of
+/// thousands of characters).
+fn seed_line(p: &Plan, r: &SeedRow) -> String {
+    let (touched, other) = p.touched_first(r);
+    let list = |xs: &[&(String, crate::replay::value::Val)]| {
+        xs.iter()
+            .map(|(c, v)| format!("{c} = {v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match (touched.is_empty(), other.is_empty()) {
+        (_, true) => format!("{}({})", r.table, list(&touched)),
+        (true, false) => format!("{}({})", r.table, list(&other)),
+        (false, false) => format!("{}({} | {})", r.table, list(&touched), list(&other)),
+    }
 }
 
 /// The run in the order things happened.
@@ -152,10 +165,10 @@ pub fn text(items: &[Item], random: Option<&RandomReport>, server: &str) -> Stri
                     for t in &p.txns {
                         push(format!("    {}", call(t)));
                     }
-                    push(format!(
-                        "    seed: {}",
-                        p.seed.iter().map(seed_line).collect::<Vec<_>>().join(", ")
-                    ));
+                    push("    seed (the columns the schedule touches first):".into());
+                    for r in &p.seed {
+                        push(format!("      {}", seed_line(p, r)));
+                    }
                     if let Some(o) = &replay.outcome {
                         for l in trace(&p.txns, o) {
                             push(format!("    {l}"));
