@@ -38,6 +38,23 @@ pub struct Column {
     /// `GENERATED ALWAYS AS IDENTITY`: a value for it needs `OVERRIDING
     /// SYSTEM VALUE`.
     pub identity_always: bool,
+    pub shape: Shape,
+}
+
+/// What values of a column's type look like, from the catalog: a domain's
+/// base type (the type itself otherwise), an array's element type, an
+/// enum's labels.
+#[derive(Debug, Clone, Default)]
+pub struct Shape {
+    /// The base type (the column's own type unless it is a domain).
+    pub base: u32,
+    /// `format_type` of it, with the domain's or column's modifier.
+    pub base_name: String,
+    /// For an array: its element type (0 otherwise).
+    pub elem: u32,
+    pub elem_name: String,
+    /// For an enum (or an array of one): its labels in order.
+    pub labels: Vec<String>,
 }
 
 impl Column {
@@ -51,6 +68,11 @@ impl Column {
             has_default: false,
             generated: false,
             identity_always: false,
+            shape: Shape {
+                base: oid,
+                base_name: type_name.to_string(),
+                ..Shape::default()
+            },
         }
     }
 }
@@ -163,9 +185,16 @@ impl<'s> Scratch<'s> {
             .admin
             .query(
                 "SELECT c.relname::text, a.attname::text, a.atttypid::oid, format_type(a.atttypid, a.atttypmod), a.attnotnull, a.atthasdef,
-                        a.attgenerated <> '', a.attidentity = 'a'
+                        a.attgenerated <> '', a.attidentity = 'a',
+                        b.oid::oid, format_type(b.oid, CASE WHEN t.typtype = 'd' THEN t.typtypmod ELSE a.atttypmod END),
+                        coalesce(e.oid, 0)::oid, coalesce(format_type(e.oid, a.atttypmod), ''),
+                        coalesce((SELECT array_agg(l.enumlabel::text ORDER BY l.enumsortorder) FROM pg_enum l
+                                  WHERE l.enumtypid = coalesce(e.oid, b.oid)), '{}')
                  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
                  JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+                 JOIN pg_type t ON t.oid = a.atttypid
+                 JOIN pg_type b ON b.oid = CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END
+                 LEFT JOIN pg_type e ON e.oid = b.typelem AND b.typcategory = 'A'
                  WHERE n.nspname = $1 AND c.relkind IN ('r', 'p')
                    AND NOT EXISTS (SELECT 1 FROM pg_inherits i WHERE i.inhrelid = c.oid)
                  ORDER BY c.relname, a.attnum",
@@ -183,6 +212,13 @@ impl<'s> Scratch<'s> {
                 has_default: r.get(5),
                 generated: r.get(6),
                 identity_always: r.get(7),
+                shape: Shape {
+                    base: r.get(8),
+                    base_name: r.get(9),
+                    elem: r.get(10),
+                    elem_name: r.get(11),
+                    labels: r.get(12),
+                },
             };
             match out.last_mut() {
                 Some(last) if last.name == t => last.columns.push(col),
