@@ -52,13 +52,13 @@ pub struct Plan {
     pub touched: Vec<(String, Vec<String>)>,
 }
 
+/// A seed row's columns with their values.
+pub type Cells<'r> = Vec<&'r (String, Val)>;
+
 impl Plan {
     /// A seed row's values, the columns the schedule touches first, then
     /// the others.
-    pub fn touched_first<'r>(
-        &self,
-        row: &'r SeedRow,
-    ) -> (Vec<&'r (String, Val)>, Vec<&'r (String, Val)>) {
+    pub fn touched_first<'r>(&self, row: &'r SeedRow) -> (Cells<'r>, Cells<'r>) {
         let cols: &[String] = self
             .touched
             .iter()
