@@ -131,8 +131,15 @@ fn answer(s: &mut Session, commit: bool, monitor: &mut Client) -> Option<Reply> 
     None
 }
 
-/// Empties every table and inserts `seed` (in order: parents first).
-pub fn reset(scratch: &mut Scratch, seed: &[SeedRow]) -> Result<()> {
+/// Empties every table, inserts `seed` (in order: parents first) and
+/// puts the sequences at their run start ([`Scratch::reset_sequences`]).
+/// Returns the seed pinned: each row with every column's value as
+/// PostgreSQL stored it, defaults included. Runs seeded with the pinned
+/// rows start from the same data: a `DEFAULT now()`, `random()` or
+/// `nextval(…)` column is evaluated once, not once per run (issue 23:
+/// re-evaluated defaults made serial runs differ and replay "reproduce"
+/// an anomaly of two read-only transactions).
+pub fn reset(scratch: &mut Scratch, seed: &[SeedRow]) -> Result<Vec<SeedRow>> {
     let names: Vec<String> = scratch.tables.iter().map(|t| ident(&t.name)).collect();
     let tables = scratch.tables.clone();
     let c = scratch.admin();
@@ -143,32 +150,58 @@ pub fn reset(scratch: &mut Scratch, seed: &[SeedRow]) -> Result<()> {
         ))
         .map_err(|e| db_diag("cannot empty the scratch tables", &e))?;
     }
+    let mut pinned = vec![];
     for row in seed {
         let table = tables.iter().find(|t| t.name == row.table);
-        let cols: Vec<String> = row.values.iter().map(|(c, _)| ident(c)).collect();
-        let params: Vec<Val> = row
+        let column = |name: &str| table.and_then(|t| t.columns.iter().find(|c| c.name == name));
+        // A generated column takes no value; pinned rows leave it out.
+        let given: Vec<&(String, Val)> = row
             .values
             .iter()
-            .map(|(name, v)| {
+            .filter(|(c, _)| !column(c).is_some_and(|c| c.generated))
+            .collect();
+        let cols: Vec<String> = given.iter().map(|(c, _)| ident(c)).collect();
+        let params: Vec<Val> = given
+            .iter()
+            .map(|(name, v)| Val {
                 // Typed as the column: PostgreSQL parses the text with the
                 // column type's input function.
-                let oid = table
-                    .and_then(|t| t.columns.iter().find(|c| &c.name == name))
-                    .map_or(v.oid, |c| c.oid);
-                Val {
-                    text: v.text.clone(),
-                    oid,
-                }
+                text: v.text.clone(),
+                oid: column(name).map_or(v.oid, |c| c.oid),
             })
             .collect();
         let marks: Vec<String> = (1..=params.len()).map(|i| format!("${i}")).collect();
-        let sql = format!(
-            "INSERT INTO {} ({}) VALUES ({})",
-            ident(&row.table),
-            cols.join(", "),
-            marks.join(", ")
-        );
-        super::executor::query(c, &sql, &params).map_err(|e| {
+        let overriding = if given
+            .iter()
+            .any(|(c, _)| column(c).is_some_and(|c| c.identity_always))
+        {
+            " OVERRIDING SYSTEM VALUE"
+        } else {
+            ""
+        };
+        let stored: Vec<&super::scratch::Column> = table
+            .map(|t| t.columns.iter().filter(|c| !c.generated).collect())
+            .unwrap_or_default();
+        let returning: Vec<String> = stored
+            .iter()
+            .map(|c| format!("{}::text", ident(&c.name)))
+            .collect();
+        let values = if cols.is_empty() {
+            " DEFAULT VALUES".to_string()
+        } else {
+            format!(
+                " ({}){overriding} VALUES ({})",
+                cols.join(", "),
+                marks.join(", ")
+            )
+        };
+        let returning = if returning.is_empty() {
+            String::new()
+        } else {
+            format!(" RETURNING {}", returning.join(", "))
+        };
+        let sql = format!("INSERT INTO {}{values}{returning}", ident(&row.table));
+        let (rows, _) = super::executor::query(c, &sql, &params).map_err(|e| {
             let listing: Vec<String> = row
                 .values
                 .iter()
@@ -183,8 +216,132 @@ pub fn reset(scratch: &mut Scratch, seed: &[SeedRow]) -> Result<()> {
                 &e,
             )
         })?;
+        let values = match rows.first() {
+            Some((_, vals)) if vals.len() == stored.len() && !stored.is_empty() => stored
+                .iter()
+                .zip(vals)
+                .map(|(c, v)| {
+                    let v = Val {
+                        text: v.text.clone(),
+                        oid: c.oid,
+                    };
+                    (c.name.clone(), v)
+                })
+                .collect(),
+            _ => row.values.clone(),
+        };
+        pinned.push(SeedRow {
+            table: row.table.clone(),
+            values,
+        });
     }
-    Ok(())
+    scratch.reset_sequences()?;
+    Ok(pinned)
+}
+
+/// What the comparison of a run with the serial runs leaves out: values a
+/// run makes up by itself, which differ between any two runs whatever the
+/// interleaving (issue 23, "replay that never invents"). A value is made
+/// up when it is
+/// - of a date/time type or a uuid and neither seeded nor a parameter
+///   (`now()`, `CURRENT_TIMESTAMP`, `clock_timestamp()`,
+///   `gen_random_uuid()` in a statement or in the default of a row a
+///   transaction inserts);
+/// - an integer drawn from a sequence during the run (in
+///   [`Scratch::seq_ranges`]: `nextval`, serial and identity columns);
+/// - a floating-point number neither seeded nor a parameter, when the
+///   schema or a program calls `random`.
+///
+/// Every made-up value becomes one token: equal outcomes stay equal, so
+/// the mask can only turn "reproduced" into "not reproduced", never the
+/// reverse. The seeded rows need no mask: [`reset`] pins them.
+#[derive(Debug, Clone, Default)]
+pub struct Mask {
+    known: std::collections::HashSet<String>,
+    seqs: Vec<(i64, i64)>,
+    floats: bool,
+}
+
+/// What a masked value shows.
+pub const MADE_UP: &str = "<made up by the run>";
+
+impl Mask {
+    pub fn new(scratch: &Scratch, seed: &[SeedRow], txns: &[Txn]) -> Mask {
+        let mut known: std::collections::HashSet<String> = seed
+            .iter()
+            .flat_map(|r| r.values.iter().filter_map(|(_, v)| v.text.clone()))
+            .collect();
+        known.extend(
+            txns.iter()
+                .flat_map(|t| t.params.values().filter_map(|v| v.text.clone())),
+        );
+        // Any mention of `random` in a program's parse (a statement, a
+        // condition, an assignment).
+        let floats = scratch.random_in_ddl
+            || txns.iter().any(|t| {
+                let dbg = format!("{:?}", t.program).to_ascii_lowercase();
+                dbg.contains("random(") || dbg.contains("\"random\"")
+            });
+        Mask {
+            known,
+            seqs: scratch.seq_ranges.clone(),
+            floats,
+        }
+    }
+
+    /// `v`, or the token when the run made it up.
+    pub fn val(&self, v: &Val) -> Val {
+        use postgres::types::Type;
+        let Some(text) = &v.text else {
+            return v.clone();
+        };
+        let is = |ts: &[Type]| ts.iter().any(|t| t.oid() == v.oid);
+        let timeish = is(&[
+            Type::DATE,
+            Type::TIME,
+            Type::TIMETZ,
+            Type::TIMESTAMP,
+            Type::TIMESTAMPTZ,
+            Type::INTERVAL,
+            Type::UUID,
+        ]);
+        let float = self.floats && is(&[Type::FLOAT4, Type::FLOAT8]);
+        let drawn = is(&[Type::INT2, Type::INT4, Type::INT8, Type::NUMERIC])
+            && text
+                .parse::<i64>()
+                .is_ok_and(|n| self.seqs.iter().any(|&(lo, hi)| lo <= n && n <= hi));
+        if ((timeish || float) && !self.known.contains(text)) || drawn {
+            Val {
+                text: Some(MADE_UP.into()),
+                oid: v.oid,
+            }
+        } else {
+            v.clone()
+        }
+    }
+
+    /// Rows with made-up values masked, sorted (a multiset: without ORDER
+    /// BY their order is the physical one, which differs between runs for
+    /// reasons that are no anomaly).
+    pub fn rows(&self, rows: &[Vec<Val>]) -> Vec<Vec<Val>> {
+        let mut out: Vec<Vec<Val>> = rows
+            .iter()
+            .map(|r| r.iter().map(|v| self.val(v)).collect())
+            .collect();
+        out.sort();
+        out
+    }
+
+    pub fn state(&self, s: &State) -> State {
+        s.iter()
+            .map(|(t, rows)| (t.clone(), self.rows(rows)))
+            .collect()
+    }
+
+    /// Do two runs of one statement observe the same?
+    pub fn same_ran(&self, x: &Ran, y: &Ran) -> bool {
+        x.source == y.source && x.affected == y.affected && self.rows(&x.rows) == self.rows(&y.rows)
+    }
 }
 
 /// Where a transaction is, for the driver's choice.
@@ -431,24 +588,16 @@ pub fn serial(
 
 /// Does the serial run `s` (of the same transactions) give every
 /// committed transaction of `c` what it observed, and the same state?
-pub fn same_outcome(c: &Outcome, s: &Outcome, committed: &[usize]) -> bool {
-    c.state == s.state
+/// Values the runs make up are masked ([`Mask`]).
+pub fn same_outcome(c: &Outcome, s: &Outcome, committed: &[usize], mask: &Mask) -> bool {
+    mask.state(&c.state) == mask.state(&s.state)
         && committed.iter().all(|&i| {
-            s.ends[i] == End::Committed && same_observations(&c.observed[i], &s.observed[i])
-        })
-}
-
-fn same_observations(a: &[Ran], b: &[Ran]) -> bool {
-    // Rows as a multiset: without ORDER BY their order is the physical
-    // one, which differs between runs for reasons that are no anomaly.
-    let sorted = |r: &Ran| {
-        let mut rows = r.rows.clone();
-        rows.sort();
-        rows
-    };
-    a.len() == b.len()
-        && a.iter().zip(b).all(|(x, y)| {
-            x.source == y.source && x.affected == y.affected && sorted(x) == sorted(y)
+            s.ends[i] == End::Committed
+                && c.observed[i].len() == s.observed[i].len()
+                && c.observed[i]
+                    .iter()
+                    .zip(&s.observed[i])
+                    .all(|(x, y)| mask.same_ran(x, y))
         })
 }
 
@@ -461,6 +610,8 @@ pub struct Comparison {
     pub equivalent: Option<Vec<usize>>,
     /// The serial runs' outcomes, in `orders` order.
     pub serial: Vec<Outcome>,
+    /// What the comparison left out.
+    pub mask: Mask,
 }
 
 /// Runs every serial order of the committed transactions of `c` (the
@@ -477,10 +628,11 @@ pub fn compare(
         orders: vec![],
         equivalent: None,
         serial: vec![],
+        mask: Mask::new(scratch, seed, txns),
     };
     for order in permutations(&committed) {
         let s = serial(scratch, seed, txns, level, &order)?;
-        let same = same_outcome(c, &s, &committed);
+        let same = same_outcome(c, &s, &committed, &cmp.mask);
         cmp.orders.push(order.clone());
         cmp.serial.push(s);
         if same {

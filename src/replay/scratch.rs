@@ -32,7 +32,55 @@ pub struct Column {
     pub type_name: String,
     pub not_null: bool,
     pub has_default: bool,
+    /// `GENERATED ALWAYS AS (…) STORED`: PostgreSQL computes it and
+    /// refuses a value for it.
+    pub generated: bool,
+    /// `GENERATED ALWAYS AS IDENTITY`: a value for it needs `OVERRIDING
+    /// SYSTEM VALUE`.
+    pub identity_always: bool,
+    pub shape: Shape,
 }
+
+/// What values of a column's type look like, from the catalog: a domain's
+/// base type (the type itself otherwise), an array's element type, an
+/// enum's labels.
+#[derive(Debug, Clone, Default)]
+pub struct Shape {
+    /// The base type (the column's own type unless it is a domain).
+    pub base: u32,
+    /// `format_type` of it, with the domain's or column's modifier.
+    pub base_name: String,
+    /// For an array: its element type (0 otherwise).
+    pub elem: u32,
+    pub elem_name: String,
+    /// For an enum (or an array of one): its labels in order.
+    pub labels: Vec<String>,
+}
+
+impl Column {
+    /// A column of type `ty` that is no table's (a parameter's type).
+    pub fn of_type(name: &str, oid: u32, type_name: &str) -> Column {
+        Column {
+            name: name.to_string(),
+            oid,
+            type_name: type_name.to_string(),
+            not_null: false,
+            has_default: false,
+            generated: false,
+            identity_always: false,
+            shape: Shape {
+                base: oid,
+                base_name: type_name.to_string(),
+                ..Shape::default()
+            },
+        }
+    }
+}
+
+/// How far from its start a sequence is moved for a run (see
+/// [`Scratch::reset_sequences`]), and how many numbers a run may draw.
+const SEQ_BASE: i64 = 1_000_000_000;
+const SEQ_SPAN: i64 = 100_000;
 
 /// The rows of every table, each row as text values, sorted: the state to
 /// compare between runs.
@@ -43,6 +91,12 @@ pub struct Scratch<'s> {
     pub name: String,
     admin: Client,
     pub tables: Vec<Table>,
+    /// The numbers the scratch schema's sequences hand out during a run
+    /// (inclusive ranges), set by [`Scratch::reset_sequences`].
+    pub seq_ranges: Vec<(i64, i64)>,
+    /// The schema DDL calls `random` (a default, a trigger, a function):
+    /// floating-point values a run makes up are not compared.
+    pub random_in_ddl: bool,
 }
 
 impl<'s> Scratch<'s> {
@@ -64,7 +118,12 @@ impl<'s> Scratch<'s> {
             name,
             admin,
             tables: vec![],
+            seq_ranges: vec![],
+            random_in_ddl: ddl.text.to_ascii_lowercase().contains("random("),
         };
+        s.admin
+            .batch_execute(SESSION)
+            .map_err(|e| db_diag("cannot set the session's time zone and date style", &e))?;
         let text = blank_meta_commands(&ddl.text);
         for (from, to) in split_statements(&text) {
             let sql = match keep(&text[from..to]) {
@@ -108,7 +167,7 @@ impl<'s> Scratch<'s> {
     /// A new connection whose `search_path` is the scratch schema.
     pub fn connect(&self) -> Result<Client> {
         let mut c = self.server.connect()?;
-        c.batch_execute(&format!("SET search_path TO {}", self.name))
+        c.batch_execute(&format!("SET search_path TO {}; {SESSION}", self.name))
             .map_err(|e| db_diag("cannot set the search_path", &e))?;
         Ok(c)
     }
@@ -125,9 +184,17 @@ impl<'s> Scratch<'s> {
         let rows = self
             .admin
             .query(
-                "SELECT c.relname::text, a.attname::text, a.atttypid::oid, format_type(a.atttypid, a.atttypmod), a.attnotnull, a.atthasdef
+                "SELECT c.relname::text, a.attname::text, a.atttypid::oid, format_type(a.atttypid, a.atttypmod), a.attnotnull, a.atthasdef,
+                        a.attgenerated <> '', a.attidentity = 'a',
+                        b.oid::oid, format_type(b.oid, CASE WHEN t.typtype = 'd' THEN t.typtypmod ELSE a.atttypmod END),
+                        coalesce(e.oid, 0)::oid, coalesce(format_type(e.oid, a.atttypmod), ''),
+                        coalesce((SELECT array_agg(l.enumlabel::text ORDER BY l.enumsortorder) FROM pg_enum l
+                                  WHERE l.enumtypid = coalesce(e.oid, b.oid)), '{}')
                  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
                  JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+                 JOIN pg_type t ON t.oid = a.atttypid
+                 JOIN pg_type b ON b.oid = CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END
+                 LEFT JOIN pg_type e ON e.oid = b.typelem AND b.typcategory = 'A'
                  WHERE n.nspname = $1 AND c.relkind IN ('r', 'p')
                    AND NOT EXISTS (SELECT 1 FROM pg_inherits i WHERE i.inhrelid = c.oid)
                  ORDER BY c.relname, a.attnum",
@@ -143,6 +210,15 @@ impl<'s> Scratch<'s> {
                 type_name: r.get(3),
                 not_null: r.get(4),
                 has_default: r.get(5),
+                generated: r.get(6),
+                identity_always: r.get(7),
+                shape: Shape {
+                    base: r.get(8),
+                    base_name: r.get(9),
+                    elem: r.get(10),
+                    elem_name: r.get(11),
+                    labels: r.get(12),
+                },
             };
             match out.last_mut() {
                 Some(last) if last.name == t => last.columns.push(col),
@@ -209,18 +285,28 @@ impl<'s> Scratch<'s> {
     pub fn state(&mut self) -> Result<State> {
         let mut out = vec![];
         for t in self.tables.clone() {
+            // As text (PostgreSQL's output functions), typed as the
+            // column: every type reads back, arrays and jsonb included.
+            let cols: Vec<String> = t
+                .columns
+                .iter()
+                .map(|c| format!("{}::text", ident(&c.name)))
+                .collect();
             let rows = self
                 .admin
-                .query(&format!("SELECT * FROM {}", ident(&t.name)), &[])
+                .query(
+                    &format!("SELECT {} FROM {}", cols.join(", "), ident(&t.name)),
+                    &[],
+                )
                 .map_err(|e| db_diag(&format!("cannot read back table {}", t.name), &e))?;
             let mut vals: Vec<Vec<Val>> = vec![];
             for r in &rows {
                 let mut row = vec![];
-                for i in 0..r.len() {
-                    row.push(
-                        r.try_get::<_, Val>(i)
-                            .map_err(|e| Diag::new(format!("reading back {}: {e}", t.name)))?,
-                    );
+                for (i, c) in t.columns.iter().enumerate() {
+                    let text: Option<String> = r
+                        .try_get(i)
+                        .map_err(|e| Diag::new(format!("reading back {}: {e}", t.name)))?;
+                    row.push(Val { text, oid: c.oid });
                 }
                 vals.push(row);
             }
@@ -230,6 +316,59 @@ impl<'s> Scratch<'s> {
         Ok(out)
     }
 }
+
+impl Scratch<'_> {
+    /// Puts every sequence of the scratch schema where each run starts
+    /// it: far from the values isolint makes up (a positive sequence at
+    /// min(10^9, max − span), a negative one mirrored), so that the
+    /// numbers a run draws (`nextval`, `serial`, identity columns) are the
+    /// same in every run and recognisable in [`Self::seq_ranges`]. A
+    /// sequence too short for that restarts at its start and is not
+    /// masked. Sequences are not transactional: which transaction drew
+    /// which number is not an isolation anomaly.
+    pub fn reset_sequences(&mut self) -> Result<()> {
+        let rows = self
+            .admin
+            .query(
+                "SELECT format('%I.%I', n.nspname, c.relname), s.seqstart, s.seqincrement, s.seqmin, s.seqmax
+                 FROM pg_sequence s JOIN pg_class c ON c.oid = s.seqrelid
+                 JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1",
+                &[&self.name],
+            )
+            .map_err(|e| db_diag("cannot read the scratch schema's sequences", &e))?;
+        let mut ranges = vec![];
+        for r in rows {
+            let (name, start, inc, min, max): (String, i64, i64, i64, i64) =
+                (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4));
+            let at = if inc > 0 {
+                let base = SEQ_BASE.min(max.saturating_sub(SEQ_SPAN));
+                (base > start.saturating_add(SEQ_SPAN)).then(|| {
+                    ranges.push((base, base.saturating_add(SEQ_SPAN)));
+                    base
+                })
+            } else {
+                let base = (-SEQ_BASE).max(min.saturating_add(SEQ_SPAN));
+                (base < start.saturating_sub(SEQ_SPAN)).then(|| {
+                    ranges.push((base.saturating_sub(SEQ_SPAN), base));
+                    base
+                })
+            };
+            let at = at.unwrap_or(start);
+            self.admin
+                .query(
+                    "SELECT setval(($1::text)::regclass, $2, false)",
+                    &[&name, &at],
+                )
+                .map_err(|e| db_diag(&format!("cannot reset the sequence {name}"), &e))?;
+        }
+        self.seq_ranges = ranges;
+        Ok(())
+    }
+}
+
+/// Every connection's settings: the text of a timestamptz (what runs
+/// compare) must not depend on the server's or the user's time zone.
+const SESSION: &str = "SET TimeZone = 'UTC'; SET DateStyle = 'ISO, MDY'";
 
 impl Drop for Scratch<'_> {
     fn drop(&mut self) {
@@ -278,17 +417,32 @@ enum Keep {
     Refuse(String),
 }
 
-/// What to do with one DDL statement: session settings (`SET`,
-/// `set_config`, which could move the search_path out of the scratch
-/// schema), ownership, grants and comments are skipped (they say nothing
-/// about the data); `CREATE SCHEMA` is refused (its objects would outlive
-/// the scratch schema); `public.` qualifiers (pg_dump writes them) are
-/// blanked so the objects land in the scratch schema, offsets kept.
+/// What to do with one DDL statement: session settings run as written
+/// (pg_dump's `SET check_function_bodies = false` lets a function refer to
+/// a table created after it; skipping it made PostgreSQL reject the
+/// dump), except those that would move the search_path out of the scratch
+/// schema or change the role (`SET search_path`, `set_config('search_path',
+/// …)`, `SET ROLE`, `SET SESSION AUTHORIZATION`, `RESET ALL`,
+/// `client_encoding`); ownership,
+/// grants and comments are skipped (they say nothing about the data);
+/// `CREATE SCHEMA` is refused (its objects would outlive the scratch
+/// schema); `public.` qualifiers (pg_dump writes them) are blanked so the
+/// objects land in the scratch schema, offsets kept.
 fn keep(sql: &str) -> Keep {
     let words: Vec<String> = code_words(sql);
     let w = |i: usize| words.get(i).map_or("", String::as_str);
-    let skip = matches!(w(0), "set" | "reset" | "grant" | "revoke" | "comment")
-        || (w(0) == "select" && sql.to_ascii_lowercase().contains("set_config"))
+    let has = |x: &str| words.iter().any(|v| v == x);
+    // client_encoding too: the client library speaks UTF-8 only.
+    let moves_path = has("search_path")
+        || has("client_encoding")
+        || sql.to_ascii_lowercase().contains("'search_path'")
+        || has("role")
+        || has("authorization")
+        || (w(0) == "reset" && w(1) == "all");
+    let setting = matches!(w(0), "set" | "reset")
+        || (w(0) == "select" && sql.to_ascii_lowercase().contains("set_config"));
+    let skip = (setting && moves_path)
+        || matches!(w(0), "grant" | "revoke" | "comment")
         || (w(0) == "alter" && words.windows(2).any(|p| p[0] == "owner" && p[1] == "to"));
     if skip {
         return Keep::Skip;
@@ -390,8 +544,14 @@ mod tests {
         ));
         assert!(matches!(
             keep("-- c\nSET statement_timeout = 0"),
-            Keep::Skip
+            Keep::Run(_)
         ));
+        assert!(matches!(
+            keep("SET check_function_bodies = false"),
+            Keep::Run(_)
+        ));
+        assert!(matches!(keep("SET search_path = ''"), Keep::Skip));
+        assert!(matches!(keep("SET SESSION AUTHORIZATION x"), Keep::Skip));
         assert!(matches!(
             keep("ALTER TABLE public.account OWNER TO postgres"),
             Keep::Skip

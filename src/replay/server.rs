@@ -134,6 +134,46 @@ struct TempServer {
     /// The server refuses to run as root: then every command runs as the
     /// `postgres` user through `runuser`.
     as_postgres: bool,
+    /// The watchdog ([`watchdog`]) and the write end of its pipe.
+    watchdog: Option<(std::process::Child, std::process::ChildStdin)>,
+}
+
+/// A shell that stops the server and removes its directory once isolint
+/// is gone, however it goes: it waits for EOF on a pipe only isolint
+/// holds, which the kernel closes when isolint exits — normally, on
+/// Ctrl-C (SIGINT), SIGTERM, SIGKILL or a panic. It ignores the terminal's
+/// SIGINT/SIGTERM/SIGHUP itself (they go to the whole process group), and
+/// so do the commands it runs. No signal handler in isolint: nothing
+/// unsafe, and an abort is covered too.
+const WATCHDOG: &str = r#"trap '' INT TERM HUP
+read -r _
+if [ -f "$2/postmaster.pid" ]; then
+  if [ "$4" = 1 ]; then runuser -u postgres -- "$1" -D "$2" -m immediate -w stop
+  else "$1" -D "$2" -m immediate -w stop; fi
+fi
+rm -rf "$3""#;
+
+fn watchdog(
+    pg_ctl: &Path,
+    data: &Path,
+    dir: &Path,
+    as_postgres: bool,
+) -> Option<(std::process::Child, std::process::ChildStdin)> {
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(WATCHDOG)
+        .arg("isolint-watchdog")
+        .arg(pg_ctl)
+        .arg(data)
+        .arg(dir)
+        .arg(if as_postgres { "1" } else { "0" })
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let stdin = child.stdin.take()?;
+    Some((child, stdin))
 }
 
 impl TempServer {
@@ -157,11 +197,14 @@ impl TempServer {
                 dir.display()
             ))
         })?;
-        // From here on, Drop cleans up whatever got started.
+        // From here on, Drop cleans up whatever got started, and the
+        // watchdog does when isolint is stopped before Drop runs.
+        let watchdog = watchdog(&bindir.join("pg_ctl"), &dir.join("db"), &dir, as_postgres);
         let t = TempServer {
             dir,
             bindir,
             as_postgres,
+            watchdog,
         };
         if as_postgres {
             t.run(
@@ -268,6 +311,11 @@ impl Drop for TempServer {
             );
         }
         let _ = std::fs::remove_dir_all(&self.dir);
+        // EOF for the watchdog: it finds nothing left to do.
+        if let Some((mut child, stdin)) = self.watchdog.take() {
+            drop(stdin);
+            let _ = child.wait();
+        }
     }
 }
 

@@ -47,6 +47,83 @@ pub struct Plan {
     pub expected: Vec<Vec<String>>,
     /// What the values could not pin down.
     pub notes: Vec<String>,
+    /// Per table, the columns the schedule's statements read or write
+    /// (PostgreSQL's names, in table order): shown first in a seed row.
+    pub touched: Vec<(String, Vec<String>)>,
+}
+
+/// A seed row's columns with their values.
+pub type Cells<'r> = Vec<&'r (String, Val)>;
+
+impl Plan {
+    /// A seed row's values, the columns the schedule touches first, then
+    /// the others.
+    pub fn touched_first<'r>(&self, row: &'r SeedRow) -> (Cells<'r>, Cells<'r>) {
+        let cols: &[String] = self
+            .touched
+            .iter()
+            .find(|(t, _)| *t == row.table)
+            .map_or(&[], |(_, c)| c.as_slice());
+        row.values.iter().partition(|(c, _)| cols.contains(c))
+    }
+}
+
+/// Per table, the columns the statements the schedule runs read,
+/// predicate-read or write.
+fn touched(
+    w: &Workload,
+    prov: &Provenance,
+    g: &SummaryGraph,
+    s: &Schedule,
+    scratch: &Scratch,
+) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = vec![];
+    for tr in &s.transactions {
+        let ltp = &g.nodes[tr.node].ltp;
+        for occ in &ltp.occurrences {
+            let st = &w.programs[ltp.program].statements[occ.stmt];
+            let rel = w.schema.rel(st.rel);
+            let Some(table) = scratch.table(&rel.name) else {
+                continue;
+            };
+            let at = match out.iter().position(|(t, _)| *t == table.name) {
+                Some(i) => i,
+                None => {
+                    out.push((table.name.clone(), vec![]));
+                    out.len() - 1
+                }
+            };
+            // The key columns a statement finds its row by are pinned,
+            // not read.
+            let pinned: Vec<usize> = prov
+                .pins(ltp.program, occ.stmt)
+                .iter()
+                .map(|(a, _)| *a)
+                .collect();
+            let sets = [&st.pread, &st.read, &st.write];
+            let attrs = sets.into_iter().flatten().flat_map(|x| x.iter());
+            for a in pinned.into_iter().chain(attrs) {
+                {
+                    let name = rel.attributes.get(a).map_or("", |n| n.trim_matches('"'));
+                    if let Some(c) = table
+                        .columns
+                        .iter()
+                        .find(|c| c.name.eq_ignore_ascii_case(name))
+                    {
+                        if !out[at].1.contains(&c.name) {
+                            out[at].1.push(c.name.clone());
+                        }
+                    }
+                }
+            }
+        }
+    }
+    for (t, cols) in &mut out {
+        if let Some(table) = scratch.table(t) {
+            cols.sort_by_key(|c| table.columns.iter().position(|x| x.name == *c));
+        }
+    }
+    out
 }
 
 /// The verdict on one schedule.
@@ -94,7 +171,7 @@ pub fn replay(
         verdict: Verdict::NotReproduced(String::new()),
         notes: vec![],
     };
-    let p = match plan(sources, w, prov, g, s, &mut scratch) {
+    let mut p = match plan(sources, w, prov, g, s, &mut scratch) {
         Ok(p) => p,
         Err(why) => {
             out.verdict = Verdict::NotReproduced(why);
@@ -104,10 +181,15 @@ pub fn replay(
     out.notes.extend(p.notes.iter().cloned());
     // Seed rows PostgreSQL refuses (a CHECK constraint, a value isolint
     // made up that does not fit) mean this schedule cannot be set up.
-    if let Err(d) = super::run::reset(&mut scratch, &p.seed) {
-        out.verdict = Verdict::NotReproduced(d.message.clone());
-        out.plan = Some(p);
-        return Ok(out);
+    // The pinned seed (defaults evaluated once) is what every run starts
+    // from.
+    match super::run::reset(&mut scratch, &p.seed) {
+        Ok(pinned) => p.seed = pinned,
+        Err(d) => {
+            out.verdict = Verdict::NotReproduced(d.message.clone());
+            out.plan = Some(p);
+            return Ok(out);
+        }
     }
     let mut k = 0;
     let c = run(&mut scratch, &p.seed, &p.txns, level, &mut |_| {
@@ -241,27 +323,66 @@ impl Fresh {
         let Some(col) = col else {
             return Ok(Val::untyped(n.to_string()));
         };
-        let ty = Type::from_oid(col.oid);
-        let text = match ty.as_ref() {
-            Some(_) if is_number(col.oid) => fit_number(n, &col.type_name),
-            Some(_) if is_text(col.oid) => fit_text(n, &col.type_name),
-            Some(t) if *t == Type::BOOL => "t".into(),
-            Some(t) if *t == Type::DATE => format!("2001-01-{:02}", n % 28 + 1),
-            Some(t) if [Type::TIMESTAMP, Type::TIMESTAMPTZ].contains(t) => {
-                format!("2001-01-{:02} 00:00:{:02}", n % 28 + 1, n % 60)
-            }
-            _ => {
-                return Err(format!(
-                    "isolint cannot make up a value of type {} (column {})",
-                    col.type_name, col.name
-                ))
-            }
+        let Some(text) = made_up(col, n) else {
+            return Err(format!(
+                "isolint cannot make up a value of type {} (column {})",
+                col.type_name, col.name
+            ));
         };
         Ok(Val {
             text: Some(text),
             oid: col.oid,
         })
     }
+}
+
+/// Value number `n` of column `col`'s type as PostgreSQL's text input,
+/// within the type: an enum's labels in turn, a domain's base type, an
+/// array of one element, numbers within `smallint`/`integer`/`numeric(p,
+/// s)`, strings within `char(n)`/`varchar(n)`, jsonb, uuid, time,
+/// interval. `None` for a type isolint does not know. A domain's CHECK is
+/// not solved: PostgreSQL refusing the seed row says so.
+pub(crate) fn made_up(col: &Column, n: u64) -> Option<String> {
+    let sh = &col.shape;
+    let (base, base_name) = if sh.base != 0 {
+        (sh.base, sh.base_name.as_str())
+    } else {
+        (col.oid, col.type_name.as_str())
+    };
+    if sh.elem != 0 {
+        let elem = Column::of_type(&col.name, sh.elem, &sh.elem_name);
+        let elem = Column {
+            shape: super::scratch::Shape {
+                labels: sh.labels.clone(),
+                ..elem.shape.clone()
+            },
+            ..elem
+        };
+        let v = made_up(&elem, n)?;
+        return Some(format!(
+            "{{\"{}\"}}",
+            v.replace('\\', "\\\\").replace('"', "\\\"")
+        ));
+    }
+    if !sh.labels.is_empty() {
+        return Some(sh.labels[n as usize % sh.labels.len()].clone());
+    }
+    let t = Type::from_oid(base)?;
+    Some(match t {
+        _ if is_number(base) => fit_number(n, base_name),
+        _ if is_text(base) => fit_text(n, base_name),
+        Type::BOOL => "t".into(),
+        Type::DATE => format!("2001-01-{:02}", n % 28 + 1),
+        Type::TIMESTAMP | Type::TIMESTAMPTZ => {
+            format!("2001-01-{:02} 00:00:{:02}", n % 28 + 1, n % 60)
+        }
+        Type::TIME | Type::TIMETZ => format!("00:{:02}:{:02}", n / 60 % 60, n % 60),
+        Type::INTERVAL => format!("{n} seconds"),
+        Type::UUID => format!("00000000-0000-4000-8000-{:012x}", n),
+        Type::JSON | Type::JSONB => format!("{{\"isolint\": {n}}}"),
+        Type::BYTEA => format!("\\x{n:016x}"),
+        _ => return None,
+    })
 }
 
 /// The `(a[, b])` of a type name like `numeric(4,4)` or `character(2)`.
@@ -274,9 +395,16 @@ fn type_args(type_name: &str) -> Vec<u32> {
 }
 
 /// `n` as a number that fits `numeric(p, s)`: at most p − s integer
-/// digits (a pure fraction when that is 0), so seeding never overflows.
-/// Distinct for n below the type's range.
+/// digits (a pure fraction when that is 0), and `smallint`/`integer`
+/// within their range (PostgreSQL refused the random replay's key
+/// 1000002 for a smallint), so seeding never overflows. Distinct for n
+/// below the type's range.
 pub(crate) fn fit_number(n: u64, type_name: &str) -> String {
+    match type_name {
+        "smallint" => return (n % i16::MAX as u64).to_string(),
+        "integer" => return (n % i32::MAX as u64).to_string(),
+        _ => {}
+    }
     match type_args(type_name).as_slice() {
         [p, s] if p <= s => {
             let s = (*s).min(18);
@@ -307,7 +435,7 @@ pub(crate) fn fit_text(n: u64, type_name: &str) -> String {
     }
 }
 
-/// Parameters of a program: the `:names` it may read before it assigns
+/// Parameters of a program: the `:names` (and positional `$n`) it may read before it assigns
 /// them (a definite-assignment pass: after an IF only what every branch,
 /// ELSE included, assigns counts as assigned; what a loop body assigns
 /// counts inside it only). TPC-C's OrderStatus assigns `:c` on its
@@ -328,7 +456,12 @@ fn placeholders<T: sqlparser::ast::Visit>(
     let _ = sqlparser::ast::visit_expressions(node, |e| {
         if let sqlparser::ast::Expr::Value(v) = e {
             if let sqlparser::ast::Value::Placeholder(p) = &v.value {
-                if p.starts_with(':') {
+                // `:name`, or a routine's parameter by position (`$1`, and
+                // what `x ALIAS FOR $1` names): the executor binds both
+                // by their name without the colon.
+                let positional =
+                    p.len() > 1 && p.starts_with('$') && p[1..].bytes().all(|b| b.is_ascii_digit());
+                if p.starts_with(':') || positional {
                     let name = p.trim_start_matches(':').to_lowercase();
                     let base = name.split('$').next().unwrap_or(&name).to_string();
                     if !assigned.contains(&base) && name != "found" {
@@ -584,13 +717,9 @@ pub fn plan(
             let v = match cls.root_of(&Cell::Param(t, p.clone())) {
                 Some(r) => value.get(&r).cloned().unwrap_or_else(Val::null),
                 None => {
-                    let col = types.get(&p).map(|ty| Column {
-                        name: p.clone(),
-                        oid: ty.oid(),
-                        type_name: ty.name().to_string(),
-                        not_null: false,
-                        has_default: false,
-                    });
+                    let col = types
+                        .get(&p)
+                        .map(|ty| Column::of_type(&p, ty.oid(), ty.name()));
                     fresh.value(col.as_ref()).or_else(|_| fresh.value(None))?
                 }
             };
@@ -639,6 +768,7 @@ pub fn plan(
         actions,
         expected,
         notes,
+        touched: touched(w, prov, g, s, scratch),
     })
 }
 

@@ -6,8 +6,8 @@ use serde_json::{json, Value as Json};
 
 use crate::replay::executor::Ran;
 use crate::replay::random::RandomReport;
-use crate::replay::run::{Comparison, End, Outcome, SeedRow, Txn};
-use crate::replay::witness::{Verdict, WitnessReplay};
+use crate::replay::run::{Comparison, End, Mask, Outcome, SeedRow, Txn};
+use crate::replay::witness::{Plan, Verdict, WitnessReplay};
 
 /// One replayed witness, or why there was nothing to replay.
 pub enum Item<'a> {
@@ -42,9 +42,22 @@ fn observed(r: &Ran) -> String {
     }
 }
 
-fn seed_line(r: &SeedRow) -> String {
-    let v: Vec<String> = r.values.iter().map(|(c, v)| format!("{c} = {v}")).collect();
-    format!("{}({})", r.table, v.join(", "))
+/// One seed row: the columns the schedule touches first, the others
+/// after a `|` (a wide table's row no longer hides the key in a line of
+/// thousands of characters).
+fn seed_line(p: &Plan, r: &SeedRow) -> String {
+    let (touched, other) = p.touched_first(r);
+    let list = |xs: &[&(String, crate::replay::value::Val)]| {
+        xs.iter()
+            .map(|(c, v)| format!("{c} = {v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match (touched.is_empty(), other.is_empty()) {
+        (_, true) => format!("{}({})", r.table, list(&touched)),
+        (true, false) => format!("{}({})", r.table, list(&other)),
+        (false, false) => format!("{}({} | {})", r.table, list(&touched), list(&other)),
+    }
 }
 
 /// The run in the order things happened.
@@ -70,13 +83,13 @@ fn trace(txns: &[Txn], o: &Outcome) -> Vec<String> {
     out
 }
 
-/// How serial order `k` differs from the concurrent run.
-fn difference(txns: &[Txn], c: &Outcome, s: &Outcome) -> String {
+/// How serial order `k` differs from the concurrent run (values the runs
+/// made up masked, as the comparison masks them).
+fn difference(txns: &[Txn], c: &Outcome, s: &Outcome, mask: &Mask) -> String {
     for i in c.committed() {
         for (j, r) in c.observed[i].iter().enumerate() {
             match s.observed[i].get(j) {
-                Some(x) if x.source == r.source && x.rows == r.rows && x.affected == r.affected => {
-                }
+                Some(x) if mask.same_ran(x, r) => {}
                 Some(x) if x.source == r.source => {
                     return format!(
                         "T{} `{}` gives {} (concurrently: {})",
@@ -90,8 +103,9 @@ fn difference(txns: &[Txn], c: &Outcome, s: &Outcome) -> String {
             }
         }
     }
-    if c.state != s.state {
-        for ((t, a), (_, b)) in c.state.iter().zip(&s.state) {
+    let (cs, ss) = (mask.state(&c.state), mask.state(&s.state));
+    if cs != ss {
+        for ((t, a), (_, b)) in cs.iter().zip(&ss) {
             if a != b {
                 let show = |rows: &Vec<Vec<crate::replay::value::Val>>| {
                     rows.iter().map(|r| row(r)).collect::<Vec<_>>().join(" ")
@@ -109,7 +123,11 @@ fn serial_lines(txns: &[Txn], c: &Outcome, cmp: &Comparison) -> Vec<String> {
         .zip(&cmp.serial)
         .map(|(o, s)| {
             let order: Vec<String> = o.iter().map(|i| format!("T{}", i + 1)).collect();
-            format!("serial {}: {}", order.join(", "), difference(txns, c, s))
+            format!(
+                "serial {}: {}",
+                order.join(", "),
+                difference(txns, c, s, &cmp.mask)
+            )
         })
         .collect()
 }
@@ -147,10 +165,10 @@ pub fn text(items: &[Item], random: Option<&RandomReport>, server: &str) -> Stri
                     for t in &p.txns {
                         push(format!("    {}", call(t)));
                     }
-                    push(format!(
-                        "    seed: {}",
-                        p.seed.iter().map(seed_line).collect::<Vec<_>>().join(", ")
-                    ));
+                    push("    seed (the columns the schedule touches first):".into());
+                    for r in &p.seed {
+                        push(format!("      {}", seed_line(p, r)));
+                    }
                     if let Some(o) = &replay.outcome {
                         for l in trace(&p.txns, o) {
                             push(format!("    {l}"));
