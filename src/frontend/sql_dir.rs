@@ -489,7 +489,11 @@ fn routine_units(
             // A later CREATE OR REPLACE of the same signature (name and
             // input types) replaces the earlier one; another signature is
             // an overload.
-            match parse_routine(f, &sh, r, schema, &callable) {
+            let one = match super::sql::plpgsql::quoted_body_error(f, r) {
+                Some(e) => Err(e),
+                None => parse_routine(f, &sh, r, schema, &callable),
+            };
+            match one {
                 Ok(p) => {
                     failed.remove(&r.name);
                     parsed.insert(r.signature(), p);

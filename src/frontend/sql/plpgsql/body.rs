@@ -315,14 +315,17 @@ impl P<'_> {
             } else if has("CURSOR") {
                 self.cursor_decl(&name, at, &text, &upper)?;
             } else {
-                let kind =
-                    if has("RECORD") || upper.contains("%ROWTYPE") || self.is_table_type(&words) {
-                        VarKind::Record
-                    } else if has("REFCURSOR") {
-                        VarKind::Cursor
-                    } else {
-                        VarKind::Scalar
-                    };
+                let kind = if has("RECORD")
+                    || upper.contains("%ROWTYPE")
+                    || self.is_table_type(&words)
+                    || is_composite_type(&text[ne..])
+                {
+                    VarKind::Record
+                } else if has("REFCURSOR") {
+                    VarKind::Cursor
+                } else {
+                    VarKind::Scalar
+                };
                 self.declare(&name, kind, at, ne)?;
                 let def =
                     top_level_op(&text).or_else(|| find_word_in(&upper, "DEFAULT").map(|k| k + 7));
@@ -944,12 +947,25 @@ impl P<'_> {
         let Some(content) = t.get(lit + 1..close.saturating_sub(1)) else {
             return Err(dynamic());
         };
+        // `''` is one quote of the statement: unescaped in place, so the
+        // statement's literals are the values PostgreSQL runs it with.
+        let mut bytes = content.as_bytes().to_vec();
+        if let Err(q) = super::unquote_in_place(&mut bytes) {
+            return Err(self.err(
+                lit + 1 + q,
+                4,
+                "a quote inside a string literal of an EXECUTE string is not supported",
+                "EXECUTE a string whose literals contain no quote, or write the statement itself",
+            ));
+        }
+        let Ok(mut content) = String::from_utf8(bytes) else {
+            return Err(dynamic());
+        };
         let n = self.pl.as_ref().map_or(0, |pl| pl.exec_count);
         if let Some(pl) = &mut self.pl {
             pl.exec_count += 1;
         }
         let mut out = vec![];
-        let mut content = content.replace("''", "' ");
         if let Some(k) = using {
             let args = self.exprs(self.toks[k].2, end)?;
             for (i, a) in args.into_iter().enumerate().rev() {
@@ -1056,4 +1072,105 @@ fn top_level_op(text: &str) -> Option<usize> {
         i += 1;
     }
     None
+}
+
+/// Whether a declaration's type (`text` after the name) is a named type
+/// that is not one of PostgreSQL's base types: a composite type (`v pair`,
+/// `CREATE TYPE pair AS (x int, y int)`), whose fields `v.x` PL/pgSQL
+/// reads as a record's. An enum or domain taken for one loses nothing
+/// a scalar has but its type for overload resolution (a call it is an
+/// argument of may become ambiguous, a located error).
+fn is_composite_type(text: &str) -> bool {
+    let t = text.trim_start();
+    let word: String = t
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '.' || *c == '"')
+        .collect();
+    let rest = t[word.len()..].trim_start();
+    if word.is_empty() || word.eq_ignore_ascii_case("constant") || rest.starts_with(['[', '(', '%'])
+    {
+        return false;
+    }
+    let base = word
+        .rsplit('.')
+        .next()
+        .unwrap_or(&word)
+        .to_ascii_lowercase();
+    const BASE: &[&str] = &[
+        "int",
+        "int2",
+        "int4",
+        "int8",
+        "integer",
+        "smallint",
+        "bigint",
+        "serial",
+        "bigserial",
+        "smallserial",
+        "real",
+        "float",
+        "float4",
+        "float8",
+        "double",
+        "numeric",
+        "decimal",
+        "boolean",
+        "bool",
+        "text",
+        "varchar",
+        "char",
+        "character",
+        "bpchar",
+        "name",
+        "uuid",
+        "json",
+        "jsonb",
+        "bytea",
+        "date",
+        "time",
+        "timestamp",
+        "timestamptz",
+        "timetz",
+        "interval",
+        "money",
+        "inet",
+        "cidr",
+        "macaddr",
+        "macaddr8",
+        "bit",
+        "varbit",
+        "oid",
+        "regclass",
+        "regproc",
+        "regtype",
+        "xml",
+        "tsvector",
+        "tsquery",
+        "point",
+        "line",
+        "lseg",
+        "box",
+        "path",
+        "polygon",
+        "circle",
+        "citext",
+        "hstore",
+        "refcursor",
+        "record",
+        "int4range",
+        "int8range",
+        "numrange",
+        "tsrange",
+        "tstzrange",
+        "daterange",
+        "pg_lsn",
+        "anyelement",
+        "anyarray",
+        "anynonarray",
+        "anyenum",
+        "void",
+        "cursor",
+        "alias",
+    ];
+    !BASE.contains(&base.as_str())
 }
