@@ -210,40 +210,41 @@ pub fn scan_routines(file: &SourceFile) -> Result<Option<Vec<Routine>>> {
             if ignorable(w(0), w(1)) {
                 continue;
             }
-            // A file that starts with another statement is a program (its
-            // CREATE FUNCTION is then reported as DDL in a program).
-            if out.is_empty() {
-                return Ok(None);
-            }
-            // Decided below: only an error in a file of routines.
-            out.push(Err((at, w(0).to_string())));
+            // Decided below: only an error in a file of routines (one that
+            // defines a PL/pgSQL routine, whatever statement comes first:
+            // a migration may start with DDL or a DO block); otherwise
+            // the file is a program.
+            let word = w(0).to_string();
+            let help = if word == "DO" {
+                "a DO block runs once, where the migration is applied, in no transaction program; isolint does not run it: remove it from the routine file (what it creates belongs in the schema file)"
+            } else {
+                "a routine file holds CREATE FUNCTION / CREATE PROCEDURE statements (SET, GRANT, COMMENT and ALTER/DROP FUNCTION are skipped); tables belong in the schema file"
+            };
+            out.push(Err(Diag::new(format!(
+                "`{word}` in a file of PL/pgSQL routines"
+            ))
+            .help(help)
+            .at(file, at, word.len().max(1), "here")));
             continue;
         }
-        out.push(Ok(header(
+        out.push(header(
             file,
             stmt_from,
             at,
             end,
             kind,
             w(kind) == "PROCEDURE",
-        )?));
+        ));
     }
     let is_routine_file = out
         .iter()
         .any(|r| matches!(r, Ok(r) if r.language == "plpgsql"));
     if !is_routine_file {
+        // A header isolint cannot read in a file without PL/pgSQL: the
+        // library or program reader reports it.
         return Ok(None);
     }
-    let routines = out
-        .into_iter()
-        .map(|r| {
-            r.map_err(|(at, w)| {
-                Diag::new(format!("`{w}` in a file of PL/pgSQL routines"))
-                    .help("a routine file holds CREATE FUNCTION / CREATE PROCEDURE statements (SET, GRANT, COMMENT and ALTER/DROP FUNCTION are skipped); tables belong in the schema file")
-                    .at(file, at, w.len().max(1), "here")
-            })
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let routines = out.into_iter().collect::<Result<Vec<_>>>()?;
     super::gate::routine_file(file)?;
     Ok(Some(routines))
 }
