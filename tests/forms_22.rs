@@ -194,6 +194,18 @@ fn begin_atomic_bodies() {
         s[1].starts_with("pred upd u") && s[1].ends_with("W{c}"),
         "{s:?}"
     );
+    // In a library file (only SQL functions), called from a .sql program.
+    let l = load(&[
+        (
+            "lib.sql",
+            "CREATE FUNCTION g(p int) RETURNS void LANGUAGE sql BEGIN ATOMIC UPDATE t SET a = 1 WHERE id = p; END;",
+        ),
+        ("prog.sql", "SELECT g(:k);\n"),
+    ])
+    .unwrap_or_else(|e| panic!("{e}"));
+    let s = stmts(&l, 0);
+    assert_eq!(s.len(), 1, "{s:?}");
+    assert!(s[0].ends_with("t P{id} R{} W{a}"), "{s:?}");
 }
 
 /// `ON CONFLICT (k) WHERE NOT done`: the arbiter is the partial unique
