@@ -227,21 +227,18 @@ pub fn scan_routines(file: &SourceFile) -> Result<Option<Vec<Routine>>> {
             .at(file, at, word.len().max(1), "here")));
             continue;
         }
-        out.push(header(
-            file,
-            stmt_from,
-            at,
-            end,
-            kind,
-            w(kind) == "PROCEDURE",
-        ));
+        let h = header(file, stmt_from, at, end, kind, w(kind) == "PROCEDURE");
+        // A header isolint cannot read in a file of routines is its error;
+        // after another statement, only if the file turns out to be one.
+        if h.is_err() && out.iter().all(Result::is_ok) {
+            return h.map(|_| None);
+        }
+        out.push(h);
     }
     let is_routine_file = out
         .iter()
         .any(|r| matches!(r, Ok(r) if r.language == "plpgsql"));
     if !is_routine_file {
-        // A header isolint cannot read in a file without PL/pgSQL: the
-        // library or program reader reports it.
         return Ok(None);
     }
     let routines = out.into_iter().collect::<Result<Vec<_>>>()?;
