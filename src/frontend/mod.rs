@@ -28,7 +28,19 @@ pub mod yaml;
 /// Read a text file as a [`SourceFile`] (for spans in diagnostics).
 pub fn read_source(path: &Path) -> Result<SourceFile> {
     match std::fs::read_to_string(path) {
-        Ok(text) => Ok(SourceFile::new(path.display().to_string(), text)),
+        Ok(text) => {
+            // `BEGIN ATOMIC` bodies read as `AS $$ … $$` (same positions);
+            // diagnostics show the file as written.
+            let rewritten = sql::lex::atomic_as_dollar(&text);
+            let mut f = SourceFile::new(
+                path.display().to_string(),
+                rewritten.clone().unwrap_or_else(|| text.clone()),
+            );
+            if rewritten.is_some() {
+                f.shown = Some(text.into());
+            }
+            Ok(f)
+        }
         Err(e) => Err(Diag::new(format!("cannot read {}: {e}", path.display()))
             .help("check that the path exists and is a readable UTF-8 text file")),
     }

@@ -333,7 +333,7 @@ impl Files {
                 || routine_names.iter().any(|r| r.eq_ignore_ascii_case(name));
             if !known {
                 return Err(Diag::new(format!("{} lists program `{name}`, but there is no {name}.sql and no PL/pgSQL routine {name}", manifest_path.display()))
-                    .help("the `programs:` list of isolint.yaml names .sql files of the directory (by file stem) or PL/pgSQL routines of its routine files"));
+                    .help("the `programs:` list of isolint.yaml names .sql files of the directory (by file stem) or PL/pgSQL routines of its routine files; a LANGUAGE sql function (`AS $$ … $$` or `BEGIN ATOMIC … END`) is inlined where a program calls it and is no program itself: call it from one (e.g. `SELECT f(:k);` in f.sql)"));
             }
         }
         Ok(())
@@ -489,7 +489,11 @@ fn routine_units(
             // A later CREATE OR REPLACE of the same signature (name and
             // input types) replaces the earlier one; another signature is
             // an overload.
-            match parse_routine(f, &sh, r, schema, &callable) {
+            let one = match super::sql::plpgsql::quoted_body_error(f, r) {
+                Some(e) => Err(e),
+                None => parse_routine(f, &sh, r, schema, &callable),
+            };
+            match one {
                 Ok(p) => {
                     failed.remove(&r.name);
                     parsed.insert(r.signature(), p);

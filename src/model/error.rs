@@ -64,13 +64,16 @@ impl Diag {
         len: usize,
         label: impl Into<String>,
     ) -> Box<Diag> {
-        // Spans must start and end on character boundaries (miette slices).
-        let mut offset = offset.min(file.text.len());
-        while !file.text.is_char_boundary(offset) {
+        // Spans must start and end on character boundaries (miette slices)
+        // of the text shown (a shadow has the same length, and a boundary
+        // of the user's text is one of the shadow's).
+        let shown = file.shown.as_ref().unwrap_or(&file.text);
+        let mut offset = offset.min(shown.len());
+        while !shown.is_char_boundary(offset) {
             offset -= 1;
         }
-        let mut end = (offset + len).min(file.text.len());
-        while !file.text.is_char_boundary(end) {
+        let mut end = (offset + len).min(shown.len());
+        while !shown.is_char_boundary(end) {
             end += 1;
         }
         let len = end - offset;
@@ -78,7 +81,7 @@ impl Diag {
         let loc = format!("{}:{}:{}", file.name, line, col);
         self.message = format!("{loc}: {}", self.message);
         self.location = Some(loc);
-        self.src = Some(NamedSource::new(file.name.clone(), file.text.clone()));
+        self.src = Some(NamedSource::new(file.name.clone(), shown.clone()));
         self.span = Some((offset, len).into());
         self.label = label.into();
         self
@@ -208,6 +211,11 @@ impl std::fmt::Display for Warning {
 pub struct SourceFile {
     pub name: String,
     pub text: Arc<str>,
+    /// The text diagnostics display when `text` is isolint's working copy
+    /// of the user's file (a routine file's shadow: same length and lines,
+    /// text outside the bodies blanked): the user's own lines are shown,
+    /// never isolint's rewriting of them.
+    pub shown: Option<Arc<str>>,
 }
 
 impl SourceFile {
@@ -215,13 +223,19 @@ impl SourceFile {
         SourceFile {
             name: name.into(),
             text: text.into(),
+            shown: None,
         }
     }
 
     /// 1-based line and column (in characters) of a byte offset.
     pub fn line_col(&self, offset: usize) -> (usize, usize) {
-        let offset = offset.min(self.text.len());
-        let before = &self.text[..offset];
+        // Columns count the characters the user sees (`shown`).
+        let text = self.shown.as_ref().unwrap_or(&self.text);
+        let mut offset = offset.min(text.len());
+        while !text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let before = &text[..offset];
         let line = before.matches('\n').count() + 1;
         let line_start = before.rfind('\n').map_or(0, |i| i + 1);
         let col = before[line_start..].chars().count() + 1;
@@ -231,7 +245,8 @@ impl SourceFile {
     /// Byte offset of a 1-based line and column; clamps to the text.
     pub fn offset_of(&self, line: usize, col: usize) -> usize {
         let mut offset = 0;
-        for (i, l) in self.text.split_inclusive('\n').enumerate() {
+        let text = self.shown.as_ref().unwrap_or(&self.text);
+        for (i, l) in text.split_inclusive('\n').enumerate() {
             if i + 1 == line {
                 let within: usize = l
                     .chars()
@@ -242,7 +257,7 @@ impl SourceFile {
             }
             offset += l.len();
         }
-        self.text.len()
+        text.len()
     }
 }
 

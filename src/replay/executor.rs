@@ -658,6 +658,7 @@ impl<'p> Executor<'p> {
         let source = statement_text(&stmt.snip.text);
         let (sql, params) = self.bind(stmt.sql.clone())?;
         let sent = weak_locks(&source, sql.to_string());
+        let sent = with_index_predicate(&stmt.snip, sent);
         let (rows, affected) =
             query(c, &sent, &params).map_err(|e| Halt::from_db(&e, Some(source.clone())))?;
         self.found = affected > 0 || !rows.is_empty();
@@ -839,6 +840,32 @@ fn each_stmt<'a>(nodes: &'a [Node], out: &mut Vec<&'a Stmt>) {
 /// The front-end parses FOR NO KEY UPDATE / FOR KEY SHARE as FOR UPDATE /
 /// FOR SHARE (`statement::normalize_locks`); the database must get the
 /// lock the program asks for, or replay would lock more than the program.
+/// `ON CONFLICT (cols) WHERE pred`: sqlparser's tree has no place for the
+/// index predicate (`crate::frontend::sql::conflict_index_predicate`), so
+/// it is put back after the conflict columns, where PostgreSQL needs it to
+/// infer the same partial unique index. A predicate naming a variable
+/// stays out (PostgreSQL then reports the missing arbiter: replay halts).
+fn with_index_predicate(snip: &crate::frontend::sql::Snippet, sent: String) -> String {
+    let none = crate::model::error::SourceFile::new("", "");
+    let Ok(Some(pred)) = crate::frontend::sql::conflict_index_predicate(&none, snip) else {
+        return sent;
+    };
+    let variable = sqlparser::ast::visit_expressions(&pred, |e| match e {
+        Expr::Value(v) if matches!(v.value, Value::Placeholder(_)) => ControlFlow::Break(()),
+        _ => ControlFlow::Continue(()),
+    });
+    let Some(on) = sent.find("ON CONFLICT") else {
+        return sent;
+    };
+    match sent[on..].find(')') {
+        Some(close) if variable.is_continue() => {
+            let at = on + close + 1;
+            format!("{} WHERE {pred}{}", &sent[..at], &sent[at..])
+        }
+        _ => sent,
+    }
+}
+
 fn weak_locks(source: &str, sent: String) -> String {
     let upper: String = source.to_ascii_uppercase();
     if upper.contains("FOR NO KEY UPDATE") {
@@ -880,4 +907,22 @@ pub fn query(c: &mut Client, sql: &str, params: &[Val]) -> Result<(Rows, u64), p
     }
     let affected = it.rows_affected().unwrap_or(rows.len() as u64);
     Ok((rows, affected))
+}
+
+#[cfg(test)]
+mod index_predicate_tests {
+    #[test]
+    fn the_index_predicate_is_put_back() {
+        let snip = crate::frontend::sql::Snippet {
+            text: "INSERT INTO q (id, k) VALUES (1, 2) ON CONFLICT (k) WHERE NOT done DO NOTHING"
+                .into(),
+            offset: 0,
+            parsed: None,
+        };
+        let sent = "INSERT INTO q (id, k) VALUES (1, 2) ON CONFLICT(k) DO NOTHING".to_string();
+        assert_eq!(
+            super::with_index_predicate(&snip, sent),
+            "INSERT INTO q (id, k) VALUES (1, 2) ON CONFLICT(k) WHERE NOT done DO NOTHING"
+        );
+    }
 }

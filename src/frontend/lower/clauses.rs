@@ -127,10 +127,44 @@ impl Lowerer<'_> {
                 self.call(f, !tables.is_empty(), snip, pre)?;
             }
         }
+        // The names of named arguments (`make_interval(secs => k)`) are
+        // parameter names of the function, never columns.
+        let mut arg_names = vec![];
+        let _ = sqlparser::ast::visit_expressions(e, |x| {
+            if let Expr::Function(f) = x {
+                if let sqlparser::ast::FunctionArguments::List(l) = &f.args {
+                    for a in &l.args {
+                        if let sqlparser::ast::FunctionArg::ExprNamed {
+                            name: Expr::Identifier(i),
+                            ..
+                        } = a
+                        {
+                            arg_names.push(i.span);
+                        }
+                    }
+                }
+            }
+            ControlFlow::<()>::Continue(())
+        });
         let mut idents: Vec<(Option<Ident>, Ident)> = vec![];
+        // `t.arr[1:2]` is `t` accessed by `.arr`, then `[1:2]`: the column
+        // t.arr (its parts are not visited again as columns).
+        let mut taken = arg_names;
         let _ = sqlparser::ast::visit_expressions(e, |x| {
             match x {
-                Expr::Identifier(i) if !inside(i.span, None) => idents.push((None, i.clone())),
+                Expr::CompoundFieldAccess { root, access_chain } if !inside(x.span(), None) => {
+                    if let (
+                        Expr::Identifier(q),
+                        Some(sqlparser::ast::AccessExpr::Dot(Expr::Identifier(c))),
+                    ) = (root.as_ref(), access_chain.first())
+                    {
+                        taken.extend([q.span, c.span]);
+                        idents.push((Some(q.clone()), c.clone()));
+                    }
+                }
+                Expr::Identifier(i) if !inside(i.span, None) && !taken.contains(&i.span) => {
+                    idents.push((None, i.clone()))
+                }
                 Expr::CompoundIdentifier(v)
                     if v.len() >= 2 && !inside(v[v.len() - 1].span, None) =>
                 {

@@ -360,6 +360,11 @@ impl<'a> Lowerer<'a> {
                         name,
                         arg: FunctionArgExpr::Expr(e),
                         ..
+                    }
+                    | FunctionArg::ExprNamed {
+                        name: sqlparser::ast::Expr::Identifier(name),
+                        arg: FunctionArgExpr::Expr(e),
+                        ..
                     } => (
                         def.params
                             .iter()

@@ -37,10 +37,28 @@ use crate::model::isolation::{Declared, Level};
 use crate::model::provenance::{Pins, Provenance, Value as PinValue};
 use crate::model::schema::{AttrSet, RelId, Schema};
 
-/// A statement's text as `Statement::sql` shows it (whitespace
-/// collapsed): replay matches what it ran against it.
+/// A statement's text as `Statement::sql` shows it (comments dropped,
+/// whitespace collapsed): replay matches what it ran against it. A `--`
+/// comment kept on the one line would swallow the rest of the statement.
 pub fn statement_text(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+    let b = text.as_bytes();
+    let mut plain = String::with_capacity(text.len());
+    let (mut i, mut from) = (0, 0);
+    while i < b.len() {
+        let Some(e) = crate::frontend::sql::lex::lexeme_end(text, i) else {
+            i += 1;
+            continue;
+        };
+        let e = e.clamp(i + 1, b.len());
+        if (b[i..].starts_with(b"--") || b[i..].starts_with(b"/*")) && text.is_char_boundary(e) {
+            plain.push_str(&text[from..i]);
+            plain.push(' ');
+            from = e;
+        }
+        i = e;
+    }
+    plain.push_str(text.get(from..).unwrap_or(""));
+    plain.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 mod clauses;

@@ -23,6 +23,11 @@ pub(super) struct Cte {
     pub(super) rel: Option<RelId>,
     /// Declared with a column list `c(a, b)`: columns renamed.
     pub(super) renamed: bool,
+    /// Output names of its select list given by `AS` (`a + 1 AS a1`): a
+    /// reference to one through the CTE names no column of `rel` (reading
+    /// a CTE's rows reads no table; in a WHERE it is a value that names a
+    /// column, so what it is equated with counts as joined).
+    pub(super) outputs: Vec<String>,
 }
 
 impl Lowerer<'_> {
@@ -152,11 +157,13 @@ impl Lowerer<'_> {
                 .enumerate()
                 .filter(|(_, t)| {
                     // An aliased table is known by its alias only (as in
-                    // PostgreSQL: `FROM t0 s` hides `t0`).
+                    // PostgreSQL: `FROM t0 s` hides `t0`); a CTE by its
+                    // own name, not by the table its rows come from.
                     t.alias.as_deref().is_some_and(|a| same_name(a, q))
                         || !t.pseudo
                             && t.alias.is_none()
-                            && (same_name(&t.name, q) || same_name(&self.schema.rel(t.rel).name, q))
+                            && (same_name(&t.name, q)
+                                || !t.cte && same_name(&self.schema.rel(t.rel).name, q))
                 })
                 .map(|(i, _)| i)
                 .collect(),
@@ -227,6 +234,9 @@ impl Lowerer<'_> {
             Ok(found) => return Ok(Some(found)),
             Err(e) => e,
         };
+        if self.cte_output(tables, q, c) {
+            return Ok(None);
+        }
         for level in (0..self.scopes.len()).rev() {
             let scope = self.scopes[level].clone();
             if let Ok(found) = self.column(&scope, q, c, snip) {
@@ -240,6 +250,25 @@ impl Lowerer<'_> {
             return Ok(None);
         }
         Err(err)
+    }
+
+    /// Whether `q.c` (or `c`) is a computed output (`expr AS c`) of a CTE
+    /// of `tables`: no column of a table (see `Cte::outputs`).
+    fn cte_output(&self, tables: &[TableRef], q: Option<&Ident>, c: &Ident) -> bool {
+        tables.iter().filter(|t| t.cte).any(|t| {
+            let named = q.is_none_or(|q| {
+                t.alias
+                    .as_deref()
+                    .map_or(same_name(&t.name, q), |a| same_name(a, q))
+            });
+            named
+                && self
+                    .ctes
+                    .iter()
+                    .rev()
+                    .find(|k| same_name(&t.name, &k.name))
+                    .is_some_and(|k| k.outputs.iter().any(|o| same_name(o, c)))
+        })
     }
 
     /// Tables (and ON conditions) of a FROM list, in order.

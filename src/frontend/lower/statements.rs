@@ -664,9 +664,19 @@ impl Lowerer<'_> {
                 for i in ids {
                     cols.insert(self.column(&table, None, i, snip)?.1);
                 }
+                // `ON CONFLICT (cols) WHERE pred`: the arbiter is a partial
+                // unique index, which holds only the rows pred accepts. Its
+                // check reads pred's columns too, and it is no key of the
+                // table (two rows may share cols): a predicate read.
+                let partial = crate::frontend::sql::conflict_index_predicate(&self.file, snip)?;
+                if let Some(pred) = &partial {
+                    for (q, c) in expr_columns(pred) {
+                        cols.insert(self.column(&table, q.as_ref(), &c, snip)?.1);
+                    }
+                }
                 let key = keys
                     .iter()
-                    .find(|k| set(k) == cols && usable(k))
+                    .find(|k| partial.is_none() && set(k) == cols && usable(k))
                     .map(|k| (*k).clone());
                 vec![Arbiter { cols, key }]
             }
@@ -1215,10 +1225,22 @@ impl Lowerer<'_> {
         for cte in &with.cte_tables {
             let (body, rel) = self.cte_body(&cte.query, snip)?;
             self.file_part(body, &mut reads, &mut late);
+            let outputs = match cte.query.body.as_ref() {
+                SetExpr::Select(sel) => sel
+                    .projection
+                    .iter()
+                    .filter_map(|i| match i {
+                        SelectItem::ExprWithAlias { alias, .. } => Some(alias.value.clone()),
+                        _ => None,
+                    })
+                    .collect(),
+                _ => vec![],
+            };
             self.ctes.push(Cte {
                 name: cte.alias.name.clone(),
                 rel,
                 renamed: !cte.alias.columns.is_empty(),
+                outputs,
             });
         }
         let main = match q.body.as_ref() {
@@ -1434,4 +1456,20 @@ pub(super) struct Write<'a> {
     pub(super) into: &'a [String],
     pub(super) returning_cols: &'a [Option<usize>],
     pub(super) next: Option<&'a Node>,
+}
+
+/// The column references of an expression (`(qualifier, column)`).
+fn expr_columns(e: &Expr) -> Vec<(Option<Ident>, Ident)> {
+    let mut out = vec![];
+    let _ = sqlparser::ast::visit_expressions(e, |x| {
+        match x {
+            Expr::Identifier(i) => out.push((None, i.clone())),
+            Expr::CompoundIdentifier(v) if v.len() >= 2 => {
+                out.push((Some(v[v.len() - 2].clone()), v[v.len() - 1].clone()))
+            }
+            _ => {}
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    out
 }

@@ -34,8 +34,14 @@ impl Lowerer<'_> {
         // `:a$$i$` is `:a[:i]` (crate::frontend::sql::rewrite_subscripts); `$1` is a
         // positional parameter.
         if let Some((array, index)) = key.split_once('$').filter(|(a, _)| !a.is_empty()) {
-            let index = index.trim_matches('$').to_string();
             let a = self.var_term(array);
+            // `:r$f` (no closing `$`): field f of record r (or of cursor
+            // r's row), named by a constant — never the value of a
+            // variable f, which could make two fields of r one value.
+            if !index.ends_with('$') {
+                return Term::Elem(Box::new(a), Box::new(Term::Lit(format!("\"{index}\""))));
+            }
+            let index = index.trim_matches('$').to_string();
             let i = if index.bytes().all(|b| b.is_ascii_digit()) {
                 Term::Lit(index)
             } else {

@@ -368,8 +368,81 @@ pub(crate) fn find_word_in(upper: &str, w: &str) -> Option<usize> {
     None
 }
 
+/// The text with every SQL-standard function body `BEGIN ATOMIC … END`
+/// written as the dollar-quoted body `AS $$ … $$` of the same length
+/// (`BEGIN ATOMIC` → `AS $$` and blanks, `END` → `$$ `, or the tag `$a$`
+/// when the body holds `$$`): for isolint both define the same
+/// statements, and every position stays the user's. None when the text
+/// has no such body (or one whose end is not found: PostgreSQL's parser,
+/// the gate, then reports it).
+pub(crate) fn atomic_as_dollar(text: &str) -> Option<String> {
+    let toks = lex(text);
+    let word = |k: usize| {
+        toks.get(k)
+            .filter(|t| t.0 == Lex::Word)
+            .map(|t| &text[t.1..t.2])
+    };
+    let mut out = text.as_bytes().to_vec();
+    let mut changed = false;
+    let mut k = 0;
+    while k + 1 < toks.len() {
+        let is = |k: usize, w: &str| word(k).is_some_and(|x| x.eq_ignore_ascii_case(w));
+        if !(is(k, "begin") && is(k + 1, "atomic")) {
+            k += 1;
+            continue;
+        }
+        // The body's END: the first END not closing a CASE.
+        let mut case = 0usize;
+        let mut end = None;
+        for j in k + 2..toks.len() {
+            if is(j, "case") {
+                case += 1;
+            } else if is(j, "end") {
+                match case.checked_sub(1) {
+                    Some(c) => case = c,
+                    None => {
+                        end = Some(j);
+                        break;
+                    }
+                }
+            }
+        }
+        let j = end?;
+        let (open, close) = (toks[k].1, toks[j].1);
+        let body = &text[toks[k + 1].2..close];
+        let tag: &[u8] = if body.contains("$$") { b"$a$" } else { b"$$ " };
+        if body.contains("$a$") {
+            return None;
+        }
+        let opening = &mut out[open..toks[k + 1].2];
+        opening.fill(b' ');
+        opening[..3].copy_from_slice(b"AS ");
+        opening[3..3 + tag.iter().filter(|&&c| c != b' ').count()]
+            .copy_from_slice(&tag[..tag.iter().filter(|&&c| c != b' ').count()]);
+        out[close..close + 3].copy_from_slice(tag);
+        changed = true;
+        k = j + 1;
+    }
+    if !changed {
+        return None;
+    }
+    String::from_utf8(out).ok()
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn atomic_bodies_become_dollar_quoted() {
+        let t = "CREATE FUNCTION g(p int) RETURNS void LANGUAGE sql BEGIN ATOMIC UPDATE t SET a = CASE WHEN a > 0 THEN 1 END WHERE id = p; END;";
+        let r = super::atomic_as_dollar(t).expect("rewritten");
+        assert_eq!(r.len(), t.len());
+        assert_eq!(
+            r,
+            "CREATE FUNCTION g(p int) RETURNS void LANGUAGE sql AS $$        UPDATE t SET a = CASE WHEN a > 0 THEN 1 END WHERE id = p; $$ ;"
+        );
+        assert!(super::atomic_as_dollar("SELECT 'BEGIN ATOMIC'; -- BEGIN ATOMIC").is_none());
+    }
+
     use super::*;
     use pg_query::protobuf::{KeywordKind, Token};
     use proptest::prelude::*;

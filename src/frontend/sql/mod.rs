@@ -182,12 +182,82 @@ fn parser(snip: &Snippet) -> Result<Parser<'static>, ParserError> {
     use sqlparser::tokenizer::{Token, Tokenizer};
     let text = rewrite_subscripts(snip.parse_text());
     let mut tokens = Tokenizer::new(&DIALECT, &text).tokenize_with_location()?;
+    if let Some((from, to)) = conflict_predicate(&tokens) {
+        tokens.drain(from..to);
+    }
     for i in jdbc_placeholders(&tokens) {
         let s = tokens[i].span.start;
         let at = snip.file_offset(s.line, s.column);
         tokens[i].token = Token::Placeholder(format!("?@{at}"));
     }
     Ok(Parser::new(&DIALECT).with_tokens_with_locations(tokens))
+}
+
+/// `ON CONFLICT (cols) WHERE pred DO …`: the token range `[WHERE, DO)` of
+/// the index predicate (PostgreSQL's inference of a partial unique index),
+/// which sqlparser does not read. `parser` leaves it out of the statement
+/// and the lowering reads it back with `conflict_index_predicate`.
+fn conflict_predicate(tokens: &[sqlparser::tokenizer::TokenWithSpan]) -> Option<(usize, usize)> {
+    use sqlparser::keywords::Keyword;
+    use sqlparser::tokenizer::Token;
+    let word = |i: usize, k: Keyword| matches!(&tokens[i].token, Token::Word(w) if w.keyword == k && w.quote_style.is_none());
+    let solid: Vec<usize> = (0..tokens.len())
+        .filter(|&i| !matches!(tokens[i].token, Token::Whitespace(_)))
+        .collect();
+    let at = solid.windows(3).position(|w| {
+        word(w[0], Keyword::ON)
+            && word(w[1], Keyword::CONFLICT)
+            && tokens[w[2]].token == Token::LParen
+    })?;
+    let mut depth = 0i32;
+    let mut k = at + 2;
+    while k < solid.len() {
+        match tokens[solid[k]].token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            _ => {}
+        }
+        k += 1;
+        if depth == 0 {
+            break;
+        }
+    }
+    let from = *solid.get(k)?;
+    if !word(from, Keyword::WHERE) {
+        return None;
+    }
+    let mut depth = 0i32;
+    for &i in &solid[k..] {
+        match tokens[i].token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            _ if depth == 0 && word(i, Keyword::DO) => return Some((from, i)),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The index predicate of `ON CONFLICT (cols) WHERE pred DO …`, parsed
+/// (see `conflict_predicate`); None without one.
+pub fn conflict_index_predicate(
+    file: &SourceFile,
+    snip: &Snippet,
+) -> Result<Option<sqlparser::ast::Expr>, Box<Diag>> {
+    use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
+    let text = rewrite_subscripts(snip.parse_text());
+    let Ok(tokens) = Tokenizer::new(&DIALECT, &text).tokenize_with_location() else {
+        return Ok(None);
+    };
+    let Some((from, to)) = conflict_predicate(&tokens) else {
+        return Ok(None);
+    };
+    let mut part = tokens[from + 1..to].to_vec();
+    part.push(TokenWithSpan::wrap(Token::EOF));
+    let mut p = Parser::new(&DIALECT).with_tokens_with_locations(part);
+    p.parse_expr()
+        .map(Some)
+        .map_err(|e| parse_error(file, snip, &e))
 }
 
 /// The indices of the `?` tokens that stand where an operand is expected

@@ -231,8 +231,9 @@ impl PlEnv {
                     out.push_str(&t[s..fe]);
                 }
                 i = fe;
-            } else if name_only {
-                // A column name PostgreSQL never takes for a variable.
+            } else if name_only || t[i..].trim_start().starts_with("=>") {
+                // A column name PostgreSQL never takes for a variable, or
+                // the parameter name of a named argument (`f(secs => v)`).
                 out.push_str(&t[s..i]);
             } else if w == "strict" && prev_word == "into" {
                 out.push_str(&" ".repeat(i - s));

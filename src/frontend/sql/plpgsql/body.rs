@@ -315,14 +315,17 @@ impl P<'_> {
             } else if has("CURSOR") {
                 self.cursor_decl(&name, at, &text, &upper)?;
             } else {
-                let kind =
-                    if has("RECORD") || upper.contains("%ROWTYPE") || self.is_table_type(&words) {
-                        VarKind::Record
-                    } else if has("REFCURSOR") {
-                        VarKind::Cursor
-                    } else {
-                        VarKind::Scalar
-                    };
+                let kind = if has("RECORD")
+                    || upper.contains("%ROWTYPE")
+                    || self.is_table_type(&words)
+                    || is_composite_type(&text[ne..])
+                {
+                    VarKind::Record
+                } else if has("REFCURSOR") {
+                    VarKind::Cursor
+                } else {
+                    VarKind::Scalar
+                };
                 self.declare(&name, kind, at, ne)?;
                 let def =
                     top_level_op(&text).or_else(|| find_word_in(&upper, "DEFAULT").map(|k| k + 7));
@@ -1109,4 +1112,105 @@ pub(crate) fn decode_literal(
     }
     out.extend(std::iter::repeat_n(' ', pad));
     Ok(out)
+}
+
+/// Whether a declaration's type (`text` after the name) is a named type
+/// that is not one of PostgreSQL's base types: a composite type (`v pair`,
+/// `CREATE TYPE pair AS (x int, y int)`), whose fields `v.x` PL/pgSQL
+/// reads as a record's. An enum or domain taken for one loses nothing
+/// a scalar has but its type for overload resolution (a call it is an
+/// argument of may become ambiguous, a located error).
+fn is_composite_type(text: &str) -> bool {
+    let t = text.trim_start();
+    let word: String = t
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '.' || *c == '"')
+        .collect();
+    let rest = t[word.len()..].trim_start();
+    if word.is_empty() || word.eq_ignore_ascii_case("constant") || rest.starts_with(['[', '(', '%'])
+    {
+        return false;
+    }
+    let base = word
+        .rsplit('.')
+        .next()
+        .unwrap_or(&word)
+        .to_ascii_lowercase();
+    const BASE: &[&str] = &[
+        "int",
+        "int2",
+        "int4",
+        "int8",
+        "integer",
+        "smallint",
+        "bigint",
+        "serial",
+        "bigserial",
+        "smallserial",
+        "real",
+        "float",
+        "float4",
+        "float8",
+        "double",
+        "numeric",
+        "decimal",
+        "boolean",
+        "bool",
+        "text",
+        "varchar",
+        "char",
+        "character",
+        "bpchar",
+        "name",
+        "uuid",
+        "json",
+        "jsonb",
+        "bytea",
+        "date",
+        "time",
+        "timestamp",
+        "timestamptz",
+        "timetz",
+        "interval",
+        "money",
+        "inet",
+        "cidr",
+        "macaddr",
+        "macaddr8",
+        "bit",
+        "varbit",
+        "oid",
+        "regclass",
+        "regproc",
+        "regtype",
+        "xml",
+        "tsvector",
+        "tsquery",
+        "point",
+        "line",
+        "lseg",
+        "box",
+        "path",
+        "polygon",
+        "circle",
+        "citext",
+        "hstore",
+        "refcursor",
+        "record",
+        "int4range",
+        "int8range",
+        "numrange",
+        "tsrange",
+        "tstzrange",
+        "daterange",
+        "pg_lsn",
+        "anyelement",
+        "anyarray",
+        "anynonarray",
+        "anyenum",
+        "void",
+        "cursor",
+        "alias",
+    ];
+    !BASE.contains(&base.as_str())
 }

@@ -675,6 +675,10 @@ fn rename_placeholder(p: &str, prefix: &str) -> String {
     }
     let key = p.trim_start_matches(':');
     match key.split_once('$') {
+        // `:r$f`: field f of record r, a name, not a variable.
+        Some((a, rest)) if !a.is_empty() && !rest.ends_with('$') => {
+            format!(":{prefix}{a}${rest}")
+        }
         Some((a, rest)) if !a.is_empty() => {
             let idx = rest.trim_matches('$');
             if idx.bytes().all(|b| b.is_ascii_digit()) {

@@ -210,23 +210,30 @@ pub fn scan_routines(file: &SourceFile) -> Result<Option<Vec<Routine>>> {
             if ignorable(w(0), w(1)) {
                 continue;
             }
-            // A file that starts with another statement is a program (its
-            // CREATE FUNCTION is then reported as DDL in a program).
-            if out.is_empty() {
-                return Ok(None);
-            }
-            // Decided below: only an error in a file of routines.
-            out.push(Err((at, w(0).to_string())));
+            // Decided below: only an error in a file of routines (one that
+            // defines a PL/pgSQL routine, whatever statement comes first:
+            // a migration may start with DDL or a DO block); otherwise
+            // the file is a program.
+            let word = w(0).to_string();
+            let help = if word == "DO" {
+                "a DO block runs once, where the migration is applied, in no transaction program; isolint does not run it: remove it from the routine file (what it creates belongs in the schema file)"
+            } else {
+                "a routine file holds CREATE FUNCTION / CREATE PROCEDURE statements (SET, GRANT, COMMENT and ALTER/DROP FUNCTION are skipped); tables belong in the schema file"
+            };
+            out.push(Err(Diag::new(format!(
+                "`{word}` in a file of PL/pgSQL routines"
+            ))
+            .help(help)
+            .at(file, at, word.len().max(1), "here")));
             continue;
         }
-        out.push(Ok(header(
-            file,
-            stmt_from,
-            at,
-            end,
-            kind,
-            w(kind) == "PROCEDURE",
-        )?));
+        let h = header(file, stmt_from, at, end, kind, w(kind) == "PROCEDURE");
+        // A header isolint cannot read in a file of routines is its error;
+        // after another statement, only if the file turns out to be one.
+        if h.is_err() && out.iter().all(Result::is_ok) {
+            return h.map(|_| None);
+        }
+        out.push(h);
     }
     let is_routine_file = out
         .iter()
@@ -234,16 +241,7 @@ pub fn scan_routines(file: &SourceFile) -> Result<Option<Vec<Routine>>> {
     if !is_routine_file {
         return Ok(None);
     }
-    let routines = out
-        .into_iter()
-        .map(|r| {
-            r.map_err(|(at, w)| {
-                Diag::new(format!("`{w}` in a file of PL/pgSQL routines"))
-                    .help("a routine file holds CREATE FUNCTION / CREATE PROCEDURE statements (SET, GRANT, COMMENT and ALTER/DROP FUNCTION are skipped); tables belong in the schema file")
-                    .at(file, at, w.len().max(1), "here")
-            })
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let routines = out.into_iter().collect::<Result<Vec<_>>>()?;
     super::gate::routine_file(file)?;
     Ok(Some(routines))
 }
@@ -573,8 +571,9 @@ fn param(offset: usize, p: &str) -> Param {
 }
 
 /// The file with everything but the routine bodies blanked (newlines and
-/// lengths kept, so positions stay those of the original), and `''` in
-/// single-quoted bodies turned into `' ` (one quote, same length).
+/// lengths kept, so positions stay those of the original), and a
+/// single-quoted body unescaped in place (`unquote_in_place`). The user's
+/// text is what diagnostics show (`SourceFile::shown`).
 pub fn shadow(file: &SourceFile, routines: &[Routine]) -> SourceFile {
     let mut out: Vec<u8> = file
         .text
@@ -586,20 +585,134 @@ pub fn shadow(file: &SourceFile, routines: &[Routine]) -> SourceFile {
         let (s, e) = r.body;
         out[s..e].copy_from_slice(&src[s..e]);
         if r.quoted {
-            let mut j = s;
-            while j + 1 < e {
-                if out[j] == b'\'' && out[j + 1] == b'\'' {
-                    out[j + 1] = b' ';
-                    j += 2;
-                } else {
-                    j += 1;
-                }
-            }
+            // A body that cannot be unescaped in place is rejected by
+            // `quoted_body_error` before it is parsed.
+            let _ = unquote_in_place(&mut out[s..e]);
         }
     }
     // Non-ASCII bytes outside bodies became spaces: still valid UTF-8.
     let text = String::from_utf8(out).unwrap_or_else(|_| file.text.to_string());
-    SourceFile::new(file.name.clone(), text)
+    let mut sh = SourceFile::new(file.name.clone(), text);
+    sh.shown = Some(file.text.clone());
+    sh
+}
+
+/// The located error for a single-quoted body isolint cannot unescape in
+/// place (`unquote_in_place`), if any.
+pub fn quoted_body_error(file: &SourceFile, r: &Routine) -> Option<Box<Diag>> {
+    let (s, e) = r.body;
+    if !r.quoted {
+        return None;
+    }
+    let mut b = file.text.as_bytes().get(s..e)?.to_vec();
+    let at = unquote_in_place(&mut b).err()?;
+    Some(
+        Diag::new("a quote inside a string literal, quoted identifier or dollar-quoted string of a single-quoted routine body is not supported")
+            .help("write the body dollar-quoted (AS $$ … $$), where the quote is written once")
+            .at(file, s + at, 4, "here"),
+    )
+}
+
+/// Undo the `''` escapes of a single-quoted string (a routine body, an
+/// `EXECUTE '…'` string) *in place*, keeping its length so positions stay
+/// those of the file: each `''` is the one quote PL/pgSQL reads, written
+/// ` '` where it opens a string literal and `' ` where it closes one (the
+/// blank outside the literal: `''x''` is the literal `'x'`, not `' x'`).
+/// A quote *inside* a literal (`''''` within one, `\''` in an `E''…''`
+/// one), a quoted identifier or a dollar-quoted string has no
+/// same-length form: `Err(offset)`.
+pub fn unquote_in_place(b: &mut [u8]) -> std::result::Result<(), usize> {
+    enum St {
+        Code,
+        Lit { e: bool },
+        Line,
+        Block(usize),
+        Ident,
+        Dollar(Vec<u8>),
+    }
+    let pair = |b: &[u8], j: usize| b.get(j) == Some(&b'\'') && b.get(j + 1) == Some(&b'\'');
+    let mut st = St::Code;
+    let mut j = 0;
+    while j < b.len() {
+        if pair(b, j) {
+            match st {
+                St::Code => {
+                    // A prefix touching the quote (`E''…''`, `B''…''`,
+                    // `date''…''`) moves right with it: ` E'…'`.
+                    let w = b[..j]
+                        .iter()
+                        .rposition(|&x| !is_word_byte(x))
+                        .map_or(0, |k| k + 1);
+                    let e = matches!(&b[w..j], b"e" | b"E");
+                    b.copy_within(w..j, w + 1);
+                    (b[w], b[j + 1]) = (b' ', b'\'');
+                    st = St::Lit { e };
+                }
+                // `''''` inside a literal: an escaped quote.
+                St::Lit { .. } if pair(b, j + 2) => return Err(j),
+                St::Lit { .. } => {
+                    (b[j], b[j + 1]) = (b'\'', b' ');
+                    st = St::Code;
+                }
+                St::Line | St::Block(_) => b[j + 1] = b' ',
+                St::Ident | St::Dollar(_) => return Err(j),
+            }
+            j += 2;
+            continue;
+        }
+        let (c, next) = (b[j], b.get(j + 1).copied());
+        match &mut st {
+            St::Code => match (c, next) {
+                (b'-', Some(b'-')) => st = St::Line,
+                (b'/', Some(b'*')) => st = St::Block(0),
+                (b'"', _) => st = St::Ident,
+                (b'$', Some(n)) if !n.is_ascii_digit() && (j == 0 || !is_word_byte(b[j - 1])) => {
+                    let close = b[j + 1..]
+                        .iter()
+                        .position(|&x| !is_word_byte(x))
+                        .map(|k| j + 1 + k)
+                        .filter(|&t| b[t] == b'$');
+                    if let Some(t) = close {
+                        st = St::Dollar(b[j..=t].to_vec());
+                        j = t + 1;
+                        continue;
+                    }
+                }
+                _ => {}
+            },
+            St::Lit { e: true } if c == b'\\' => {
+                if pair(b, j + 1) {
+                    return Err(j);
+                }
+                j += 2;
+                continue;
+            }
+            St::Line if c == b'\n' => st = St::Code,
+            St::Block(d) => match (c, next) {
+                (b'/', Some(b'*')) => {
+                    *d += 1;
+                    j += 1;
+                }
+                (b'*', Some(b'/')) => {
+                    match d.checked_sub(1) {
+                        Some(k) => *d = k,
+                        None => st = St::Code,
+                    }
+                    j += 1;
+                }
+                _ => {}
+            },
+            St::Ident if c == b'"' => st = St::Code,
+            St::Dollar(tag) if b[j..].starts_with(tag) => {
+                j += tag.len();
+                st = St::Code;
+                continue;
+            }
+            _ => {}
+        }
+        j += 1;
+    }
+    Ok(())
 }
 
 /// A parsed routine: its tree (the outermost block's statements), the
@@ -747,7 +860,21 @@ mod tests {
         let rs = scan(t);
         let sh = shadow(&f, &rs);
         assert_eq!(sh.text.len(), t.len());
-        assert_eq!(sh.text.trim(), "BEGIN RETURN ' a' ; END");
+        // `''a''` is the literal 'a' (not ' a'): what PL/pgSQL reads.
+        assert_eq!(sh.text.trim(), "BEGIN RETURN  'a' ; END");
+        assert_eq!(sh.shown.as_deref(), Some(t));
+        let mut b = b"x = ''a'' -- it''s\n AND y = E''b'' AND z = ''''".to_vec();
+        unquote_in_place(&mut b).expect("representable");
+        assert_eq!(
+            String::from_utf8(b).expect("utf8"),
+            "x =  'a'  -- it' s\n AND y =  E'b'  AND z =  '' "
+        );
+        for bad in ["''it''''s''", "E''a\\''b''", "\"a''b\"", "$q$ a''b $q$"] {
+            assert!(
+                unquote_in_place(&mut bad.as_bytes().to_vec()).is_err(),
+                "{bad}"
+            );
+        }
     }
 
     #[test]
