@@ -15,6 +15,8 @@ pub(super) struct TableRef {
     /// A CTE read by name: rows of `rel` the CTE's statement produced;
     /// reading them reads no table.
     pub(super) cte: bool,
+    /// A FROM item that is no table (from.rs): its columns; no read.
+    pub(super) virt: Option<super::from::Virtual>,
 }
 
 /// A CTE in scope: its name and the table its rows are rows of.
@@ -87,6 +89,7 @@ impl Lowerer<'_> {
                             alias: alias.as_ref().map(|a| a.name.value.clone()),
                             pseudo: false,
                             cte: true,
+                            virt: None,
                         });
                     }
                 }
@@ -127,6 +130,7 @@ impl Lowerer<'_> {
                     alias: alias.as_ref().map(|a| a.name.value.clone()),
                     pseudo: false,
                     cte: false,
+                    virt: None,
                 })
             }
             _ => Err(self.unsupported(
@@ -156,7 +160,8 @@ impl Lowerer<'_> {
                     t.alias.as_deref().is_some_and(|a| same_name(a, q))
                         || !t.pseudo
                             && t.alias.is_none()
-                            && (same_name(&t.name, q) || same_name(&self.schema.rel(t.rel).name, q))
+                            && (same_name(&t.name, q)
+                                || t.virt.is_none() && same_name(&self.schema.rel(t.rel).name, q))
                 })
                 .map(|(i, _)| i)
                 .collect(),
@@ -175,11 +180,28 @@ impl Lowerer<'_> {
         }
         let mut found = vec![];
         for &ti in &candidates {
-            let r = self.schema.rel(tables[ti].rel);
-            if let Some(c) = r.attributes.iter().position(|a| same_name(a, col)) {
-                found.push((ti, c));
+            match &tables[ti].virt {
+                None => {
+                    let r = self.schema.rel(tables[ti].rel);
+                    if let Some(c) = r.attributes.iter().position(|a| same_name(a, col)) {
+                        found.push((ti, c));
+                    }
+                }
+                Some(Some(cols)) => {
+                    if let Some(c) = cols.iter().position(|a| same_name(a, col)) {
+                        found.push((ti, c));
+                    }
+                }
+                // Columns unknown: a qualified name is one of them; an
+                // unqualified one only as the last resort (`resolve_column`).
+                Some(None) if qualifier.is_some() => found.push((ti, 0)),
+                Some(None) => {}
             }
         }
+        let candidates: Vec<usize> = candidates
+            .into_iter()
+            .filter(|&ti| tables[ti].virt.is_none())
+            .collect();
         match found.len() {
             1 => Ok(found[0]),
             0 => {
@@ -234,41 +256,27 @@ impl Lowerer<'_> {
                 return Ok(None);
             }
         }
+        // A FROM item whose columns are unknown (from.rs), innermost
+        // first: the name is one of its columns (PostgreSQL resolved it,
+        // and no table in scope has it).
+        let unknown = |ts: &[TableRef]| ts.iter().position(|t| t.virt == Some(None));
+        if q.is_none() {
+            if let Some(ti) = unknown(tables) {
+                return Ok(Some((ti, 0)));
+            }
+            for level in (0..self.scopes.len()).rev() {
+                if let Some(ti) = unknown(&self.scopes[level]) {
+                    self.outer_hits[level].push((ti, 0));
+                    return Ok(None);
+                }
+            }
+        }
         // An expression outside any statement (a condition, a RAISE
         // argument) names no column: FOUND and the like are values.
         if tables.is_empty() {
             return Ok(None);
         }
         Err(err)
-    }
-
-    /// Tables (and ON conditions) of a FROM list, in order.
-    pub(super) fn tables_of(
-        &self,
-        from: &[TableWithJoins],
-        snip: &Snippet,
-        tables: &mut Vec<TableRef>,
-        ons: &mut Vec<Expr>,
-    ) -> Result<()> {
-        for twj in from {
-            let TableWithJoins { relation, joins } = twj;
-            tables.push(self.source_table(relation, snip)?);
-            for j in joins {
-                tables.push(self.source_table(&j.relation, snip)?);
-                match join_on(&j.join_operator) {
-                    Ok(Some(on)) => ons.push(on.clone()),
-                    Ok(None) => {}
-                    Err(()) => {
-                        return Err(self.unsupported(
-                            snip,
-                            "this kind of join (USING, NATURAL, semi/anti or lateral)",
-                            "write the join as JOIN … ON with explicit equalities",
-                        ))
-                    }
-                }
-            }
-        }
-        Ok(())
     }
 }
 
