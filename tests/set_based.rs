@@ -32,10 +32,21 @@ CREATE FUNCTION pl(k INT) RETURNS SETOF t LANGUAGE plpgsql AS $$ BEGIN RETURN QU
 ";
 
 fn load(schema: &str, files: &[(&str, &str)]) -> Result<isolint::frontend::Loaded, String> {
+    load_with(schema, "", files)
+}
+
+fn load_with(
+    schema: &str,
+    manifest: &str,
+    files: &[(&str, &str)],
+) -> Result<isolint::frontend::Loaded, String> {
     let d = tempfile::tempdir().map_err(|e| e.to_string())?;
     std::fs::write(d.path().join("schema.sql"), schema).map_err(|e| e.to_string())?;
-    std::fs::write(d.path().join("isolint.yaml"), "schema: schema.sql\n")
-        .map_err(|e| e.to_string())?;
+    std::fs::write(
+        d.path().join("isolint.yaml"),
+        format!("schema: schema.sql\n{manifest}"),
+    )
+    .map_err(|e| e.to_string())?;
     for (n, t) in files {
         std::fs::write(d.path().join(n), t).map_err(|e| e.to_string())?;
     }
@@ -45,10 +56,13 @@ fn load(schema: &str, files: &[(&str, &str)]) -> Result<isolint::frontend::Loade
 /// The statements of the one program, as `type rel P{…} R{…} W{…}`, in
 /// program order.
 fn shape(sql: &str) -> Vec<String> {
-    let l = match load(SCHEMA, &[("p.sql", sql)]) {
-        Ok(l) => l,
+    match load(SCHEMA, &[("p.sql", sql)]) {
+        Ok(l) => shape_of(&l),
         Err(e) => panic!("expected it to load, got: {e}"),
-    };
+    }
+}
+
+fn shape_of(l: &isolint::frontend::Loaded) -> Vec<String> {
     let w = &l.workload;
     let p = &w.programs[0];
     let set = |rel: usize, s: &Option<isolint::model::schema::AttrSet>| match s {
@@ -287,4 +301,43 @@ fn union_arm_lost_update_is_not_robust() {
     assert!(!robust(&[("inc.sql", bad)]));
     let good = "SELECT b INTO :v FROM t WHERE id = :k UNION SELECT c FROM u WHERE id = :k;\nUPDATE t SET a = a + 1 WHERE id = :k;\n";
     assert!(robust(&[("inc.sql", good)]));
+}
+
+/// PL/pgSQL routines in FROM inside a PL/pgSQL routine: `gp` (RETURN QUERY,
+/// VOLATILE by default) and `h` (an UPDATE, then RETURN QUERY) are inlined
+/// as their calls in expressions are; a VOLATILE one after the statement's
+/// snapshot reads, per row when tables come before it. The routine's name
+/// qualifies its columns (`gp.b`), and a LATERAL argument (`h(t.id)`) stays
+/// a read of t.id. Loaded on PostgreSQL 15 (schema + routines created,
+/// `SELECT f(1)` ran).
+#[test]
+fn plpgsql_routines_in_from_are_inlined() {
+    let routines = "CREATE FUNCTION gp(k int) RETURNS SETOF t LANGUAGE plpgsql AS $$ BEGIN RETURN QUERY SELECT * FROM t WHERE id = k; END $$;
+CREATE FUNCTION h(k int) RETURNS TABLE(x int, y int) LANGUAGE plpgsql AS $$ BEGIN UPDATE u SET c = c + 1 WHERE id = k; RETURN QUERY SELECT id, c FROM u WHERE id = k; END $$;
+CREATE FUNCTION f(k int) RETURNS int LANGUAGE plpgsql AS $$ DECLARE n int; BEGIN
+  SELECT gp.b INTO n FROM gp(k);
+  SELECT count(*) INTO n FROM t JOIN h(k) ON t.id = h.x;
+  SELECT coalesce(max(x), 0) INTO n FROM t, LATERAL h(t.id) AS hh WHERE t.a = n;
+  RETURN n; END $$;
+";
+    let l = match load_with(SCHEMA, "programs: [f]\n", &[("r.sql", routines)]) {
+        Ok(l) => l,
+        Err(e) => panic!("expected it to load, got: {e}"),
+    };
+    assert_eq!(
+        shape_of(&l),
+        [
+            // SELECT … FROM gp(k): gp's query.
+            "key sel t P⊥ R{id,a,b} W⊥",
+            // JOIN h(k): t is joined on id (predicate-based), then h's
+            // body per row after that snapshot read.
+            "pred sel t P{id} R{id} W⊥",
+            "key upd u P⊥ R{c} W{c}",
+            "key sel u P⊥ R{id,c} W⊥",
+            // LATERAL h(t.id): t read with a (WHERE) and id (argument).
+            "pred sel t P{id,a} R{id} W⊥",
+            "key upd u P⊥ R{c} W{c}",
+            "key sel u P⊥ R{id,c} W⊥",
+        ]
+    );
 }
