@@ -88,6 +88,17 @@ fn shape_of(l: &isolint::frontend::Loaded) -> Vec<String> {
         .collect()
 }
 
+/// The program's body as `isolint btp` prints it (`loop(q1)`, …).
+fn body(sql: &str) -> String {
+    match load(SCHEMA, &[("p.sql", sql)]) {
+        Ok(l) => {
+            let p = &l.workload.programs[0];
+            isolint::report::body_text(p, &p.body)
+        }
+        Err(e) => panic!("expected it to load, got: {e}"),
+    }
+}
+
 fn robust(files: &[(&str, &str)]) -> bool {
     match load(SCHEMA, files) {
         Ok(l) => analyze(&l.workload, Settings::default(), Method::TypeII, false).robust,
@@ -103,24 +114,27 @@ fn error(sql: &str) -> String {
 }
 
 /// UNNEST of a parameter array joined on t's key: the elements are values
-/// (no read); the join conjunct `t.id = x.i` makes the UPDATE predicate-
-/// based over t.id (it writes the rows whose id is an element); SET reads a.
+/// (no read); `t.id = x.i` pins t's key to one element per access, so the
+/// UPDATE is a key-based update per element — a loop, as `FOR i IN ARRAY
+/// ids LOOP UPDATE t SET a = a + 1 WHERE id = i` is lowered. SET reads a.
+/// Joined on a column that is no key, it is a predicate update instead.
 #[test]
-fn unnest_in_update_from_is_a_predicate_update() {
-    assert_eq!(
-        shape("UPDATE t SET a = a + 1 FROM unnest(:ids) AS x(i) WHERE t.id = x.i;\n"),
-        ["pred upd t P{id} R{id,a} W{a}"]
-    );
+fn unnest_in_update_from_is_a_keyed_update_per_element() {
+    let sql = "UPDATE t SET a = a + 1 FROM unnest(:ids) AS x(i) WHERE t.id = x.i;\n";
+    assert_eq!(shape(sql), ["key upd t P⊥ R{a} W{a}"]);
+    assert_eq!(body(sql), "loop(q1)");
+    let sql = "UPDATE t SET a = a + 1 FROM unnest(:ids) AS x(i) WHERE t.b = x.i;\n";
+    assert_eq!(shape(sql), ["pred upd t P{b} R{a} W{a}"]);
+    assert_eq!(body(sql), "q1");
 }
 
 /// `(VALUES …) AS v(id, a)`: rows of values; `SET a = v.a` reads no column
-/// of t; the join on t.id makes the write predicate-based.
+/// of t; the join pins t's key per row of VALUES: a keyed write per row.
 #[test]
 fn values_in_from_reads_no_table() {
-    assert_eq!(
-        shape("UPDATE t SET a = v.a FROM (VALUES (1, 2), (3, 4)) AS v(id, a) WHERE t.id = v.id;\n"),
-        ["pred upd t P{id} R{id} W{a}"]
-    );
+    let sql = "UPDATE t SET a = v.a FROM (VALUES (1, 2), (3, 4)) AS v(id, a) WHERE t.id = v.id;\n";
+    assert_eq!(shape(sql), ["key upd t P⊥ R{} W{a}"]);
+    assert_eq!(body(sql), "loop(q1)");
 }
 
 /// A derived table's query is read by the statement: `SELECT *` over t
@@ -340,4 +354,35 @@ CREATE FUNCTION f(k int) RETURNS int LANGUAGE plpgsql AS $$ DECLARE n int; BEGIN
             "key sel u P⊥ R{id,c} W⊥",
         ]
     );
+}
+
+/// The per-element keyed write conflicts like a keyed write: a read of
+/// t.a, then `UPDATE t SET a = :v + 1 FROM unnest(:ids) …` loses an
+/// update. Confirmed on PostgreSQL 15 (t(1, 0, 0), t(2, 0, 0)): S1 BEGIN;
+/// S1 SELECT a FROM t WHERE id = 1 → 0; S2 BEGIN; S2 the same → 0; S2
+/// UPDATE t SET a = 0 + 1 FROM unnest('{1,2}'::int[]) AS x(i) WHERE t.id =
+/// x.i; S2 COMMIT; S1 the same UPDATE; S1 COMMIT → a = 1 in both rows, both
+/// serial orders give 2. Control (run the same way on PostgreSQL: a = 2,
+/// the serial result): the read is of b and the UPDATE computes a + 1
+/// itself — robust, which the predicate model of the first version of
+/// this lowering did not say (a per-row lock orders each increment).
+#[test]
+fn unnest_keyed_write_lost_update_is_not_robust() {
+    let bad = "SELECT a INTO :v FROM t WHERE id = :k;\nUPDATE t SET a = :v + 1 FROM unnest(:ids) AS x(i) WHERE t.id = x.i;\n";
+    assert!(!robust(&[("inc.sql", bad)]));
+    let good = "SELECT b INTO :v FROM t WHERE id = :k;\nUPDATE t SET a = a + 1 FROM unnest(:ids) AS x(i) WHERE t.id = x.i;\n";
+    assert!(robust(&[("inc.sql", good)]));
+}
+
+/// A read joined to UNNEST on t's key is one predicate read on the
+/// statement's snapshot, not a loop of keyed reads (which would let a
+/// write in between its rows): the sum over the array reads t's rows at
+/// once. With a writer of t.a, a single such read is robust.
+#[test]
+fn unnest_keyed_read_is_one_snapshot_read() {
+    let sql = "SELECT sum(t.a) INTO :s FROM t JOIN unnest(:ids) AS x(i) ON t.id = x.i;\n";
+    assert_eq!(shape(sql), ["pred sel t P{id} R{id,a} W⊥"]);
+    assert_eq!(body(sql), "q1");
+    let spend = "UPDATE t SET a = a + 5 WHERE id = :x;\n";
+    assert!(robust(&[("total.sql", sql), ("spend.sql", spend)]));
 }

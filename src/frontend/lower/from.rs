@@ -17,12 +17,18 @@ use sqlparser::ast::{
 
 use super::*;
 
-/// The rows of a FROM item that is no table: its name (alias, else the
-/// function's name) and columns, `None` when unknown (a derived table
-/// selecting `*`, a function without a column list): then any column
-/// qualified by its name is one of its columns, and an unqualified name
-/// is one only if no table in scope has it.
-pub(super) type Virtual = Option<Vec<String>>;
+/// The rows of a FROM item that is no table.
+#[derive(Clone, PartialEq, Eq)]
+pub(super) struct Virtual {
+    /// Its columns, `None` when unknown (a derived table selecting `*`, a
+    /// function without a column list): then any column qualified by its
+    /// name is one of its columns, and an unqualified name is one only if
+    /// no table in scope has it.
+    pub(super) cols: Option<Vec<String>>,
+    /// Values only (UNNEST, VALUES, a built-in set-returning function): a
+    /// table whose key its columns pin is accessed per element by key.
+    pub(super) values: bool,
+}
 
 impl Lowerer<'_> {
     /// Tables (and ON conditions) of a FROM list, in order; the reads of
@@ -84,7 +90,7 @@ impl Lowerer<'_> {
                 for e in array_exprs {
                     self.from_args(e, snip, tables, pre, hits)?;
                 }
-                tables.push(virtual_table("unnest", alias));
+                tables.push(virtual_table("unnest", alias, true));
             }
             TableFactor::Derived {
                 subquery, alias, ..
@@ -162,13 +168,17 @@ impl Lowerer<'_> {
             null_treatment: None,
             over: None,
         });
+        let mark = self.statements.len();
         self.from_args(&call, snip, tables, pre, hits)?;
         let fname = name
             .0
             .last()
             .and_then(|p| p.as_ident())
             .map_or_else(String::new, |i| i.value.clone());
-        tables.push(virtual_table(&fname, alias));
+        // A built-in (or a workload function whose body read nothing)
+        // yields values; an inlined body's rows are rows it read.
+        let values = self.statements.len() == mark;
+        tables.push(virtual_table(&fname, alias, values));
         Ok(())
     }
 
@@ -202,9 +212,13 @@ impl Lowerer<'_> {
         self.scopes.pop();
         hits.extend(h);
         pre.push(b?);
-        let mut t = virtual_table("", alias);
+        let values = matches!(q.body.as_ref(), SetExpr::Values(_));
+        let mut t = virtual_table("", alias, values);
         if alias.as_ref().is_none_or(|a| a.columns.is_empty()) {
-            t.virt = Some(output_columns(q));
+            t.virt = Some(Virtual {
+                cols: output_columns(q),
+                values,
+            });
         }
         tables.push(t);
         Ok(())
@@ -368,8 +382,8 @@ impl Lowerer<'_> {
 }
 
 /// The FROM entry of an item that is no table.
-fn virtual_table(default: &str, alias: &Option<TableAlias>) -> TableRef {
-    let cols: Virtual = alias
+fn virtual_table(default: &str, alias: &Option<TableAlias>, values: bool) -> TableRef {
+    let cols = alias
         .as_ref()
         .filter(|a| !a.columns.is_empty())
         .map(|a| a.columns.iter().map(|c| c.name.value.clone()).collect());
@@ -380,12 +394,12 @@ fn virtual_table(default: &str, alias: &Option<TableAlias>) -> TableRef {
         alias: alias.as_ref().map(|a| a.name.value.clone()),
         pseudo: false,
         cte: false,
-        virt: Some(cols),
+        virt: Some(Virtual { cols, values }),
     }
 }
 
 /// The output column names of a query, when every item has one (no `*`).
-fn output_columns(q: &Query) -> Virtual {
+fn output_columns(q: &Query) -> Option<Vec<String>> {
     let SetExpr::Select(sel) = q.body.as_ref() else {
         return None;
     };

@@ -180,7 +180,7 @@ impl Lowerer<'_> {
         }
         let mut found = vec![];
         for &ti in &candidates {
-            match &tables[ti].virt {
+            match tables[ti].virt.as_ref().map(|v| &v.cols) {
                 None => {
                     let r = self.schema.rel(tables[ti].rel);
                     if let Some(c) = r.attributes.iter().position(|a| same_name(a, col)) {
@@ -259,7 +259,10 @@ impl Lowerer<'_> {
         // A FROM item whose columns are unknown (from.rs), innermost
         // first: the name is one of its columns (PostgreSQL resolved it,
         // and no table in scope has it).
-        let unknown = |ts: &[TableRef]| ts.iter().position(|t| t.virt == Some(None));
+        let unknown = |ts: &[TableRef]| {
+            ts.iter()
+                .position(|t| t.virt.as_ref().is_some_and(|v| v.cols.is_none()))
+        };
         if q.is_none() {
             if let Some(ti) = unknown(tables) {
                 return Ok(Some((ti, 0)));

@@ -681,7 +681,20 @@ impl Lowerer<'_> {
         let (uses, snip) = (w.uses, w.snip);
         let first = self.statements.len();
         let (kind, rel, writes) = (w.kind, w.rel, w.writes.clone());
+        // Keyed by the elements of a values item (from.rs): one keyed
+        // write per element, a loop; INTO gets no tuple's column.
+        let per_elem = !uses.elem.is_empty() && self.unjoined_key(rel, uses).is_some();
+        let into = w.into;
         let b = self.write_target(w)?;
+        let b = if per_elem {
+            for v in into {
+                let t = self.fresh();
+                self.env.insert(v.clone(), t);
+            }
+            Body::Loop(Box::new(b))
+        } else {
+            b
+        };
         let mut pred = uses.pred.clone();
         pred.extend(uses.join.iter().copied());
         for q in first..self.statements.len() {
@@ -945,7 +958,7 @@ impl Lowerer<'_> {
             if t.cte || t.virt.is_some() {
                 continue;
             }
-            let u = &uses[ti];
+            let u = &uses[ti].for_reads();
             let rel = t.rel;
             let mut read: BTreeSet<usize> = if u.all {
                 (0..self.schema.rel(rel).arity()).collect()
@@ -1071,10 +1084,9 @@ impl Lowerer<'_> {
         // transaction's commit, which one atomic BTP read cannot express
         // (tests/explorer_epq.rs, confirmed on PostgreSQL 15). So it is a
         // snapshot scan and, later, the locked re-read.
-        let pred_locked = tables
-            .iter()
-            .enumerate()
-            .any(|(ti, t)| locking[ti] && !t.cte && self.unjoined_key(t.rel, &uses[ti]).is_none());
+        let pred_locked = tables.iter().enumerate().any(|(ti, t)| {
+            locking[ti] && !t.cte && self.unjoined_key(t.rel, &uses[ti].for_reads()).is_none()
+        });
         let first_key_based =
             if locking.iter().any(|l| *l) && (split || pred_locked || locking.iter().any(|l| !l)) {
                 self.locked_after_snapshot(&tables, &uses, &locking, snip, &mut parts, &mut late)
