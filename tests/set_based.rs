@@ -269,6 +269,17 @@ fn unmodelled_forms_are_rejected() {
     // A PL/pgSQL function is not inlined in FROM.
     let e = error("SELECT a INTO :v FROM pl(:k);\n");
     assert!(e.contains("plpgsql"), "{e}");
+    // ROWS FROM: PostgreSQL accepts it, isolint's parser does not; the
+    // error says so (not a syntax error PostgreSQL would not give).
+    let e =
+        error("SELECT count(*) INTO :n FROM ROWS FROM (unnest(:a1), unnest(:a2)) AS x(i, j);\n");
+    assert!(
+        e.contains("`ROWS FROM (…)` in FROM is not supported"),
+        "{e}"
+    );
+    // A column the derived table does not have is named with the item.
+    let e = error("SELECT s.zz INTO :n FROM (SELECT a FROM t) s;\n");
+    assert!(e.contains("unknown column `zz` in s"), "{e}");
     // TABLE t as a set-operation arm.
     let e = error("SELECT id, a, b FROM t UNION TABLE t;\n");
     assert!(e.contains("TABLE t"), "{e}");

@@ -45,9 +45,9 @@ impl Lowerer<'_> {
     ) -> Result<()> {
         for twj in from {
             let TableWithJoins { relation, joins } = twj;
-            self.from_item(relation, snip, tables, ons, pre, hits)?;
+            self.lower_from_item(relation, snip, tables, ons, pre, hits)?;
             for j in joins {
-                self.from_item(&j.relation, snip, tables, ons, pre, hits)?;
+                self.lower_from_item(&j.relation, snip, tables, ons, pre, hits)?;
                 match join_on(&j.join_operator) {
                     Ok(Some(on)) => ons.push(on.clone()),
                     Ok(None) => {}
@@ -64,7 +64,7 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    fn from_item(
+    fn lower_from_item(
         &mut self,
         f: &TableFactor,
         snip: &Snippet,
@@ -80,15 +80,15 @@ impl Lowerer<'_> {
                 alias,
                 args: Some(a),
                 ..
-            } => self.from_function(name, &a.args, alias, snip, tables, pre, hits)?,
+            } => self.function_item(name, &a.args, alias, snip, tables, pre, hits)?,
             TableFactor::Function {
                 name, args, alias, ..
-            } => self.from_function(name, args, alias, snip, tables, pre, hits)?,
+            } => self.function_item(name, args, alias, snip, tables, pre, hits)?,
             TableFactor::UNNEST {
                 alias, array_exprs, ..
             } => {
                 for e in array_exprs {
-                    self.from_args(e, snip, tables, pre, hits)?;
+                    self.lateral_args(e, snip, tables, pre, hits)?;
                 }
                 tables.push(virtual_table("unnest", alias, true));
             }
@@ -123,7 +123,7 @@ impl Lowerer<'_> {
     /// An expression of a FROM item evaluated per row of the items before
     /// it (a function's arguments): its subqueries and calls are reads of
     /// the statement, its columns of earlier items correlation columns.
-    fn from_args(
+    fn lateral_args(
         &mut self,
         e: &Expr,
         snip: &Snippet,
@@ -144,7 +144,7 @@ impl Lowerer<'_> {
     /// (`call`: STABLE/IMMUTABLE bodies read the statement's snapshot,
     /// VOLATILE ones run after its snapshot reads).
     #[allow(clippy::too_many_arguments)]
-    fn from_function(
+    fn function_item(
         &mut self,
         name: &ObjectName,
         args: &[FunctionArg],
@@ -169,7 +169,7 @@ impl Lowerer<'_> {
             over: None,
         });
         let mark = self.statements.len();
-        self.from_args(&call, snip, tables, pre, hits)?;
+        self.lateral_args(&call, snip, tables, pre, hits)?;
         let fname = name
             .0
             .last()
@@ -349,7 +349,7 @@ impl Lowerer<'_> {
 
     /// Whether a statement calls a workload function in FROM (`calls_volatile`
     /// looks at expressions only).
-    pub(super) fn from_calls_volatile(&self, sql: &Sql) -> bool {
+    pub(super) fn calls_volatile_in_from(&self, sql: &Sql) -> bool {
         struct V<'a, 'b>(&'a Lowerer<'b>, bool);
         impl Visitor for V<'_, '_> {
             type Break = ();

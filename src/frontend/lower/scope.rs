@@ -215,10 +215,14 @@ impl Lowerer<'_> {
                             .map(String::as_str)
                     })
                     .collect();
-                let tabs: Vec<&str> = candidates
+                let mut tabs: Vec<&str> = candidates
                     .iter()
                     .map(|&ti| self.schema.rel(tables[ti].rel).name.as_str())
                     .collect();
+                // A FROM item that is no table, named by the qualifier.
+                if tabs.is_empty() {
+                    tabs.extend(qualifier.map(|q| q.value.as_str()));
+                }
                 Err(Diag::new(format!(
                     "unknown column `{}` in {}",
                     col.value,

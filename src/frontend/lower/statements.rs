@@ -68,7 +68,7 @@ impl Lowerer<'_> {
         if let Some((m, _)) = &after {
             mark.0 = *m;
         }
-        let b = if after.is_some() || self.calls_volatile(sql) || self.from_calls_volatile(sql) {
+        let b = if after.is_some() || self.calls_volatile(sql) || self.calls_volatile_in_from(sql) {
             self.lower_volatile(sql, into, s, next, weak_lock, after)?
         } else {
             let saved = self.defer.take();
