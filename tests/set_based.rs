@@ -397,3 +397,31 @@ fn unnest_keyed_read_is_one_snapshot_read() {
     let spend = "UPDATE t SET a = a + 5 WHERE id = :x;\n";
     assert!(robust(&[("total.sql", sql), ("spend.sql", spend)]));
 }
+
+/// A set operation (or VALUES with a subquery) as a part of a WITH reads
+/// on the statement's snapshot: its reads come with the other parts'
+/// snapshot reads, before the data-modifying part's write (order.rs: a
+/// read placed after the write would model it reading later than it
+/// does). The UPDATE's target scan (key sel u) is a snapshot read too.
+#[test]
+fn set_operation_in_a_cte_reads_on_the_snapshot() {
+    let sql = "WITH w AS (UPDATE u SET c = 1 WHERE id = :k RETURNING c), s AS (SELECT a FROM t WHERE id = :j UNION SELECT b FROM t WHERE id = :j) SELECT count(*) INTO :n FROM w;\n";
+    assert_eq!(
+        shape(sql),
+        [
+            "key sel u P⊥ R{id} W⊥",
+            "pred sel t P{id} R{a} W⊥",
+            "pred sel t P{id} R{b} W⊥",
+            "key upd u P⊥ R{c} W{c}"
+        ]
+    );
+    let sql = "WITH w AS (UPDATE u SET c = 1 WHERE id = :k RETURNING c), s AS (VALUES ((SELECT a FROM t WHERE id = :j))) SELECT count(*) INTO :n FROM w;\n";
+    assert_eq!(
+        shape(sql),
+        [
+            "key sel u P⊥ R{id} W⊥",
+            "pred sel t P{id} R{a} W⊥",
+            "key upd u P⊥ R{c} W{c}"
+        ]
+    );
+}

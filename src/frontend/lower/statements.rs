@@ -1332,10 +1332,15 @@ impl Lowerer<'_> {
             SetExpr::Values(_) => {
                 self.selects += 1;
                 let b = self.with_query_values(q, snip)?;
+                // Snapshot reads: `file_part` finds the request untaken.
+                self.split = true;
                 Ok((b, None))
             }
             _ => {
+                // A set operation: its arms are snapshot reads (set_query
+                // takes the request and leaves them in `split_out`).
                 self.sub_depth += 1;
+                self.split = true;
                 let b = self.with_query(q, snip, &[]);
                 self.sub_depth -= 1;
                 Ok((b?, None))
