@@ -425,3 +425,57 @@ fn set_operation_in_a_cte_reads_on_the_snapshot() {
         ]
     );
 }
+
+/// The set-based idiom of a job queue's `add_jobs` (own fixture after
+/// graphile-worker's): UNNEST of a composite-type array parameter in
+/// INSERT … SELECT, UPDATE … FROM and a join, a correlated UNNEST in a
+/// select-list subquery, an INSERT target alias (`AS j`) named in ON
+/// CONFLICT … WHERE. Loaded on PostgreSQL 15 (schema and routine
+/// created, `add_jobs(array[row(…)::job_spec])` ran). Expected: the
+/// UPDATE joined on `jobs.key` (UNIQUE, but this UPDATE assigns it, so no
+/// key) is a predicate update over key and locked_at; tasks joined to the
+/// elements on its UNIQUE identifier is one predicate read (a read, not
+/// a write: not per element).
+#[test]
+fn add_jobs_idiom_loads() {
+    let schema = "CREATE TYPE job_spec AS (identifier text, queue_name text, job_key text, payload json, flags text[]);
+CREATE TABLE tasks (id serial PRIMARY KEY, identifier text NOT NULL UNIQUE);
+CREATE TABLE queues (id serial PRIMARY KEY, queue_name text NOT NULL UNIQUE);
+CREATE TABLE jobs (id bigserial PRIMARY KEY, queue_id int REFERENCES queues (id), task_id int NOT NULL REFERENCES tasks (id), payload json, key text UNIQUE, attempts int NOT NULL DEFAULT 0, max_attempts int NOT NULL DEFAULT 25, locked_at timestamptz, flags jsonb);
+";
+    let routine = "CREATE FUNCTION add_jobs(specs job_spec[]) RETURNS SETOF jobs LANGUAGE plpgsql AS $$
+begin
+  insert into tasks (identifier) select distinct spec.identifier from unnest(specs) spec on conflict do nothing;
+  update jobs set key = null, attempts = jobs.max_attempts from unnest(specs) spec where spec.job_key is not null and jobs.key = spec.job_key and locked_at is not null;
+  return query insert into jobs as j (queue_id, task_id, payload, key, flags)
+    select queues.id, tasks.id, coalesce(spec.payload, '{}'::json), spec.job_key,
+      (select jsonb_object_agg(flag, true) from unnest(spec.flags) as item(flag))
+    from unnest(specs) spec
+    inner join tasks on tasks.identifier = spec.identifier
+    left join queues on queues.queue_name = spec.queue_name
+  on conflict (key) do update set payload = excluded.payload, attempts = 0
+  where j.locked_at is null
+  returning *;
+end $$;
+";
+    let l = match load_with(schema, "programs: [add_jobs]\n", &[("r.sql", routine)]) {
+        Ok(l) => l,
+        Err(e) => panic!("expected it to load, got: {e}"),
+    };
+    let s = shape_of(&l);
+    assert!(
+        s.contains(&"pred upd jobs P{key,locked_at} R{max_attempts} W{key,attempts}".to_string()),
+        "{s:?}"
+    );
+    assert!(
+        s.contains(&"pred sel tasks P{identifier} R{id,identifier} W⊥".to_string()),
+        "{s:?}"
+    );
+    // The upsert's action reads locked_at of the conflicting row (its
+    // WHERE names the target by its alias).
+    assert!(
+        s.iter()
+            .any(|x| x.starts_with("pred upd jobs P{key} R{key,locked_at}")),
+        "{s:?}"
+    );
+}

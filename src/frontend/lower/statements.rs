@@ -336,7 +336,9 @@ impl Lowerer<'_> {
         let tables = vec![TableRef {
             rel,
             name: self.schema.rel(rel).name.clone(),
-            alias: None,
+            // `INSERT INTO t AS j`: ON CONFLICT and RETURNING name it j
+            // (the alias hides t's name, as in FROM).
+            alias: ins.table_alias.as_ref().map(|a| a.alias.value.clone()),
             pseudo: false,
             cte: false,
             virt: None,
