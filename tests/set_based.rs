@@ -319,7 +319,12 @@ fn unnest_join_read_skew_is_not_robust() {
 }
 
 /// UNION: the arm over t is a read of t.a that the later write is
-/// computed from: a lost update as above. Control: the arm reads b.
+/// computed from: a lost update as above. Confirmed on PostgreSQL 15
+/// (t(1, 0, 0), u empty): S1 BEGIN; S1 SELECT a FROM t WHERE id = 1 UNION
+/// SELECT c FROM u WHERE id = 1 → 0; S2 BEGIN; S2 the same → 0; S2 UPDATE
+/// t SET a = 0 + 1 WHERE id = 1; S2 COMMIT; S1 the same UPDATE; S1 COMMIT
+/// → a = 1, both serial orders give 2. Control: the arm reads b, and the
+/// UPDATE computes a + 1 itself.
 #[test]
 fn union_arm_lost_update_is_not_robust() {
     let bad = "SELECT a INTO :v FROM t WHERE id = :k UNION SELECT c FROM u WHERE id = :k;\nUPDATE t SET a = :v + 1 WHERE id = :k;\n";
