@@ -484,3 +484,35 @@ end $$;
         "{s:?}"
     );
 }
+
+/// FROM inside a call's arguments (`extract(epoch FROM …)`,
+/// `substring(s FROM g(k))`) is no FROM list: a routine called there
+/// stays a call in an expression (not rewritten as a FROM item, which
+/// would make a statement PostgreSQL rejects); a routine in the FROM of a
+/// subquery is a FROM item. Ran on PostgreSQL 15 (`SELECT f(1)`).
+#[test]
+fn from_inside_call_arguments_is_no_from_item() {
+    let routines = "CREATE FUNCTION g(k int) RETURNS int LANGUAGE plpgsql AS $$ BEGIN RETURN k; END $$;
+CREATE FUNCTION gs(k int) RETURNS SETOF t LANGUAGE plpgsql AS $$ BEGIN RETURN QUERY SELECT * FROM t WHERE id = k; END $$;
+CREATE FUNCTION f(k int) RETURNS int LANGUAGE plpgsql AS $$ DECLARE n int; BEGIN
+  SELECT extract(epoch FROM now())::int + length(substring('abc' FROM g(k))) INTO n FROM t WHERE id = k;
+  SELECT count(*) INTO n FROM t WHERE EXISTS (SELECT 1 FROM gs(k) s WHERE s.id = t.id);
+  RETURN n; END $$;
+";
+    let schema = "CREATE TABLE t (id INT PRIMARY KEY, a INT, b INT);\n";
+    let l = match load_with(schema, "programs: [f]\n", &[("r.sql", routines)]) {
+        Ok(l) => l,
+        Err(e) => panic!("expected it to load, got: {e}"),
+    };
+    assert_eq!(
+        shape_of(&l),
+        [
+            // g reads nothing: the first statement is t's keyed read.
+            "key sel t P⊥ R{id} W⊥",
+            // EXISTS (… FROM gs(k) s WHERE s.id = t.id): t joined on id;
+            // gs (VOLATILE) per row after that snapshot read.
+            "pred sel t P{id} R{id} W⊥",
+            "key sel t P⊥ R{id,a,b} W⊥",
+        ]
+    );
+}

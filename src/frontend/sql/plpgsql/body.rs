@@ -1115,6 +1115,13 @@ const CLAUSES: &[&str] = &[
     "with",
 ];
 
+/// Words after which `(` may open a subquery rather than a call's
+/// arguments.
+const OPENS_QUERY: &[&str] = &[
+    "in", "exists", "lateral", "any", "all", "some", "array", "as", "and", "or", "not", "then",
+    "else", "when", "query", "return", "is", "like", "between",
+];
+
 /// Whether the word at `i` stands as an item of a FROM list (after FROM,
 /// JOIN, USING, LATERAL or a comma of a FROM list).
 fn from_item_at(t: &str, i: usize) -> bool {
@@ -1133,7 +1140,9 @@ fn from_item_at(t: &str, i: usize) -> bool {
             let (w, e) = ident_at(t, k).unwrap_or_else(|| (String::new(), k + 1));
             let w = w.to_lowercase();
             if CLAUSES.contains(&w.as_str()) {
-                if let Some(l) = levels.last_mut() {
+                // Inside a call's parentheses FROM is an argument keyword
+                // (`extract(epoch FROM x)`, `substring(s FROM 2)`).
+                if let Some(l) = levels.last_mut().filter(|l| l.as_deref() != Some("()")) {
                     *l = Some(w.clone());
                 }
             }
@@ -1142,6 +1151,13 @@ fn from_item_at(t: &str, i: usize) -> bool {
             continue;
         }
         match c {
+            // After a word that is no keyword: a call's arguments.
+            b'(' if prev.bytes().next().is_some_and(is_word_byte)
+                && !OPENS_QUERY.contains(&prev.as_str())
+                && !CLAUSES.contains(&prev.as_str()) =>
+            {
+                levels.push(Some("()".into()))
+            }
             b'(' => levels.push(None),
             b')' if levels.len() > 1 => {
                 levels.pop();
