@@ -155,7 +155,8 @@ fn parse_all(
 /// error PostgreSQL would not give).
 fn rows_from(file: &SourceFile, snip: &Snippet) -> Result<(), Box<Diag>> {
     let t = snip.parse_text();
-    let upper = t.to_uppercase();
+    // ASCII only: byte offsets stay those of `t`.
+    let upper = t.to_ascii_uppercase();
     let mut from = 0;
     while let Some(k) = lex::find_word_in(&upper[from..], "ROWS") {
         let s = from + k;
