@@ -18,6 +18,24 @@ pub(super) struct Uses {
     /// Columns in column = column conjuncts (joins).
     pub(super) join: BTreeSet<usize>,
     pub(super) all: bool,
+    /// Columns whose `eq` value is an element of a values item (UNNEST,
+    /// VALUES: from.rs). An UPDATE/DELETE target keyed by them writes
+    /// once per element (a loop); a read is one snapshot over all the
+    /// elements, so it treats them as join columns (`for_reads`).
+    pub(super) elem: BTreeSet<usize>,
+}
+
+impl Uses {
+    /// The uses as a read sees them: columns pinned by elements are join
+    /// columns (one predicate read on the statement's snapshot; a loop of
+    /// keyed reads would let writes in between).
+    pub(super) fn for_reads(&self) -> Uses {
+        let mut u = self.clone();
+        u.eq.retain(|(c, _)| !self.elem.contains(c));
+        u.join.extend(self.elem.iter().copied());
+        u.elem.clear();
+        u
+    }
 }
 
 impl Lowerer<'_> {
@@ -290,8 +308,10 @@ impl Lowerer<'_> {
                     }
                 }
                 if n_cols == 2 && side(left) && side(right) && tables.len() > 1 {
-                    for (t, u) in cols.iter().enumerate() {
-                        uses[t].join.extend(u.pred.iter().copied());
+                    if !self.element_key(tables, &cols, uses) {
+                        for (t, u) in cols.iter().enumerate() {
+                            uses[t].join.extend(u.pred.iter().copied());
+                        }
                     }
                     continue;
                 }
@@ -301,6 +321,32 @@ impl Lowerer<'_> {
             }
         }
         Ok(())
+    }
+
+    /// `t.c = x.e` with x a values item (UNNEST, VALUES: from.rs): t.c is
+    /// pinned to one element per access — a value, as `FOR e IN ARRAY`
+    /// pins it in a loop (`Uses::elem`: an UPDATE/DELETE target keyed by
+    /// such values writes per element). Returns whether it was one.
+    fn element_key(&mut self, tables: &[TableRef], cols: &[Uses], uses: &mut [Uses]) -> bool {
+        let sides: Vec<(usize, usize)> = cols
+            .iter()
+            .enumerate()
+            .flat_map(|(t, u)| u.pred.iter().map(move |a| (t, *a)))
+            .collect();
+        let is_values = |t: usize| tables[t].virt.as_ref().is_some_and(|v| v.values);
+        let real = |t: usize| tables[t].virt.is_none() && !tables[t].cte && !tables[t].pseudo;
+        let [(t1, a1), (t2, a2)] = sides[..] else {
+            return false;
+        };
+        let (t, a) = match (real(t1) && is_values(t2), real(t2) && is_values(t1)) {
+            (true, _) => (t1, a1),
+            (_, true) => (t2, a2),
+            _ => return false,
+        };
+        let v = self.fresh();
+        uses[t].eq.push((a, v));
+        uses[t].elem.insert(a);
+        true
     }
 
     /// The key pinned by value equalities, unless a key column is also

@@ -249,6 +249,32 @@ impl<'a> Lowerer<'a> {
                 self.queries += 1;
                 ControlFlow::Continue(())
             }
+            // A function in FROM (from.rs) is a call like one in an
+            // expression; UNNEST is the built-in `unnest`.
+            fn pre_visit_table_factor(&mut self, f: &TableFactor) -> ControlFlow<()> {
+                match f {
+                    TableFactor::Table {
+                        name,
+                        args: Some(_),
+                        ..
+                    }
+                    | TableFactor::Function { name, .. } => {
+                        if let Some(i) = name.0.last().and_then(|p| p.as_ident()) {
+                            let catalog = name.0.len() > 1
+                                && name.0[0].to_string().eq_ignore_ascii_case("pg_catalog");
+                            let n = i.value.to_lowercase();
+                            let n = if catalog {
+                                format!("pg_catalog.{n}")
+                            } else {
+                                n
+                            };
+                            self.calls.push((n, i.clone()));
+                        }
+                    }
+                    _ => {}
+                }
+                ControlFlow::Continue(())
+            }
             fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
                 if let Expr::Function(f) = e {
                     if let Some(i) = f.name.0.last().and_then(|p| p.as_ident()) {

@@ -63,6 +63,7 @@ pub fn statement_text(text: &str) -> String {
 
 mod clauses;
 mod control;
+mod from;
 mod functions;
 pub use functions::{is_builtin, may_read};
 mod hooks;

@@ -15,6 +15,8 @@ pub(super) struct TableRef {
     /// A CTE read by name: rows of `rel` the CTE's statement produced;
     /// reading them reads no table.
     pub(super) cte: bool,
+    /// A FROM item that is no table (from.rs): its columns; no read.
+    pub(super) virt: Option<super::from::Virtual>,
 }
 
 /// A CTE in scope: its name and the table its rows are rows of.
@@ -92,6 +94,7 @@ impl Lowerer<'_> {
                             alias: alias.as_ref().map(|a| a.name.value.clone()),
                             pseudo: false,
                             cte: true,
+                            virt: None,
                         });
                     }
                 }
@@ -132,6 +135,7 @@ impl Lowerer<'_> {
                     alias: alias.as_ref().map(|a| a.name.value.clone()),
                     pseudo: false,
                     cte: false,
+                    virt: None,
                 })
             }
             _ => Err(self.unsupported(
@@ -163,7 +167,9 @@ impl Lowerer<'_> {
                         || !t.pseudo
                             && t.alias.is_none()
                             && (same_name(&t.name, q)
-                                || !t.cte && same_name(&self.schema.rel(t.rel).name, q))
+                                || !t.cte
+                                    && t.virt.is_none()
+                                    && same_name(&self.schema.rel(t.rel).name, q))
                 })
                 .map(|(i, _)| i)
                 .collect(),
@@ -182,11 +188,28 @@ impl Lowerer<'_> {
         }
         let mut found = vec![];
         for &ti in &candidates {
-            let r = self.schema.rel(tables[ti].rel);
-            if let Some(c) = r.attributes.iter().position(|a| same_name(a, col)) {
-                found.push((ti, c));
+            match tables[ti].virt.as_ref().map(|v| &v.cols) {
+                None => {
+                    let r = self.schema.rel(tables[ti].rel);
+                    if let Some(c) = r.attributes.iter().position(|a| same_name(a, col)) {
+                        found.push((ti, c));
+                    }
+                }
+                Some(Some(cols)) => {
+                    if let Some(c) = cols.iter().position(|a| same_name(a, col)) {
+                        found.push((ti, c));
+                    }
+                }
+                // Columns unknown: a qualified name is one of them; an
+                // unqualified one only as the last resort (`resolve_column`).
+                Some(None) if qualifier.is_some() => found.push((ti, 0)),
+                Some(None) => {}
             }
         }
+        let candidates: Vec<usize> = candidates
+            .into_iter()
+            .filter(|&ti| tables[ti].virt.is_none())
+            .collect();
         match found.len() {
             1 => Ok(found[0]),
             0 => {
@@ -200,10 +223,14 @@ impl Lowerer<'_> {
                             .map(String::as_str)
                     })
                     .collect();
-                let tabs: Vec<&str> = candidates
+                let mut tabs: Vec<&str> = candidates
                     .iter()
                     .map(|&ti| self.schema.rel(tables[ti].rel).name.as_str())
                     .collect();
+                // A FROM item that is no table, named by the qualifier.
+                if tabs.is_empty() {
+                    tabs.extend(qualifier.map(|q| q.value.as_str()));
+                }
                 Err(Diag::new(format!(
                     "unknown column `{}` in {}",
                     col.value,
@@ -244,6 +271,24 @@ impl Lowerer<'_> {
                 return Ok(None);
             }
         }
+        // A FROM item whose columns are unknown (from.rs), innermost
+        // first: the name is one of its columns (PostgreSQL resolved it,
+        // and no table in scope has it).
+        let unknown = |ts: &[TableRef]| {
+            ts.iter()
+                .position(|t| t.virt.as_ref().is_some_and(|v| v.cols.is_none()))
+        };
+        if q.is_none() {
+            if let Some(ti) = unknown(tables) {
+                return Ok(Some((ti, 0)));
+            }
+            for level in (0..self.scopes.len()).rev() {
+                if let Some(ti) = unknown(&self.scopes[level]) {
+                    self.outer_hits[level].push((ti, 0));
+                    return Ok(None);
+                }
+            }
+        }
         // An expression outside any statement (a condition, a RAISE
         // argument) names no column: FOUND and the like are values.
         if tables.is_empty() {
@@ -269,35 +314,6 @@ impl Lowerer<'_> {
                     .find(|k| same_name(&t.name, &k.name))
                     .is_some_and(|k| k.outputs.iter().any(|o| same_name(o, c)))
         })
-    }
-
-    /// Tables (and ON conditions) of a FROM list, in order.
-    pub(super) fn tables_of(
-        &self,
-        from: &[TableWithJoins],
-        snip: &Snippet,
-        tables: &mut Vec<TableRef>,
-        ons: &mut Vec<Expr>,
-    ) -> Result<()> {
-        for twj in from {
-            let TableWithJoins { relation, joins } = twj;
-            tables.push(self.source_table(relation, snip)?);
-            for j in joins {
-                tables.push(self.source_table(&j.relation, snip)?);
-                match join_on(&j.join_operator) {
-                    Ok(Some(on)) => ons.push(on.clone()),
-                    Ok(None) => {}
-                    Err(()) => {
-                        return Err(self.unsupported(
-                            snip,
-                            "this kind of join (USING, NATURAL, semi/anti or lateral)",
-                            "write the join as JOIN … ON with explicit equalities",
-                        ))
-                    }
-                }
-            }
-        }
-        Ok(())
     }
 }
 

@@ -68,7 +68,7 @@ impl Lowerer<'_> {
         if let Some((m, _)) = &after {
             mark.0 = *m;
         }
-        let b = if after.is_some() || self.calls_volatile(sql) {
+        let b = if after.is_some() || self.calls_volatile(sql) || self.calls_volatile_in_from(sql) {
             self.lower_volatile(sql, into, s, next, weak_lock, after)?
         } else {
             let saved = self.defer.take();
@@ -123,7 +123,7 @@ impl Lowerer<'_> {
         // per table, before the write), t is the target (index 0).
         let split = std::mem::take(&mut self.split);
         let mut tables = vec![self.table_ref(&u.table.relation, snip)?];
-        let mut ons = vec![];
+        let (mut ons, mut pre, mut hits) = (vec![], vec![], vec![]);
         if !u.table.joins.is_empty() {
             return Err(self.unsupported(
                 snip,
@@ -136,10 +136,10 @@ impl Lowerer<'_> {
             | sqlparser::ast::UpdateTableFromKind::AfterSet(f),
         ) = &u.from
         {
-            self.tables_of(f, snip, &mut tables, &mut ons)?;
+            self.tables_of(f, snip, &mut tables, &mut ons, &mut pre, &mut hits)?;
         }
-        let mut pre = vec![];
         let mut uses = vec![Uses::default(); tables.len()];
+        correlate(&mut uses, &hits);
         let mut writes = BTreeSet::new();
         for a in &u.assignments {
             for col in assignment_columns(&a.target) {
@@ -228,12 +228,12 @@ impl Lowerer<'_> {
         // DELETE FROM t USING s …: s is read, t is the target.
         let split = std::mem::take(&mut self.split);
         let mut tables = vec![self.table_ref(&from[0].relation, snip)?];
-        let mut ons = vec![];
+        let (mut ons, mut pre, mut hits) = (vec![], vec![], vec![]);
         if let Some(using) = &d.using {
-            self.tables_of(using, snip, &mut tables, &mut ons)?;
+            self.tables_of(using, snip, &mut tables, &mut ons, &mut pre, &mut hits)?;
         }
-        let mut pre = vec![];
         let mut uses = vec![Uses::default(); tables.len()];
+        correlate(&mut uses, &hits);
         self.conditions(
             &tables,
             &ons,
@@ -339,9 +339,12 @@ impl Lowerer<'_> {
         let tables = vec![TableRef {
             rel,
             name: self.schema.rel(rel).name.clone(),
-            alias: None,
+            // `INSERT INTO t AS j`: ON CONFLICT and RETURNING name it j
+            // (the alias hides t's name, as in FROM).
+            alias: ins.table_alias.as_ref().map(|a| a.alias.value.clone()),
             pseudo: false,
             cte: false,
+            virt: None,
         }];
         let mut cols = vec![];
         for c in &ins.columns {
@@ -508,6 +511,7 @@ impl Lowerer<'_> {
             alias: Some("excluded".into()),
             pseudo: true,
             cte: false,
+            virt: None,
         });
         let mut uses = vec![Uses::default(); 2];
         let mut writes = BTreeSet::new();
@@ -659,6 +663,7 @@ impl Lowerer<'_> {
                     alias: None,
                     pseudo: false,
                     cte: false,
+                    virt: None,
                 }];
                 let mut cols = BTreeSet::new();
                 for i in ids {
@@ -696,7 +701,20 @@ impl Lowerer<'_> {
         let (uses, snip) = (w.uses, w.snip);
         let first = self.statements.len();
         let (kind, rel, writes) = (w.kind, w.rel, w.writes.clone());
+        // Keyed by the elements of a values item (from.rs): one keyed
+        // write per element, a loop; INTO gets no tuple's column.
+        let per_elem = !uses.elem.is_empty() && self.unjoined_key(rel, uses).is_some();
+        let into = w.into;
         let b = self.write_target(w)?;
+        let b = if per_elem {
+            for v in into {
+                let t = self.fresh();
+                self.env.insert(v.clone(), t);
+            }
+            Body::Loop(Box::new(b))
+        } else {
+            b
+        };
         let mut pred = uses.pred.clone();
         pred.extend(uses.join.iter().copied());
         for q in first..self.statements.len() {
@@ -958,10 +976,10 @@ impl Lowerer<'_> {
     ) -> Option<usize> {
         let mut first_key_based = None;
         for (ti, t) in tables.iter().enumerate().skip(first) {
-            if t.cte {
+            if t.cte || t.virt.is_some() {
                 continue;
             }
-            let u = &uses[ti];
+            let u = &uses[ti].for_reads();
             let rel = t.rel;
             let mut read: BTreeSet<usize> = if u.all {
                 (0..self.schema.rel(rel).arity()).collect()
@@ -1011,15 +1029,10 @@ impl Lowerer<'_> {
             return self.with_query(q, snip, into);
         }
         let SetExpr::Select(sel) = q.body.as_ref() else {
-            return Err(self.unsupported(
-                snip,
-                "UNION/INTERSECT/EXCEPT or VALUES as a query",
-                "write one SELECT per statement",
-            ));
+            return self.set_query(q, snip, into, split);
         };
-        let mut tables = vec![];
-        let mut ons = vec![];
-        self.tables_of(&sel.from, snip, &mut tables, &mut ons)?;
+        let (mut tables, mut ons, mut pre, mut hits) = (vec![], vec![], vec![], vec![]);
+        self.tables_of(&sel.from, snip, &mut tables, &mut ons, &mut pre, &mut hits)?;
         self.selects += 1;
         if tables.is_empty() {
             let b = self.select_without_from(sel, snip, into)?;
@@ -1029,8 +1042,8 @@ impl Lowerer<'_> {
             }
             return Ok(b);
         }
-        let mut pre = vec![];
         let mut uses = vec![Uses::default(); tables.len()];
+        correlate(&mut uses, &hits);
         for item in &sel.projection {
             self.collect_item(&tables, item, snip, &mut pre, &mut uses)?;
         }
@@ -1063,19 +1076,23 @@ impl Lowerer<'_> {
             self.where_clause(&tables, w, snip, &mut pre, &mut uses)?;
         }
         // FOR UPDATE locks every table; FOR UPDATE OF t only the tables named.
+        self.no_virtual_lock(q, &tables, snip)?;
         let locking: Vec<bool> = tables
             .iter()
             .map(|t| {
-                q.locks
-                    .iter()
-                    .filter(|l| l.nonblock.is_none())
-                    .any(|l| match &l.of {
-                        None => true,
-                        Some(name) => name.0.last().and_then(|p| p.as_ident()).is_some_and(|i| {
-                            t.alias.as_deref().is_some_and(|a| same_name(a, i))
-                                || same_name(&t.name, i)
-                        }),
-                    })
+                t.virt.is_none()
+                    && q.locks
+                        .iter()
+                        .filter(|l| l.nonblock.is_none())
+                        .any(|l| match &l.of {
+                            None => true,
+                            Some(name) => {
+                                name.0.last().and_then(|p| p.as_ident()).is_some_and(|i| {
+                                    t.alias.as_deref().is_some_and(|a| same_name(a, i))
+                                        || same_name(&t.name, i)
+                                })
+                            }
+                        })
             })
             .collect();
         let mut parts = pre;
@@ -1088,10 +1105,9 @@ impl Lowerer<'_> {
         // transaction's commit, which one atomic BTP read cannot express
         // (tests/explorer_epq.rs, confirmed on PostgreSQL 15). So it is a
         // snapshot scan and, later, the locked re-read.
-        let pred_locked = tables
-            .iter()
-            .enumerate()
-            .any(|(ti, t)| locking[ti] && !t.cte && self.unjoined_key(t.rel, &uses[ti]).is_none());
+        let pred_locked = tables.iter().enumerate().any(|(ti, t)| {
+            locking[ti] && !t.cte && self.unjoined_key(t.rel, &uses[ti].for_reads()).is_none()
+        });
         let first_key_based =
             if locking.iter().any(|l| *l) && (split || pred_locked || locking.iter().any(|l| !l)) {
                 self.locked_after_snapshot(&tables, &uses, &locking, snip, &mut parts, &mut late)
@@ -1108,9 +1124,11 @@ impl Lowerer<'_> {
         }
         // INTO: a plain column of a key-based single-table SELECT names that
         // tuple's column; anything else is a fresh symbol.
-        let cols = item_columns(&sel.projection, self.schema.rel(tables[0].rel), true);
         match (single, first_key_based) {
-            (true, Some(s)) => self.assign_into(into, s, true, &cols, &BTreeSet::new()),
+            (true, Some(s)) => {
+                let cols = item_columns(&sel.projection, self.schema.rel(tables[0].rel), true);
+                self.assign_into(into, s, true, &cols, &BTreeSet::new())
+            }
             _ => {
                 for v in into {
                     let t = self.fresh();
@@ -1347,10 +1365,15 @@ impl Lowerer<'_> {
             SetExpr::Values(_) => {
                 self.selects += 1;
                 let b = self.with_query_values(q, snip)?;
+                // Snapshot reads: `file_part` finds the request untaken.
+                self.split = true;
                 Ok((b, None))
             }
             _ => {
+                // A set operation: its arms are snapshot reads (set_query
+                // takes the request and leaves them in `split_out`).
                 self.sub_depth += 1;
+                self.split = true;
                 let b = self.with_query(q, snip, &[]);
                 self.sub_depth -= 1;
                 Ok((b?, None))
@@ -1472,4 +1495,16 @@ fn expr_columns(e: &Expr) -> Vec<(Option<Ident>, Ident)> {
         std::ops::ControlFlow::<()>::Continue(())
     });
     out
+}
+
+/// Columns of earlier FROM items named by a later one (LATERAL, a
+/// function's arguments): join columns of their tables, like correlation
+/// columns of a subquery.
+fn correlate(uses: &mut [Uses], hits: &[(usize, usize)]) {
+    for &(t, a) in hits {
+        if let Some(u) = uses.get_mut(t) {
+            u.pred.insert(a);
+            u.join.insert(a);
+        }
+    }
 }

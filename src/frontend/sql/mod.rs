@@ -109,6 +109,17 @@ pub fn parse_statements(
     file: &SourceFile,
     snip: &Snippet,
 ) -> Result<Vec<sqlparser::ast::Statement>, Box<Diag>> {
+    // Only when sqlparser fails: `rows` may be a column's name.
+    parse_all(file, snip).or_else(|e| {
+        rows_from(file, snip)?;
+        Err(e)
+    })
+}
+
+fn parse_all(
+    file: &SourceFile,
+    snip: &Snippet,
+) -> Result<Vec<sqlparser::ast::Statement>, Box<Diag>> {
     use sqlparser::tokenizer::Token;
     let mut p = parser(snip).map_err(|e| parse_error(file, snip, &e))?;
     let mut out = vec![];
@@ -137,6 +148,33 @@ pub fn parse_statements(
             ));
         }
     }
+}
+
+/// `ROWS FROM (f(…), g(…))` in FROM, which PostgreSQL accepts and
+/// sqlparser does not parse: a located error saying so (not a syntax
+/// error PostgreSQL would not give).
+fn rows_from(file: &SourceFile, snip: &Snippet) -> Result<(), Box<Diag>> {
+    let t = snip.parse_text();
+    // ASCII only: byte offsets stay those of `t`.
+    let upper = t.to_ascii_uppercase();
+    let mut from = 0;
+    while let Some(k) = lex::find_word_in(&upper[from..], "ROWS") {
+        let s = from + k;
+        let mut e = s + 4;
+        e += lex::blank_prefix(&t[e..]);
+        let then_from = upper[e..].starts_with("FROM")
+            && !upper
+                .as_bytes()
+                .get(e + 4)
+                .is_some_and(|b| lex::is_word_byte(*b));
+        if then_from && t[e + 4..].trim_start().starts_with('(') {
+            return Err(Diag::new("`ROWS FROM (…)` in FROM is not supported")
+                .help("for arrays write `unnest(a, b, …)`, which PostgreSQL also accepts; otherwise one set-returning function per FROM item")
+                .at(file, snip.offset + snip.orig(s), 4, "ROWS FROM"));
+        }
+        from = s + 4;
+    }
+    Ok(())
 }
 
 /// Parse a snippet as exactly one SQL statement.

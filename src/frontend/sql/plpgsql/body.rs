@@ -692,8 +692,34 @@ impl P<'_> {
                     anchors.at(out.len(), s.orig(copied));
                     out.push_str(&t[copied..i]);
                     anchors.at(out.len(), s.orig(i));
-                    out.push(':');
-                    out.push_str(&var);
+                    if from_item_at(&t, i) {
+                        // A routine in FROM: its rows are values (the
+                        // body is inlined before), a FROM item that reads
+                        // no table, known by the routine's name unless
+                        // aliased (lower/from.rs).
+                        out.push_str("unnest(:");
+                        out.push_str(&var);
+                        // The arguments stay in the statement (UNNEST
+                        // takes several arrays): columns of the items
+                        // before it that they name are read per row.
+                        let args = &t[open + 1..c];
+                        let nested = args
+                            .split(|ch: char| !ch.is_ascii_alphanumeric() && ch != '_')
+                            .any(|w| pl.callable.contains(&w.to_lowercase()));
+                        if !nested && !crate::frontend::sql::lex::is_blank(args) {
+                            out.push_str(", ");
+                            anchors.at(out.len(), s.orig(open + 1));
+                            out.push_str(args);
+                        }
+                        out.push(')');
+                        if !alias_follows(&t, c + 1) {
+                            out.push_str(" AS ");
+                            out.push_str(&t[i..e]);
+                        }
+                    } else {
+                        out.push(':');
+                        out.push_str(&var);
+                    }
                     anchors.at(out.len(), s.orig(c + 1));
                     copied = c + 1;
                     i = c + 1;
@@ -1213,4 +1239,111 @@ fn is_composite_type(text: &str) -> bool {
         "alias",
     ];
     !BASE.contains(&base.as_str())
+}
+
+/// Clause keywords: the last one before a position, at its parenthesis
+/// depth, says which clause the position is in.
+const CLAUSES: &[&str] = &[
+    "select",
+    "from",
+    "where",
+    "join",
+    "on",
+    "using",
+    "group",
+    "order",
+    "having",
+    "limit",
+    "offset",
+    "set",
+    "values",
+    "returning",
+    "into",
+    "union",
+    "intersect",
+    "except",
+    "window",
+    "for",
+    "insert",
+    "update",
+    "delete",
+    "conflict",
+    "do",
+    "with",
+];
+
+/// Words after which `(` may open a subquery rather than a call's
+/// arguments.
+const OPENS_QUERY: &[&str] = &[
+    "in", "exists", "lateral", "any", "all", "some", "array", "as", "and", "or", "not", "then",
+    "else", "when", "query", "return", "is", "like", "between",
+];
+
+/// Whether the word at `i` stands as an item of a FROM list (after FROM,
+/// JOIN, USING, LATERAL or a comma of a FROM list).
+fn from_item_at(t: &str, i: usize) -> bool {
+    let b = t.as_bytes();
+    // The clause of each open parenthesis level, and the previous token.
+    let (mut levels, mut prev): (Vec<Option<String>>, String) = (vec![None], String::new());
+    let mut k = 0;
+    while k < i {
+        if let Some(e) = crate::frontend::sql::lex::lexeme_end(t, k) {
+            k = e;
+            prev = "'".into();
+            continue;
+        }
+        let c = b[k];
+        if is_word_byte(c) {
+            let (w, e) = ident_at(t, k).unwrap_or_else(|| (String::new(), k + 1));
+            let w = w.to_lowercase();
+            if CLAUSES.contains(&w.as_str()) {
+                // Inside a call's parentheses FROM is an argument keyword
+                // (`extract(epoch FROM x)`, `substring(s FROM 2)`).
+                if let Some(l) = levels.last_mut().filter(|l| l.as_deref() != Some("()")) {
+                    *l = Some(w.clone());
+                }
+            }
+            prev = w;
+            k = e.max(k + 1);
+            continue;
+        }
+        match c {
+            // After a word that is no keyword: a call's arguments.
+            b'(' if prev.bytes().next().is_some_and(is_word_byte)
+                && !OPENS_QUERY.contains(&prev.as_str())
+                && !CLAUSES.contains(&prev.as_str()) =>
+            {
+                levels.push(Some("()".into()))
+            }
+            b'(' => levels.push(None),
+            b')' if levels.len() > 1 => {
+                levels.pop();
+            }
+            _ => {}
+        }
+        if !c.is_ascii_whitespace() {
+            prev = (c as char).to_string();
+        }
+        k += 1;
+    }
+    let clause = levels.last().cloned().flatten();
+    matches!(clause.as_deref(), Some("from" | "join" | "using"))
+        && matches!(prev.as_str(), "from" | "join" | "using" | "lateral" | ",")
+}
+
+/// Whether an alias follows a FROM item ending at `k` (`AS`, or a word
+/// that is no keyword ending the item), or WITH ORDINALITY.
+fn alias_follows(t: &str, k: usize) -> bool {
+    let at = k + blank_prefix(&t[k..]);
+    let Some((w, _)) = ident_at(t, at) else {
+        return false;
+    };
+    let w = w.to_lowercase();
+    // WITH ORDINALITY comes before the alias: no name may be added.
+    w == "with"
+        || !CLAUSES.contains(&w.as_str())
+            && !matches!(
+                w.as_str(),
+                "inner" | "left" | "right" | "full" | "cross" | "natural" | "lateral" | "outer"
+            )
 }
