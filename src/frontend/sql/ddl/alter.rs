@@ -28,7 +28,9 @@ impl Reader<'_> {
             return Ok(());
         };
         let Some(ti) = self.table(&rv.relname) else {
-            if a.missing_ok {
+            // `ALTER TABLE` also names views and sequences (pg_dump writes
+            // `ALTER TABLE v OWNER TO …` for them): no table data.
+            if a.missing_ok || self.relations.contains(&rv.relname) {
                 return Ok(());
             }
             return self

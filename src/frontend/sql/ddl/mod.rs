@@ -282,6 +282,9 @@ struct Reader<'f> {
     tables: Vec<Table>,
     functions: Vec<FunctionDef>,
     views: Vec<String>,
+    /// Views, materialized views and sequences, as PostgreSQL folds their
+    /// names: pg_dump writes `ALTER TABLE v OWNER TO …` for them too.
+    relations: Vec<String>,
     fks: Vec<PendingFk>,
     hooks: Vec<(usize, PendingHook, Call)>,
     generated: Vec<(usize, String, Vec<String>)>,
@@ -326,6 +329,7 @@ pub fn parse_ddl(file: &SourceFile) -> Result<Ddl> {
         tables: vec![],
         functions: vec![],
         views: vec![],
+        relations: vec![],
         fks: vec![],
         hooks: vec![],
         generated: vec![],
@@ -340,12 +344,19 @@ pub fn parse_ddl(file: &SourceFile) -> Result<Ddl> {
             r.statement(n, at)?;
         }
     }
-    if r.tables.is_empty() {
-        return Err(Diag::new("the schema defines no tables")
-            .help("the schema file must contain CREATE TABLE statements")
-            .at(file, 0, 0, "in this file"));
+    // A schema without tables is the schema of routines that read none
+    // (a statement naming a table is then an "unknown table" error where
+    // it stands): said, not refused.
+    let no_tables = r.tables.is_empty();
+    let mut ddl = r.finish()?;
+    if no_tables {
+        ddl.extras.warnings.push(crate::model::error::Warning {
+            file: file.name.clone(),
+            line: 1,
+            message: "the schema defines no tables".into(),
+        });
     }
-    r.finish()
+    Ok(ddl)
 }
 
 impl Reader<'_> {
@@ -371,11 +382,18 @@ impl Reader<'_> {
             NodeEnum::ViewStmt(v) => {
                 let rv = v.view.as_ref();
                 self.views.extend(rv.map(|rv| self.written(rv)));
+                self.relations.extend(rv.map(|rv| rv.relname.clone()));
                 Ok(())
             }
             NodeEnum::CreateTableAsStmt(c) if c.objtype() == pb::ObjectType::ObjectMatview => {
                 let rv = c.into.as_ref().and_then(|i| i.rel.as_ref());
                 self.views.extend(rv.map(|rv| self.written(rv)));
+                self.relations.extend(rv.map(|rv| rv.relname.clone()));
+                Ok(())
+            }
+            NodeEnum::CreateSeqStmt(c) => {
+                self.relations
+                    .extend(c.sequence.as_ref().map(|rv| rv.relname.clone()));
                 Ok(())
             }
             NodeEnum::CreateTableAsStmt(_) => Err(self.reject(at, 6, "CREATE TABLE … AS is not modelled", "isolint needs the table's columns: write CREATE TABLE with its column list")),

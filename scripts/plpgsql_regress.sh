@@ -1,0 +1,110 @@
+#!/bin/bash
+# PostgreSQL's own PL/pgSQL regression suite as a peer test suite (issue 22).
+#
+#   scripts/plpgsql_regress.sh SRC [PORT] [OUT]
+#
+# SRC is an unpacked PostgreSQL 15.x source tree; the script downloads
+# nothing. On Debian 12 one way to get it (into /tmp, never into this
+# repository):
+#   echo 'deb-src http://deb.debian.org/debian bookworm main' \
+#     > /etc/apt/sources.list.d/src.list && apt-get update
+#   cd /tmp && apt-get source --download-only postgresql-15
+#   tar xjf postgresql-15_15.*.orig.tar.bz2      # SRC = /tmp/postgresql-15.N
+# PORT (default 5599) is a free port for a throwaway server (initdb'd in a
+# temporary directory, stopped at the end; run as root, the server runs as
+# `postgres`). OUT (default a temporary directory) keeps every dump,
+# workload and isolint output. PGBIN overrides /usr/lib/postgresql/15/bin;
+# ISOLINT overrides target/release/isolint (else target/debug/isolint).
+#
+# For each of SRC/src/pl/plpgsql/src/sql/*.sql and
+# SRC/src/test/regress/sql/plpgsql.sql: a fresh database runs the file with
+# psql (its expected errors included), `pg_dump --schema-only` dumps what
+# PostgreSQL kept, and every PL/pgSQL routine that is no trigger function
+# (pg_proc: language plpgsql, return type neither trigger nor
+# event_trigger) becomes one workload: the routine as PostgreSQL prints it
+# (pg_get_functiondef) is the only program, the file's dump is the schema.
+# `isolint check` runs on it, and the outcome is tallied:
+#   read        exit 0 or 1 (a verdict)
+#   listed      exit 2, rejected for a construct docs/sql-frontend.md lists
+#               as not modelled (the message patterns are below)
+#   syntax      exit 2, a syntax error (isolint's or PostgreSQL's parser)
+#   other       exit 2, any other rejection
+#   crash       any other exit status (a panic is 101)
+# The last lines print the counts; OUT/results.tsv has one line per routine.
+set -u
+SRC=${1:?usage: scripts/plpgsql_regress.sh SRC [PORT] [OUT]}
+PORT=${2:-5599}
+OUT=${3:-$(mktemp -d /tmp/plpgsql_regress.XXXXXX)}
+PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+if [ -z "${ISOLINT:-}" ]; then
+    ISOLINT=$ROOT/target/release/isolint
+    [ -x "$ISOLINT" ] || ISOLINT=$ROOT/target/debug/isolint
+fi
+FILES=$(ls "$SRC"/src/pl/plpgsql/src/sql/*.sql "$SRC"/src/test/regress/sql/plpgsql.sql)
+mkdir -p "$OUT"
+chmod 777 "$OUT"
+
+# The throwaway server.
+DB=$(mktemp -d /tmp/plpgsql_regress_db.XXXXXX)
+chown postgres "$DB" 2>/dev/null
+as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+as_pg "$PGBIN/initdb" -A trust -D "$DB/db" >/dev/null || exit 2
+as_pg "$PGBIN/pg_ctl" -D "$DB/db" -l "$DB/log" \
+    -o "-p $PORT -k $DB -c listen_addresses=''" -w start >/dev/null || exit 2
+trap 'as_pg "$PGBIN/pg_ctl" -D "$DB/db" -m immediate stop >/dev/null; rm -rf "$DB"' EXIT
+PSQL="$PGBIN/psql -h $DB -p $PORT -U postgres -X -q"
+
+# Constructs docs/sql-frontend.md lists as not modelled, by the words of
+# isolint's message (one extended regex per line).
+LISTED='dynamic SQL|EXECUTE of a query built|cursor|savepoint|SAVEPOINT|WITH RECURSIVE|trigger|CREATE TRIGGER|CREATE RULE|CREATE POLICY|not modelled|is not supported|unknown function|calls the unknown|no tables|view|a subquery, function or nested join in FROM|RETURN QUERY|RETURN NEXT|GET STACKED|COPY|recursion|recursive|a record of unknown|not a table|foreign table|FOR .* IN EXECUTE|OPEN|FETCH|MOVE|CLOSE|LISTEN|NOTIFY|LOCK|SET TRANSACTION|volatile|VOLATILE|COMMIT|ROLLBACK|transaction'
+
+: > "$OUT/results.tsv"
+for f in $FILES; do
+    base=$(basename "$f" .sql)
+    dbname="r_$base"
+    $PSQL -d postgres -c "DROP DATABASE IF EXISTS $dbname" >/dev/null 2>&1
+    $PSQL -d postgres -c "CREATE DATABASE $dbname" >/dev/null || continue
+    # The regression files include their expected errors: run on.
+    (cd "$(dirname "$f")" && $PSQL -d "$dbname" -f "$f" >"$OUT/$base.psql.log" 2>&1)
+    dump="$OUT/$base.dump.sql"
+    "$PGBIN/pg_dump" -h "$DB" -p "$PORT" -U postgres --schema-only "$dbname" >"$dump"
+    $PSQL -d "$dbname" -At -F '|' -c "
+        SELECT p.oid, n.nspname, p.proname
+        FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+        JOIN pg_language l ON l.oid = p.prolang
+        WHERE l.lanname = 'plpgsql'
+          AND n.nspname NOT IN ('pg_catalog', 'information_schema')
+          AND p.prorettype NOT IN ('trigger'::regtype, 'event_trigger'::regtype)
+        ORDER BY n.nspname, p.proname, p.oid" >"$OUT/$base.routines"
+    while IFS='|' read -r oid nsp name; do
+        w="$OUT/$base/$name.$oid"
+        mkdir -p "$w"
+        printf 'schema: ../../%s.dump.sql\n' "$base" >"$w/isolint.yaml"
+        $PSQL -d "$dbname" -At -c "SELECT pg_get_functiondef($oid) || ';'" >"$w/routine.sql"
+        (cd "$w" && timeout 60 "$ISOLINT" check . >out.txt 2>err.txt)
+        rc=$?
+        first=$(grep -m1 -E '^(error|  error)' "$w/err.txt" | cut -c1-200)
+        [ -z "$first" ] && first=$(head -c 200 "$w/err.txt" | tr '\n' ' ')
+        case $rc in
+        0 | 1) kind=read ;;
+        2)
+            if grep -qiE 'syntax error|Expected:|unexpected' "$w/err.txt"; then
+                kind=syntax
+            elif head -1 "$w/err.txt" | grep -qE "$LISTED"; then
+                kind=listed
+            else
+                kind=other
+            fi
+            ;;
+        *) kind=crash ;;
+        esac
+        printf '%s\t%s.%s\t%s\t%s\n' "$kind" "$base" "$name" "$oid" "$first" >>"$OUT/results.tsv"
+    done <"$OUT/$base.routines"
+done
+
+echo "results: $OUT/results.tsv"
+for k in read listed syntax other crash; do
+    printf '%-7s %d\n' "$k" "$(grep -c "^$k	" "$OUT/results.tsv")"
+done
+printf '%-7s %d\n' total "$(wc -l <"$OUT/results.tsv")"
