@@ -270,6 +270,10 @@ impl Reader<'_> {
                 });
             }
         }
+        for (t, name, at) in &self.triggers {
+            let line = self.file.line_col(*at).0;
+            extras.triggers.push((rel_of(*t), name.clone(), line));
+        }
         let mut schema = Schema {
             relations,
             foreign_keys: vec![],
