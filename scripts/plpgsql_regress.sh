@@ -29,6 +29,7 @@
 #               as not modelled (the message patterns are below)
 #   syntax      exit 2, a syntax error (isolint's or PostgreSQL's parser)
 #   other       exit 2, any other rejection
+#   timeout     no answer in 600 s
 #   crash       any other exit status (a panic is 101)
 # The last lines print the counts; OUT/results.tsv has one line per routine.
 set -u
@@ -82,7 +83,7 @@ for f in $FILES; do
         mkdir -p "$w"
         printf 'schema: ../../%s.dump.sql\n' "$base" >"$w/isolint.yaml"
         $PSQL -d "$dbname" -At -c "SELECT pg_get_functiondef($oid) || ';'" >"$w/routine.sql"
-        (cd "$w" && timeout 60 "$ISOLINT" check . >out.txt 2>err.txt)
+        (cd "$w" && timeout 600 "$ISOLINT" check . >out.txt 2>err.txt)
         rc=$?
         first=$(grep -m1 -E '^(error|  error)' "$w/err.txt" | cut -c1-200)
         [ -z "$first" ] && first=$(head -c 200 "$w/err.txt" | tr '\n' ' ')
@@ -97,6 +98,7 @@ for f in $FILES; do
                 kind=other
             fi
             ;;
+        124) kind=timeout ;;
         *) kind=crash ;;
         esac
         printf '%s\t%s.%s\t%s\t%s\n' "$kind" "$base" "$name" "$oid" "$first" >>"$OUT/results.tsv"
@@ -104,7 +106,7 @@ for f in $FILES; do
 done
 
 echo "results: $OUT/results.tsv"
-for k in read listed syntax other crash; do
+for k in read listed syntax other timeout crash; do
     printf '%-7s %d\n' "$k" "$(grep -c "^$k	" "$OUT/results.tsv")"
 done
 printf '%-7s %d\n' total "$(wc -l <"$OUT/results.tsv")"
