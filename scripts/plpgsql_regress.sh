@@ -21,8 +21,9 @@
 # psql (its expected errors included), `pg_dump --schema-only` dumps what
 # PostgreSQL kept, and every PL/pgSQL routine that is no trigger function
 # (pg_proc: language plpgsql, return type neither trigger nor
-# event_trigger) becomes one workload: the routine as PostgreSQL prints it
-# (pg_get_functiondef) is the only program, the file's dump is the schema.
+# event_trigger) becomes one workload: the file's dump is the schema and
+# the only input, `programs: [name]` picks the routine (all overloads of
+# the name) as the program.
 # `isolint check` runs on it, and the outcome is tallied:
 #   read        exit 0 or 1 (a verdict)
 #   listed      exit 2, rejected for a construct docs/sql-frontend.md lists
@@ -81,8 +82,9 @@ for f in $FILES; do
     while IFS='|' read -r oid nsp name; do
         w="$OUT/$base/$name.$oid"
         mkdir -p "$w"
-        printf 'schema: ../../%s.dump.sql\n' "$base" >"$w/isolint.yaml"
-        $PSQL -d "$dbname" -At -c "SELECT pg_get_functiondef($oid) || ';'" >"$w/routine.sql"
+        # The dump is the whole input: its routine is the program (the
+        # routines it calls are inlined from the same dump).
+        printf 'schema: ../../%s.dump.sql\nprograms: [%s]\n' "$base" "$name" >"$w/isolint.yaml"
         (cd "$w" && timeout 600 "$ISOLINT" check . >out.txt 2>err.txt)
         rc=$?
         first=$(grep -m1 -E '^(error|  error)' "$w/err.txt" | cut -c1-200)

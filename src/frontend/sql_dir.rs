@@ -10,7 +10,8 @@ use super::lower::{lower_units, Context, Unit};
 use super::sql::ddl::{parse_ddl, FunctionDef};
 use super::sql::pgbench::{is_pgbench, parse_script};
 use super::sql::plpgsql::{
-    ddl_only, inline_calls, parse_routine, scan_routines, shadow, Routine, Routines,
+    blank_meta_commands, ddl_only, inline_calls, parse_routine, scan_routines, shadow,
+    skipped_ddl, Routine, Routines,
 };
 use super::sql::procedural::{abbreviation, parse_program};
 use super::sql::Snippet;
@@ -78,11 +79,17 @@ pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
         &mut context,
         &mut errors,
     )?;
+    let mut files = files;
+    let from_schema = errors.take(schema_routines(&schema_file, &manifest.programs));
+    let lenient = from_schema.flatten().map(|(f, rs)| {
+        let name = f.name.clone();
+        files.routine_files.insert(0, (f, rs));
+        name
+    });
     errors.take(files.check_listed(&manifest, &manifest_path));
     let units = files.units(
         &schema,
-        &manifest.programs,
-        &manifest.exclude,
+        (&manifest.programs, &manifest.exclude, lenient.as_deref()),
         &mut context,
         &mut errors,
     );
@@ -261,10 +268,16 @@ impl Files {
             skipped: vec![],
         };
         for f in sources {
-            let Some(routines) = errors.take(scan_routines(&f)) else {
+            // psql meta-commands (pg_dump's `\restrict`) are no SQL; a
+            // pgbench script's are its own, read below from `f`.
+            let blanked = blank_meta_commands(&f);
+            let scanned = scan_routines(blanked.as_ref().unwrap_or(&f));
+            let Some(routines) = errors.take(scanned) else {
                 continue;
             };
             if let Some(rs) = routines {
+                let f = blanked.unwrap_or(f);
+                files.skipped.extend(skipped_ddl(&f));
                 files.routine_files.push((f, rs));
                 continue;
             }
@@ -344,8 +357,7 @@ impl Files {
     fn units(
         &self,
         schema: &crate::model::schema::Schema,
-        programs: &[String],
-        exclude: &[String],
+        (programs, exclude, lenient): (&[String], &[String], Option<&str>),
         context: &mut Context,
         errors: &mut Errors,
     ) -> Vec<Unit> {
@@ -371,7 +383,7 @@ impl Files {
         units.extend(routine_units(
             &self.routine_files,
             schema,
-            (programs, exclude),
+            (programs, exclude, lenient),
             context,
             errors,
         ));
@@ -443,10 +455,14 @@ pub(super) fn function_library(f: &SourceFile) -> Result<Option<Vec<FunctionDef>
 fn routine_units(
     files: &[(SourceFile, Vec<Routine>)],
     schema: &crate::model::schema::Schema,
-    (programs, exclude): (&[String], &[String]),
+    (programs, exclude, lenient): (&[String], &[String], Option<&str>),
     ctx: &mut Context,
     errors: &mut Errors,
 ) -> Vec<Unit> {
+    let listed = |r: &Routine| programs.iter().any(|n| n.eq_ignore_ascii_case(&r.name));
+    // Routines of the schema file (`lenient`) that are no program: their
+    // errors count only where a program calls them (`deferred`).
+    let mut deferred: Vec<(String, Box<Diag>)> = vec![];
     // `exclude:`d routines are not parsed: they need not be readable.
     let excluded = |r: &Routine| exclude.iter().any(|n| n.eq_ignore_ascii_case(&r.name));
     // A trigger function is no transaction program: it runs inside the
@@ -495,7 +511,11 @@ fn routine_units(
                     parsed.insert(r.signature(), p);
                 }
                 Err(e) => {
-                    errors.push(e);
+                    if lenient == Some(f.name.as_str()) && !listed(r) {
+                        deferred.push((r.name.clone(), e));
+                    } else {
+                        errors.push(e);
+                    }
                     parsed.remove(&r.signature());
                     failed.insert(r.name.clone());
                 }
@@ -525,7 +545,6 @@ fn routine_units(
             }
         }
     }
-    let listed = |r: &Routine| programs.iter().any(|n| n.eq_ignore_ascii_case(&r.name));
     let any_listed = shadows.iter().flat_map(|(_, pl)| pl).any(listed);
     let mut units = vec![];
     for (sh, pl) in &shadows {
@@ -549,12 +568,43 @@ fn routine_units(
                     nodes,
                     file: sh.clone(),
                 }),
-                Err(e) if calls_failed(&e, &failed) => {}
+                Err(e) if calls_failed(&e, &failed) => {
+                    // The callee is a routine of the schema file whose
+                    // error was held back: reported now, once.
+                    if let Some(k) = deferred
+                        .iter()
+                        .position(|(n, _)| e.message.contains(&format!("call of `{n}`")))
+                    {
+                        errors.push(deferred.swap_remove(k).1);
+                    }
+                }
                 Err(e) => errors.push(calls_excluded(e, exclude)),
             }
         }
     }
     units
+}
+
+/// The schema file as a file of routines, when `programs:` names one of
+/// its PL/pgSQL routines: one `pg_dump --schema-only` file is then the
+/// whole input (its routines are the programs and the routines they
+/// call). `None` otherwise: a schema's routines are no programs unless
+/// named, so existing workloads keep their programs.
+fn schema_routines(
+    schema: &SourceFile,
+    programs: &[String],
+) -> Result<Option<(SourceFile, Vec<Routine>)>> {
+    if programs.is_empty() {
+        return Ok(None);
+    }
+    let f = blank_meta_commands(schema).unwrap_or_else(|| schema.clone());
+    let Some(rs) = scan_routines(&f)? else {
+        return Ok(None);
+    };
+    let named = rs.iter().any(|r| {
+        r.language == "plpgsql" && programs.iter().any(|n| n.eq_ignore_ascii_case(&r.name))
+    });
+    Ok(named.then_some((f, rs)))
 }
 
 /// A call of an `exclude:`d routine from a routine that is analysed: its
@@ -634,7 +684,7 @@ pub fn lower_texts(schema: &SourceFile, files: &[SourceFile]) -> Result<Loaded> 
     };
     let mut errors = Errors::default();
     let files = Files::classify(files.to_vec(), &mut context, &mut errors);
-    let units = files.units(&ddl.schema, &[], &[], &mut context, &mut errors);
+    let units = files.units(&ddl.schema, (&[], &[], None), &mut context, &mut errors);
     errors.finish()?;
     let mut loaded = lower_with_sources(
         "generated".into(),
