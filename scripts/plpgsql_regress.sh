@@ -87,14 +87,15 @@ for f in $FILES; do
         printf 'schema: ../../%s.dump.sql\nprograms: [%s]\n' "$base" "$name" >"$w/isolint.yaml"
         (cd "$w" && timeout 600 "$ISOLINT" check . >out.txt 2>err.txt)
         rc=$?
-        first=$(grep -m1 -E '^(error|  error)' "$w/err.txt" | cut -c1-200)
-        [ -z "$first" ] && first=$(head -c 200 "$w/err.txt" | tr '\n' ' ')
+        # The first error's message (after a "N errors" header, if any).
+        first=$(grep -v -E '^ *× [0-9]+ errors$' "$w/err.txt" | grep -m1 -A1 '×' |
+            tr -s ' \n│' ' ' | cut -c1-220)
         case $rc in
         0 | 1) kind=read ;;
         2)
-            if grep -qiE 'syntax error|Expected:|unexpected' "$w/err.txt"; then
+            if echo "$first" | grep -qiE 'syntax error|Expected:|unexpected'; then
                 kind=syntax
-            elif head -1 "$w/err.txt" | grep -qE "$LISTED"; then
+            elif echo "$first" | grep -qE "$LISTED"; then
                 kind=listed
             else
                 kind=other
