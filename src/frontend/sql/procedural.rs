@@ -300,6 +300,16 @@ impl P<'_> {
                 }
                 "COMMIT" | "END" => nodes.push(self.commit_stmt(ctx, &w)?),
                 "ROLLBACK" | "ABORT" => nodes.push(self.rollback_stmt(&w)?),
+                // A DO block run by a routine: code isolint sees only as a
+                // string (PostgreSQL compiles it when the statement runs).
+                "DO" if self.pl.is_some() => {
+                    return Err(self.err(
+                        at,
+                        2,
+                        "a DO block inside a routine is not modelled",
+                        "DO compiles and runs its code only when the statement runs; write its statements in the routine (or call a routine of the workload)",
+                    ));
+                }
                 _ => {
                     if let Some(help) = plpgsql_only(&w) {
                         return Err(self.err(
