@@ -637,9 +637,15 @@ impl P<'_> {
     fn routine_call(&self, from: usize, to: usize) -> Result<Option<Cond>> {
         let Some(pl) = &self.pl else { return Ok(None) };
         let t = self.file.text[from..to].trim_start();
-        let Some((name, _)) = ident_at(t, 0) else {
+        let Some((mut name, e)) = ident_at(t, 0) else {
             return Ok(None);
         };
+        // `schema.routine(…)`: routines are known by their last name part.
+        if t.as_bytes().get(e) == Some(&b'.') {
+            if let Some((n, _)) = ident_at(t, e + 1) {
+                name = n;
+            }
+        }
         if !pl.callable.contains(&name) {
             return Ok(None);
         }
@@ -707,7 +713,15 @@ impl P<'_> {
                 i += t[i..].chars().next().map_or(1, char::len_utf8);
                 continue;
             }
-            let (w, e) = ident_at(&t, i).unwrap_or_default();
+            let (mut w, mut e) = ident_at(&t, i).unwrap_or_default();
+            // `schema.routine(…)`: the routine's last name part counts.
+            if b.get(e) == Some(&b'.') {
+                if let Some((n, e2)) = ident_at(&t, e + 1) {
+                    if pl.callable.contains(&n) {
+                        (w, e) = (n, e2);
+                    }
+                }
+            }
             let open = e + blank_prefix(&t[e..]);
             let close = (b.get(open) == Some(&b'(') && pl.callable.contains(&w))
                 .then(|| matching_paren(&t, open))
