@@ -591,7 +591,9 @@ impl P<'_> {
                 "write BEGIN [ISOLATION LEVEL …]; or SET TRANSACTION ISOLATION LEVEL …;",
             ));
         }
-        if ctx != Ctx::Top {
+        // In a routine's outermost block (a procedure's `COMMIT; SET
+        // TRANSACTION …`) it is recorded as in a program's top level.
+        if ctx != Ctx::Top && ctx != Ctx::Routine {
             return Err(self.err(
                 at,
                 w.len(),
@@ -762,8 +764,11 @@ impl P<'_> {
                 })
             }
             Some("EXECUTE") => {
-                return Err(bad(
-                    "dynamic SQL (FOR … IN EXECUTE) cannot be analysed; write the query itself",
+                return Err(self.err(
+                    at,
+                    3,
+                    "FOR … IN EXECUTE (dynamic SQL) cannot be analysed",
+                    "write the query itself: FOR x IN SELECT … LOOP",
                 ))
             }
             Some("REVERSE") => from = self.toks[self.pos + 3].2,
