@@ -640,9 +640,20 @@ impl P<'_> {
         let args = &self.file.text[from..args_end];
         // 'format', args…; a condition name or SQLSTATE 'code' has no
         // expressions.
+        // An argument that is a call of a workload routine is inlined
+        // before the RAISE (`raise notice '%', f(x)`).
+        let mut calls = vec![];
         if args.trim_start().starts_with('\'') {
             for (o, piece) in split_top(args, b',') {
-                exprs.push(self.expr(from + o, from + o + piece.len())?);
+                let (a, b) = (from + o, from + o + piece.len());
+                match self.routine_call(a, b)? {
+                    Some(call) => calls.push(Node::Call {
+                        call,
+                        result: None,
+                        at: a + blank_prefix(piece),
+                    }),
+                    None => exprs.push(self.expr(a, b)?),
+                }
             }
         }
         if let Some(k) = using {
@@ -660,7 +671,12 @@ impl P<'_> {
             }
         }
         self.pos = semi + 1;
-        Ok(Node::Eval(exprs))
+        if calls.is_empty() {
+            return Ok(Node::Eval(exprs));
+        }
+        // An IF with only its ELSE branch: always run, in order.
+        calls.push(Node::Eval(exprs));
+        Ok(Node::If(vec![(None, calls)]))
     }
 
     pub(super) fn loop_stmt(&mut self, w: &str) -> Result<Node> {

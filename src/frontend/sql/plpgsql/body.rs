@@ -634,7 +634,7 @@ impl P<'_> {
 
     /// The text from..to as a call of a workload PL/pgSQL routine, if it
     /// is exactly one.
-    fn routine_call(&self, from: usize, to: usize) -> Result<Option<Cond>> {
+    pub(crate) fn routine_call(&self, from: usize, to: usize) -> Result<Option<Cond>> {
         let Some(pl) = &self.pl else { return Ok(None) };
         let t = self.file.text[from..to].trim_start();
         let Some((mut name, e)) = ident_at(t, 0) else {
