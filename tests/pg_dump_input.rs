@@ -451,7 +451,10 @@ BEGIN
 END $$;
 "#;
     let o = verdict(&dump(body), "programs: [add_one]\n");
-    assert!(o.warnings.iter().any(|w| w == "the schema defines no tables"));
+    assert!(o
+        .warnings
+        .iter()
+        .any(|w| w == "the schema defines no tables"));
 }
 
 /// Schema DDL in a migration that also defines routines is skipped with a
@@ -487,7 +490,9 @@ fn rejected_clauses_are_located() {
         e.contains("ALTER TABLE … DROP is not modelled") && e.contains("schema.sql:"),
         "{e}"
     );
-    let d = dump("CREATE TRIGGER t AFTER INSERT ON app.nope FOR EACH ROW EXECUTE FUNCTION app.f('x');\n");
+    let d = dump(
+        "CREATE TRIGGER t AFTER INSERT ON app.nope FOR EACH ROW EXECUTE FUNCTION app.f('x');\n",
+    );
     let e = error(&d, "");
     assert!(e.contains("trigger on unknown table `nope`"), "{e}");
 }

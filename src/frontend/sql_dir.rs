@@ -10,8 +10,8 @@ use super::lower::{lower_units, Context, Unit};
 use super::sql::ddl::{parse_ddl, FunctionDef};
 use super::sql::pgbench::{is_pgbench, parse_script};
 use super::sql::plpgsql::{
-    blank_meta_commands, ddl_only, inline_calls, parse_routine, scan_routines, shadow,
-    skipped_ddl, Routine, Routines,
+    blank_meta_commands, ddl_only, inline_calls, parse_routine, scan_routines, shadow, skipped_ddl,
+    Routine, Routines,
 };
 use super::sql::procedural::{abbreviation, parse_program};
 use super::sql::Snippet;

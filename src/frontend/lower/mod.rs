@@ -711,14 +711,24 @@ impl Lowerer<'_> {
                 StmtType::Ins | StmtType::KeyDel | StmtType::PredDel => true,
                 StmtType::KeyUpd | StmtType::PredUpd => {
                     s.write.as_ref().is_some_and(|w| !w.is_empty())
-                        || !s.sql.as_deref().unwrap_or("").trim_start().to_ascii_lowercase().starts_with("select")
+                        || !s
+                            .sql
+                            .as_deref()
+                            .unwrap_or("")
+                            .trim_start()
+                            .to_ascii_lowercase()
+                            .starts_with("select")
                 }
             };
             if !writes {
                 continue;
             }
             let rel = &self.schema.rel(s.rel).name;
-            let schema_file = self.extras.file.as_ref().map_or("the schema", |f| f.name.as_str());
+            let schema_file = self
+                .extras
+                .file
+                .as_ref()
+                .map_or("the schema", |f| f.name.as_str());
             let d = Diag::new(format!(
                 "this statement writes `{rel}`, which has trigger `{trig}` ({schema_file}:{tline}): triggers are not modelled"
             ))
@@ -740,7 +750,9 @@ fn line_start(text: &str, line: usize) -> usize {
     if line <= 1 {
         return 0;
     }
-    text.match_indices('\n').nth(line - 2).map_or(0, |(k, _)| k + 1)
+    text.match_indices('\n')
+        .nth(line - 2)
+        .map_or(0, |(k, _)| k + 1)
 }
 
 /// Append to a sequence, dropping ε and flattening nested sequences.

@@ -755,6 +755,18 @@ impl P<'_> {
     /// `FOR v IN <header> LOOP`, the LOOP at token `lp`.
     pub(super) fn for_head(&self, at: usize, lp: usize) -> Result<LoopHead> {
         let bad = |help: &str| self.err(at, 3, "unsupported FOR loop", help);
+        // `FOR targets IN EXECUTE …`, whatever the targets (`lbl.a, lbl.b`).
+        let dynamic = (self.pos + 1..lp).any(|k| {
+            self.word(k).as_deref() == Some("IN") && self.word(k + 1).as_deref() == Some("EXECUTE")
+        });
+        if dynamic {
+            return Err(self.err(
+                at,
+                3,
+                "FOR … IN EXECUTE (dynamic SQL) cannot be analysed",
+                "write the query itself: FOR x IN SELECT … LOOP",
+            ));
+        }
         let var = self
             .word(self.pos + 1)
             .filter(|_| self.word(self.pos + 2).as_deref() == Some("IN") && self.pos + 2 < lp)
@@ -778,14 +790,6 @@ impl P<'_> {
                     var,
                     expr: self.expr(self.toks[self.pos + 3].2, to)?,
                 })
-            }
-            Some("EXECUTE") => {
-                return Err(self.err(
-                    at,
-                    3,
-                    "FOR … IN EXECUTE (dynamic SQL) cannot be analysed",
-                    "write the query itself: FOR x IN SELECT … LOOP",
-                ))
             }
             Some("REVERSE") => from = self.toks[self.pos + 3].2,
             _ => {}

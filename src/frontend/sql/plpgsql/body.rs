@@ -885,14 +885,24 @@ impl P<'_> {
             let (slot, value_at) = if named {
                 let name = piece[lead..word_end].to_lowercase();
                 let Some(k) = c.params.iter().position(|p| p.eq_ignore_ascii_case(&name)) else {
-                    return Err(self.err(base + o + lead, word_end - lead, format!("the cursor has no parameter `{name}`"), "name one of the cursor's parameters"));
+                    return Err(self.err(
+                        base + o + lead,
+                        word_end - lead,
+                        format!("the cursor has no parameter `{name}`"),
+                        "name one of the cursor's parameters",
+                    ));
                 };
                 (k, word_end + arrow + 2)
             } else {
                 (given - 1, 0)
             };
             if slot >= args.len() || args[slot].is_some() {
-                return Err(self.err(at, 4, "a cursor parameter is given twice, or too many arguments", "pass one value per cursor parameter"));
+                return Err(self.err(
+                    at,
+                    4,
+                    "a cursor parameter is given twice, or too many arguments",
+                    "pass one value per cursor parameter",
+                ));
             }
             args[slot] = Some(self.expr(base + o + value_at, base + o + piece.len())?);
         }
