@@ -77,7 +77,7 @@ impl P<'_> {
                     return Err(self.err(
                         s - 1,
                         line_end - s + 1,
-                        &format!("the compiler option `#{}` is not modelled", text[s..line_end].trim_end()),
+                        format!("the compiler option `#{}` is not modelled", text[s..line_end].trim_end()),
                         "isolint resolves names as PostgreSQL does by default (plpgsql.variable_conflict = error); #print_strict_params and #option dump are read",
                     ))
                 }
@@ -1067,7 +1067,7 @@ impl P<'_> {
             return Err(self.err(
                 at,
                 7,
-                &format!("EXECUTE of a `{first}` statement is not modelled"),
+                format!("EXECUTE of a `{first}` statement is not modelled"),
                 "a DO block or CALL run as dynamic SQL is compiled only when it runs: write its statements, or CALL the routine, in the routine itself",
             ));
         }
