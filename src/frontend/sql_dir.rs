@@ -466,8 +466,8 @@ fn routine_units(
     // `exclude:`d routines are not parsed: they need not be readable.
     let excluded = |r: &Routine| exclude.iter().any(|n| n.eq_ignore_ascii_case(&r.name));
     // A trigger function is no transaction program: it runs inside the
-    // statements that fire it, and a CREATE TRIGGER (in the schema or a
-    // migration) is a located error, so skipping it loses nothing.
+    // statements that fire it, and a CREATE TRIGGER of the schema makes
+    // those statements located errors, so skipping it loses nothing.
     let pl_of = |rs: &[Routine]| -> Vec<Routine> {
         rs.iter()
             .filter(|r| r.language == "plpgsql" && !r.trigger)
@@ -488,22 +488,8 @@ fn routine_units(
     for (f, rs) in files {
         // The schema file's LANGUAGE sql functions are in `ctx` already
         // (read by the schema reader, with PostgreSQL's parser).
-        let own_sql = lenient != Some(f.name.as_str());
-        for r in rs
-            .iter()
-            .filter(|r| own_sql && r.language == "sql" && !excluded(r))
-        {
-            let snip = Snippet {
-                text: f.text[r.at..r.end].to_string(),
-                offset: r.at,
-                parsed: None,
-            };
-            if let Some(Sql::CreateFunction(cf)) =
-                errors.take(crate::frontend::sql::parse_one(f, &snip))
-            {
-                let def = crate::frontend::sql::ddl::function_def(f, &snip, &cf);
-                ctx.functions.extend(errors.take(def));
-            }
+        if lenient != Some(f.name.as_str()) {
+            sql_functions(f, rs, &excluded, ctx, errors);
         }
         let pl = pl_of(rs);
         let sh = shadow(f, &pl);
@@ -529,28 +515,7 @@ fn routine_units(
         }
         shadows.push((sh, pl));
     }
-    // A LANGUAGE sql function with the name of a PL/pgSQL routine is an
-    // overload isolint would not resolve (calls of the name are inlined
-    // as the PL/pgSQL routine): rejected.
-    for (f, rs) in files {
-        for r in pl_of(rs) {
-            if let Some(d) = ctx
-                .functions
-                .iter()
-                .find(|d| d.language == "sql" && d.name == r.name)
-            {
-                let (line, _) = d.file.line_col(d.at);
-                errors.push(
-                    Diag::new(format!(
-                        "`{}` is both a PL/pgSQL routine and a LANGUAGE sql function ({}:{line})",
-                        r.name, d.file.name
-                    ))
-                    .help("isolint resolves overloads among PL/pgSQL routines only: rename one of them")
-                    .at(f, r.at, 6, "here"),
-                );
-            }
-        }
-    }
+    sql_routine_clashes(files, ctx, errors);
     let any_listed = shadows.iter().flat_map(|(_, pl)| pl).any(listed);
     let mut units = vec![];
     for (sh, pl) in &shadows {
@@ -589,6 +554,60 @@ fn routine_units(
         }
     }
     units
+}
+
+/// The `LANGUAGE sql` functions of a routine file, into `ctx`.
+fn sql_functions(
+    f: &SourceFile,
+    rs: &[Routine],
+    excluded: &dyn Fn(&Routine) -> bool,
+    ctx: &mut Context,
+    errors: &mut Errors,
+) {
+    for r in rs.iter().filter(|r| r.language == "sql" && !excluded(r)) {
+        let snip = Snippet {
+            text: f.text[r.at..r.end].to_string(),
+            offset: r.at,
+            parsed: None,
+        };
+        if let Some(Sql::CreateFunction(cf)) =
+            errors.take(crate::frontend::sql::parse_one(f, &snip))
+        {
+            let def = crate::frontend::sql::ddl::function_def(f, &snip, &cf);
+            ctx.functions.extend(errors.take(def));
+        }
+    }
+}
+
+/// A LANGUAGE sql function with the name of a PL/pgSQL routine is an
+/// overload isolint would not resolve (calls of the name are inlined as
+/// the PL/pgSQL routine): rejected.
+fn sql_routine_clashes(files: &[(SourceFile, Vec<Routine>)], ctx: &Context, errors: &mut Errors) {
+    let pl_of = |rs: &[Routine]| -> Vec<Routine> {
+        rs.iter()
+            .filter(|r| r.language == "plpgsql" && !r.trigger)
+            .cloned()
+            .collect()
+    };
+    for (f, rs) in files {
+        for r in pl_of(rs) {
+            if let Some(d) = ctx
+                .functions
+                .iter()
+                .find(|d| d.language == "sql" && d.name == r.name)
+            {
+                let (line, _) = d.file.line_col(d.at);
+                errors.push(
+                    Diag::new(format!(
+                        "`{}` is both a PL/pgSQL routine and a LANGUAGE sql function ({}:{line})",
+                        r.name, d.file.name
+                    ))
+                    .help("isolint resolves overloads among PL/pgSQL routines only: rename one of them")
+                    .at(f, r.at, 6, "here"),
+                );
+            }
+        }
+    }
 }
 
 /// The schema file as a file of routines, when `programs:` names one of
