@@ -10,7 +10,8 @@ use super::lower::{lower_units, Context, Unit};
 use super::sql::ddl::{parse_ddl, FunctionDef};
 use super::sql::pgbench::{is_pgbench, parse_script};
 use super::sql::plpgsql::{
-    ddl_only, inline_calls, parse_routine, scan_routines, shadow, Routine, Routines,
+    blank_meta_commands, ddl_only, inline_calls, parse_routine, scan_routines, shadow, skipped_ddl,
+    Routine, Routines,
 };
 use super::sql::procedural::{abbreviation, parse_program};
 use super::sql::Snippet;
@@ -78,11 +79,17 @@ pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
         &mut context,
         &mut errors,
     )?;
+    let mut files = files;
+    let from_schema = errors.take(schema_routines(&schema_file, &manifest.programs));
+    let lenient = from_schema.flatten().map(|(f, rs)| {
+        let name = f.name.clone();
+        files.routine_files.insert(0, (f, rs));
+        name
+    });
     errors.take(files.check_listed(&manifest, &manifest_path));
     let units = files.units(
         &schema,
-        &manifest.programs,
-        &manifest.exclude,
+        (&manifest.programs, &manifest.exclude, lenient.as_deref()),
         &mut context,
         &mut errors,
     );
@@ -261,10 +268,16 @@ impl Files {
             skipped: vec![],
         };
         for f in sources {
-            let Some(routines) = errors.take(scan_routines(&f)) else {
+            // psql meta-commands (pg_dump's `\restrict`) are no SQL; a
+            // pgbench script's are its own, read below from `f`.
+            let blanked = blank_meta_commands(&f);
+            let scanned = scan_routines(blanked.as_ref().unwrap_or(&f));
+            let Some(routines) = errors.take(scanned) else {
                 continue;
             };
             if let Some(rs) = routines {
+                let f = blanked.unwrap_or(f);
+                files.skipped.extend(skipped_ddl(&f));
                 files.routine_files.push((f, rs));
                 continue;
             }
@@ -344,8 +357,7 @@ impl Files {
     fn units(
         &self,
         schema: &crate::model::schema::Schema,
-        programs: &[String],
-        exclude: &[String],
+        (programs, exclude, lenient): (&[String], &[String], Option<&str>),
         context: &mut Context,
         errors: &mut Errors,
     ) -> Vec<Unit> {
@@ -371,7 +383,7 @@ impl Files {
         units.extend(routine_units(
             &self.routine_files,
             schema,
-            (programs, exclude),
+            (programs, exclude, lenient),
             context,
             errors,
         ));
@@ -443,15 +455,19 @@ pub(super) fn function_library(f: &SourceFile) -> Result<Option<Vec<FunctionDef>
 fn routine_units(
     files: &[(SourceFile, Vec<Routine>)],
     schema: &crate::model::schema::Schema,
-    (programs, exclude): (&[String], &[String]),
+    (programs, exclude, lenient): (&[String], &[String], Option<&str>),
     ctx: &mut Context,
     errors: &mut Errors,
 ) -> Vec<Unit> {
+    let listed = |r: &Routine| programs.iter().any(|n| n.eq_ignore_ascii_case(&r.name));
+    // Routines of the schema file (`lenient`) that are no program: their
+    // errors count only where a program calls them (`deferred`).
+    let mut deferred: Vec<(String, Box<Diag>)> = vec![];
     // `exclude:`d routines are not parsed: they need not be readable.
     let excluded = |r: &Routine| exclude.iter().any(|n| n.eq_ignore_ascii_case(&r.name));
     // A trigger function is no transaction program: it runs inside the
-    // statements that fire it, and a CREATE TRIGGER (in the schema or a
-    // migration) is a located error, so skipping it loses nothing.
+    // statements that fire it, and a CREATE TRIGGER of the schema makes
+    // those statements located errors, so skipping it loses nothing.
     let pl_of = |rs: &[Routine]| -> Vec<Routine> {
         rs.iter()
             .filter(|r| r.language == "plpgsql" && !r.trigger)
@@ -470,18 +486,10 @@ fn routine_units(
     let mut failed = std::collections::HashSet::new();
     let mut shadows = vec![];
     for (f, rs) in files {
-        for r in rs.iter().filter(|r| r.language == "sql" && !excluded(r)) {
-            let snip = Snippet {
-                text: f.text[r.at..r.end].to_string(),
-                offset: r.at,
-                parsed: None,
-            };
-            if let Some(Sql::CreateFunction(cf)) =
-                errors.take(crate::frontend::sql::parse_one(f, &snip))
-            {
-                let def = crate::frontend::sql::ddl::function_def(f, &snip, &cf);
-                ctx.functions.extend(errors.take(def));
-            }
+        // The schema file's LANGUAGE sql functions are in `ctx` already
+        // (read by the schema reader, with PostgreSQL's parser).
+        if lenient != Some(f.name.as_str()) {
+            sql_functions(f, rs, &excluded, ctx, errors);
         }
         let pl = pl_of(rs);
         let sh = shadow(f, &pl);
@@ -499,7 +507,11 @@ fn routine_units(
                     parsed.insert(r.signature(), p);
                 }
                 Err(e) => {
-                    errors.push(e);
+                    if lenient == Some(f.name.as_str()) && !listed(r) {
+                        deferred.push((r.name.clone(), e));
+                    } else {
+                        errors.push(e);
+                    }
                     parsed.remove(&r.signature());
                     failed.insert(r.name.clone());
                 }
@@ -507,29 +519,7 @@ fn routine_units(
         }
         shadows.push((sh, pl));
     }
-    // A LANGUAGE sql function with the name of a PL/pgSQL routine is an
-    // overload isolint would not resolve (calls of the name are inlined
-    // as the PL/pgSQL routine): rejected.
-    for (f, rs) in files {
-        for r in pl_of(rs) {
-            if let Some(d) = ctx
-                .functions
-                .iter()
-                .find(|d| d.language == "sql" && d.name == r.name)
-            {
-                let (line, _) = d.file.line_col(d.at);
-                errors.push(
-                    Diag::new(format!(
-                        "`{}` is both a PL/pgSQL routine and a LANGUAGE sql function ({}:{line})",
-                        r.name, d.file.name
-                    ))
-                    .help("isolint resolves overloads among PL/pgSQL routines only: rename one of them")
-                    .at(f, r.at, 6, "here"),
-                );
-            }
-        }
-    }
-    let listed = |r: &Routine| programs.iter().any(|n| n.eq_ignore_ascii_case(&r.name));
+    sql_routine_clashes(files, ctx, errors);
     let any_listed = shadows.iter().flat_map(|(_, pl)| pl).any(listed);
     let mut units = vec![];
     for (sh, pl) in &shadows {
@@ -553,12 +543,97 @@ fn routine_units(
                     nodes,
                     file: sh.clone(),
                 }),
-                Err(e) if calls_failed(&e, &failed) => {}
+                Err(e) if calls_failed(&e, &failed) => {
+                    // The callee is a routine of the schema file whose
+                    // error was held back: reported now, once.
+                    if let Some(k) = deferred
+                        .iter()
+                        .position(|(n, _)| e.message.contains(&format!("call of `{n}`")))
+                    {
+                        errors.push(deferred.swap_remove(k).1);
+                    }
+                }
                 Err(e) => errors.push(calls_excluded(e, exclude)),
             }
         }
     }
     units
+}
+
+/// The `LANGUAGE sql` functions of a routine file, into `ctx`.
+fn sql_functions(
+    f: &SourceFile,
+    rs: &[Routine],
+    excluded: &dyn Fn(&Routine) -> bool,
+    ctx: &mut Context,
+    errors: &mut Errors,
+) {
+    for r in rs.iter().filter(|r| r.language == "sql" && !excluded(r)) {
+        let snip = Snippet {
+            text: f.text[r.at..r.end].to_string(),
+            offset: r.at,
+            parsed: None,
+        };
+        if let Some(Sql::CreateFunction(cf)) =
+            errors.take(crate::frontend::sql::parse_one(f, &snip))
+        {
+            let def = crate::frontend::sql::ddl::function_def(f, &snip, &cf);
+            ctx.functions.extend(errors.take(def));
+        }
+    }
+}
+
+/// A LANGUAGE sql function with the name of a PL/pgSQL routine is an
+/// overload isolint would not resolve (calls of the name are inlined as
+/// the PL/pgSQL routine): rejected.
+fn sql_routine_clashes(files: &[(SourceFile, Vec<Routine>)], ctx: &Context, errors: &mut Errors) {
+    let pl_of = |rs: &[Routine]| -> Vec<Routine> {
+        rs.iter()
+            .filter(|r| r.language == "plpgsql" && !r.trigger)
+            .cloned()
+            .collect()
+    };
+    for (f, rs) in files {
+        for r in pl_of(rs) {
+            if let Some(d) = ctx
+                .functions
+                .iter()
+                .find(|d| d.language == "sql" && d.name == r.name)
+            {
+                let (line, _) = d.file.line_col(d.at);
+                errors.push(
+                    Diag::new(format!(
+                        "`{}` is both a PL/pgSQL routine and a LANGUAGE sql function ({}:{line})",
+                        r.name, d.file.name
+                    ))
+                    .help("isolint resolves overloads among PL/pgSQL routines only: rename one of them")
+                    .at(f, r.at, 6, "here"),
+                );
+            }
+        }
+    }
+}
+
+/// The schema file as a file of routines, when `programs:` names one of
+/// its PL/pgSQL routines: one `pg_dump --schema-only` file is then the
+/// whole input (its routines are the programs and the routines they
+/// call). `None` otherwise: a schema's routines are no programs unless
+/// named, so existing workloads keep their programs.
+fn schema_routines(
+    schema: &SourceFile,
+    programs: &[String],
+) -> Result<Option<(SourceFile, Vec<Routine>)>> {
+    if programs.is_empty() {
+        return Ok(None);
+    }
+    let f = blank_meta_commands(schema).unwrap_or_else(|| schema.clone());
+    let Some(rs) = scan_routines(&f)? else {
+        return Ok(None);
+    };
+    let named = rs.iter().any(|r| {
+        r.language == "plpgsql" && programs.iter().any(|n| n.eq_ignore_ascii_case(&r.name))
+    });
+    Ok(named.then_some((f, rs)))
 }
 
 /// A call of an `exclude:`d routine from a routine that is analysed: its
@@ -638,7 +713,7 @@ pub fn lower_texts(schema: &SourceFile, files: &[SourceFile]) -> Result<Loaded> 
     };
     let mut errors = Errors::default();
     let files = Files::classify(files.to_vec(), &mut context, &mut errors);
-    let units = files.units(&ddl.schema, &[], &[], &mut context, &mut errors);
+    let units = files.units(&ddl.schema, (&[], &[], None), &mut context, &mut errors);
     errors.finish()?;
     let mut loaded = lower_with_sources(
         "generated".into(),

@@ -513,6 +513,10 @@ const PARSER_BUILTINS: &[&str] = &[
 pub(super) const BUILTINS: &[&str] = &[
     "abs",
     "age",
+    // `ROW(a, b)` / `row(a, b)`: PostgreSQL's grammar reads it as a row
+    // constructor (a keyword, never a function call); its arguments are
+    // lowered like any expression's.
+    "row",
     // `ARRAY(SELECT …)`: its query is lowered as a subquery (clauses.rs).
     "array",
     "array_append",

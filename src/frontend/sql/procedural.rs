@@ -300,6 +300,16 @@ impl P<'_> {
                 }
                 "COMMIT" | "END" => nodes.push(self.commit_stmt(ctx, &w)?),
                 "ROLLBACK" | "ABORT" => nodes.push(self.rollback_stmt(&w)?),
+                // A DO block run by a routine: code isolint sees only as a
+                // string (PostgreSQL compiles it when the statement runs).
+                "DO" if self.pl.is_some() => {
+                    return Err(self.err(
+                        at,
+                        2,
+                        "a DO block inside a routine is not modelled",
+                        "DO compiles and runs its code only when the statement runs; write its statements in the routine (or call a routine of the workload)",
+                    ));
+                }
                 _ => {
                     if let Some(help) = plpgsql_only(&w) {
                         return Err(self.err(
@@ -581,7 +591,9 @@ impl P<'_> {
                 "write BEGIN [ISOLATION LEVEL …]; or SET TRANSACTION ISOLATION LEVEL …;",
             ));
         }
-        if ctx != Ctx::Top {
+        // In a routine's outermost block (a procedure's `COMMIT; SET
+        // TRANSACTION …`) it is recorded as in a program's top level.
+        if ctx != Ctx::Top && ctx != Ctx::Routine {
             return Err(self.err(
                 at,
                 w.len(),
@@ -628,9 +640,20 @@ impl P<'_> {
         let args = &self.file.text[from..args_end];
         // 'format', args…; a condition name or SQLSTATE 'code' has no
         // expressions.
+        // An argument that is a call of a workload routine is inlined
+        // before the RAISE (`raise notice '%', f(x)`).
+        let mut calls = vec![];
         if args.trim_start().starts_with('\'') {
             for (o, piece) in split_top(args, b',') {
-                exprs.push(self.expr(from + o, from + o + piece.len())?);
+                let (a, b) = (from + o, from + o + piece.len());
+                match self.routine_call(a, b)? {
+                    Some(call) => calls.push(Node::Call {
+                        call,
+                        result: None,
+                        at: a + blank_prefix(piece),
+                    }),
+                    None => exprs.push(self.expr(a, b)?),
+                }
             }
         }
         if let Some(k) = using {
@@ -648,7 +671,12 @@ impl P<'_> {
             }
         }
         self.pos = semi + 1;
-        Ok(Node::Eval(exprs))
+        if calls.is_empty() {
+            return Ok(Node::Eval(exprs));
+        }
+        // An IF with only its ELSE branch: always run, in order.
+        calls.push(Node::Eval(exprs));
+        Ok(Node::If(vec![(None, calls)]))
     }
 
     pub(super) fn loop_stmt(&mut self, w: &str) -> Result<Node> {
@@ -727,6 +755,18 @@ impl P<'_> {
     /// `FOR v IN <header> LOOP`, the LOOP at token `lp`.
     pub(super) fn for_head(&self, at: usize, lp: usize) -> Result<LoopHead> {
         let bad = |help: &str| self.err(at, 3, "unsupported FOR loop", help);
+        // `FOR targets IN EXECUTE …`, whatever the targets (`lbl.a, lbl.b`).
+        let dynamic = (self.pos + 1..lp).any(|k| {
+            self.word(k).as_deref() == Some("IN") && self.word(k + 1).as_deref() == Some("EXECUTE")
+        });
+        if dynamic {
+            return Err(self.err(
+                at,
+                3,
+                "FOR … IN EXECUTE (dynamic SQL) cannot be analysed",
+                "write the query itself: FOR x IN SELECT … LOOP",
+            ));
+        }
         let var = self
             .word(self.pos + 1)
             .filter(|_| self.word(self.pos + 2).as_deref() == Some("IN") && self.pos + 2 < lp)
@@ -750,11 +790,6 @@ impl P<'_> {
                     var,
                     expr: self.expr(self.toks[self.pos + 3].2, to)?,
                 })
-            }
-            Some("EXECUTE") => {
-                return Err(bad(
-                    "dynamic SQL (FOR … IN EXECUTE) cannot be analysed; write the query itself",
-                ))
             }
             Some("REVERSE") => from = self.toks[self.pos + 3].2,
             _ => {}

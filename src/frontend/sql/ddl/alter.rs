@@ -28,10 +28,9 @@ impl Reader<'_> {
             return Ok(());
         };
         let Some(ti) = self.table(&rv.relname) else {
-            // pg_dump writes `ALTER TABLE v OWNER TO …` for a view too; a
-            // view has no rows of its own to model.
-            let view = |v: &String| v.eq_ignore_ascii_case(&rv.relname);
-            if a.missing_ok || self.views.iter().any(view) {
+            // `ALTER TABLE` also names views and sequences (pg_dump writes
+            // `ALTER TABLE v OWNER TO …` for them): no table data.
+            if a.missing_ok || self.relations.contains(&rv.relname) {
                 return Ok(());
             }
             return self
@@ -275,6 +274,10 @@ impl Reader<'_> {
                     message: format!("`{name}` is {what} of `{root}`: its rows are analysed as rows of `{root}` (statements on different partitions or children are taken to conflict where their columns meet)"),
                 });
             }
+        }
+        for (t, name, at) in &self.triggers {
+            let line = self.file.line_col(*at).0;
+            extras.triggers.push((rel_of(*t), name.clone(), line));
         }
         let mut schema = Schema {
             relations,

@@ -111,6 +111,10 @@ pub struct Extras {
     /// Partitions and inheritance children, as written, and the relation
     /// they are merged into (their root).
     pub aliases: Vec<(String, RelId)>,
+    /// Triggers (name, line of its CREATE TRIGGER) per relation: a
+    /// statement that writes the relation runs the trigger, which isolint
+    /// does not model, so lowering such a statement is an error.
+    pub triggers: Vec<(RelId, String, usize)>,
     /// The schema file (where the hooks' positions point).
     pub file: Option<SourceFile>,
     /// What the reader over-approximated (partitions merged).
@@ -300,6 +304,11 @@ struct Reader<'f> {
     tables: Vec<Table>,
     functions: Vec<FunctionDef>,
     views: Vec<String>,
+    /// Views, materialized views and sequences, as PostgreSQL folds their
+    /// names: pg_dump writes `ALTER TABLE v OWNER TO …` for them too.
+    relations: Vec<String>,
+    /// `CREATE TRIGGER` on a table: (table, trigger name, offset).
+    triggers: Vec<(usize, String, usize)>,
     fks: Vec<PendingFk>,
     hooks: Vec<(usize, PendingHook, Call)>,
     generated: Vec<(usize, String, Vec<String>)>,
@@ -344,6 +353,8 @@ pub fn parse_ddl(file: &SourceFile) -> Result<Ddl> {
         tables: vec![],
         functions: vec![],
         views: vec![],
+        relations: vec![],
+        triggers: vec![],
         fks: vec![],
         hooks: vec![],
         generated: vec![],
@@ -358,12 +369,19 @@ pub fn parse_ddl(file: &SourceFile) -> Result<Ddl> {
             r.statement(n, at)?;
         }
     }
-    if r.tables.is_empty() {
-        return Err(Diag::new("the schema defines no tables")
-            .help("the schema file must contain CREATE TABLE statements")
-            .at(file, 0, 0, "in this file"));
+    // A schema without tables is the schema of routines that read none
+    // (a statement naming a table is then an "unknown table" error where
+    // it stands): said, not refused.
+    let no_tables = r.tables.is_empty();
+    let mut ddl = r.finish()?;
+    if no_tables {
+        ddl.extras.warnings.push(crate::model::error::Warning {
+            file: file.name.clone(),
+            line: 1,
+            message: "the schema defines no tables".into(),
+        });
     }
-    r.finish()
+    Ok(ddl)
 }
 
 impl Reader<'_> {
@@ -389,11 +407,18 @@ impl Reader<'_> {
             NodeEnum::ViewStmt(v) => {
                 let rv = v.view.as_ref();
                 self.views.extend(rv.map(|rv| self.written(rv)));
+                self.relations.extend(rv.map(|rv| rv.relname.clone()));
                 Ok(())
             }
             NodeEnum::CreateTableAsStmt(c) if c.objtype() == pb::ObjectType::ObjectMatview => {
                 let rv = c.into.as_ref().and_then(|i| i.rel.as_ref());
                 self.views.extend(rv.map(|rv| self.written(rv)));
+                self.relations.extend(rv.map(|rv| rv.relname.clone()));
+                Ok(())
+            }
+            NodeEnum::CreateSeqStmt(c) => {
+                self.relations
+                    .extend(c.sequence.as_ref().map(|rv| rv.relname.clone()));
                 Ok(())
             }
             NodeEnum::CreateTableAsStmt(_) => Err(self.reject(at, 6, "CREATE TABLE … AS is not modelled", "isolint needs the table's columns: write CREATE TABLE with its column list")),
@@ -405,7 +430,7 @@ impl Reader<'_> {
                 }
                 Ok(())
             }
-            NodeEnum::CreateTrigStmt(_) => Err(self.reject(at, 14, "triggers are not modelled", "a trigger's reads and writes belong to every statement that fires it; isolint cannot see them. Remove the trigger from the schema given to isolint only if its function touches no table")),
+            NodeEnum::CreateTrigStmt(t) => self.trigger(t, at),
             NodeEnum::RuleStmt(_) => Err(self.reject(at, 11, "CREATE RULE is not modelled", "rules change what statements read and write; isolint cannot see them")),
             NodeEnum::CreatePolicyStmt(_) | NodeEnum::AlterPolicyStmt(_) => Err(self.reject(at, 13, "CREATE POLICY is not modelled", "row-level security policies add conditions (which may read tables) to statements; isolint cannot see them")),
             NodeEnum::CreateForeignTableStmt(_) | NodeEnum::ImportForeignSchemaStmt(_) => Err(self.reject(at, 6, "foreign tables are not modelled", "a foreign table's rows live on another server, outside PostgreSQL's isolation of this database")),
@@ -419,6 +444,23 @@ impl Reader<'_> {
                 Err(self.reject(at, 6, &format!("this statement ({kind}) is not modelled in a schema file"), "a schema file holds CREATE TABLE / ALTER TABLE / CREATE INDEX / CREATE DOMAIN / CREATE FUNCTION and statements that change no table's data (docs/sql-frontend.md, \"Schema DDL: every clause\")"))
             }
         }
+    }
+
+    /// A trigger fires only for writes of its table (INSERT, UPDATE,
+    /// DELETE, TRUNCATE; of a partition or child: of rows of the merged
+    /// root): kept, so that lowering rejects the statements that write
+    /// the table and reads everything else. An INSTEAD OF trigger of a
+    /// view adds nothing (programs cannot use views).
+    fn trigger(&mut self, t: &pb::CreateTrigStmt, at: usize) -> Result<()> {
+        let Some(rv) = t.relation.as_ref() else {
+            return Ok(());
+        };
+        if self.table(&rv.relname).is_none() && self.relations.contains(&rv.relname) {
+            return Ok(());
+        }
+        let ti = self.table_of(rv, "trigger on", "create the table before its trigger")?;
+        self.triggers.push((ti, t.trigname.clone(), at));
+        Ok(())
     }
 
     /// DROP of a table defined earlier: the schema would not be the one
@@ -770,9 +812,11 @@ mod tests {
                 "CREATE RULE",
             ),
             ("CREATE POLICY p ON A USING (id > 0);", "CREATE POLICY"),
+            // A trigger is kept per table (lowering rejects the statements
+            // that write it): here only an unknown table is an error.
             (
-                "CREATE TRIGGER t AFTER INSERT ON A FOR EACH ROW EXECUTE FUNCTION f();",
-                "triggers",
+                "CREATE TRIGGER t AFTER INSERT ON B FOR EACH ROW EXECUTE FUNCTION f();",
+                "trigger on unknown table `B`",
             ),
         ] {
             let e = schema(&format!("CREATE TABLE A (id INT PRIMARY KEY);\n{ddl}"))

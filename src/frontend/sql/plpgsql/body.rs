@@ -14,6 +14,7 @@ use crate::model::error::{Diag, Result};
 impl P<'_> {
     /// `[<<label>>] [DECLARE …] BEGIN … END [label] [;]`: the whole body.
     pub(super) fn routine_body(&mut self, e: usize) -> Result<Vec<Node>> {
+        self.compiler_options()?;
         self.take_label()?;
         let at = self.start();
         match self.word(self.pos).as_deref() {
@@ -46,6 +47,43 @@ impl P<'_> {
             } => body,
             n => vec![n],
         })
+    }
+
+    /// PL/pgSQL's compiler options before the body (`#option dump`,
+    /// `#print_strict_params on|off`, `#variable_conflict error`): they
+    /// change messages only. `#variable_conflict use_variable|use_column`
+    /// resolves names unlike PostgreSQL's default, which isolint follows:
+    /// an error.
+    fn compiler_options(&mut self) -> Result<()> {
+        while let Some(&(Lex::Word, s, _)) = self.toks.get(self.pos) {
+            let text = &self.file.text;
+            if !text[..s].ends_with('#') {
+                return Ok(());
+            }
+            let line_end = text[s..].find('\n').map_or(text.len(), |k| s + k);
+            let option = self.word(self.pos).unwrap_or_default();
+            let mut value = String::new();
+            self.pos += 1;
+            while let Some(&(_, t, _)) = self.toks.get(self.pos) {
+                if t >= line_end {
+                    break;
+                }
+                value = self.word(self.pos).unwrap_or_default();
+                self.pos += 1;
+            }
+            match (option.as_str(), value.as_str()) {
+                ("PRINT_STRICT_PARAMS", _) | ("OPTION", "DUMP") | ("VARIABLE_CONFLICT", "ERROR") => {}
+                _ => {
+                    return Err(self.err(
+                        s - 1,
+                        line_end - s + 1,
+                        format!("the compiler option `#{}` is not modelled", text[s..line_end].trim_end()),
+                        "isolint resolves names as PostgreSQL does by default (plpgsql.variable_conflict = error); #print_strict_params and #option dump are read",
+                    ))
+                }
+            }
+        }
+        Ok(())
     }
 
     /// A `<<label>>` before a loop or block: remembered for it.
@@ -538,6 +576,20 @@ impl P<'_> {
                 at,
             });
         }
+        // `v := col FROM t WHERE …`: PL/pgSQL evaluates an assignment as
+        // `SELECT <expression part>`, so a FROM clause is a query. As
+        // `SELECT … INTO v` (no row: NULL; PostgreSQL raises on several
+        // rows, which only removes executions).
+        if whole && from >= 7 && top_level_from(&self.file.text[from..to]) {
+            let snip = Snippet {
+                text: format!("SELECT {}", &self.file.text[from..to]),
+                offset: from - 7,
+                parsed: None,
+            };
+            let mut st = self.stmt_of(snip)?;
+            st.into = vec![var];
+            return Ok(Node::Sql(Box::new(st)));
+        }
         let expr = self.expr(from, to)?;
         if whole {
             return Ok(Node::Assign { var, expr });
@@ -585,12 +637,18 @@ impl P<'_> {
 
     /// The text from..to as a call of a workload PL/pgSQL routine, if it
     /// is exactly one.
-    fn routine_call(&self, from: usize, to: usize) -> Result<Option<Cond>> {
+    pub(crate) fn routine_call(&self, from: usize, to: usize) -> Result<Option<Cond>> {
         let Some(pl) = &self.pl else { return Ok(None) };
         let t = self.file.text[from..to].trim_start();
-        let Some((name, _)) = ident_at(t, 0) else {
+        let Some((mut name, e)) = ident_at(t, 0) else {
             return Ok(None);
         };
+        // `schema.routine(…)`: routines are known by their last name part.
+        if t.as_bytes().get(e) == Some(&b'.') {
+            if let Some((n, _)) = ident_at(t, e + 1) {
+                name = n;
+            }
+        }
         if !pl.callable.contains(&name) {
             return Ok(None);
         }
@@ -658,7 +716,15 @@ impl P<'_> {
                 i += t[i..].chars().next().map_or(1, char::len_utf8);
                 continue;
             }
-            let (w, e) = ident_at(&t, i).unwrap_or_default();
+            let (mut w, mut e) = ident_at(&t, i).unwrap_or_default();
+            // `schema.routine(…)`: the routine's last name part counts.
+            if b.get(e) == Some(&b'.') {
+                if let Some((n, e2)) = ident_at(&t, e + 1) {
+                    if pl.callable.contains(&n) {
+                        (w, e) = (n, e2);
+                    }
+                }
+            }
             let open = e + blank_prefix(&t[e..]);
             let close = (b.get(open) == Some(&b'(') && pl.callable.contains(&w))
                 .then(|| matching_paren(&t, open))
@@ -825,15 +891,59 @@ impl P<'_> {
             return Ok(vec![]);
         }
         let close = matching_paren(text, open).unwrap_or(text.len());
-        let args = self.exprs(from + open + 1, from + close)?;
-        if args.len() != c.params.len() {
+        let (inner, base) = (&text[open + 1..close], from + open + 1);
+        // Named notation (`p := v`, `p => v`, after the positional ones):
+        // each argument goes to its parameter.
+        let mut args: Vec<Option<Cond>> = vec![None; c.params.len()];
+        let mut given = 0usize;
+        for (o, piece) in split_top(inner, b',') {
+            if is_blank(piece) {
+                continue;
+            }
+            given += 1;
+            let lead = blank_prefix(piece);
+            let word_end = lead
+                + piece[lead..]
+                    .bytes()
+                    .take_while(|&b| is_word_byte(b))
+                    .count();
+            let rest = &piece[word_end..];
+            let arrow = blank_prefix(rest);
+            let named = (rest[arrow..].starts_with(":=") || rest[arrow..].starts_with("=>"))
+                && word_end > lead;
+            let (slot, value_at) = if named {
+                let name = piece[lead..word_end].to_lowercase();
+                let Some(k) = c.params.iter().position(|p| p.eq_ignore_ascii_case(&name)) else {
+                    return Err(self.err(
+                        base + o + lead,
+                        word_end - lead,
+                        format!("the cursor has no parameter `{name}`"),
+                        "name one of the cursor's parameters",
+                    ));
+                };
+                (k, word_end + arrow + 2)
+            } else {
+                (given - 1, 0)
+            };
+            if slot >= args.len() || args[slot].is_some() {
+                return Err(self.err(
+                    at,
+                    4,
+                    "a cursor parameter is given twice, or too many arguments",
+                    "pass one value per cursor parameter",
+                ));
+            }
+            args[slot] = Some(self.expr(base + o + value_at, base + o + piece.len())?);
+        }
+        let args: Vec<Cond> = args.into_iter().flatten().collect();
+        if given != c.params.len() || args.len() != c.params.len() {
             return Err(self.err(
                 at,
                 4,
                 format!(
                     "the cursor takes {} arguments, {} given",
                     c.params.len(),
-                    args.len()
+                    given
                 ),
                 "pass one value per cursor parameter",
             ));
@@ -977,6 +1087,23 @@ impl P<'_> {
         let Some(content) = t.get(lit + 1..close.saturating_sub(1)) else {
             return Err(dynamic());
         };
+        // Only a query or a data change is read from the string: a DO
+        // block or a CALL run as dynamic SQL is code isolint does not
+        // compile (PostgreSQL compiles it when it runs).
+        let first: String = content
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_alphabetic())
+            .collect::<String>()
+            .to_ascii_uppercase();
+        if matches!(first.as_str(), "DO" | "CALL") {
+            return Err(self.err(
+                at,
+                7,
+                format!("EXECUTE of a `{first}` statement is not modelled"),
+                "a DO block or CALL run as dynamic SQL is compiled only when it runs: write its statements, or CALL the routine, in the routine itself",
+            ));
+        }
         let n = self.pl.as_ref().map_or(0, |pl| pl.exec_count);
         if let Some(pl) = &mut self.pl {
             pl.exec_count += 1;
@@ -1346,4 +1473,34 @@ fn alias_follows(t: &str, k: usize) -> bool {
                 w.as_str(),
                 "inner" | "left" | "right" | "full" | "cross" | "natural" | "lateral" | "outer"
             )
+}
+
+/// Whether `text` has a `FROM` outside parentheses, strings and comments
+/// (`extract(year FROM d)` has none).
+fn top_level_from(text: &str) -> bool {
+    let b = text.as_bytes();
+    let (mut i, mut depth) = (0usize, 0i32);
+    while i < b.len() {
+        if let Some(e) = crate::frontend::sql::lex::lexeme_end(text, i) {
+            i = e.max(i + 1);
+            continue;
+        }
+        match b[i] {
+            b'(' | b'[' => depth += 1,
+            b')' | b']' => depth -= 1,
+            c if is_word_byte(c) => {
+                let s = i;
+                while i < b.len() && is_word_byte(b[i]) {
+                    i += 1;
+                }
+                if depth == 0 && text[s..i].eq_ignore_ascii_case("from") {
+                    return true;
+                }
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    false
 }

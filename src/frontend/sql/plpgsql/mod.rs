@@ -207,7 +207,10 @@ pub fn scan_routines(file: &SourceFile) -> Result<Option<Vec<Routine>>> {
             _ => 0,
         };
         if kind == 0 {
-            if ignorable(w(0), w(1)) {
+            // Schema DDL mixed into a migration (or the rest of a pg_dump
+            // file): skipped with a warning (`skipped_ddl`); the schema
+            // comes from the schema file.
+            if ignorable(w(0), w(1)) || is_ddl(w(0), w(1)) {
                 continue;
             }
             // Decided below: only an error in a file of routines (one that
@@ -244,6 +247,74 @@ pub fn scan_routines(file: &SourceFile) -> Result<Option<Vec<Routine>>> {
     let routines = out.into_iter().collect::<Result<Vec<_>>>()?;
     super::gate::routine_file(file)?;
     Ok(Some(routines))
+}
+
+/// A schema statement (CREATE TABLE / INDEX / TYPE / TRIGGER …, ALTER,
+/// DROP of anything but a routine): no program, the schema file has it.
+fn is_ddl(first: &str, second: &str) -> bool {
+    match first {
+        "CREATE" => !matches!(second, "FUNCTION" | "PROCEDURE"),
+        "ALTER" | "DROP" => true,
+        _ => false,
+    }
+}
+
+/// psql meta-commands (a line starting with a backslash: pg_dump's
+/// `\restrict` / `\unrestrict` / `\connect`) blanked, positions kept, as
+/// the schema reader does; `None` if the file has none.
+pub fn blank_meta_commands(file: &SourceFile) -> Option<SourceFile> {
+    if !file.text.starts_with('\\') && !file.text.contains("\n\\") {
+        return None;
+    }
+    let text: String = file
+        .text
+        .split_inclusive('\n')
+        .map(|l| {
+            if l.starts_with('\\') {
+                l.chars().map(|c| if c == '\n' { c } else { ' ' }).collect()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    Some(SourceFile::new(&file.name, text))
+}
+
+/// Warnings for the schema DDL statements of a routine file, which
+/// `scan_routines` skips.
+pub fn skipped_ddl(file: &SourceFile) -> Vec<crate::model::error::Warning> {
+    let text = &file.text;
+    let toks = lex(text);
+    let mut out = vec![];
+    let mut first = true;
+    for (k, t) in toks.iter().enumerate() {
+        match t.0 {
+            Lex::Semi => first = true,
+            Lex::Word if first => {
+                first = false;
+                let w = text[t.1..t.2].to_ascii_uppercase();
+                let next = toks
+                    .get(k + 1)
+                    .map(|n| text[n.1..n.2].to_ascii_uppercase())
+                    .unwrap_or_default();
+                let fourth = toks
+                    .get(k + 3)
+                    .map(|n| text[n.1..n.2].to_ascii_uppercase())
+                    .unwrap_or_default();
+                let routine = next == "OR" && matches!(fourth.as_str(), "FUNCTION" | "PROCEDURE");
+                let ignored = ignorable(&w, &next);
+                if is_ddl(&w, &next) && !routine && !ignored {
+                    out.push(crate::model::error::Warning {
+                        file: file.name.clone(),
+                        line: file.line_col(t.1).0,
+                        message: format!("`{w} {next}` in a file of PL/pgSQL routines: schema DDL, skipped (isolint reads the schema from the schema file)"),
+                    });
+                }
+            }
+            Lex::Word => {}
+        }
+    }
+    out
 }
 
 /// Whether a file holds only schema DDL (a migration that creates tables,
