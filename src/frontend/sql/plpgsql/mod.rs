@@ -213,11 +213,16 @@ pub fn scan_routines(file: &SourceFile) -> Result<Option<Vec<Routine>>> {
             if ignorable(w(0), w(1)) || is_ddl(w(0), w(1)) {
                 continue;
             }
-            // Decided below: only an error in a file of routines (one that
-            // defines a PL/pgSQL routine, whatever statement comes first:
-            // a migration may start with DDL or a DO block); otherwise
-            // the file is a program.
+            // A file that starts with a data statement is a program (its
+            // CREATE FUNCTION is then reported as DDL in a program); one
+            // that starts with DDL or a DO block, as migrations do, is a
+            // routine file if it defines a PL/pgSQL routine (decided
+            // below), and the statement is an error there.
             let word = w(0).to_string();
+            let migration = matches!(word.as_str(), "CREATE" | "ALTER" | "DROP" | "DO");
+            if out.is_empty() && !migration {
+                return Ok(None);
+            }
             let help = if word == "DO" {
                 "a DO block runs once, where the migration is applied, in no transaction program; isolint does not run it: remove it from the routine file (what it creates belongs in the schema file)"
             } else {
