@@ -477,6 +477,16 @@ BEGIN UPDATE app.accounts SET bal = bal WHERE id = a; END $$;\n";
         "{:?}",
         o.warnings
     );
+    // A trigger adds reads and writes: in a migration it stays an error
+    // (only the schema file's triggers are modelled).
+    let with_trigger = format!(
+        "{migration}CREATE TRIGGER t2 AFTER INSERT ON app.accounts FOR EACH ROW EXECUTE FUNCTION app.log_change('x');\n"
+    );
+    let e = match run(&app_dump(), "", &[("V2__touch.sql", &with_trigger)]) {
+        Ok(_) => panic!("a trigger in a migration must be an error"),
+        Err(e) => e,
+    };
+    assert!(e.contains("V2__touch.sql:5:"), "{e}");
 }
 
 /// Clauses that are not modelled stay located errors in a dump.
