@@ -506,3 +506,23 @@ fn rejected_clauses_are_located() {
     let e = error(&d, "");
     assert!(e.contains("trigger on unknown table `nope`"), "{e}");
 }
+
+/// A referential action writes the child table on the parent statement's
+/// behalf, which fires the child's trigger: the parent DELETE is rejected.
+/// Control: the same schema without the trigger loads.
+#[test]
+fn trigger_reached_through_on_delete_cascade() {
+    let schema = "CREATE TABLE p (id int PRIMARY KEY);\n\
+CREATE TABLE c (id int PRIMARY KEY, pid int REFERENCES p(id) ON DELETE CASCADE);\n";
+    let del = [("Del.sql", "DELETE FROM p WHERE id = :a;\n")];
+    let trigger = "CREATE TRIGGER tc AFTER DELETE ON c FOR EACH ROW EXECUTE FUNCTION f('x');\n";
+    let e = match run(&format!("{schema}{trigger}"), "", &del) {
+        Ok(_) => panic!("the cascade fires the trigger"),
+        Err(e) => e,
+    };
+    assert!(
+        e.contains("Del.sql:1:1") && e.contains("writes `c`") && e.contains("trigger `tc`"),
+        "{e}"
+    );
+    assert!(run(schema, "", &del).is_ok());
+}
