@@ -477,6 +477,16 @@ BEGIN UPDATE app.accounts SET bal = bal WHERE id = a; END $$;\n";
         "{:?}",
         o.warnings
     );
+    // A trigger adds reads and writes: in a migration it stays an error
+    // (only the schema file's triggers are modelled).
+    let with_trigger = format!(
+        "{migration}CREATE TRIGGER t2 AFTER INSERT ON app.accounts FOR EACH ROW EXECUTE FUNCTION app.log_change('x');\n"
+    );
+    let e = match run(&app_dump(), "", &[("V2__touch.sql", &with_trigger)]) {
+        Ok(_) => panic!("a trigger in a migration must be an error"),
+        Err(e) => e,
+    };
+    assert!(e.contains("V2__touch.sql:5:"), "{e}");
 }
 
 /// Clauses that are not modelled stay located errors in a dump.
@@ -495,4 +505,24 @@ fn rejected_clauses_are_located() {
     );
     let e = error(&d, "");
     assert!(e.contains("trigger on unknown table `nope`"), "{e}");
+}
+
+/// A referential action writes the child table on the parent statement's
+/// behalf, which fires the child's trigger: the parent DELETE is rejected.
+/// Control: the same schema without the trigger loads.
+#[test]
+fn trigger_reached_through_on_delete_cascade() {
+    let schema = "CREATE TABLE p (id int PRIMARY KEY);\n\
+CREATE TABLE c (id int PRIMARY KEY, pid int REFERENCES p(id) ON DELETE CASCADE);\n";
+    let del = [("Del.sql", "DELETE FROM p WHERE id = :a;\n")];
+    let trigger = "CREATE TRIGGER tc AFTER DELETE ON c FOR EACH ROW EXECUTE FUNCTION f('x');\n";
+    let e = match run(&format!("{schema}{trigger}"), "", &del) {
+        Ok(_) => panic!("the cascade fires the trigger"),
+        Err(e) => e,
+    };
+    assert!(
+        e.contains("Del.sql:1:1") && e.contains("writes `c`") && e.contains("trigger `tc`"),
+        "{e}"
+    );
+    assert!(run(schema, "", &del).is_ok());
 }

@@ -588,7 +588,9 @@ fn errors_point_into_the_body() {
     );
     let e = error(&routine("BEGIN\n  CALL nowhere(1);\n  RETURN 0;\nEND;"));
     assert!(e.starts_with("3:3:"), "{e}");
-    let e = error("CREATE FUNCTION f() RETURNS int LANGUAGE plpgsql AS $$ BEGIN RETURN 1; END $$;\nCREATE TABLE t (a int);");
+    // Schema DDL in a routine file is skipped with a warning (issue 22;
+    // tests/pg_dump_input.rs), but a rule adds writes: still an error.
+    let e = error("CREATE FUNCTION f() RETURNS int LANGUAGE plpgsql AS $$ BEGIN RETURN 1; END $$;\nCREATE RULE r AS ON INSERT TO A DO INSTEAD NOTHING;");
     assert!(e.starts_with("2:1:") && e.contains("CREATE"), "{e}");
     // Columns stay exact after variables (rewritten to `:name` for the
     // parser) and after a call cut out of the statement: `nope` is at

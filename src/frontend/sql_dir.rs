@@ -10,8 +10,8 @@ use super::lower::{lower_units, Context, Unit};
 use super::sql::ddl::{parse_ddl, FunctionDef};
 use super::sql::pgbench::{is_pgbench, parse_script};
 use super::sql::plpgsql::{
-    blank_meta_commands, ddl_only, inline_calls, parse_routine, scan_routines, shadow, skipped_ddl,
-    Routine, Routines,
+    blank_meta_commands, ddl_only, inline_calls, parse_routine, scan_routines,
+    scan_schema_routines, shadow, skipped_ddl, Routine, Routines,
 };
 use super::sql::procedural::{abbreviation, parse_program};
 use super::sql::Snippet;
@@ -627,7 +627,7 @@ fn schema_routines(
         return Ok(None);
     }
     let f = blank_meta_commands(schema).unwrap_or_else(|| schema.clone());
-    let Some(rs) = scan_routines(&f)? else {
+    let Some(rs) = scan_schema_routines(&f)? else {
         return Ok(None);
     };
     let named = rs.iter().any(|r| {

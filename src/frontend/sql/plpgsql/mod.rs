@@ -177,6 +177,16 @@ fn ignorable(first: &str, second: &str) -> bool {
 /// The routines of a file that defines at least one PL/pgSQL routine;
 /// `None` for any other file (a program or a library of SQL functions).
 pub fn scan_routines(file: &SourceFile) -> Result<Option<Vec<Routine>>> {
+    scan(file, false)
+}
+
+/// The routines of the schema file (a `pg_dump` file): every other
+/// statement is the schema reader's.
+pub fn scan_schema_routines(file: &SourceFile) -> Result<Option<Vec<Routine>>> {
+    scan(file, true)
+}
+
+fn scan(file: &SourceFile, schema: bool) -> Result<Option<Vec<Routine>>> {
     let text = &file.text;
     let toks = lex(text);
     let mut out = vec![];
@@ -210,7 +220,7 @@ pub fn scan_routines(file: &SourceFile) -> Result<Option<Vec<Routine>>> {
             // Schema DDL mixed into a migration (or the rest of a pg_dump
             // file): skipped with a warning (`skipped_ddl`); the schema
             // comes from the schema file.
-            if ignorable(w(0), w(1)) || is_ddl(w(0), w(1)) {
+            if schema || ignorable(w(0), w(1)) || is_ddl(w(0), w(1), w(2), w(3)) {
                 continue;
             }
             // A file that starts with a data statement is a program (its
@@ -256,10 +266,21 @@ pub fn scan_routines(file: &SourceFile) -> Result<Option<Vec<Routine>>> {
 
 /// A schema statement (CREATE TABLE / INDEX / TYPE / TRIGGER …, ALTER,
 /// DROP of anything but a routine): no program, the schema file has it.
-fn is_ddl(first: &str, second: &str) -> bool {
+/// Triggers, rules and policies add reads and writes to statements: in a
+/// migration they stay errors (the schema file, where they are modelled,
+/// must have them), not skipped.
+fn is_ddl(first: &str, second: &str, third: &str, fourth: &str) -> bool {
+    let adds_reads = |w: &str| matches!(w, "TRIGGER" | "RULE" | "POLICY");
+    // The object kind: `CREATE [OR REPLACE] [CONSTRAINT] kind`.
+    let kind = match (second, third) {
+        ("OR", _) => fourth,
+        ("CONSTRAINT", _) => third,
+        _ => second,
+    };
     match first {
-        "CREATE" => !matches!(second, "FUNCTION" | "PROCEDURE"),
-        "ALTER" | "DROP" => true,
+        "CREATE" => !matches!(kind, "FUNCTION" | "PROCEDURE") && !adds_reads(kind),
+        "ALTER" => second != "POLICY",
+        "DROP" => true,
         _ => false,
     }
 }
@@ -302,13 +323,15 @@ pub fn skipped_ddl(file: &SourceFile) -> Vec<crate::model::error::Warning> {
                     .get(k + 1)
                     .map(|n| text[n.1..n.2].to_ascii_uppercase())
                     .unwrap_or_default();
-                let fourth = toks
-                    .get(k + 3)
-                    .map(|n| text[n.1..n.2].to_ascii_uppercase())
-                    .unwrap_or_default();
+                let word = |j: usize| {
+                    toks.get(k + j)
+                        .map(|n| text[n.1..n.2].to_ascii_uppercase())
+                        .unwrap_or_default()
+                };
+                let (third, fourth) = (word(2), word(3));
                 let routine = next == "OR" && matches!(fourth.as_str(), "FUNCTION" | "PROCEDURE");
                 let ignored = ignorable(&w, &next);
-                if is_ddl(&w, &next) && !routine && !ignored {
+                if is_ddl(&w, &next, &third, &fourth) && !routine && !ignored {
                     out.push(crate::model::error::Warning {
                         file: file.name.clone(),
                         line: file.line_col(t.1).0,
