@@ -416,7 +416,9 @@ $$ LANGUAGE plpgsql;
 
 /// Values within each column's type, for the witness and for random
 /// rounds: a smallint key (random keys were 1000002: "out of range for
-/// type smallint"), a domain with CHECK over integer, numeric(5,2),
+/// type smallint"), domains with CHECKs (`VALUE >= 0`, `VALUE IN ('open',
+/// 'closed')`, `VALUE < -5`: no made-up positive number passes, the
+/// values come from the constraint), numeric(5,2),
 /// char(1), varchar(3), an enum, jsonb ("cannot make up a value of type
 /// jsonb"), arrays, uuid, time, interval. Take is a lost update on `qty`
 /// plus an insert with a fresh smallint key and a jsonb parameter: the
@@ -428,9 +430,13 @@ fn values_fit_the_column_types() {
     let schema = "
 CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy');
 CREATE DOMAIN qty AS integer CHECK (VALUE >= 0);
+CREATE DOMAIN status AS text CHECK (VALUE IN ('open', 'closed'));
+CREATE DOMAIN debt AS integer NOT NULL CHECK (VALUE < -5);
 CREATE TABLE item (
   i_id smallint PRIMARY KEY,
   qty qty NOT NULL,
+  st status NOT NULL,
+  d debt,
   price numeric(5,2) NOT NULL,
   grade char(1) NOT NULL,
   code varchar(3) NOT NULL,
@@ -456,5 +462,17 @@ INSERT INTO hist (h_id, i_id, note) VALUES (:h, :i, :n);
     }
     assert!(said_reproduced(&out), "{out}");
     assert!(out.contains(" 0 stopped otherwise"), "{out}");
+    // The witness's seed row: values the domains accept.
+    assert!(
+        out.contains("st = 'open'") || out.contains("st = 'closed'"),
+        "{out}"
+    );
+    let d: i64 = out
+        .split("d = '")
+        .nth(1)
+        .and_then(|r| r.split('\'').next())
+        .and_then(|x| x.parse().ok())
+        .expect("a seeded d");
+    assert!(d < -5, "{out}");
     assert_eq!(code, 1, "{out}");
 }

@@ -55,6 +55,9 @@ pub struct Shape {
     pub elem_name: String,
     /// For an enum (or an array of one): its labels in order.
     pub labels: Vec<String>,
+    /// For a domain with CHECK constraints: values PostgreSQL accepts for
+    /// it ([`Scratch::solve_domains`]); made-up values are taken from here.
+    pub accepted: Vec<String>,
 }
 
 impl Column {
@@ -161,6 +164,7 @@ impl<'s> Scratch<'s> {
             }
         }
         s.tables = s.read_tables()?;
+        s.solve_domains();
         Ok(s)
     }
 
@@ -218,6 +222,7 @@ impl<'s> Scratch<'s> {
                     elem: r.get(10),
                     elem_name: r.get(11),
                     labels: r.get(12),
+                    accepted: vec![],
                 },
             };
             match out.last_mut() {
@@ -318,6 +323,57 @@ impl<'s> Scratch<'s> {
 }
 
 impl Scratch<'_> {
+    /// For every column whose type is a domain with CHECK constraints:
+    /// values it accepts, found by trying candidates on the server (`SELECT
+    /// $1::text::<domain>` runs the CHECKs) — the base type's made-up
+    /// values, then the literals of the constraints
+    /// and their neighbours (`VALUE IN ('open', 'closed')`, `VALUE < -5`). A domain none
+    /// is found for keeps the base type's values (PostgreSQL refusing the
+    /// seed row then says why).
+    fn solve_domains(&mut self) {
+        let mut found: std::collections::HashMap<u32, Vec<String>> = Default::default();
+        let mut tables = std::mem::take(&mut self.tables);
+        for c in tables.iter_mut().flat_map(|t| t.columns.iter_mut()) {
+            if c.shape.base == c.oid || c.shape.base == 0 || c.shape.elem != 0 {
+                continue;
+            }
+            if let Some(a) = found.get(&c.oid) {
+                c.shape.accepted = a.clone();
+                continue;
+            }
+            let defs: Vec<String> = self
+                .admin
+                .query(
+                    "SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE contypid = $1 AND contype = 'c'",
+                    &[&c.oid],
+                )
+                .map(|rows| rows.iter().map(|r| r.get(0)).collect())
+                .unwrap_or_default();
+            let mut accepted = vec![];
+            if !defs.is_empty() {
+                let base = Column::of_type(&c.name, c.shape.base, &c.shape.base_name);
+                // Made-up values first: distinct and non-zero where the
+                // CHECK allows them.
+                let mut cands: Vec<String> = (1..=60)
+                    .filter_map(|n| super::witness::made_up(&base, n))
+                    .collect();
+                cands.extend(defs.iter().flat_map(|d| check_literals(d)));
+                let sql = format!("SELECT ($1::text)::{}", c.type_name);
+                for cand in cands {
+                    if accepted.len() >= 40 {
+                        break;
+                    }
+                    if !accepted.contains(&cand) && self.admin.query(&sql, &[&cand]).is_ok() {
+                        accepted.push(cand);
+                    }
+                }
+            }
+            found.insert(c.oid, accepted.clone());
+            c.shape.accepted = accepted;
+        }
+        self.tables = tables;
+    }
+
     /// Puts every sequence of the scratch schema where each run starts
     /// it: far from the values isolint makes up (a positive sequence at
     /// min(10^9, max − span), a negative one mirrored), so that the
@@ -364,6 +420,52 @@ impl Scratch<'_> {
         self.seq_ranges = ranges;
         Ok(())
     }
+}
+
+/// The string and number literals of a constraint's definition, numbers
+/// with their neighbours (x − 1, x + 1): candidates that meet `VALUE IN
+/// (…)`, `VALUE > 0`, `VALUE BETWEEN 1 AND 5`.
+fn check_literals(def: &str) -> Vec<String> {
+    let b = def.as_bytes();
+    let mut out = vec![];
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\'' {
+            let mut s = String::new();
+            i += 1;
+            while i < b.len() {
+                if b[i] == b'\'' && b.get(i + 1) == Some(&b'\'') {
+                    s.push('\'');
+                    i += 2;
+                } else if b[i] == b'\'' {
+                    break;
+                } else {
+                    let ch = def[i..].chars().next().unwrap_or(' ');
+                    s.push(ch);
+                    i += ch.len_utf8();
+                }
+            }
+            // PostgreSQL prints a negative bound as `'-5'::integer`.
+            if let Ok(x) = s.parse::<i64>() {
+                out.extend([x + 1, x - 1].map(|v| v.to_string()));
+            }
+            out.push(s);
+            i += 1;
+        } else if b[i].is_ascii_digit()
+            && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_'))
+        {
+            let start = if i > 0 && b[i - 1] == b'-' { i - 1 } else { i };
+            while i < b.len() && b[i].is_ascii_digit() {
+                i += 1;
+            }
+            if let Ok(x) = def[start..i].parse::<i64>() {
+                out.extend([x, x + 1, x - 1].map(|v| v.to_string()));
+            }
+        } else {
+            i += 1;
+        }
+    }
+    out
 }
 
 /// Every connection's settings: the text of a timestamptz (what runs
@@ -535,6 +637,18 @@ pub fn db_diag(what: &str, e: &postgres::Error) -> Box<Diag> {
 #[cfg(test)]
 mod tests {
     use super::{blank_meta_commands, blank_public, code_words, keep, Keep};
+
+    #[test]
+    fn check_literals_of_a_constraint() {
+        assert_eq!(
+            super::check_literals("CHECK ((VALUE = ANY (ARRAY['open'::text, 'it''s'::text])))"),
+            ["open", "it's"]
+        );
+        assert_eq!(
+            super::check_literals("CHECK (((VALUE > 10) AND (VALUE < -3)))"),
+            ["10", "11", "9", "-3", "-2", "-4"]
+        );
+    }
 
     #[test]
     fn pg_dump_statements() {

@@ -169,6 +169,16 @@ fn decode(ty: &Type, raw: &[u8]) -> Result<String, BoxError> {
         }
         Type::JSONB => String::from_utf8_lossy(raw.get(1..).unwrap_or_default()).into_owned(),
         Type::DATE => date(i32::from_be_bytes(be(raw)?) as i64),
+        Type::TIME => {
+            // Microseconds since midnight, printed as PostgreSQL does.
+            let us = i64::from_be_bytes(be(raw)?);
+            let (s, frac) = (us / 1_000_000, us % 1_000_000);
+            let mut t = format!("{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60);
+            if frac != 0 {
+                t.push_str(format!(".{frac:06}").trim_end_matches('0'));
+            }
+            t
+        }
         Type::TIMESTAMP | Type::TIMESTAMPTZ => {
             let us = i64::from_be_bytes(be(raw)?);
             let (days, rem) = (us.div_euclid(86_400_000_000), us.rem_euclid(86_400_000_000));
@@ -295,6 +305,16 @@ mod tests {
         assert_eq!(num(&[1, 0xFFFF, 0, 4, 5]), "0.0005");
         // 100: one digit 100 at weight 0.
         assert_eq!(num(&[1, 0, 0, 0, 100]), "100");
+    }
+
+    /// PostgreSQL 15 prints `'13:04:05.25'::time` as 13:04:05.25 and
+    /// `'00:00:15'::time` as 00:00:15 (checked with psql).
+    #[test]
+    fn times() {
+        use postgres::types::Type;
+        let t = |us: i64| super::decode(&Type::TIME, &us.to_be_bytes()).unwrap_or_default();
+        assert_eq!(t(47_045_250_000), "13:04:05.25");
+        assert_eq!(t(15_000_000), "00:00:15");
     }
 
     #[test]

@@ -340,8 +340,9 @@ impl Fresh {
 /// within the type: an enum's labels in turn, a domain's base type, an
 /// array of one element, numbers within `smallint`/`integer`/`numeric(p,
 /// s)`, strings within `char(n)`/`varchar(n)`, jsonb, uuid, time,
-/// interval. `None` for a type isolint does not know. A domain's CHECK is
-/// not solved: PostgreSQL refusing the seed row says so.
+/// interval. `None` for a type isolint does not know. A domain with a
+/// CHECK takes the values the server accepted for it
+/// (`Scratch::solve_domains`).
 pub(crate) fn made_up(col: &Column, n: u64) -> Option<String> {
     let sh = &col.shape;
     let (base, base_name) = if sh.base != 0 {
@@ -363,6 +364,9 @@ pub(crate) fn made_up(col: &Column, n: u64) -> Option<String> {
             "{{\"{}\"}}",
             v.replace('\\', "\\\\").replace('"', "\\\"")
         ));
+    }
+    if !sh.accepted.is_empty() {
+        return Some(sh.accepted[n as usize % sh.accepted.len()].clone());
     }
     if !sh.labels.is_empty() {
         return Some(sh.labels[n as usize % sh.labels.len()].clone());
