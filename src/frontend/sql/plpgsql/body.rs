@@ -1230,10 +1230,10 @@ fn top_level_op(text: &str) -> Option<usize> {
 /// file. A doubled quote is one quote, and so is `\'` in an escape
 /// string; `\\` is a backslash, `\n` `\r` `\t` `\f` white space. What
 /// a two-byte escape saves is made up with blanks placed before the next
-/// character that is no quote, so a quote pair of the SQL text (`''`
-/// inside its own literal) stays a pair; such a blank lands inside a
-/// literal of the SQL text (its value, which no read or write depends
-/// on) or between tokens. Other escapes (octal, hex, Unicode, `\b`, a
+/// character that is no quote and outside the SQL text's own literals, so
+/// a quote pair of the SQL text (`''` inside its own literal) stays a
+/// pair and a literal keeps its value: the blanks land between tokens.
+/// Other escapes (octal, hex, Unicode, `\b`, a
 /// quoted ordinary character): `Err((offset, length))` of the escape.
 pub(crate) fn decode_literal(
     content: &str,
@@ -1241,6 +1241,7 @@ pub(crate) fn decode_literal(
 ) -> std::result::Result<String, (usize, usize)> {
     let mut out = String::with_capacity(content.len());
     let mut pad = 0;
+    let mut in_literal = false;
     let mut chars = content.char_indices().peekable();
     while let Some((i, c)) = chars.next() {
         let (decoded, saved) = match c {
@@ -1256,9 +1257,15 @@ pub(crate) fn decode_literal(
             },
             c => (c, 0),
         };
-        if decoded != '\'' && decoded != '\\' {
+        // Blanks go between tokens of the SQL text, never inside one of
+        // its literals: `''y''` is the literal 'y', not ' y' (a
+        // different value, which replay would send).
+        if decoded != '\'' && decoded != '\\' && !in_literal {
             out.extend(std::iter::repeat_n(' ', pad));
             pad = 0;
+        }
+        if decoded == '\'' && saved > 0 {
+            in_literal = !in_literal;
         }
         out.push(decoded);
         pad += saved;
