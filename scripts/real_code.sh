@@ -95,16 +95,33 @@ graphile() {
   done
   "$PGBIN/pg_dump" -h "$PGD" -p "$PGPORT" -U postgres --schema-only gw >"$d/dump.sql"
   echo "graphile-worker: $n migrations applied" >&2
-  # the dump's routines are programs (programs: names them); the TypeScript's SQL in a second workload
-  local routines
-  routines=$(grep -oE '^CREATE FUNCTION graphile_worker\.[a-z_]+\(' "$d/dump.sql" \
-    | sed -E 's/.*\.([a-z_]+)\(/\1/' | sort -u | tr '\n' ',' | sed 's/,$//; s/,/, /g')
-  printf 'schema: dump.sql\nprograms: [%s]\n' "$routines" >"$d/isolint.yaml"
+  # The dump's PL/pgSQL routines are programs (`programs:` names them); a LANGUAGE sql
+  # function is inlined where it is called, so each gets a program calling it with $1, $2, …
+  python3 - "$d" <<'PY'
+import re, sys
+d = sys.argv[1]
+dump = open(d + "/dump.sql").read()
+progs = []
+for m in re.finditer(r"^CREATE FUNCTION graphile_worker\.(\w+)\((.*?)\) RETURNS (.*?)\n\s+LANGUAGE (\w+)", dump, re.M):
+    name, args, ret, lang = m.groups()
+    if ret == "trigger":
+        continue
+    if lang == "plpgsql":
+        progs.append(name)
+        continue
+    n = len([a for a in re.split(r",\s*(?![^()]*\))", args) if a.strip()])
+    params = ", ".join("$%d" % (i + 1) for i in range(n))
+    call = ("SELECT * FROM graphile_worker.%s(%s);" if ret.startswith("SETOF") else "SELECT graphile_worker.%s(%s);") % (name, params)
+    open("%s/call_%s.sql" % (d, name), "w").write(call + "\n")
+    progs.append("call_" + name)
+open(d + "/isolint.yaml", "w").write("schema: dump.sql\nprograms: [%s]\n" % ", ".join(progs))
+print(len(progs))
+PY
   local ts=()
   for f in $(list "$src" src/sql | grep '\.ts$'); do show "$src" "src/sql/$f" >"$OUT/$f"; ts+=("$OUT/$f"); done
   python3 "$HERE/real_code_extract.py" graphile "${ts[@]}" "$d/sql"
   printf 'schema: ../dump.sql\n' >"$d/sql/isolint.yaml"
-  row "graphile-worker dump routines" "$d" "$(echo "$routines" | tr ',' '\n' | wc -l) routines"
+  row "graphile-worker dump routines" "$d" "$(grep -o '\[.*\]' "$d/isolint.yaml" | tr ',' '\n' | wc -l) routines"
   row "graphile-worker src/sql/*.ts" "$d/sql" "$(ls "$d/sql" | grep -c '\.sql$') programs"
 }
 

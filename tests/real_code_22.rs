@@ -108,3 +108,40 @@ fn update_from_a_data_modifying_cte() {
     .expect("a CTE shadowing table t stays unaccounted for");
     assert!(e.contains("`t`"), "{e}");
 }
+
+/// graphile-worker's add_job: `select * into v_job from
+/// graphile_worker.add_jobs(…) limit 1` — a schema-qualified PL/pgSQL
+/// routine in FROM without an alias. PostgreSQL names that FROM item by
+/// the function's name without its schema (`add_jobs`); isolint wrote the
+/// qualified name as the item's alias (`AS s.add_jobs`), which PostgreSQL
+/// rejects ("syntax error at or near ."). The call is inlined: add_job's
+/// only statement is add_jobs's INSERT of a new jobs row.
+#[test]
+fn schema_qualified_routine_in_from_without_alias() {
+    let schema = "CREATE SCHEMA s;
+CREATE TYPE s.spec AS (a text, b int);
+CREATE TABLE s.jobs (id int PRIMARY KEY, a text, b int);
+CREATE FUNCTION s.add_jobs(specs s.spec[], pr boolean DEFAULT false) RETURNS SETOF s.jobs LANGUAGE plpgsql AS $$
+begin
+  return query insert into s.jobs (id, a, b) select 1, spec.a, spec.b from unnest(specs) spec returning *;
+end $$;
+CREATE FUNCTION s.add_job(identifier text, n int) RETURNS s.jobs LANGUAGE plpgsql AS $$
+declare
+  v_job s.jobs;
+begin
+  select * into v_job from s.add_jobs(ARRAY[(identifier, n)::s.spec], (identifier = 'x')) limit 1;
+  return v_job;
+end $$;
+";
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("schema.sql"), schema).unwrap();
+    std::fs::write(
+        d.path().join("isolint.yaml"),
+        "schema: schema.sql\nprograms: [add_job]\n",
+    )
+    .unwrap();
+    let l = isolint::frontend::load(d.path(), None)
+        .unwrap_or_else(|e| panic!("expected it to load: {}", e.message));
+    assert_eq!(l.workload.programs.len(), 1);
+    assert_eq!(stmts(&l, 0), ["ins jobs P- R- W{id,a,b}"]);
+}
