@@ -92,8 +92,14 @@ fn update_from_a_data_modifying_cte() {
         "WITH j AS (DELETE FROM q WHERE id = $1 RETURNING *)\nUPDATE u SET c = 0 FROM j WHERE u.id = j.k;",
     );
     let s = stmts(&l, 0);
-    assert!(s.contains(&"key del q P- R- W{id,k,c}".to_string()), "{s:?}");
-    assert!(s.contains(&"pred upd u P{id} R{id} W{c}".to_string()), "{s:?}");
+    assert!(
+        s.contains(&"key del q P- R- W{id,k,c}".to_string()),
+        "{s:?}"
+    );
+    assert!(
+        s.contains(&"pred upd u P{id} R{id} W{c}".to_string()),
+        "{s:?}"
+    );
     assert!(s.iter().all(|x| !x.contains(" j ")), "{s:?}");
     // Control (fails closed): a CTE named like a table of the schema is
     // not taken as accounted for by its name; the statement is refused.

@@ -209,8 +209,16 @@ impl<'a> Lowerer<'a> {
         // A CTE's name that no table has is no table (`PgRefs::ctes`); one
         // that shadows a table stays unaccounted for (fails closed).
         let ctes = pg.ctes.iter().filter(|c| {
-            !self.schema.relations.iter().any(|r| r.name.eq_ignore_ascii_case(c))
-                && !self.extras.aliases.iter().any(|(n, _)| n.eq_ignore_ascii_case(c))
+            !self
+                .schema
+                .relations
+                .iter()
+                .any(|r| r.name.eq_ignore_ascii_case(c))
+                && !self
+                    .extras
+                    .aliases
+                    .iter()
+                    .any(|(n, _)| n.eq_ignore_ascii_case(c))
         });
         let touched: Vec<String> = touched.into_iter().chain(ctes.cloned()).collect();
         let inlined = &self.inlined_names[inlined.min(self.inlined_names.len())..];
