@@ -115,13 +115,13 @@ for m in re.finditer(r"^CREATE FUNCTION graphile_worker\.(\w+)\((.*?)\) RETURNS 
     open("%s/call_%s.sql" % (d, name), "w").write(call + "\n")
     progs.append("call_" + name)
 open(d + "/isolint.yaml", "w").write("schema: dump.sql\nprograms: [%s]\n" % ", ".join(progs))
-print(len(progs))
 PY
   local ts=()
   for f in $(list "$src" src/sql | grep '\.ts$'); do show "$src" "src/sql/$f" >"$OUT/$f"; ts+=("$OUT/$f"); done
   python3 "$HERE/real_code_extract.py" graphile "${ts[@]}" "$d/sql"
   printf 'schema: ../dump.sql\n' >"$d/sql/isolint.yaml"
-  row "graphile-worker dump routines" "$d" "$(grep -o '\[.*\]' "$d/isolint.yaml" | tr ',' '\n' | wc -l) routines"
+  row "graphile-worker dump routines" "$d" \
+    "$(grep -o '\[.*\]' "$d/isolint.yaml" | tr ',' '\n' | grep -vc call_) PL/pgSQL + $(ls "$d" | grep -c '^call_') SQL functions"
   row "graphile-worker src/sql/*.ts" "$d/sql" "$(ls "$d/sql" | grep -c '\.sql$') programs"
 }
 
