@@ -39,7 +39,7 @@ pg_start() {
   as_pg "$PGBIN/pg_ctl" -D "$PGD/db" -o "-p $PGPORT -k $PGD -c listen_addresses=''" -w start >/dev/null
   trap pg_stop EXIT
 }
-pg_stop() { [ -n "$PGD" ] && as_pg "$PGBIN/pg_ctl" -D "$PGD/db" -m fast stop >/dev/null; PGD=""; }
+pg_stop() { [ -n "$PGD" ] && as_pg "$PGBIN/pg_ctl" -D "$PGD/db" -m fast stop >/dev/null && rm -rf "$PGD"; PGD=""; }
 psql_() { "$PGBIN/psql" -h "$PGD" -p "$PGPORT" -U postgres -X -q -v ON_ERROR_STOP=1 "$@"; }
 fresh_db() { psql_ -d postgres -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $1" -c "CREATE DATABASE $1" >/dev/null; }
 
