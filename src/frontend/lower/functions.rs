@@ -206,6 +206,21 @@ impl<'a> Lowerer<'a> {
                     .map(|(n, _)| n.to_lowercase()),
             )
             .collect();
+        // A CTE's name that no table has is no table (`PgRefs::ctes`); one
+        // that shadows a table stays unaccounted for (fails closed).
+        let ctes = pg.ctes.iter().filter(|c| {
+            !self
+                .schema
+                .relations
+                .iter()
+                .any(|r| r.name.eq_ignore_ascii_case(c))
+                && !self
+                    .extras
+                    .aliases
+                    .iter()
+                    .any(|(n, _)| n.eq_ignore_ascii_case(c))
+        });
+        let touched: Vec<String> = touched.into_iter().chain(ctes.cloned()).collect();
         let inlined = &self.inlined_names[inlined.min(self.inlined_names.len())..];
         let known = |f: &str| is_builtin(f) || self.pure.contains(f);
         let Some(missing) = unaccounted(pg, &touched, inlined, known) else {

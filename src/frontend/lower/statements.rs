@@ -1243,17 +1243,26 @@ impl Lowerer<'_> {
         for cte in &with.cte_tables {
             let (body, rel) = self.cte_body(&cte.query, snip)?;
             self.file_part(body, &mut reads, &mut late);
-            let outputs = match cte.query.body.as_ref() {
-                SetExpr::Select(sel) => sel
-                    .projection
-                    .iter()
-                    .filter_map(|i| match i {
-                        SelectItem::ExprWithAlias { alias, .. } => Some(alias.value.clone()),
-                        _ => None,
-                    })
-                    .collect(),
-                _ => vec![],
+            // A data-modifying CTE's outputs are its RETURNING list's: the
+            // write already read what it returns (`update` collects it).
+            let returning = match cte.query.body.as_ref() {
+                SetExpr::Insert(Sql::Insert(i)) => i.returning.as_deref(),
+                SetExpr::Update(Sql::Update(u)) => u.returning.as_deref(),
+                SetExpr::Delete(Sql::Delete(d)) => d.returning.as_deref(),
+                _ => None,
             };
+            let items = match cte.query.body.as_ref() {
+                SetExpr::Select(sel) => Some(sel.projection.as_slice()),
+                _ => returning,
+            };
+            let outputs = items
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|i| match i {
+                    SelectItem::ExprWithAlias { alias, .. } => Some(alias.value.clone()),
+                    _ => None,
+                })
+                .collect();
             self.ctes.push(Cte {
                 name: cte.alias.name.clone(),
                 rel,

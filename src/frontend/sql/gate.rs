@@ -21,6 +21,12 @@ use crate::model::error::{Diag, Result, SourceFile};
 pub struct PgRefs {
     pub tables: Vec<String>,
     pub functions: Vec<String>,
+    /// Names of the statement's CTEs. pg_query leaves a CTE's name out of
+    /// `tables` only when it meets the CTE before the reference, which it
+    /// does not for `WITH j AS (…) UPDATE t … FROM j` (UPDATE's FROM is
+    /// walked before its WITH): the audit takes these names as accounted
+    /// for when no table of the schema has them.
+    pub ctes: Vec<String>,
 }
 
 /// Parse `text` (positions as in `snip.parse_text()`) as one statement
@@ -46,6 +52,7 @@ fn check(
         Ok(p) => Ok(PgRefs {
             tables: p.tables.iter().map(|t| unqualified(t)).collect(),
             functions: p.functions.iter().map(|f| function_name(f)).collect(),
+            ctes: p.cte_names.clone(),
         }),
         Err(e) => {
             let back = |p: usize| {

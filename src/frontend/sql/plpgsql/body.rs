@@ -717,10 +717,13 @@ impl P<'_> {
                 continue;
             }
             let (mut w, mut e) = ident_at(&t, i).unwrap_or_default();
+            // Where the routine's own name starts (after a schema).
+            let mut name_at = i;
             // `schema.routine(…)`: the routine's last name part counts.
             if b.get(e) == Some(&b'.') {
                 if let Some((n, e2)) = ident_at(&t, e + 1) {
                     if pl.callable.contains(&n) {
+                        name_at = e + 1;
                         (w, e) = (n, e2);
                     }
                 }
@@ -779,8 +782,10 @@ impl P<'_> {
                         }
                         out.push(')');
                         if !alias_follows(&t, c + 1) {
+                            // PostgreSQL names the item by the function's
+                            // name without its schema (`FROM s.f(…)` is f).
                             out.push_str(" AS ");
-                            out.push_str(&t[i..e]);
+                            out.push_str(&t[name_at..e]);
                         }
                     } else {
                         out.push(':');
