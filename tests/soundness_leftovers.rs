@@ -319,14 +319,17 @@ CREATE FUNCTION add(id INT, grp INT) RETURNS INT LANGUAGE sql AS $$ INSERT INTO 
     // A CTE's output column named like the parameter is that column
     // (PostgreSQL 15: `cnt5(g) … WITH s AS (SELECT grp AS g FROM t1)
     // SELECT count(*) FROM s WHERE g = 1` counts group 1 whatever the
-    // argument); isolint does not map CTE output names: a located error,
-    // not the parameter.
+    // argument). Since CTE outputs are names (issue 22, forms_22.rs) it is
+    // the output, never the parameter: the text keeps `g = 1` and the CTE
+    // reads t1's grp.
     let cte = format!(
         "{GROUPS}CREATE FUNCTION cnt5(g INT) RETURNS BIGINT LANGUAGE sql AS $$ WITH s AS (SELECT grp AS g FROM t1) SELECT count(*) FROM s WHERE g = 1 $$;
 "
     );
-    let e = error(&cte, &[("Count.sql", "SELECT cnt5(:g) INTO :n;\n")]);
-    assert!(e.contains("unknown column `g`"), "{e}");
+    let (_, text) = run(&cte, &[("Count.sql", "SELECT cnt5(:g) INTO :n;\n")])
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(text.contains("WHERE g = 1"), "{text}");
+    assert!(text.contains("t1 read=[\"grp\"]"), "{text}");
 }
 
 /// members(id, grp CHECK (under_limit(grp)), note).
