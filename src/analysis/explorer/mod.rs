@@ -414,6 +414,7 @@ fn build(
                 labels: (0..node.ltp.occurrences.len())
                     .map(|p| node.ltp.occurrence_label(w, p))
                     .collect(),
+                continues: t.steps.iter().map(|s| s.cont).collect(),
             }
         })
         .collect();
