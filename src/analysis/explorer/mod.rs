@@ -126,6 +126,7 @@ pub const NOT_MODELLED: &[&str] = &[
     "row locks of predicate SELECT … FOR UPDATE/SHARE (read as plain predicate reads), FOR UPDATE blocking FOR UPDATE (modelled as FOR SHARE), and REPEATABLE READ predicate updates waiting for a row lock",
     "lock-queue order: a writer that blocked on a row before a predicate UPDATE/DELETE started waiting for it is served after that statement",
     "predicate statements on a foreign key's children touch only the children of the parent the program fixed",
+    "a FOR UPDATE/SHARE key read in a later part of a SQL statement (a subquery or CTE) of a row changed since the statement's snapshot: PostgreSQL locks and returns the new version, the model leaves that schedule out",
 ];
 
 /// The answer of [`explore`].
