@@ -155,3 +155,42 @@ CREATE TABLE c (id int PRIMARY KEY, v int NOT NULL);
     assert!(out.contains("  confirmed"), "{out}");
     assert!(out.contains("k ≤ 2 transactions"), "{out}");
 }
+
+/// A CTE is a part of its statement too: `WITH bb AS (SELECT y FROM b …)
+/// SELECT a.x, bb.y FROM a, bb …` reads one snapshot, as the scalar
+/// subquery above (same programs, same reasoning): not confirmed.
+#[test]
+fn cte_parts_read_one_snapshot() {
+    let audit =
+        "WITH bb AS (SELECT y FROM b WHERE id = :k) SELECT a.x, bb.y FROM a, bb WHERE a.id = :k;\n";
+    let (_d, p) = dir(SCHEMA, &[("Audit.sql", audit), ("Move.sql", MOVE)]);
+    let (code, out) = check(&p, &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("not confirmed within bounds"), "{out}");
+    assert!(out.contains(REASON), "{out}");
+}
+
+/// The write part of a statement legitimately runs later (it waits for
+/// the row lock and re-reads the row, EvalPlanQual): `Copy` = `UPDATE a
+/// SET x = (SELECT y FROM b WHERE id = 1) WHERE id = 1` beside Move is a
+/// real anomaly. PostgreSQL 15, a(1, 10), b(1, 0):
+///
+/// ```text
+/// S2: BEGIN; UPDATE a SET x = x - 1 WHERE id = 1;
+/// S1: UPDATE a SET x = (SELECT y FROM b WHERE id = 1) WHERE id = 1;  -- blocks
+/// S2: UPDATE b SET y = y + 1 WHERE id = 1; COMMIT;
+/// S1:                                                  -- UPDATE 1
+/// final: a.x = 0, b.y = 1
+/// ```
+///
+/// Serial results: Move then Copy gives a.x = 1; Copy then Move gives
+/// a.x = -1. The subquery read b on the statement's snapshot (y = 0), the
+/// write applied to Move's version: it stays confirmed.
+#[test]
+fn a_write_part_after_a_lock_wait_stays_confirmed() {
+    let copy = "UPDATE a SET x = (SELECT y FROM b WHERE id = :k) WHERE id = :k;\n";
+    let (_d, p) = dir(SCHEMA, &[("Copy.sql", copy), ("Move.sql", MOVE)]);
+    let (code, out) = check(&p, &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("  confirmed: a non-serializable"), "{out}");
+}
