@@ -159,8 +159,8 @@ pub struct AnalysisArgs {
     /// Skip the search for a concrete non-serializable schedule that confirms each dangerous cycle (docs/explorer.md).
     #[arg(long)]
     pub no_confirm: bool,
-    /// At most this many concurrent transactions in a confirming schedule (k).
-    #[arg(long, value_name = "K", default_value_t = 3, value_parser = clap::value_parser!(u32).range(2..=4))]
+    /// At most this many concurrent transactions in a confirming schedule (k; raised to the number of programs of a longer cycle, up to 8).
+    #[arg(long, value_name = "K", default_value_t = 3, value_parser = clap::value_parser!(u32).range(2..=8))]
     pub max_txns: u32,
 }
 

@@ -148,6 +148,9 @@ pub fn confirmation(w: &Workload, c: &Confirmation) -> Vec<String> {
                 explored.schedules,
                 NOT_MODELLED.len()
             )];
+            if explored.split {
+                out.push("  in the BTP model a schedule exists, but it commits another transaction between the parts of one SQL statement (its subqueries, CTEs or joined tables, lowered as several BTP statements), which read one snapshot on PostgreSQL: not an anomaly PostgreSQL can produce".to_string());
+            }
             out.extend(NOT_MODELLED.iter().map(|m| format!("  - {m}")));
             out
         }

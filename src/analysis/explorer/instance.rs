@@ -98,6 +98,10 @@ pub(super) struct StepSpec {
     /// Independent of every other transaction (touches nothing they
     /// touch): the search runs it alone (an ample set of size one).
     pub independent: bool,
+    /// A later part of the previous step's SQL statement (issue 23, item
+    /// 2): PostgreSQL takes one snapshot per statement, so its reads see
+    /// the snapshot the statement's first part took (`continues`).
+    pub cont: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -126,6 +130,26 @@ fn mask_of(set: &Option<AttrSet>, arity: usize, g: Granularity) -> Option<Mask> 
     })
 }
 
+/// Is occurrence `pos` of `ltp` a later part of the SQL statement of
+/// occurrence `pos - 1`? The front-end lowers a statement's subqueries,
+/// CTEs and joined tables as several BTP statements, in program order
+/// (`frontend::lower::order`), each with the statement's text and line:
+/// the same text and origin, a later statement index and the same loop
+/// iteration mean the same execution of one SQL statement. Two identical
+/// statements on one line are taken as one (fewer schedules: never a
+/// false "confirmed"). BTP YAML statements without `sql` and `origin`
+/// stand alone (`isolint btp --format yaml` keeps both, and the grouping).
+pub(super) fn continues(w: &Workload, ltp: &crate::analysis::unfold::Ltp, pos: usize) -> bool {
+    let (a, b) = (&ltp.occurrences[pos - 1], &ltp.occurrences[pos]);
+    let (sa, sb) = (ltp.statement(w, pos - 1), ltp.statement(w, pos));
+    a.stmt < b.stmt
+        && a.iteration == b.iteration
+        && sa.sql.is_some()
+        && sa.origin.is_some()
+        && sa.sql == sb.sql
+        && sa.origin == sb.origin
+}
+
 /// The steps of one transaction instantiating node `v`, tuples unset.
 fn skeleton(w: &Workload, g: &SummaryGraph, v: usize, alloc: &Allocation) -> TxnSpec {
     let ltp = &g.nodes[v].ltp;
@@ -149,6 +173,7 @@ fn skeleton(w: &Workload, g: &SummaryGraph, v: usize, alloc: &Allocation) -> Txn
                 parents: vec![],
                 hot: false,
                 independent: false,
+                cont: pos > 0 && continues(w, ltp, pos),
             }
         })
         .collect();

@@ -108,6 +108,10 @@ pub(super) struct State {
     /// each deferred tuple with the number of committed versions it had at
     /// the statement's start. Empty when not waiting.
     waits: Vec<Vec<(usize, usize)>>,
+    /// READ COMMITTED: the transactions committed when T_i's current SQL
+    /// statement took its snapshot (its first part), while later parts of
+    /// it remain (`StepSpec::cont`, issue 23 item 2). `None` otherwise.
+    stmt_snap: Vec<Option<u8>>,
 }
 
 pub(super) struct Search<'a> {
@@ -230,6 +234,7 @@ impl<'a> Search<'a> {
             rw: if self.ssi { vec![0; k] } else { vec![] },
             order: if self.ssi { vec![0; k] } else { vec![] },
             waits: vec![vec![]; k],
+            stmt_snap: vec![None; k],
         }
     }
 
@@ -309,7 +314,10 @@ impl<'a> Search<'a> {
             };
             // A REPEATABLE READ transaction's first statement takes its
             // snapshot, which depends on when it runs: never ample.
-            let snapshot = self.inst.txns[i].level != Level::ReadCommitted && st.snap[i].is_none();
+            // Nor one whose later parts read the snapshot it takes.
+            let snapshot = (self.inst.txns[i].level != Level::ReadCommitted
+                && st.snap[i].is_none())
+                || steps.get(pc + 1).is_some_and(|s| s.cont);
             let ample = self.reduce && !self.ssi && steps.get(pc).is_some_and(|s| s.independent);
             if ample && !snapshot && !succ.is_empty() {
                 return succ;
@@ -409,37 +417,80 @@ impl<'a> Search<'a> {
             .all(|(x, _)| view & (1 << x) != 0)
     }
 
-    /// Instantiations of the next statement of transaction `i`.
+    /// Instantiations of the next statement of transaction `i`, with the
+    /// statement snapshot recorded for the later parts of its SQL
+    /// statement.
     fn statement(&self, st: &State, i: usize) -> Vec<(State, Step)> {
         let pc = st.pc[i] as usize;
-        let s = &self.inst.txns[i].steps[pc];
+        let steps = &self.inst.txns[i].steps;
+        let s = &steps[pc];
+        let now = self.view(st, i);
+        // READ COMMITTED: a later part of a SQL statement reads the
+        // statement's snapshot; so does a statement resuming after a lock
+        // wait, for the parts after it (its re-checks read the latest).
+        let snap = match st.stmt_snap[i] {
+            Some(v) if s.cont || !st.waits[i].is_empty() => v,
+            _ => now,
+        };
+        let mut out = self.run_statement(st, i, s, now, snap);
+        let later = steps.get(pc + 1).is_some_and(|n| n.cont);
+        let rc = self.inst.txns[i].level == Level::ReadCommitted;
+        for (next, _) in &mut out {
+            next.stmt_snap[i] = (rc && later).then_some(snap);
+        }
+        out
+    }
+
+    /// The next statement `s` of transaction `i`: `now` is what a
+    /// statement starting now sees, `snap` what its SQL statement's
+    /// snapshot holds (the same but for a later part of one).
+    fn run_statement(
+        &self,
+        st: &State,
+        i: usize,
+        s: &StepSpec,
+        now: u8,
+        snap: u8,
+    ) -> Vec<(State, Step)> {
+        let pc = st.pc[i] as usize;
         if !st.waits[i].is_empty() {
             return self.resume(st, i, s);
         }
-        let view = self.view(st, i);
+        let view = now;
         if let Some(t) = s.tuple {
+            // A later part finds its row on the statement's snapshot. A
+            // write then acts on the latest version (EvalPlanQual follows
+            // the update chain); a plain or locking read returns the
+            // snapshot's version, so a locking read of a row changed
+            // since is left out (PostgreSQL would lock the new version:
+            // fewer schedules, never a false one).
+            let found = Self::visible(st, i, t, snap);
             let ok = match s.ty {
                 StmtType::Ins => {
                     Self::seen(st, i, t, u8::MAX).1 == Life::Unborn
                         && Self::writable(st, i, t, view)
                 }
                 StmtType::KeySel if s.locking => {
-                    Self::visible(st, i, t, view)
+                    found
                         && st.tuples[t].pending.is_none_or(|(w, _)| w as usize == i)
                         && Self::unqueued(st, i, t)
-                        && Self::current(st, t, view)
+                        && Self::current(st, t, snap)
                 }
-                StmtType::KeySel => Self::visible(st, i, t, view),
-                _ => Self::visible(st, i, t, view) && Self::writable(st, i, t, view),
+                StmtType::KeySel => found,
+                _ => found && Self::visible(st, i, t, view) && Self::writable(st, i, t, view),
             };
             if !ok {
                 return vec![];
             }
-            let mut exec = Exec::new(self, st, i, pc, view);
+            let read_view = if s.ty == StmtType::KeySel { snap } else { view };
+            let mut exec = Exec::new(self, st, i, pc, read_view);
             exec.key(s, t);
             return vec![exec.finish()];
         }
-        self.predicate(st, i, s, view)
+        // Rows changed since the snapshot are not writable at it: a
+        // predicate update or delete waits for them and re-checks their
+        // latest versions, as for rows another transaction holds.
+        self.predicate(st, i, s, snap)
     }
 
     /// A predicate statement: PR[R], then reads of every eligible visible
@@ -790,7 +841,14 @@ impl<'s> Exec<'s> {
         for &t in deferred {
             let tup = &mut self.st.tuples[t];
             tup.queue.push(self.i as u8);
-            let before = tup.history.len();
+            // The versions the statement's snapshot holds (a prefix:
+            // versions are installed in commit order).
+            let view = self.view;
+            let before = tup
+                .history
+                .iter()
+                .take_while(|(x, _)| view & (1 << x) != 0)
+                .count();
             self.st.waits[self.i].push((t, before));
         }
         (self.st, self.step)

@@ -23,6 +23,9 @@ pub struct Transaction {
     pub name: String,
     /// Occurrence labels per position (`q3`, or `q3@2` in a loop copy).
     pub labels: Vec<String>,
+    /// Per position: a later part of the previous position's SQL
+    /// statement, reading that statement's snapshot (READ COMMITTED).
+    pub continues: Vec<bool>,
 }
 
 /// A tuple of the instance.

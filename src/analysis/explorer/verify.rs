@@ -37,6 +37,14 @@ struct Replay<'s> {
     committed: Vec<bool>,
     /// REPEATABLE READ: the transactions committed at T_i's first statement.
     snapshot: Vec<Option<Vec<bool>>>,
+    /// READ COMMITTED: the transactions committed when T_i's current SQL
+    /// statement started (its first part; issue 23, item 2).
+    statement: Vec<Option<Vec<bool>>>,
+    /// The current step's reads: the statement snapshot they see (`None`:
+    /// the latest committed), and the tuples the step writes, whose reads
+    /// see the latest committed version (a write follows the update chain).
+    reads_at: Option<Vec<bool>>,
+    written: Vec<usize>,
     done: Vec<Done>,
 }
 
@@ -58,6 +66,19 @@ impl Replay<'_> {
             return Some(i);
         }
         vs.iter().rposition(|&(w, _)| self.sees(txn, w))
+    }
+
+    /// The version a plain read or snapshot predicate read of `t` by
+    /// `txn` sees: of the SQL statement's snapshot in a later part of one.
+    fn read_version(&self, txn: usize, t: usize) -> Version {
+        let vs = &self.versions[t];
+        match &self.reads_at {
+            Some(snap) if !self.written.contains(&t) => vs
+                .iter()
+                .rposition(|&(w, _)| w == txn)
+                .or_else(|| vs.iter().rposition(|&(w, _)| snap[w])),
+            _ => self.visible_version(txn, t),
+        }
     }
 
     /// How a read by `txn` of version `v` of `t` is reported.
@@ -111,11 +132,11 @@ impl Replay<'_> {
                 for t in (0..self.s.tuples.len())
                     .filter(|&t| self.s.tuples[t].rel == op.rel && !op.deferred.contains(&t))
                 {
-                    d.vset.insert(t, self.visible_version(txn, t));
+                    d.vset.insert(t, self.read_version(txn, t));
                 }
             }
             (OpKind::Read, Some(t)) => {
-                let v = self.visible_version(txn, t);
+                let v = self.read_version(txn, t);
                 if !self.alive(t, v) {
                     return Err(format!("T{} reads a tuple that is not visible", txn + 1));
                 }
@@ -249,6 +270,29 @@ fn check_wait(
     Ok(())
 }
 
+/// Sets the reads of `step` (at position `pos`) up: a READ COMMITTED
+/// statement's first part takes the statement snapshot, a later part
+/// (`Transaction::continues`) reads it; a resumed step re-checks on the
+/// latest versions.
+fn statement_view(r: &mut Replay<'_>, step: &super::schedule::Step, pos: usize) {
+    let t = &r.s.transactions[step.txn];
+    r.reads_at = None;
+    r.written = step
+        .ops
+        .iter()
+        .filter(|o| is_write(o.kind))
+        .filter_map(|o| o.tuple)
+        .collect();
+    if t.level != Level::ReadCommitted || step.resumed {
+        return;
+    }
+    let later = t.continues.get(pos).copied().unwrap_or(false);
+    if !later || r.statement[step.txn].is_none() {
+        r.statement[step.txn] = Some(r.committed.clone());
+    }
+    r.reads_at = r.statement[step.txn].clone();
+}
+
 /// Checks `s` against Definition 3.3 and Section 3.4; `Ok` means it is an
 /// MVRC schedule whose serialization graph contains the reported cycle.
 pub fn verify(s: &Schedule) -> Result<(), String> {
@@ -258,6 +302,9 @@ pub fn verify(s: &Schedule) -> Result<(), String> {
         versions: vec![vec![]; s.tuples.len()],
         committed: vec![false; k],
         snapshot: vec![None; k],
+        statement: vec![None; k],
+        reads_at: None,
+        written: vec![],
         done: vec![],
     };
     // Per transaction, the statement waiting for row locks: its position
@@ -270,11 +317,12 @@ pub fn verify(s: &Schedule) -> Result<(), String> {
         check_wait(step, &mut waiting[step.txn])?;
         match step.pos {
             None => r.committed[step.txn] = true,
-            Some(_) => {
+            Some(pos) => {
                 let level = s.transactions[step.txn].level;
                 if level != Level::ReadCommitted && r.snapshot[step.txn].is_none() {
                     r.snapshot[step.txn] = Some(r.committed.clone());
                 }
+                statement_view(&mut r, step, pos);
                 for op in &step.ops {
                     r.op(step.txn, op)?;
                 }
