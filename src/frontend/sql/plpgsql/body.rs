@@ -769,19 +769,27 @@ impl P<'_> {
                         // takes several arrays): columns of the items
                         // before it that they name are read per row.
                         let args = &t[open + 1..c];
-                        let nested = args
-                            .split(|ch: char| !ch.is_ascii_alphanumeric() && ch != '_')
-                            .any(|w| pl.callable.contains(&w.to_lowercase()));
-                        if !nested && !crate::frontend::sql::lex::is_blank(args) {
+                        if !crate::frontend::sql::lex::is_blank(args) {
                             out.push_str(", ");
                             anchors.at(out.len(), s.orig(open + 1));
-                            out.push_str(args);
+                            out.push_str(&neutral_calls(args, &pl.callable));
                         }
                         out.push(')');
                         if !alias_follows(&t, c + 1) {
                             out.push_str(" AS ");
                             out.push_str(&t[i..e]);
                         }
+                    } else if names_column(pl, &t, &t[open + 1..c]) {
+                        // The arguments are evaluated per row of the
+                        // statement: columns they name are read by it
+                        // (`g(t.b)` reads t.b), so they stay in it, beside
+                        // the call's value.
+                        out.push_str("coalesce(:");
+                        out.push_str(&var);
+                        out.push_str(", ");
+                        anchors.at(out.len(), s.orig(open + 1));
+                        out.push_str(&neutral_calls(&t[open + 1..c], &pl.callable));
+                        out.push(')');
                     } else {
                         out.push(':');
                         out.push_str(&var);
@@ -1503,4 +1511,75 @@ fn top_level_from(text: &str) -> bool {
         i += 1;
     }
     false
+}
+
+/// Whether call arguments may name a column of a table the statement
+/// names: a word of them (outside literals, not a `:var`/`$n`) that is a
+/// column of one of those tables. A variable of the same name is a
+/// conflict PostgreSQL rejects, so this over-approximates only.
+fn names_column(pl: &crate::frontend::sql::plenv::PlEnv, stmt: &str, args: &str) -> bool {
+    let scope = pl.relations_in(stmt);
+    if scope.is_empty() {
+        return false;
+    }
+    let b = args.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if let Some(e) = literal_end(args, i) {
+            i = e;
+            continue;
+        }
+        let starts = (b[i].is_ascii_alphabetic() || b[i] == b'_' || b[i] == b'"')
+            && (i == 0 || !is_word_byte(b[i - 1]) && !matches!(b[i - 1], b'$' | b':'));
+        if starts {
+            if let Some((w, e)) = ident_at(args, i) {
+                if scope.iter().any(|&r| pl.relations[r].1.contains(&w)) {
+                    return true;
+                }
+                i = e.max(i + 1);
+                continue;
+            }
+        }
+        i += args[i..].chars().next().map_or(1, char::len_utf8);
+    }
+    false
+}
+
+/// Call arguments copied into the statement beside the call's value:
+/// nested calls of workload routines (inlined through the outer call)
+/// become `coalesce(…)`, which keeps their arguments as reads and is no
+/// call of a routine.
+fn neutral_calls(args: &str, callable: &std::collections::HashSet<String>) -> String {
+    let b = args.as_bytes();
+    let mut out = String::with_capacity(args.len());
+    let (mut i, mut copied) = (0, 0);
+    while i < b.len() {
+        if let Some(e) = literal_end(args, i) {
+            i = e;
+            continue;
+        }
+        let starts = (b[i].is_ascii_alphabetic() || b[i] == b'_')
+            && (i == 0 || !is_word_byte(b[i - 1]) && !matches!(b[i - 1], b'$' | b'.' | b':'));
+        if !starts {
+            i += args[i..].chars().next().map_or(1, char::len_utf8);
+            continue;
+        }
+        let (mut w, mut e) = ident_at(args, i).unwrap_or_default();
+        if b.get(e) == Some(&b'.') {
+            if let Some((n, e2)) = ident_at(args, e + 1) {
+                if callable.contains(&n) {
+                    (w, e) = (n, e2);
+                }
+            }
+        }
+        let open = e + blank_prefix(&args[e..]);
+        if b.get(open) == Some(&b'(') && callable.contains(&w) {
+            out.push_str(&args[copied..i]);
+            out.push_str("coalesce");
+            copied = open;
+        }
+        i = e.max(i + 1);
+    }
+    out.push_str(&args[copied..]);
+    out
 }

@@ -1,0 +1,213 @@
+//! Calls of PL/pgSQL routines of the workload inside a statement of
+//! another routine (`UPDATE t SET a = g(t.b) …`, `SELECT g(t.b) INTO v
+//! FROM t …`, `WHERE g(b) > 0`, RETURNING, CASE): the call is inlined
+//! before (or, VOLATILE, inside) the statement, and its arguments are
+//! evaluated by the statement per row, so the columns they name are
+//! reads of the statement (docs/sql-frontend.md, "Calls inside
+//! statements"). Before this file, the call was cut out of the statement
+//! with its arguments and those reads were lost: isolint said ROBUST of
+//! the two workloads below, which PostgreSQL 15 shows not serializable.
+//!
+//! "Confirmed on PostgreSQL 15": the schedule in the comment was run on
+//! PostgreSQL 15 at READ COMMITTED with two psql sessions, t = {(1, 0, 0),
+//! (2, 0, 0)}, g(x) = x + 1 (PL/pgSQL), and the outcome compared with both
+//! serial orders. Each not-robust case has a one-line robust control.
+
+use std::path::Path;
+
+use isolint::analysis::analyze;
+use isolint::analysis::graph::Settings;
+use isolint::analysis::robustness::Method;
+
+/// t(id PK, a, b).
+const SCHEMA: &str = "CREATE TABLE t (id INT PRIMARY KEY, a INT, b INT);
+CREATE FUNCTION s(x INT) RETURNS INT LANGUAGE sql IMMUTABLE AS $$ SELECT x + 1 $$;
+";
+
+fn load_with(
+    schema: &str,
+    manifest: &str,
+    files: &[(&str, &str)],
+) -> Result<isolint::frontend::Loaded, String> {
+    let d = tempfile::tempdir().map_err(|e| e.to_string())?;
+    std::fs::write(d.path().join("schema.sql"), schema).map_err(|e| e.to_string())?;
+    std::fs::write(
+        d.path().join("isolint.yaml"),
+        format!("schema: schema.sql\n{manifest}"),
+    )
+    .map_err(|e| e.to_string())?;
+    for (n, t) in files {
+        std::fs::write(d.path().join(n), t).map_err(|e| e.to_string())?;
+    }
+    isolint::frontend::load(Path::new(d.path()), None).map_err(|e| e.message.clone())
+}
+
+fn shape_of(l: &isolint::frontend::Loaded) -> Vec<String> {
+    let w = &l.workload;
+    let set = |rel: usize, s: &Option<isolint::model::schema::AttrSet>| match s {
+        None => "⊥".to_string(),
+        Some(s) => {
+            let names = &w.schema.rel(rel).attributes;
+            let v: Vec<&str> = s.iter().map(|i| names[i].as_str()).collect();
+            format!("{{{}}}", v.join(","))
+        }
+    };
+    w.programs
+        .iter()
+        .flat_map(|p| p.statements.iter().map(move |s| (p, s)))
+        .map(|(p, s)| {
+            format!(
+                "{}: {} {} P{} R{} W{}",
+                p.name,
+                s.ty,
+                w.schema.rel(s.rel).name,
+                set(s.rel, &s.pread),
+                set(s.rel, &s.read),
+                set(s.rel, &s.write)
+            )
+        })
+        .collect()
+}
+
+fn routines(manifest: &str, text: &str) -> Result<isolint::frontend::Loaded, String> {
+    load_with(SCHEMA, manifest, &[("r.sql", text)])
+}
+
+fn robust(manifest: &str, text: &str) -> bool {
+    match routines(manifest, text) {
+        Ok(l) => analyze(&l.workload, Settings::default(), Method::TypeII, false).robust,
+        Err(e) => panic!("expected a verdict, got: {e}"),
+    }
+}
+
+fn shape(manifest: &str, text: &str) -> Vec<String> {
+    match routines(manifest, text) {
+        Ok(l) => shape_of(&l),
+        Err(e) => panic!("expected it to load, got: {e}"),
+    }
+}
+
+const G: &str =
+    "CREATE FUNCTION g(x int) RETURNS int LANGUAGE plpgsql AS $$ BEGIN RETURN x + 1; END $$;\n";
+
+/// A routine f with one local `v` whose body is `body`, after g.
+fn f(body: &str) -> String {
+    format!("{G}CREATE FUNCTION f(k int) RETURNS int LANGUAGE plpgsql AS $$ DECLARE v int; BEGIN {body} RETURN v; END $$;\n")
+}
+
+/// The transfer of b between two rows that both workloads run beside.
+const MOVE_B: &str = "CREATE FUNCTION mv(x int, y int) RETURNS void LANGUAGE plpgsql AS $$ BEGIN
+  UPDATE t SET b = b - 1 WHERE id = x;
+  UPDATE t SET b = b + 1 WHERE id = y; END $$;\n";
+
+/// P1 reads b of row x, then `UPDATE t SET a = g(t.b) + v WHERE id = y`
+/// reads b of row y through g's argument: a read skew with mv.
+/// Confirmed on PostgreSQL 15: S1 BEGIN; S1 SELECT b FROM t WHERE id = 1
+/// → 0; S2 BEGIN; S2 UPDATE t SET b = b - 1 WHERE id = 1; S2 UPDATE t SET
+/// b = b + 1 WHERE id = 2; S2 COMMIT; S1 UPDATE t SET a = g(t.b) + 0
+/// WHERE id = 2; S1 COMMIT → row 2 has a = 2; both serial orders give
+/// a = 1. Control: the first read is of `id`, which mv does not write (run
+/// the same way: a = g(1) + 1 = 3, the result of mv before p1); the
+/// UPDATE's read of b is ordered with mv by the row lock of row y. (A
+/// control that drops the read of b from the UPDATE is not robust: p1's
+/// write of row y after mv's, with its read of b_x before mv's, is a
+/// cycle for isolint's tuple-level ww conflict.)
+#[test]
+fn call_argument_in_update_set_is_read() {
+    let p1 = |first: &str| {
+        format!("{G}{MOVE_B}CREATE FUNCTION p1(x int, y int) RETURNS void LANGUAGE plpgsql AS $$ DECLARE v int; BEGIN
+  SELECT {first} INTO v FROM t WHERE id = x;
+  UPDATE t SET a = g(t.b) + v WHERE id = y; END $$;\n")
+    };
+    let m = "programs: [p1, mv]\n";
+    assert!(!robust(m, &p1("b")));
+    assert!(robust(m, &p1("id")));
+}
+
+/// Two `SELECT g(t.b) INTO …` of rows x and y beside mv: a read skew.
+/// Confirmed on PostgreSQL 15: S1 BEGIN; S1 SELECT g(t.b) FROM t WHERE id
+/// = 1 → 1; S2 BEGIN; S2 UPDATE … b - 1 WHERE id = 1; S2 UPDATE … b + 1
+/// WHERE id = 2; S2 COMMIT; S1 SELECT g(t.b) FROM t WHERE id = 2 → 2; S1
+/// COMMIT: S1 saw 1 and 2; serially it sees 1, 1 (before mv) or 0, 2
+/// (after). Control: the second read is of a (mv writes only b).
+#[test]
+fn call_argument_in_select_into_is_read() {
+    let p1 = |second: &str| {
+        format!("{G}{MOVE_B}CREATE FUNCTION p1(x int, y int) RETURNS int LANGUAGE plpgsql AS $$ DECLARE v int; w int; BEGIN
+  SELECT g(t.b) INTO v FROM t WHERE id = x;
+  SELECT g(t.{second}) INTO w FROM t WHERE id = y; RETURN v + w; END $$;\n")
+    };
+    let m = "programs: [p1, mv]\n";
+    assert!(!robust(m, &p1("b")));
+    assert!(robust(m, &p1("a")));
+}
+
+/// Every position of a call in a statement keeps its argument's columns
+/// as reads of that statement (expected by the rule: the statement reads
+/// what its expressions name; g itself reads no table). The key-based
+/// read `WHERE id = k` becomes a predicate read only where the condition
+/// itself names b.
+#[test]
+fn call_arguments_are_read_in_every_position() {
+    let m = "programs: [f]\n";
+    // WHERE: the predicate is over b.
+    assert_eq!(
+        shape(m, &f("SELECT a INTO v FROM t WHERE g(b) = k;")),
+        ["f: pred sel t P{b} R{a} W⊥"]
+    );
+    // RETURNING: b of the updated row is read by the UPDATE (after the
+    // snapshot scan of its target, as g is VOLATILE).
+    assert!(shape(
+        m,
+        &f("UPDATE t SET a = 1 WHERE id = k RETURNING g(b) INTO v;")
+    )
+    .contains(&"f: key upd t P⊥ R{b} W{a}".to_string()));
+    // CASE condition.
+    assert_eq!(
+        shape(
+            m,
+            &f("SELECT CASE WHEN g(b) > 0 THEN 1 ELSE 2 END INTO v FROM t WHERE id = k;")
+        ),
+        ["f: key sel t P⊥ R{b} W⊥"]
+    );
+    // A nested call: the inner call's argument is read too.
+    assert_eq!(
+        shape(m, &f("SELECT g(g(t.b)) INTO v FROM t WHERE id = k;")),
+        ["f: key sel t P⊥ R{b} W⊥"]
+    );
+    // A LANGUAGE sql function (inlined by the lowering, not extracted).
+    assert_eq!(
+        shape(m, &f("SELECT s(t.b) INTO v FROM t WHERE id = k;")),
+        ["f: key sel t P⊥ R{b} W⊥"]
+    );
+    // An argument that is a subquery: its read is kept.
+    assert!(
+        shape(m, &f("SELECT g((SELECT b FROM t WHERE id = 2)) INTO v;"))
+            .contains(&"f: pred sel t P{id} R{b} W⊥".to_string())
+    );
+    // A variable as argument: the key-based read stays key-based, and
+    // reads no column for the argument.
+    assert_eq!(
+        shape(m, &f("SELECT a INTO v FROM t WHERE id = g(k);")),
+        ["f: key sel t P⊥ R{a} W⊥"]
+    );
+}
+
+/// A nested workload call inside the arguments of a routine in FROM:
+/// its arguments stay reads too (they were dropped with the outer ones).
+#[test]
+fn nested_call_in_from_arguments_is_read() {
+    let text = format!("{G}CREATE FUNCTION h(k int) RETURNS SETOF t LANGUAGE plpgsql AS $$ BEGIN RETURN QUERY SELECT * FROM t WHERE id = k; END $$;
+CREATE FUNCTION f(k int) RETURNS int LANGUAGE plpgsql AS $$ DECLARE v int; BEGIN
+  SELECT count(*) INTO v FROM t, LATERAL h(g(t.b)) AS x WHERE t.a = k; RETURN v; END $$;\n");
+    // t is scanned with its WHERE (a); h's argument g(t.b) names b, a
+    // join column of t (P and R), as `LATERAL h(t.id)` in
+    // tests/set_based.rs; then h's body, a keyed read of t.
+    assert_eq!(
+        shape("programs: [f]\n", &text),
+        [
+            "f: pred sel t P{a,b} R{b} W⊥",
+            "f: key sel t P⊥ R{id,a,b} W⊥"
+        ]
+    );
+}
