@@ -39,7 +39,14 @@ fn load_with(
     for (n, t) in files {
         std::fs::write(d.path().join(n), t).map_err(|e| e.to_string())?;
     }
-    isolint::frontend::load(Path::new(d.path()), None).map_err(|e| e.message.clone())
+    isolint::frontend::load(Path::new(d.path()), None).map_err(|e| {
+        // Every error of the run, with its hint.
+        std::iter::once(&*e)
+            .chain(e.related.iter())
+            .map(|d| format!("{} ({})", d.message, d.help.as_deref().unwrap_or("")))
+            .collect::<Vec<_>>()
+            .join("\n")
+    })
 }
 
 fn shape_of(l: &isolint::frontend::Loaded) -> Vec<String> {
@@ -210,4 +217,100 @@ CREATE FUNCTION f(k int) RETURNS int LANGUAGE plpgsql AS $$ DECLARE v int; BEGIN
             "f: key sel t P⊥ R{id,a,b} W⊥"
         ]
     );
+}
+
+// ---- Dynamic SQL from bound parameters (issue 22, item 5) ----
+
+/// A queue table per queue name, `jobs_<queue>`.
+const QUEUES: &str = "CREATE TABLE jobs_main (id INT PRIMARY KEY, a INT);
+CREATE TABLE other (id INT PRIMARY KEY, a INT);
+";
+
+fn queue_routines(manifest: &str, text: &str) -> Result<isolint::frontend::Loaded, String> {
+    load_with(QUEUES, manifest, &[("r.sql", text)])
+}
+
+/// A read of `a` through dynamic SQL on the queue table, then a write of
+/// `a + 1` through dynamic SQL: a lost update once `q` is bound (the
+/// statements are those of tests/soundness.rs's lost update). Confirmed
+/// on PostgreSQL 15 with f('main', 1) run as its two statements: S1 BEGIN;
+/// S1 SELECT a FROM jobs_main WHERE id = 1 → 0; S2 BEGIN; S2 the same → 0;
+/// S2 UPDATE jobs_main SET a = 0 + 1 WHERE id = 1; S2 COMMIT; S1 the same
+/// UPDATE; S1 COMMIT → a = 1; both serial orders give 2. Control: the read
+/// is `FOR UPDATE` (S2's read waits for S1: a = 2).
+fn bump(lock: &str) -> String {
+    format!(
+        "CREATE FUNCTION f(q text, k int) RETURNS void LANGUAGE plpgsql AS $$ DECLARE v int; BEGIN
+  EXECUTE format('SELECT a FROM %I WHERE id = $1{lock}', 'jobs_' || q) INTO v USING k;
+  EXECUTE 'UPDATE ' || quote_ident('jobs_' || q) || ' SET a = $2 WHERE id = $1' USING k, v + 1;
+END $$;\n"
+    )
+}
+
+#[test]
+fn dynamic_sql_of_bound_parameters_is_analysed() {
+    let m = "programs: [f]\nbind: { f.q: main }\n";
+    let l = match queue_routines(m, &bump("")) {
+        Ok(l) => l,
+        Err(e) => panic!("expected it to load, got: {e}"),
+    };
+    assert_eq!(
+        shape_of(&l),
+        [
+            "f: key sel jobs_main P⊥ R{a} W⊥",
+            "f: key upd jobs_main P⊥ R{} W{a}"
+        ]
+    );
+    assert!(!analyze(&l.workload, Settings::default(), Method::TypeII, false).robust);
+    let l = match queue_routines(m, &bump(" FOR UPDATE")) {
+        Ok(l) => l,
+        Err(e) => panic!("expected it to load, got: {e}"),
+    };
+    assert!(analyze(&l.workload, Settings::default(), Method::TypeII, false).robust);
+    // Bound to another queue: the other table (a name quote_ident keeps).
+    let l = queue_routines(
+        "programs: [f]\nbind: { f.q: main }\n",
+        &bump("").replace("'jobs_' || q", "q"),
+    );
+    assert!(l.is_err(), "no table `main`");
+}
+
+/// Unbound, the computed string stays a located error whose hint names
+/// the manifest key; a key naming no parameter is an error too.
+#[test]
+fn unbound_dynamic_sql_is_a_located_error_naming_bind() {
+    let e = match queue_routines("programs: [f]\n", &bump("")) {
+        Ok(_) => panic!("expected an error"),
+        Err(e) => e,
+    };
+    assert!(
+        e.contains("dynamic SQL") && e.contains("cannot be analysed"),
+        "{e}"
+    );
+    assert!(e.contains("`bind: { f.param: value }`"), "{e}");
+    let e = match queue_routines("programs: [f]\nbind: { f.queue: main }\n", &bump("")) {
+        Ok(_) => panic!("expected an error"),
+        Err(e) => e,
+    };
+    assert!(e.contains("binds `f.queue`"), "{e}");
+}
+
+/// Dynamic SQL in a routine no program calls does not stop the run (it
+/// is compiled by PostgreSQL only when it runs); called by a program, it
+/// is the located error again.
+#[test]
+fn unreached_dynamic_sql_does_not_stop_the_run() {
+    let helper = "CREATE FUNCTION h(q text) RETURNS void LANGUAGE plpgsql AS $$ BEGIN EXECUTE 'DELETE FROM ' || q; END $$;\n";
+    let main = "CREATE FUNCTION g(k int) RETURNS void LANGUAGE plpgsql AS $$ BEGIN UPDATE other SET a = a + 1 WHERE id = k; END $$;\n";
+    let l = match queue_routines("programs: [g]\n", &format!("{helper}{main}")) {
+        Ok(l) => l,
+        Err(e) => panic!("expected it to load, got: {e}"),
+    };
+    assert_eq!(shape_of(&l), ["g: key upd other P⊥ R{a} W{a}"]);
+    let calls = main.replace("WHERE id = k;", "WHERE id = k; PERFORM h('other');");
+    let e = match queue_routines("programs: [g]\n", &format!("{helper}{calls}")) {
+        Ok(_) => panic!("expected an error"),
+        Err(e) => e,
+    };
+    assert!(e.contains("dynamic SQL"), "{e}");
 }

@@ -54,6 +54,9 @@ pub struct PlEnv {
     /// (`P::extract_calls`, drained by `P::block`).
     pub(super) pending: std::cell::RefCell<Vec<Node>>,
     pub(super) calls: std::cell::Cell<usize>,
+    /// Parameters bound by the manifest (`bind:`): name → value, for
+    /// dynamic SQL built from them (plpgsql/dynamic.rs).
+    pub(super) binds: HashMap<String, String>,
 }
 
 impl PlEnv {
@@ -85,6 +88,7 @@ impl PlEnv {
             outer_handler: false,
             pending: std::cell::RefCell::new(vec![]),
             calls: std::cell::Cell::new(0),
+            binds: HashMap::new(),
         }
     }
 

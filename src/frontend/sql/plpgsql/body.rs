@@ -1056,7 +1056,10 @@ impl P<'_> {
     }
 
     /// EXECUTE 'literal' [INTO …] [USING …]: the literal is parsed as SQL;
-    /// its `$n` are the USING arguments. A computed string is an error.
+    /// its `$n` are the USING arguments. A string computed from literals
+    /// and parameters bound in the manifest (`bind:`) is evaluated
+    /// (plpgsql/dynamic.rs) and read the same way; any other computed
+    /// string is an error.
     fn execute(&mut self) -> Result<Vec<Node>> {
         let at = self.start();
         let semi = self.semi_after("EXECUTE", at, "end it with `;`")?;
@@ -1065,36 +1068,48 @@ impl P<'_> {
         let lit = from + blank_prefix(&self.file.text[from..end]);
         let file = self.file;
         let t = &file.text;
+        let routine = self
+            .pl
+            .as_ref()
+            .map_or(String::new(), |pl| pl.routine.clone());
+        let hint = format!("write the statement itself, or EXECUTE a single string literal; a string built with ||, format('… %I %L %s …'), quote_ident or quote_literal from literals and parameters is analysed when isolint.yaml binds those parameters: `bind: {{ {routine}.param: value }}`");
         let dynamic = || {
             self.err(
                 at,
                 7,
                 "EXECUTE of a computed string (dynamic SQL) cannot be analysed",
-                "write the statement itself, or EXECUTE a single string literal",
+                &hint,
             )
         };
-        // `E'…'`: an escape string, one literal too.
-        let escape = matches!(t.as_bytes().get(lit), Some(b'e' | b'E'))
-            && t.as_bytes().get(lit + 1) == Some(&b'\'');
+        let (content, close, escape, computed) = match self.literal_string(lit, end) {
+            Some((close, escape)) => {
+                let Some(content) = t.get(lit + 1 + usize::from(escape)..close.saturating_sub(1))
+                else {
+                    return Err(dynamic());
+                };
+                (content.to_string(), close, escape, false)
+            }
+            None => {
+                let stop = top_level_word(t, lit, end, &["INTO", "USING"]).unwrap_or(end);
+                let value = self.pl.as_ref().and_then(|pl| {
+                    let value_of = |n: &[String]| match n {
+                        [p] => pl.binds.get(&pl.canon(p)).cloned(),
+                        [q, p] if pl.is_qualifier(q) => pl.binds.get(p).cloned(),
+                        _ => None,
+                    };
+                    super::dynamic::evaluate(&t[lit..stop], &value_of)
+                });
+                match value {
+                    Some(v) => (v, stop, false, true),
+                    None => return Err(dynamic()),
+                }
+            }
+        };
         let lit = lit + usize::from(escape);
-        if t.as_bytes().get(lit) != Some(&b'\'') {
-            return Err(dynamic());
-        }
-        let close = quoted_end(t, lit);
-        let after = t
-            .get(close..end)
-            .unwrap_or("")
-            .trim_start()
-            .to_ascii_uppercase();
-        if !(after.is_empty() || after.starts_with("INTO") || after.starts_with("USING")) {
-            return Err(dynamic());
-        }
         let using = (self.pos + 1..semi)
             .find(|&k| self.word(k).as_deref() == Some("USING") && self.toks[k].1 >= close);
         let into_end = using.map_or(end, |k| self.toks[k].1);
-        let Some(content) = t.get(lit + 1..close.saturating_sub(1)) else {
-            return Err(dynamic());
-        };
+        let content = content.as_str();
         // Only a query or a data change is read from the string: a DO
         // block or a CALL run as dynamic SQL is code isolint does not
         // compile (PostgreSQL compiles it when it runs).
@@ -1117,7 +1132,12 @@ impl P<'_> {
             pl.exec_count += 1;
         }
         let mut out = vec![];
-        let mut content = decode_literal(content, escape).map_err(|(i, len)| {
+        let decoded = if computed {
+            Ok(content.to_string())
+        } else {
+            decode_literal(content, escape)
+        };
+        let mut content = decoded.map_err(|(i, len)| {
             self.err(
                 lit + 1 + i,
                 len,
@@ -1137,11 +1157,30 @@ impl P<'_> {
             }
         }
         let text = format!("{content} {}", t.get(close..into_end).unwrap_or(""));
-        let stmt = Node::Sql(Box::new(self.stmt_of(Snippet {
-            text,
-            offset: lit + 1,
-            parsed: None,
-        })?));
+        // A computed text has no place in the file: every position of it
+        // is the expression's start; INTO and the rest are where written.
+        let snip = if computed {
+            let mut anchors = crate::frontend::sql::Anchors::default();
+            for i in 0..=content.len() {
+                anchors.at(i, 0);
+            }
+            anchors.at(content.len() + 1, close - lit);
+            Snippet {
+                text: t.get(lit..into_end).unwrap_or("").to_string(),
+                offset: lit,
+                parsed: Some(Box::new(crate::frontend::sql::Rewrite {
+                    text,
+                    map: anchors.0,
+                })),
+            }
+        } else {
+            Snippet {
+                text,
+                offset: lit + 1,
+                parsed: None,
+            }
+        };
+        let stmt = Node::Sql(Box::new(self.stmt_of(snip)?));
         out.push(Node::Block {
             label: Some(super::EXECUTE_LABEL.into()),
             body: vec![stmt],
@@ -1150,6 +1189,23 @@ impl P<'_> {
         });
         self.pos = semi + 1;
         Ok(out)
+    }
+
+    /// The EXECUTE string at `lit` when it is one literal (`'…'` or
+    /// `E'…'`) followed by nothing, INTO or USING: its end and whether it
+    /// is an escape string.
+    fn literal_string(&self, lit: usize, end: usize) -> Option<(usize, bool)> {
+        let t = &self.file.text;
+        let escape = matches!(t.as_bytes().get(lit), Some(b'e' | b'E'))
+            && t.as_bytes().get(lit + 1) == Some(&b'\'');
+        let q = lit + usize::from(escape);
+        if t.as_bytes().get(q) != Some(&b'\'') {
+            return None;
+        }
+        let close = quoted_end(t, q);
+        let after = t.get(close..end)?.trim_start().to_ascii_uppercase();
+        (after.is_empty() || after.starts_with("INTO") || after.starts_with("USING"))
+            .then_some((close, escape))
     }
 
     /// `FOR a, b, c IN …` (PL/pgSQL, LOOP at token `lp`): the targets
@@ -1582,4 +1638,35 @@ fn neutral_calls(args: &str, callable: &std::collections::HashSet<String>) -> St
     }
     out.push_str(&args[copied..]);
     out
+}
+
+/// Offset of the first of `words` (upper case) in `t[from..end]` outside
+/// literals and parentheses.
+fn top_level_word(t: &str, from: usize, end: usize, words: &[&str]) -> Option<usize> {
+    let b = t.as_bytes();
+    let (mut i, mut depth) = (from, 0usize);
+    while i < end {
+        if let Some(e) = literal_end(t, i) {
+            i = e;
+            continue;
+        }
+        match b[i] {
+            b'(' => depth += 1,
+            b')' => depth = depth.saturating_sub(1),
+            c if depth == 0
+                && (c.is_ascii_alphabetic() || c == b'_')
+                && (i == from || !is_word_byte(b[i - 1])) =>
+            {
+                let e = i + t[i..end].bytes().take_while(|&c| is_word_byte(c)).count();
+                if words.iter().any(|w| t[i..e].eq_ignore_ascii_case(w)) {
+                    return Some(i);
+                }
+                i = e;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
