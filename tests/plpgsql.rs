@@ -498,7 +498,7 @@ END;",
   q2 key upd b P- R{} W{z}",
     );
     let e = error(&routine(
-        "BEGIN\n  EXECUTE 'SELECT x FROM ' || 'A';\n  RETURN 0;\nEND;",
+        "BEGIN\n  EXECUTE 'SELECT x FROM A WHERE k = ' || p;\n  RETURN 0;\nEND;",
     ));
     assert!(e.starts_with("3:3:") && e.contains("dynamic SQL"), "{e}");
 }

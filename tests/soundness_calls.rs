@@ -314,3 +314,68 @@ fn unreached_dynamic_sql_does_not_stop_the_run() {
     };
     assert!(e.contains("dynamic SQL"), "{e}");
 }
+
+/// A string of literals only needs no binding; the statement isolint
+/// keeps (and replay runs) is the text PostgreSQL executes.
+#[test]
+fn dynamic_sql_of_literals_is_the_statement_it_builds() {
+    let f = "CREATE FUNCTION f(k int) RETURNS void LANGUAGE plpgsql AS $$ BEGIN
+  EXECUTE format('UPDATE %I SET a = a + 1 WHERE id = $1', 'jobs_' || 'main') USING k; END $$;\n";
+    let l = match queue_routines("programs: [f]\n", f) {
+        Ok(l) => l,
+        Err(e) => panic!("expected it to load, got: {e}"),
+    };
+    assert_eq!(shape_of(&l), ["f: key upd jobs_main P⊥ R{a} W{a}"]);
+    let sql = l.workload.programs[0].statements[0]
+        .sql
+        .clone()
+        .unwrap_or_default();
+    assert!(
+        sql.starts_with("UPDATE jobs_main SET a = a + 1 WHERE id = "),
+        "{sql}"
+    );
+}
+
+// ---- Shadowing in nested blocks ----
+
+/// An inner block may declare a name an outer block (or the parameter
+/// list) declares: a different variable within the inner block
+/// (PostgreSQL 15: `DECLARE x int := 1; … BEGIN DECLARE x int := 2;
+/// BEGIN x := x + 10; r := x; END; RETURN r || ',' || x;` returns
+/// `12,1`; a DECLARE of a parameter's name in the outermost block is
+/// allowed too). A name declared twice in one block is PostgreSQL's
+/// "duplicate declaration" error.
+#[test]
+fn inner_declaration_shadows_the_outer_variable() {
+    let f = "CREATE FUNCTION f(k int) RETURNS int LANGUAGE plpgsql AS $$ DECLARE x int := k; BEGIN
+  DECLARE x int := 2; BEGIN UPDATE t SET a = x WHERE id = x; END;
+  UPDATE t SET b = x WHERE id = x; RETURN x; END $$;\n";
+    let l = match routines("programs: [f]\n", f) {
+        Ok(l) => l,
+        Err(e) => panic!("expected it to load, got: {e}"),
+    };
+    // Same variable, unassigned between: the two UPDATEs are of one row
+    // (a constraint between them). The inner x is another variable: none.
+    let p = &l.workload.programs[0];
+    let cs: Vec<String> = p
+        .constraints
+        .iter()
+        .map(|c| l.workload.constraint_text(p, c))
+        .collect();
+    assert!(cs.is_empty(), "{cs:?}");
+    let same = f.replace("DECLARE x int := 2; BEGIN", "BEGIN");
+    let l = match routines("programs: [f]\n", &same) {
+        Ok(l) => l,
+        Err(e) => panic!("expected it to load, got: {e}"),
+    };
+    assert!(!l.workload.programs[0].constraints.is_empty());
+    // A parameter's name declared in the outermost block: loads.
+    let p = "CREATE FUNCTION f(k int) RETURNS int LANGUAGE plpgsql AS $$ DECLARE k int := 1; BEGIN UPDATE t SET a = 1 WHERE id = k; RETURN k; END $$;\n";
+    assert!(routines("programs: [f]\n", p).is_ok());
+    // Twice in one block: rejected, as PostgreSQL does.
+    let twice = "CREATE FUNCTION f() RETURNS int LANGUAGE plpgsql AS $$ DECLARE x int := 1; x int := 2; BEGIN RETURN x; END $$;\n";
+    match routines("programs: [f]\n", twice) {
+        Ok(_) => panic!("expected an error"),
+        Err(e) => assert!(e.contains("duplicate declaration of `x`"), "{e}"),
+    }
+}

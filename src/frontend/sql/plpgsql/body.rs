@@ -224,6 +224,31 @@ impl P<'_> {
         let label = self.label.take();
         let at = self.start();
         let mut body = vec![];
+        if let Some(pl) = &mut self.pl {
+            pl.scopes.push(vec![]);
+        }
+        let out = self.pl_block_in_scope(outer, label, at, &mut body);
+        // The block's names go out of scope: an outer variable a
+        // declaration shadowed is visible again.
+        if let Some(pl) = &mut self.pl {
+            for (name, before) in pl.scopes.pop().unwrap_or_default().into_iter().rev() {
+                match before {
+                    Some(b) => pl.aliases.insert(name, b),
+                    None => pl.aliases.remove(&name),
+                };
+            }
+        }
+        out
+    }
+
+    fn pl_block_in_scope(
+        &mut self,
+        outer: bool,
+        label: Option<String>,
+        at: usize,
+        body: &mut Vec<Node>,
+    ) -> Result<Node> {
+        let mut body = std::mem::take(body);
         if self.word(self.pos).as_deref() == Some("DECLARE") {
             self.pos += 1;
             self.declarations(&mut body)?;
@@ -312,6 +337,52 @@ impl P<'_> {
         Ok(out)
     }
 
+    /// A variable declared in a DECLARE section: PostgreSQL rejects a
+    /// name declared twice in one block, but an inner block may declare a
+    /// name an outer block (or the parameter list) declares: a different
+    /// variable within the inner block. That one gets a fresh name, which
+    /// the block's uses of the name resolve to (an alias until the block
+    /// ends, see `pl_block`). Returns the variable's name.
+    fn declare_var(&mut self, name: &str, kind: VarKind, at: usize, len: usize) -> Result<String> {
+        let Some(pl) = &mut self.pl else {
+            return Ok(name.to_string());
+        };
+        if pl
+            .scopes
+            .last()
+            .is_some_and(|s| s.iter().any(|(n, _)| n == name))
+        {
+            return Err(Diag::new(format!("duplicate declaration of `{name}` in one block of {}", pl.routine))
+                .help("PostgreSQL rejects a name declared twice in one DECLARE section (\"duplicate declaration\"); an inner block may declare it again")
+                .at(self.file, at, len, "declared again here"));
+        }
+        let shadows = pl.vars.get(name).is_some_and(|v| v.0 != VarKind::Cursor)
+            && kind != VarKind::Cursor
+            && !pl.cursors.contains_key(name);
+        if !shadows {
+            self.declare(name, kind, at, len)?;
+            if let Some(pl) = &mut self.pl {
+                if let Some(s) = pl.scopes.last_mut() {
+                    s.push((name.to_string(), pl.aliases.get(name).cloned()));
+                }
+                // Declared here: no alias of an enclosing scope applies.
+                pl.aliases.remove(name);
+            }
+            return Ok(name.to_string());
+        }
+        let mut k = 2;
+        while pl.vars.contains_key(&format!("{name}__{k}")) {
+            k += 1;
+        }
+        let fresh = format!("{name}__{k}");
+        pl.vars.insert(fresh.clone(), (kind, at));
+        let before = pl.aliases.insert(name.to_string(), fresh.clone());
+        if let Some(s) = pl.scopes.last_mut() {
+            s.push((name.to_string(), before));
+        }
+        Ok(fresh)
+    }
+
     fn declare(&mut self, name: &str, kind: VarKind, at: usize, len: usize) -> Result<()> {
         let Some(pl) = &mut self.pl else {
             return Ok(());
@@ -364,7 +435,7 @@ impl P<'_> {
                 } else {
                     VarKind::Scalar
                 };
-                self.declare(&name, kind, at, ne)?;
+                let name = self.declare_var(&name, kind, at, ne)?;
                 let def =
                     top_level_op(&text).or_else(|| find_word_in(&upper, "DEFAULT").map(|k| k + 7));
                 if kind == VarKind::Scalar {
@@ -1166,7 +1237,8 @@ impl P<'_> {
             }
             anchors.at(content.len() + 1, close - lit);
             Snippet {
-                text: t.get(lit..into_end).unwrap_or("").to_string(),
+                // The statement's text (replay runs it) is the generated one.
+                text: text.clone(),
                 offset: lit,
                 parsed: Some(Box::new(crate::frontend::sql::Rewrite {
                     text,
