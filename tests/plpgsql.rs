@@ -498,7 +498,7 @@ END;",
   q2 key upd b P- R{} W{z}",
     );
     let e = error(&routine(
-        "BEGIN\n  EXECUTE 'SELECT x FROM ' || 'A';\n  RETURN 0;\nEND;",
+        "BEGIN\n  EXECUTE 'SELECT x FROM A WHERE k = ' || p;\n  RETURN 0;\nEND;",
     ));
     assert!(e.starts_with("3:3:") && e.contains("dynamic SQL"), "{e}");
 }
@@ -579,11 +579,13 @@ fn errors_point_into_the_body() {
     );
     let e = error(&routine("BEGIN\n  v := 1;\n  RETURN 0;\nEND;"));
     assert!(e.starts_with("3:3:") && e.contains("not a variable"), "{e}");
+    // Twice in one block (PostgreSQL: "duplicate declaration"; an inner
+    // block's redeclaration is shadowing, tests/soundness_calls.rs).
     let e = error(&routine(
-        "DECLARE v int;\nBEGIN\n  DECLARE v int;\n  BEGIN NULL; END;\n  RETURN 0;\nEND;",
+        "DECLARE v int;\n  v int;\nBEGIN\n  RETURN 0;\nEND;",
     ));
     assert!(
-        e.starts_with("4:11:") && e.contains("declared twice"),
+        e.starts_with("3:3:") && e.contains("duplicate declaration"),
         "{e}"
     );
     let e = error(&routine("BEGIN\n  CALL nowhere(1);\n  RETURN 0;\nEND;"));

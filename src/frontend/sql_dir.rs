@@ -47,6 +47,33 @@ pub(super) struct Manifest {
     /// `check` (docs/allocation.md).
     #[serde(default)]
     pub(super) isolation: std::collections::BTreeMap<String, String>,
+    /// Values of routine parameters (`routine.param: value`) that dynamic
+    /// SQL is built from: with them, `EXECUTE format('… %I …', param)` is
+    /// analysed as the statement it builds.
+    #[serde(default)]
+    pub(super) bind: std::collections::BTreeMap<String, BindValue>,
+}
+
+/// A value under `bind:`: a string or a number, as PostgreSQL would see
+/// it as text.
+#[derive(Deserialize)]
+#[serde(untagged)]
+pub(super) enum BindValue {
+    Text(String),
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+}
+
+impl BindValue {
+    fn text(&self) -> String {
+        match self {
+            BindValue::Text(s) => s.clone(),
+            BindValue::Int(i) => i.to_string(),
+            BindValue::Float(f) => f.to_string(),
+            BindValue::Bool(b) => b.to_string(),
+        }
+    }
 }
 
 /// Load a directory of `.sql` programs with its schema.
@@ -87,9 +114,15 @@ pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
         name
     });
     errors.take(files.check_listed(&manifest, &manifest_path));
+    let binds: std::collections::BTreeMap<String, String> = manifest
+        .bind
+        .iter()
+        .map(|(k, v)| (k.to_lowercase(), v.text()))
+        .collect();
     let units = files.units(
         &schema,
         (&manifest.programs, &manifest.exclude, lenient.as_deref()),
+        &binds,
         &mut context,
         &mut errors,
     );
@@ -173,7 +206,7 @@ fn read_manifest(path: &Path) -> Result<Manifest> {
     let f = super::read_source(path)?;
     yaml_serde::from_str(&f.text).map_err(|e| {
         let d = Diag::new(format!("malformed manifest: {}", e.to_string().split(" at line ").next().unwrap_or("")))
-            .help("isolint.yaml may set `schema:` (path relative to the directory), `description:`, `name:`, `programs:`, `exclude:`, `pure_functions:`, `referential_checks:` and `isolation:`");
+            .help("isolint.yaml may set `schema:` (path relative to the directory), `description:`, `name:`, `programs:`, `exclude:`, `pure_functions:`, `referential_checks:`, `isolation:` and `bind:`");
         match e.location() {
             Some(l) => d.at_line_col(&f, l.line(), l.column(), "here"),
             None => d,
@@ -341,6 +374,24 @@ impl Files {
                     .map(|r| r.name.as_str())
             })
             .collect();
+        for key in manifest.bind.keys() {
+            let known = key.split_once('.').is_some_and(|(r, p)| {
+                self.routine_files.iter().flat_map(|(_, rs)| rs).any(|x| {
+                    x.language == "plpgsql"
+                        && x.name.eq_ignore_ascii_case(r)
+                        && x.params
+                            .iter()
+                            .any(|q| q.name.as_deref().is_some_and(|n| n.eq_ignore_ascii_case(p)))
+                })
+            });
+            if !known {
+                return Err(Diag::new(format!(
+                    "{} binds `{key}`, but no PL/pgSQL routine has that parameter",
+                    manifest_path.display()
+                ))
+                .help("`bind:` keys are `routine.parameter` (a named parameter of a PL/pgSQL routine of the workload), each with the value dynamic SQL is built from"));
+            }
+        }
         for name in programs {
             let known = self.paths.iter().any(|f| &stem(f) == name)
                 || routine_names.iter().any(|r| r.eq_ignore_ascii_case(name));
@@ -358,6 +409,7 @@ impl Files {
         &self,
         schema: &crate::model::schema::Schema,
         (programs, exclude, lenient): (&[String], &[String], Option<&str>),
+        binds: &std::collections::BTreeMap<String, String>,
         context: &mut Context,
         errors: &mut Errors,
     ) -> Vec<Unit> {
@@ -384,6 +436,7 @@ impl Files {
             &self.routine_files,
             schema,
             (programs, exclude, lenient),
+            binds,
             context,
             errors,
         ));
@@ -456,6 +509,7 @@ fn routine_units(
     files: &[(SourceFile, Vec<Routine>)],
     schema: &crate::model::schema::Schema,
     (programs, exclude, lenient): (&[String], &[String], Option<&str>),
+    binds: &std::collections::BTreeMap<String, String>,
     ctx: &mut Context,
     errors: &mut Errors,
 ) -> Vec<Unit> {
@@ -481,6 +535,14 @@ fn routine_units(
         .flat_map(|(_, rs)| pl_of(rs))
         .map(|r| r.name)
         .collect();
+    // When `programs:` picks routines, the others are read only as far as
+    // a program calls them: their errors (dynamic SQL PostgreSQL runs only
+    // when called, a construct not modelled) wait for such a call, as the
+    // schema file's do.
+    let picks = files
+        .iter()
+        .flat_map(|(_, rs)| pl_of(rs))
+        .any(|r| listed(&r));
     let mut parsed = Routines::new();
     // Routines whose own error is reported: a call of one is no new error.
     let mut failed = std::collections::HashSet::new();
@@ -499,7 +561,7 @@ fn routine_units(
             // an overload.
             let one = match super::sql::plpgsql::quoted_body_error(f, r) {
                 Some(e) => Err(e),
-                None => parse_routine(f, &sh, r, schema, &callable),
+                None => parse_routine(f, &sh, r, schema, &callable, binds),
             };
             match one {
                 Ok(p) => {
@@ -507,7 +569,7 @@ fn routine_units(
                     parsed.insert(r.signature(), p);
                 }
                 Err(e) => {
-                    if lenient == Some(f.name.as_str()) && !listed(r) {
+                    if (picks || lenient == Some(f.name.as_str())) && !listed(r) {
                         deferred.push((r.name.clone(), e));
                     } else {
                         errors.push(e);
@@ -713,7 +775,13 @@ pub fn lower_texts(schema: &SourceFile, files: &[SourceFile]) -> Result<Loaded> 
     };
     let mut errors = Errors::default();
     let files = Files::classify(files.to_vec(), &mut context, &mut errors);
-    let units = files.units(&ddl.schema, (&[], &[], None), &mut context, &mut errors);
+    let units = files.units(
+        &ddl.schema,
+        (&[], &[], None),
+        &Default::default(),
+        &mut context,
+        &mut errors,
+    );
     errors.finish()?;
     let mut loaded = lower_with_sources(
         "generated".into(),

@@ -54,6 +54,12 @@ pub struct PlEnv {
     /// (`P::extract_calls`, drained by `P::block`).
     pub(super) pending: std::cell::RefCell<Vec<Node>>,
     pub(super) calls: std::cell::Cell<usize>,
+    /// Parameters bound by the manifest (`bind:`): name → value, for
+    /// dynamic SQL built from them (plpgsql/dynamic.rs).
+    pub(super) binds: HashMap<String, String>,
+    /// Names each enclosing block declared, with the alias each had
+    /// before (restored when the block ends: shadowing, `declare_var`).
+    pub(super) scopes: Vec<Vec<(String, Option<String>)>>,
 }
 
 impl PlEnv {
@@ -85,24 +91,29 @@ impl PlEnv {
             outer_handler: false,
             pending: std::cell::RefCell::new(vec![]),
             calls: std::cell::Cell::new(0),
+            binds: HashMap::new(),
+            scopes: vec![],
         }
     }
 
     pub(super) fn var(&self, name: &str) -> Option<VarKind> {
-        self.vars.get(name).map(|v| v.0)
+        // A shadowing declaration's kind (its fresh name), else the name's.
+        let canon = self.canon(name);
+        self.vars
+            .get(&canon)
+            .or_else(|| self.vars.get(name))
+            .map(|v| v.0)
     }
 
     /// The variable a name stands for (itself unless an alias).
     pub(super) fn canon(&self, name: &str) -> String {
-        let mut n = name;
-        // Aliases are registered already resolved; the bound only guards.
-        for _ in 0..8 {
-            match self.aliases.get(n) {
-                Some(t) if t != n => n = t,
-                _ => break,
-            }
-        }
-        n.to_string()
+        // Aliases are registered already resolved: one step. (Following
+        // more would take `$1` of a parameter to a variable of an inner
+        // block that shadows the parameter's name.)
+        self.aliases
+            .get(name)
+            .cloned()
+            .unwrap_or_else(|| name.to_string())
     }
 
     /// A qualifier that names the routine or an enclosing block's label.

@@ -224,6 +224,31 @@ impl P<'_> {
         let label = self.label.take();
         let at = self.start();
         let mut body = vec![];
+        if let Some(pl) = &mut self.pl {
+            pl.scopes.push(vec![]);
+        }
+        let out = self.pl_block_in_scope(outer, label, at, &mut body);
+        // The block's names go out of scope: an outer variable a
+        // declaration shadowed is visible again.
+        if let Some(pl) = &mut self.pl {
+            for (name, before) in pl.scopes.pop().unwrap_or_default().into_iter().rev() {
+                match before {
+                    Some(b) => pl.aliases.insert(name, b),
+                    None => pl.aliases.remove(&name),
+                };
+            }
+        }
+        out
+    }
+
+    fn pl_block_in_scope(
+        &mut self,
+        outer: bool,
+        label: Option<String>,
+        at: usize,
+        body: &mut Vec<Node>,
+    ) -> Result<Node> {
+        let mut body = std::mem::take(body);
         if self.word(self.pos).as_deref() == Some("DECLARE") {
             self.pos += 1;
             self.declarations(&mut body)?;
@@ -312,6 +337,52 @@ impl P<'_> {
         Ok(out)
     }
 
+    /// A variable declared in a DECLARE section: PostgreSQL rejects a
+    /// name declared twice in one block, but an inner block may declare a
+    /// name an outer block (or the parameter list) declares: a different
+    /// variable within the inner block. That one gets a fresh name, which
+    /// the block's uses of the name resolve to (an alias until the block
+    /// ends, see `pl_block`). Returns the variable's name.
+    fn declare_var(&mut self, name: &str, kind: VarKind, at: usize, len: usize) -> Result<String> {
+        let Some(pl) = &mut self.pl else {
+            return Ok(name.to_string());
+        };
+        if pl
+            .scopes
+            .last()
+            .is_some_and(|s| s.iter().any(|(n, _)| n == name))
+        {
+            return Err(Diag::new(format!("duplicate declaration of `{name}` in one block of {}", pl.routine))
+                .help("PostgreSQL rejects a name declared twice in one DECLARE section (\"duplicate declaration\"); an inner block may declare it again")
+                .at(self.file, at, len, "declared again here"));
+        }
+        let shadows = pl.vars.get(name).is_some_and(|v| v.0 != VarKind::Cursor)
+            && kind != VarKind::Cursor
+            && !pl.cursors.contains_key(name);
+        if !shadows {
+            self.declare(name, kind, at, len)?;
+            if let Some(pl) = &mut self.pl {
+                if let Some(s) = pl.scopes.last_mut() {
+                    s.push((name.to_string(), pl.aliases.get(name).cloned()));
+                }
+                // Declared here: no alias of an enclosing scope applies.
+                pl.aliases.remove(name);
+            }
+            return Ok(name.to_string());
+        }
+        let mut k = 2;
+        while pl.vars.contains_key(&format!("{name}__{k}")) {
+            k += 1;
+        }
+        let fresh = format!("{name}__{k}");
+        pl.vars.insert(fresh.clone(), (kind, at));
+        let before = pl.aliases.insert(name.to_string(), fresh.clone());
+        if let Some(s) = pl.scopes.last_mut() {
+            s.push((name.to_string(), before));
+        }
+        Ok(fresh)
+    }
+
     fn declare(&mut self, name: &str, kind: VarKind, at: usize, len: usize) -> Result<()> {
         let Some(pl) = &mut self.pl else {
             return Ok(());
@@ -364,7 +435,7 @@ impl P<'_> {
                 } else {
                     VarKind::Scalar
                 };
-                self.declare(&name, kind, at, ne)?;
+                let name = self.declare_var(&name, kind, at, ne)?;
                 let def =
                     top_level_op(&text).or_else(|| find_word_in(&upper, "DEFAULT").map(|k| k + 7));
                 if kind == VarKind::Scalar {
@@ -772,13 +843,10 @@ impl P<'_> {
                         // takes several arrays): columns of the items
                         // before it that they name are read per row.
                         let args = &t[open + 1..c];
-                        let nested = args
-                            .split(|ch: char| !ch.is_ascii_alphanumeric() && ch != '_')
-                            .any(|w| pl.callable.contains(&w.to_lowercase()));
-                        if !nested && !crate::frontend::sql::lex::is_blank(args) {
+                        if !crate::frontend::sql::lex::is_blank(args) {
                             out.push_str(", ");
                             anchors.at(out.len(), s.orig(open + 1));
-                            out.push_str(args);
+                            out.push_str(&neutral_calls(args, &pl.callable));
                         }
                         out.push(')');
                         if !alias_follows(&t, c + 1) {
@@ -787,6 +855,17 @@ impl P<'_> {
                             out.push_str(" AS ");
                             out.push_str(&t[name_at..e]);
                         }
+                    } else if names_column(pl, &t, &t[open + 1..c]) {
+                        // The arguments are evaluated per row of the
+                        // statement: columns they name are read by it
+                        // (`g(t.b)` reads t.b), so they stay in it, beside
+                        // the call's value.
+                        out.push_str("coalesce(:");
+                        out.push_str(&var);
+                        out.push_str(", ");
+                        anchors.at(out.len(), s.orig(open + 1));
+                        out.push_str(&neutral_calls(&t[open + 1..c], &pl.callable));
+                        out.push(')');
                     } else {
                         out.push(':');
                         out.push_str(&var);
@@ -1053,7 +1132,10 @@ impl P<'_> {
     }
 
     /// EXECUTE 'literal' [INTO …] [USING …]: the literal is parsed as SQL;
-    /// its `$n` are the USING arguments. A computed string is an error.
+    /// its `$n` are the USING arguments. A string computed from literals
+    /// and parameters bound in the manifest (`bind:`) is evaluated
+    /// (plpgsql/dynamic.rs) and read the same way; any other computed
+    /// string is an error.
     fn execute(&mut self) -> Result<Vec<Node>> {
         let at = self.start();
         let semi = self.semi_after("EXECUTE", at, "end it with `;`")?;
@@ -1062,36 +1144,48 @@ impl P<'_> {
         let lit = from + blank_prefix(&self.file.text[from..end]);
         let file = self.file;
         let t = &file.text;
+        let routine = self
+            .pl
+            .as_ref()
+            .map_or(String::new(), |pl| pl.routine.clone());
+        let hint = format!("write the statement itself, or EXECUTE a single string literal; a string built with ||, format('… %I %L %s …'), quote_ident or quote_literal from literals and parameters is analysed when isolint.yaml binds those parameters: `bind: {{ {routine}.param: value }}`");
         let dynamic = || {
             self.err(
                 at,
                 7,
                 "EXECUTE of a computed string (dynamic SQL) cannot be analysed",
-                "write the statement itself, or EXECUTE a single string literal",
+                &hint,
             )
         };
-        // `E'…'`: an escape string, one literal too.
-        let escape = matches!(t.as_bytes().get(lit), Some(b'e' | b'E'))
-            && t.as_bytes().get(lit + 1) == Some(&b'\'');
+        let (content, close, escape, computed) = match self.literal_string(lit, end) {
+            Some((close, escape)) => {
+                let Some(content) = t.get(lit + 1 + usize::from(escape)..close.saturating_sub(1))
+                else {
+                    return Err(dynamic());
+                };
+                (content.to_string(), close, escape, false)
+            }
+            None => {
+                let stop = top_level_word(t, lit, end, &["INTO", "USING"]).unwrap_or(end);
+                let value = self.pl.as_ref().and_then(|pl| {
+                    let value_of = |n: &[String]| match n {
+                        [p] => pl.binds.get(&pl.canon(p)).cloned(),
+                        [q, p] if pl.is_qualifier(q) => pl.binds.get(p).cloned(),
+                        _ => None,
+                    };
+                    super::dynamic::evaluate(&t[lit..stop], &value_of)
+                });
+                match value {
+                    Some(v) => (v, stop, false, true),
+                    None => return Err(dynamic()),
+                }
+            }
+        };
         let lit = lit + usize::from(escape);
-        if t.as_bytes().get(lit) != Some(&b'\'') {
-            return Err(dynamic());
-        }
-        let close = quoted_end(t, lit);
-        let after = t
-            .get(close..end)
-            .unwrap_or("")
-            .trim_start()
-            .to_ascii_uppercase();
-        if !(after.is_empty() || after.starts_with("INTO") || after.starts_with("USING")) {
-            return Err(dynamic());
-        }
         let using = (self.pos + 1..semi)
             .find(|&k| self.word(k).as_deref() == Some("USING") && self.toks[k].1 >= close);
         let into_end = using.map_or(end, |k| self.toks[k].1);
-        let Some(content) = t.get(lit + 1..close.saturating_sub(1)) else {
-            return Err(dynamic());
-        };
+        let content = content.as_str();
         // Only a query or a data change is read from the string: a DO
         // block or a CALL run as dynamic SQL is code isolint does not
         // compile (PostgreSQL compiles it when it runs).
@@ -1114,7 +1208,12 @@ impl P<'_> {
             pl.exec_count += 1;
         }
         let mut out = vec![];
-        let mut content = decode_literal(content, escape).map_err(|(i, len)| {
+        let decoded = if computed {
+            Ok(content.to_string())
+        } else {
+            decode_literal(content, escape)
+        };
+        let mut content = decoded.map_err(|(i, len)| {
             self.err(
                 lit + 1 + i,
                 len,
@@ -1134,11 +1233,31 @@ impl P<'_> {
             }
         }
         let text = format!("{content} {}", t.get(close..into_end).unwrap_or(""));
-        let stmt = Node::Sql(Box::new(self.stmt_of(Snippet {
-            text,
-            offset: lit + 1,
-            parsed: None,
-        })?));
+        // A computed text has no place in the file: every position of it
+        // is the expression's start; INTO and the rest are where written.
+        let snip = if computed {
+            let mut anchors = crate::frontend::sql::Anchors::default();
+            for i in 0..=content.len() {
+                anchors.at(i, 0);
+            }
+            anchors.at(content.len() + 1, close - lit);
+            Snippet {
+                // The statement's text (replay runs it) is the generated one.
+                text: text.clone(),
+                offset: lit,
+                parsed: Some(Box::new(crate::frontend::sql::Rewrite {
+                    text,
+                    map: anchors.0,
+                })),
+            }
+        } else {
+            Snippet {
+                text,
+                offset: lit + 1,
+                parsed: None,
+            }
+        };
+        let stmt = Node::Sql(Box::new(self.stmt_of(snip)?));
         out.push(Node::Block {
             label: Some(super::EXECUTE_LABEL.into()),
             body: vec![stmt],
@@ -1147,6 +1266,23 @@ impl P<'_> {
         });
         self.pos = semi + 1;
         Ok(out)
+    }
+
+    /// The EXECUTE string at `lit` when it is one literal (`'…'` or
+    /// `E'…'`) followed by nothing, INTO or USING: its end and whether it
+    /// is an escape string.
+    fn literal_string(&self, lit: usize, end: usize) -> Option<(usize, bool)> {
+        let t = &self.file.text;
+        let escape = matches!(t.as_bytes().get(lit), Some(b'e' | b'E'))
+            && t.as_bytes().get(lit + 1) == Some(&b'\'');
+        let q = lit + usize::from(escape);
+        if t.as_bytes().get(q) != Some(&b'\'') {
+            return None;
+        }
+        let close = quoted_end(t, q);
+        let after = t.get(close..end)?.trim_start().to_ascii_uppercase();
+        (after.is_empty() || after.starts_with("INTO") || after.starts_with("USING"))
+            .then_some((close, escape))
     }
 
     /// `FOR a, b, c IN …` (PL/pgSQL, LOOP at token `lp`): the targets
@@ -1515,4 +1651,106 @@ fn top_level_from(text: &str) -> bool {
         i += 1;
     }
     false
+}
+
+/// Whether call arguments may name a column of a table the statement
+/// names: a word of them (outside literals, not a `:var`/`$n`) that is a
+/// column of one of those tables. A variable of the same name is a
+/// conflict PostgreSQL rejects, so this over-approximates only.
+fn names_column(pl: &crate::frontend::sql::plenv::PlEnv, stmt: &str, args: &str) -> bool {
+    let scope = pl.relations_in(stmt);
+    if scope.is_empty() {
+        return false;
+    }
+    let b = args.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if let Some(e) = literal_end(args, i) {
+            i = e;
+            continue;
+        }
+        let starts = (b[i].is_ascii_alphabetic() || b[i] == b'_' || b[i] == b'"')
+            && (i == 0 || !is_word_byte(b[i - 1]) && !matches!(b[i - 1], b'$' | b':'));
+        if starts {
+            if let Some((w, e)) = ident_at(args, i) {
+                if scope.iter().any(|&r| pl.relations[r].1.contains(&w)) {
+                    return true;
+                }
+                i = e.max(i + 1);
+                continue;
+            }
+        }
+        i += args[i..].chars().next().map_or(1, char::len_utf8);
+    }
+    false
+}
+
+/// Call arguments copied into the statement beside the call's value:
+/// nested calls of workload routines (inlined through the outer call)
+/// become `coalesce(…)`, which keeps their arguments as reads and is no
+/// call of a routine.
+fn neutral_calls(args: &str, callable: &std::collections::HashSet<String>) -> String {
+    let b = args.as_bytes();
+    let mut out = String::with_capacity(args.len());
+    let (mut i, mut copied) = (0, 0);
+    while i < b.len() {
+        if let Some(e) = literal_end(args, i) {
+            i = e;
+            continue;
+        }
+        let starts = (b[i].is_ascii_alphabetic() || b[i] == b'_')
+            && (i == 0 || !is_word_byte(b[i - 1]) && !matches!(b[i - 1], b'$' | b'.' | b':'));
+        if !starts {
+            i += args[i..].chars().next().map_or(1, char::len_utf8);
+            continue;
+        }
+        let (mut w, mut e) = ident_at(args, i).unwrap_or_default();
+        if b.get(e) == Some(&b'.') {
+            if let Some((n, e2)) = ident_at(args, e + 1) {
+                if callable.contains(&n) {
+                    (w, e) = (n, e2);
+                }
+            }
+        }
+        let open = e + blank_prefix(&args[e..]);
+        if b.get(open) == Some(&b'(') && callable.contains(&w) {
+            out.push_str(&args[copied..i]);
+            out.push_str("coalesce");
+            copied = open;
+        }
+        i = e.max(i + 1);
+    }
+    out.push_str(&args[copied..]);
+    out
+}
+
+/// Offset of the first of `words` (upper case) in `t[from..end]` outside
+/// literals and parentheses.
+fn top_level_word(t: &str, from: usize, end: usize, words: &[&str]) -> Option<usize> {
+    let b = t.as_bytes();
+    let (mut i, mut depth) = (from, 0usize);
+    while i < end {
+        if let Some(e) = literal_end(t, i) {
+            i = e;
+            continue;
+        }
+        match b[i] {
+            b'(' => depth += 1,
+            b')' => depth = depth.saturating_sub(1),
+            c if depth == 0
+                && (c.is_ascii_alphabetic() || c == b'_')
+                && (i == from || !is_word_byte(b[i - 1])) =>
+            {
+                let e = i + t[i..end].bytes().take_while(|&c| is_word_byte(c)).count();
+                if words.iter().any(|w| t[i..e].eq_ignore_ascii_case(w)) {
+                    return Some(i);
+                }
+                i = e;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }

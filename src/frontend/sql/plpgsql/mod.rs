@@ -10,6 +10,7 @@
 //! points into the original file. This module knows nothing about BTPs.
 
 mod body;
+mod dynamic;
 mod inline;
 
 pub(crate) use super::lex::{find_word_in, ident_at, quoted_end};
@@ -834,9 +835,17 @@ pub fn parse_routine(
     r: &Routine,
     schema: &Schema,
     callable: &HashSet<String>,
+    binds: &std::collections::BTreeMap<String, String>,
 ) -> Result<ParsedRoutine> {
     let mut env = PlEnv::new(&r.name, schema, callable.clone());
     env.procedure = r.procedure;
+    // `bind: { routine.param: value }` of the manifest: this routine's.
+    let prefix = format!("{}.", r.name.to_lowercase());
+    for (k, v) in binds {
+        if let Some(p) = k.to_lowercase().strip_prefix(&prefix) {
+            env.binds.insert(p.to_string(), v.clone());
+        }
+    }
     let mut pre = vec![];
     for (k, p) in r.params.iter().enumerate() {
         if let Some(n) = &p.name {
