@@ -326,8 +326,8 @@ CREATE FUNCTION add(id INT, grp INT) RETURNS INT LANGUAGE sql AS $$ INSERT INTO 
         "{GROUPS}CREATE FUNCTION cnt5(g INT) RETURNS BIGINT LANGUAGE sql AS $$ WITH s AS (SELECT grp AS g FROM t1) SELECT count(*) FROM s WHERE g = 1 $$;
 "
     );
-    let (_, text) = run(&cte, &[("Count.sql", "SELECT cnt5(:g) INTO :n;\n")])
-        .unwrap_or_else(|e| panic!("{e}"));
+    let (_, text) =
+        run(&cte, &[("Count.sql", "SELECT cnt5(:g) INTO :n;\n")]).unwrap_or_else(|e| panic!("{e}"));
     assert!(text.contains("WHERE g = 1"), "{text}");
     assert!(text.contains("t1 read=[\"grp\"]"), "{text}");
 }
