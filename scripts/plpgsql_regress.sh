@@ -73,6 +73,7 @@ LISTED_PARTS=(
     'unknown table'                              # Input: a table the schema does not define
     'is written in [a-z]+; isolint inlines LANGUAGE sql functions only' # Schema objects: PL/pgSQL called from SQL
     'compiler option'                            # PL/pgSQL table: #variable_conflict
+    'call of overloaded function'                # Functions: overloaded schema/library SQL functions
 )
 LISTED=$(IFS='|'; echo "${LISTED_PARTS[*]}")
 
