@@ -233,6 +233,16 @@ impl PlEnv {
                     fe += 1;
                 }
                 let field = t[fs..fe].to_lowercase();
+                if self.is_qualifier(&w) && self.canon(&field).starts_with(&format!("{field}__")) {
+                    // An inner block redeclares the name; `label.x` may
+                    // mean an outer block's x, which the alias chain no
+                    // longer knows: refuse rather than read the wrong one.
+                    return Err(Diag::new(format!(
+                        "`{w}.{field}` qualifies a variable that an inner block redeclares"
+                    ))
+                    .help("isolint does not resolve a block-qualified name while an inner block shadows it; rename the inner variable (PostgreSQL resolves `label.x` to the labelled block's x)")
+                    .at(file, snip.offset + src.orig(s), fe - s, "not modelled"));
+                }
                 if self.is_qualifier(&w) && self.var(&field).is_some() {
                     out.push_str(&" ".repeat(i - s));
                     push_var(&mut out, &self.canon(&field), false);
