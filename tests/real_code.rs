@@ -305,9 +305,15 @@ BEGIN
 END $$;
 ";
     let files = [("r.sql", routines)];
-    // Control: without `exclude:`, the dynamic SQL stops the run.
-    let e = error(T, "programs: [entry]\n", &files);
+    // Control: without `exclude:` and `programs:`, every routine is a
+    // program and the dynamic SQL stops the run.
+    let e = error(T, "", &files);
     assert!(e.contains("r.sql:7:"), "{e}");
+    // With `programs:` alone, an error of a routine no program reaches is
+    // held back (issue 22: dynamic SQL no entry point calls never stops a
+    // run; tests/soundness_calls.rs).
+    let o = verdict(T, "programs: [entry]\n", &files);
+    assert_eq!(o.programs, ["entry"]);
     let o = verdict(
         T,
         "programs: [entry]\nexclude: [maintenance, uses_it]\n",
