@@ -7,7 +7,8 @@
 //! the schedule written next to them, and each non-robust case has a
 //! one-line control that must stay robust.
 
-use std::path::Path;
+#[path = "common/workdir.rs"]
+mod workdir;
 
 use isolint::analysis::analyze;
 use isolint::analysis::graph::Settings;
@@ -22,14 +23,7 @@ CREATE TYPE pair AS (x int, y int);
 ";
 
 fn load(files: &[(&str, &str)]) -> Result<Loaded, String> {
-    let d = tempfile::tempdir().map_err(|e| e.to_string())?;
-    std::fs::write(d.path().join("schema.sql"), SCHEMA).map_err(|e| e.to_string())?;
-    std::fs::write(d.path().join("isolint.yaml"), "schema: schema.sql\n")
-        .map_err(|e| e.to_string())?;
-    for (n, t) in files {
-        std::fs::write(d.path().join(n), t).map_err(|e| e.to_string())?;
-    }
-    isolint::frontend::load(Path::new(d.path()), None).map_err(|e| e.message.clone())
+    workdir::load(SCHEMA, "", files).map_err(|e| e.message.clone())
 }
 
 fn loaded(routines: &str) -> Loaded {
@@ -50,25 +44,7 @@ fn error(routines: &str) -> String {
 
 /// Program `p`'s statements as `type rel P{..} R{..} W{..}`.
 fn stmts(l: &Loaded, p: usize) -> Vec<String> {
-    let w = &l.workload;
-    let set = |rel, s: &Option<isolint::model::schema::AttrSet>| match s {
-        None => "-".to_string(),
-        Some(a) => format!("{{{}}}", w.schema.rel(rel).names(a).join(",")),
-    };
-    w.programs[p]
-        .statements
-        .iter()
-        .map(|s| {
-            format!(
-                "{} {} P{} R{} W{}",
-                s.ty.name(),
-                w.schema.rel(s.rel).name,
-                set(s.rel, &s.pread),
-                set(s.rel, &s.read),
-                set(s.rel, &s.write)
-            )
-        })
-        .collect()
+    workdir::stmt_shapes(l, p)
 }
 
 fn sql(l: &Loaded, p: usize) -> Vec<String> {

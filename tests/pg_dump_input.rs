@@ -7,7 +7,8 @@
 //! `ALTER TABLE … ADD GENERATED ALWAYS AS IDENTITY (SEQUENCE NAME …)`,
 //! `ALTER TABLE ONLY … ATTACH PARTITION`, triggers with arguments).
 
-use std::path::Path;
+#[path = "common/workdir.rs"]
+mod workdir;
 
 use isolint::analysis::analyze;
 use isolint::analysis::graph::Settings;
@@ -22,18 +23,7 @@ struct Outcome {
 /// The workload directory: `schema.sql` (the dump, also the only input
 /// when `files` is empty), `isolint.yaml` and `files`.
 fn run(schema: &str, manifest: &str, files: &[(&str, &str)]) -> Result<Outcome, String> {
-    let d = tempfile::tempdir().map_err(|e| e.to_string())?;
-    std::fs::write(d.path().join("schema.sql"), schema).map_err(|e| e.to_string())?;
-    std::fs::write(
-        d.path().join("isolint.yaml"),
-        format!("schema: schema.sql\n{manifest}"),
-    )
-    .map_err(|e| e.to_string())?;
-    for (n, t) in files {
-        std::fs::write(d.path().join(n), t).map_err(|e| e.to_string())?;
-    }
-    let loaded =
-        isolint::frontend::load(Path::new(d.path()), None).map_err(|e| e.message.clone())?;
+    let loaded = workdir::load(schema, manifest, files).map_err(|e| e.message.clone())?;
     let a = analyze(&loaded.workload, Settings::default(), Method::TypeII, false);
     Ok(Outcome {
         robust: a.robust,

@@ -4,7 +4,8 @@
 //! first (psql accepted it); expected reads and writes come from what
 //! PostgreSQL does with the statement (reasoning next to each).
 
-use std::path::Path;
+#[path = "common/workdir.rs"]
+mod workdir;
 
 use isolint::frontend::Loaded;
 
@@ -14,14 +15,7 @@ CREATE TABLE u (id int PRIMARY KEY, c int);
 ";
 
 fn load(schema: &str, files: &[(&str, &str)]) -> Result<Loaded, String> {
-    let d = tempfile::tempdir().map_err(|e| e.to_string())?;
-    std::fs::write(d.path().join("schema.sql"), schema).map_err(|e| e.to_string())?;
-    std::fs::write(d.path().join("isolint.yaml"), "schema: schema.sql\n")
-        .map_err(|e| e.to_string())?;
-    for (n, t) in files {
-        std::fs::write(d.path().join(n), t).map_err(|e| e.to_string())?;
-    }
-    isolint::frontend::load(Path::new(d.path()), None).map_err(|e| e.message.clone())
+    workdir::load(schema, "", files).map_err(|e| e.message.clone())
 }
 
 fn loaded(sql: &str) -> Loaded {
@@ -30,25 +24,7 @@ fn loaded(sql: &str) -> Loaded {
 
 /// Program `p`'s statements as `type rel P{..} R{..} W{..}`.
 fn stmts(l: &Loaded, p: usize) -> Vec<String> {
-    let w = &l.workload;
-    let set = |rel, s: &Option<isolint::model::schema::AttrSet>| match s {
-        None => "-".to_string(),
-        Some(a) => format!("{{{}}}", w.schema.rel(rel).names(a).join(",")),
-    };
-    w.programs[p]
-        .statements
-        .iter()
-        .map(|s| {
-            format!(
-                "{} {} P{} R{} W{}",
-                s.ty.name(),
-                w.schema.rel(s.rel).name,
-                set(s.rel, &s.pread),
-                set(s.rel, &s.read),
-                set(s.rel, &s.write)
-            )
-        })
-        .collect()
+    workdir::stmt_shapes(l, p)
 }
 
 /// HammerDB's neword: `WITH stock_update AS (UPDATE stock … RETURNING

@@ -33,3 +33,26 @@ pub fn robust_of(l: &Loaded) -> bool {
     use isolint::analysis::{analyze, graph::Settings, robustness::Method};
     analyze(&l.workload, Settings::default(), Method::TypeII, false).robust
 }
+
+/// Program `p`'s statements as `type rel P{..} R{..} W{..}`.
+pub fn stmt_shapes(l: &Loaded, p: usize) -> Vec<String> {
+    let w = &l.workload;
+    let set = |rel, s: &Option<isolint::model::schema::AttrSet>| match s {
+        None => "-".to_string(),
+        Some(a) => format!("{{{}}}", w.schema.rel(rel).names(a).join(",")),
+    };
+    w.programs[p]
+        .statements
+        .iter()
+        .map(|s| {
+            format!(
+                "{} {} P{} R{} W{}",
+                s.ty.name(),
+                w.schema.rel(s.rel).name,
+                set(s.rel, &s.pread),
+                set(s.rel, &s.read),
+                set(s.rel, &s.write)
+            )
+        })
+        .collect()
+}
