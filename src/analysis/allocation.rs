@@ -177,7 +177,11 @@ pub fn lowest(g: &SummaryGraph) -> Lowest {
     }
     // Every P3 of a strong edge into, and every P5 of a counterflow edge
     // out of, a SERIALIZABLE pivot must be SERIALIZABLE (Theorem 1 of
-    // docs/allocation.md needs all three).
+    // docs/allocation.md needs all three). The rw edges into the pivots
+    // are indexed in one pass over the edges: scanning every edge per
+    // pivot made this loop O(pivots × edges), 94% of `analyze` at 3,000
+    // programs (issue 26).
+    let rw_in = rw_edges_into(g, &comp, &ssi_pivots);
     for &v in &ssi_pivots {
         let pv = prog(v);
         let Some(out) = pairs[v].earliest_cf_out else {
@@ -195,15 +199,8 @@ pub fn lowest(g: &SummaryGraph) -> Lowest {
                 ));
             }
         };
-        for u in 0..n {
-            if comp[u] != comp[v] {
-                continue;
-            }
-            for i in g.out_start[u]..g.out_start[u + 1] {
-                if g.edges[i].to as usize == v && g.rw.contains(i) {
-                    force(prog(u), i, out, &mut levels);
-                }
-            }
+        for &i in rw_in.get(&v).into_iter().flatten() {
+            force(prog(g.edges[i].from as usize), i, out, &mut levels);
         }
         for i in g.out_start[v]..g.out_start[v + 1] {
             let e = &g.edges[i];
@@ -227,6 +224,28 @@ pub fn lowest(g: &SummaryGraph) -> Lowest {
         })
         .collect();
     Lowest { allocation, raised }
+}
+
+/// For each node of `pivots`, the rw edges (`SummaryGraph::rw`) into it
+/// from its own component, in edge order (the order the per-pivot scan
+/// visited them, so the reasons recorded do not change).
+fn rw_edges_into(
+    g: &SummaryGraph,
+    comp: &[u32],
+    pivots: &[usize],
+) -> std::collections::HashMap<usize, Vec<usize>> {
+    let mut into: std::collections::HashMap<usize, Vec<usize>> =
+        pivots.iter().map(|&v| (v, vec![])).collect();
+    for i in g.rw.ones() {
+        let e = &g.edges[i];
+        let (u, v) = (e.from as usize, e.to as usize);
+        if comp[u] == comp[v] {
+            if let Some(list) = into.get_mut(&v) {
+                list.push(i);
+            }
+        }
+    }
+    into
 }
 
 /// Programs whose deployed level is below the lowest robust one: raising
