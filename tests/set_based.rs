@@ -16,7 +16,8 @@
 //! PostgreSQL 15 at READ COMMITTED with two psql sessions, and the outcome
 //! compared with both serial orders.
 
-use std::path::Path;
+#[path = "common/workdir.rs"]
+mod workdir;
 
 use isolint::analysis::analyze;
 use isolint::analysis::graph::Settings;
@@ -40,17 +41,7 @@ fn load_with(
     manifest: &str,
     files: &[(&str, &str)],
 ) -> Result<isolint::frontend::Loaded, String> {
-    let d = tempfile::tempdir().map_err(|e| e.to_string())?;
-    std::fs::write(d.path().join("schema.sql"), schema).map_err(|e| e.to_string())?;
-    std::fs::write(
-        d.path().join("isolint.yaml"),
-        format!("schema: schema.sql\n{manifest}"),
-    )
-    .map_err(|e| e.to_string())?;
-    for (n, t) in files {
-        std::fs::write(d.path().join(n), t).map_err(|e| e.to_string())?;
-    }
-    isolint::frontend::load(Path::new(d.path()), None).map_err(|e| e.message.clone())
+    workdir::load(schema, manifest, files).map_err(|e| e.message.clone())
 }
 
 /// The statements of the one program, as `type rel P{…} R{…} W{…}`, in
@@ -63,29 +54,7 @@ fn shape(sql: &str) -> Vec<String> {
 }
 
 fn shape_of(l: &isolint::frontend::Loaded) -> Vec<String> {
-    let w = &l.workload;
-    let p = &w.programs[0];
-    let set = |rel: usize, s: &Option<isolint::model::schema::AttrSet>| match s {
-        None => "⊥".to_string(),
-        Some(s) => {
-            let names = &w.schema.rel(rel).attributes;
-            let v: Vec<&str> = s.iter().map(|i| names[i].as_str()).collect();
-            format!("{{{}}}", v.join(","))
-        }
-    };
-    p.statements
-        .iter()
-        .map(|s| {
-            format!(
-                "{} {} P{} R{} W{}",
-                s.ty,
-                w.schema.rel(s.rel).name,
-                set(s.rel, &s.pread),
-                set(s.rel, &s.read),
-                set(s.rel, &s.write)
-            )
-        })
-        .collect()
+    workdir::stmt_shapes_marked(l, 0, "⊥")
 }
 
 /// The program's body as `isolint btp` prints it (`loop(q1)`, …).

@@ -13,7 +13,8 @@
 //! (2, 0, 0)}, g(x) = x + 1 (PL/pgSQL), and the outcome compared with both
 //! serial orders. Each not-robust case has a one-line robust control.
 
-use std::path::Path;
+#[path = "common/workdir.rs"]
+mod workdir;
 
 use isolint::analysis::analyze;
 use isolint::analysis::graph::Settings;
@@ -29,49 +30,17 @@ fn load_with(
     manifest: &str,
     files: &[(&str, &str)],
 ) -> Result<isolint::frontend::Loaded, String> {
-    let d = tempfile::tempdir().map_err(|e| e.to_string())?;
-    std::fs::write(d.path().join("schema.sql"), schema).map_err(|e| e.to_string())?;
-    std::fs::write(
-        d.path().join("isolint.yaml"),
-        format!("schema: schema.sql\n{manifest}"),
-    )
-    .map_err(|e| e.to_string())?;
-    for (n, t) in files {
-        std::fs::write(d.path().join(n), t).map_err(|e| e.to_string())?;
-    }
-    isolint::frontend::load(Path::new(d.path()), None).map_err(|e| {
-        // Every error of the run, with its hint.
-        std::iter::once(&*e)
-            .chain(e.related.iter())
-            .map(|d| format!("{} ({})", d.message, d.help.as_deref().unwrap_or("")))
-            .collect::<Vec<_>>()
-            .join("\n")
-    })
+    workdir::load_text(schema, manifest, files)
 }
 
+/// Every program's statements, each prefixed by its program's name.
 fn shape_of(l: &isolint::frontend::Loaded) -> Vec<String> {
-    let w = &l.workload;
-    let set = |rel: usize, s: &Option<isolint::model::schema::AttrSet>| match s {
-        None => "⊥".to_string(),
-        Some(s) => {
-            let names = &w.schema.rel(rel).attributes;
-            let v: Vec<&str> = s.iter().map(|i| names[i].as_str()).collect();
-            format!("{{{}}}", v.join(","))
-        }
-    };
-    w.programs
-        .iter()
-        .flat_map(|p| p.statements.iter().map(move |s| (p, s)))
-        .map(|(p, s)| {
-            format!(
-                "{}: {} {} P{} R{} W{}",
-                p.name,
-                s.ty,
-                w.schema.rel(s.rel).name,
-                set(s.rel, &s.pread),
-                set(s.rel, &s.read),
-                set(s.rel, &s.write)
-            )
+    let programs = &l.workload.programs;
+    (0..programs.len())
+        .flat_map(|p| {
+            workdir::stmt_shapes_marked(l, p, "⊥")
+                .into_iter()
+                .map(move |s| format!("{}: {s}", programs[p].name))
         })
         .collect()
 }

@@ -34,11 +34,28 @@ pub fn robust_of(l: &Loaded) -> bool {
     analyze(&l.workload, Settings::default(), Method::TypeII, false).robust
 }
 
+/// Loads such a directory; an error is every error of the run, each
+/// with its hint, one per line (what a user reads).
+pub fn load_text(schema: &str, manifest: &str, files: &[(&str, &str)]) -> Result<Loaded, String> {
+    load(schema, manifest, files).map_err(|e| {
+        std::iter::once(&*e)
+            .chain(e.related.iter())
+            .map(|d| format!("{} ({})", d.message, d.help.as_deref().unwrap_or("")))
+            .collect::<Vec<_>>()
+            .join("\n")
+    })
+}
+
 /// Program `p`'s statements as `type rel P{..} R{..} W{..}`.
 pub fn stmt_shapes(l: &Loaded, p: usize) -> Vec<String> {
+    stmt_shapes_marked(l, p, "-")
+}
+
+/// As [`stmt_shapes`], with `none` for an absent set (some files write ⊥).
+pub fn stmt_shapes_marked(l: &Loaded, p: usize, none: &str) -> Vec<String> {
     let w = &l.workload;
     let set = |rel, s: &Option<isolint::model::schema::AttrSet>| match s {
-        None => "-".to_string(),
+        None => none.to_string(),
         Some(a) => format!("{{{}}}", w.schema.rel(rel).names(a).join(",")),
     };
     w.programs[p]
