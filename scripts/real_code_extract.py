@@ -366,7 +366,7 @@ def key_columns(ddl):
     return keys
 
 
-def changing_tables(sqls, keys):
+def changing_tables(sqls, keys, ddl):
     """Tables whose set of rows some statement changes: INSERT / DELETE targets and UPDATE
     targets that assign a key column. Only there can a read find its row missing and the row
     appear later (or the other way round)."""
@@ -380,7 +380,23 @@ def changing_tables(sqls, keys):
             assigned = {c.lower() for c in re.findall(r"(\w+)\s*=", m.group(2))}
             if assigned & keys.get(t, set()) or t not in keys:
                 out.add(t)
+    # a referential action (ON DELETE/UPDATE CASCADE, SET NULL/DEFAULT) changes the rows of the
+    # referencing table when the referenced one changes
+    actions = []
+    for stmt in re.split(r";", ddl):
+        m = re.search(r"\b(?:CREATE\s+TABLE(?:\s+IF\s+NOT\s+EXISTS)?|ALTER\s+TABLE(?:\s+ONLY)?)\s+(\w+)", stmt, re.I)
+        if m:
+            for r in re.finditer(r"REFERENCES\s+(\w+)[^,;]*?\bON\s+(?:DELETE|UPDATE)\s+(?:CASCADE|SET)", stmt, re.I | re.S):
+                actions.append((m.group(1).lower(), r.group(1).lower()))
+    grew = True
+    while grew:
+        grew = False
+        for child, parent in actions:
+            if parent in out and child not in out:
+                out.add(child)
+                grew = True
     return out
+
 
 
 def benchbase(root, out, names):
@@ -447,7 +463,7 @@ def write_programs(d, name, procs, ddl, rejected):
     (`rejected`: {(class, field): message}) is, where reached, an error that aborts the
     transaction: RAISE EXCEPTION in its place."""
     keys = key_columns(ddl)
-    changing = changing_tables([s for st in procs.values() for _, s in st if s], keys)
+    changing = changing_tables([s for st in procs.values() for _, s in st if s], keys, ddl)
     n = 0
     if True:
         for cls, stmts in procs.items():
