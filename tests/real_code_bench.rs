@@ -370,3 +370,57 @@ END $$;
     // PostgreSQL 15: `missing FROM-clause entry for table "r"` (schema.table.column).
     assert!(e.contains("`r` is not a table"), "{e}");
 }
+
+// ---------------------------------------------------------------------------
+// A `LANGUAGE sql` function of a dump named under `programs:` is a program.
+
+const DUMP: &str = "CREATE TABLE public.acct (id integer NOT NULL, bal integer);
+ALTER TABLE ONLY public.acct ADD CONSTRAINT acct_pkey PRIMARY KEY (id);
+CREATE TABLE public.summary (id integer NOT NULL, s integer);
+ALTER TABLE ONLY public.summary ADD CONSTRAINT summary_pkey PRIMARY KEY (id);
+CREATE FUNCTION public.total(a integer, b integer, k integer) RETURNS void
+    LANGUAGE sql
+    AS $_$
+  UPDATE summary SET s = (SELECT bal FROM acct WHERE id = $1) WHERE id = $3;
+  UPDATE summary SET s = s + (SELECT bal FROM acct WHERE id = $2) WHERE id = $3;
+$_$;
+CREATE FUNCTION public.one(a integer) RETURNS integer
+    LANGUAGE sql
+    AS $_$ SELECT bal FROM acct WHERE id = $1 $_$;
+";
+
+const MOVE: &str = "UPDATE acct SET bal = bal - :v WHERE id = :a;
+UPDATE acct SET bal = bal + :v WHERE id = :b;
+";
+
+fn dump_programs(programs: &str) -> isolint::frontend::Loaded {
+    let manifest = format!("programs: [{programs}]\n");
+    load(DUMP, &manifest, &[("Move.sql", MOVE)]).unwrap_or_else(|e| panic!("{}", e.message))
+}
+
+/// `total` is its own statements (two reads of acct, two writes of
+/// summary), its parameters the program's. With Move it is not robust:
+/// checked on PostgreSQL 15.18 at READ COMMITTED, acct = {(1, 100), (2,
+/// 100)}, summary = {(1, 0)}, `total` with `SELECT pg_sleep(1)` between its
+/// two statements: `SELECT total_slow(1, 2, 1)` in one session, `SELECT
+/// move(1, 2, 10)` (the same two UPDATEs) committed in another during the
+/// sleep: summary.s = 210, where either serial order gives 200 (each
+/// statement of a VOLATILE SQL function takes a new snapshot).
+#[test]
+fn sql_function_named_in_programs_is_a_program() {
+    let l = dump_programs("Move, total");
+    let p = l.workload.programs.iter().position(|p| p.name == "total");
+    let p = p.expect("total is a program");
+    let shapes = stmt_shapes(&l, p);
+    assert_eq!(shapes.len(), 4, "{shapes:?}");
+    assert!(shapes[0].contains("acct") && shapes[1].contains("summary"));
+    assert!(!robust_of(&l));
+}
+
+/// Control: a function of one read (one statement, one row) with Move is
+/// robust: a transaction of one read at one snapshot sits in any schedule
+/// where that snapshot was taken.
+#[test]
+fn sql_function_program_control() {
+    assert!(robust_of(&dump_programs("Move, one")));
+}
