@@ -9,7 +9,8 @@
 #   ISOLINT  the binary (default target/debug/isolint)
 #   PGBIN    PostgreSQL 15 binaries (default /usr/lib/postgresql/15/bin)
 #   PGPORT   the throwaway server's port (default 5521)
-# graphile-worker and pgbench need the throwaway server (initdb; as root it runs as postgres).
+# graphile-worker, pgbench and BenchBase need the throwaway server (initdb; as root it runs as
+# postgres). BenchBase: see real_code_extract.py benchbase() for what the programs assume.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ISOLINT=${ISOLINT:-$HERE/../target/debug/isolint}
@@ -140,11 +141,37 @@ pgbench_() {
   row "pgbench built-in scripts" "$d" "3 scripts"
 }
 
+BENCHBASE_NAMES="smallbank tpcc seats auctionmark tatp voter twitter epinions resourcestresser wikipedia"
+benchbase() {
+  local src=$1 d=$OUT/benchbase root=$OUT/benchbase_src b paths=() n
+  mkdir -p "$root"
+  for b in $BENCHBASE_NAMES; do
+    paths+=("src/main/java/com/oltpbenchmark/benchmarks/$b" "src/main/resources/benchmarks/$b")
+  done
+  if [ -d "$src/src/main/java" ]; then
+    for b in "${paths[@]}"; do mkdir -p "$root/$(dirname "$b")"; cp -r "$src/$b" "$root/$b"; done
+  else
+    git --git-dir="$src" archive HEAD "${paths[@]}" | tar -x -C "$root"
+  fi
+  # shellcheck disable=SC2086
+  python3 "$HERE/real_code_extract.py" benchbase "$root" "$d" $BENCHBASE_NAMES
+  # every statement PREPAREd on PostgreSQL 15 with the benchmark's DDL; one it rejects becomes
+  # RAISE EXCEPTION in the program (what running it does: the transaction aborts)
+  pg_start
+  python3 "$HERE/real_code_extract.py" benchbase-check "$d" "$PGBIN/psql" -h "$PGD" -p "$PGPORT" -U postgres -X -q
+  for b in $BENCHBASE_NAMES; do
+    [ -f "$d/$b/extract.txt" ] || continue
+    read -r n _ <"$d/$b/extract.txt"
+    row "BenchBase $b" "$d/$b" "$n procedures, $(grep -c ':c[0-9]* THEN' "$d/$b"/*.sql | awk -F: '{s += $2} END {print s}') statements$( [ -s "$d/$b/rejected.txt" ] && echo "; PostgreSQL 15 rejects $(wc -l <"$d/$b/rejected.txt")")"
+  done
+}
+
 for arg in "$@"; do
   case $arg in
     hammerdb=*) hammerdb "${arg#*=}" ;;
     graphile=*) graphile "${arg#*=}" ;;
     pgbench) pgbench_ ;;
+    benchbase=*) benchbase "${arg#*=}" ;;
     *) echo "unknown argument $arg" >&2; exit 2 ;;
   esac
 done

@@ -30,7 +30,7 @@ use crate::model::settings::Settings;
 use findings::{edits, steps, DeployedVerdict, Isolation, SubsetTable};
 use graph::build;
 use progress::{Progress, Silent};
-use promote::{suggest_in, Budget, Suggestion};
+use promote::{suggest_in, Budget};
 use robustness::{is_robust, is_robust_under, witnesses, witnesses_under, Method};
 use subsets::{search, MAX_SUBSETS};
 
@@ -103,7 +103,7 @@ pub fn check_with(
         return f;
     }
     let suggestion = suggest_in(w, &f.graph, method, Budget::default(), progress);
-    if let Suggestion::Promote(set) = &suggestion {
+    if let Some(set) = suggestion.reads() {
         f.edits = edits(w, set);
         f.isolation = Isolation::lowest(w, &f.graph, true);
     } else {
@@ -123,7 +123,7 @@ pub fn allocate_with(w: &Workload, settings: Settings, progress: &dyn Progress) 
         return f;
     }
     let suggestion = suggest_in(w, &f.graph, Method::TypeII, Budget::default(), progress);
-    if let Suggestion::Promote(set) = &suggestion {
+    if let Some(set) = suggestion.reads() {
         f.edits = edits(w, set);
         f.isolation = Isolation::lowest(w, &f.graph, true);
     }

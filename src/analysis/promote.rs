@@ -58,6 +58,15 @@
 //! promotion removes: predicate reads, writes, reads already protected),
 //! no set can help and the search stops at once; testing the mask with
 //! every candidate promoted decides that up front.
+//!
+//! **When the search stops early** (sizes above `Budget::max_size`, or
+//! `max_tries` sets tested) it never answers "no fix": the mask with every
+//! candidate promoted is robust, so if the rebuild agrees a fix exists.
+//! Greedy removal from the full set (each read dropped in turn while the
+//! promoted workload stays robust, re-verified) gives one none of whose
+//! reads can be left out; it is reported as the smallest when the search
+//! showed that no set of one read fewer works ([`Suggestion::Promote`]),
+//! else as minimal but not proven smallest ([`Suggestion::Minimal`]).
 
 use std::collections::HashMap;
 
@@ -74,13 +83,34 @@ pub type StmtRef = (usize, usize);
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Suggestion {
-    /// Promoting these reads makes the workload robust (re-verified).
+    /// Promoting these reads makes the workload robust (re-verified), and
+    /// no smaller set does: the search was exhaustive below this size.
     Promote(Vec<StmtRef>),
+    /// Promoting these reads makes the workload robust (re-verified) and
+    /// none of them can be left out (greedy removal from all candidates),
+    /// but the exhaustive search stopped: no fix has at most `none_up_to`
+    /// reads, and a fix of a size between that and this one may exist.
+    Minimal {
+        reads: Vec<StmtRef>,
+        none_up_to: usize,
+    },
     /// Even with every candidate read promoted a dangerous cycle remains:
     /// no promotion can make the workload robust.
     Impossible { candidates: usize },
-    /// No set of at most `max_size` promotions (within the budget) works.
+    /// The mask with every candidate promoted has no dangerous cycle but
+    /// the re-analysed promoted workload has (a promoted read with a twin,
+    /// see the module comment), and no smaller set was found.
     NotFound { candidates: usize, tried: usize },
+}
+
+impl Suggestion {
+    /// The reads to promote, when a verified fix was found.
+    pub fn reads(&self) -> Option<&[StmtRef]> {
+        match self {
+            Suggestion::Promote(r) | Suggestion::Minimal { reads: r, .. } => Some(r),
+            _ => None,
+        }
+    }
 }
 
 /// Limits of the search: largest promotion set and number of candidate
@@ -238,17 +268,66 @@ impl Search<'_> {
         // The unpromoted graph is not robust: its cycles seed the
         // constraints.
         self.learn(&FixedBitSet::with_capacity(n));
+        // No fix has at most `none_up_to` reads (sizes searched in full).
+        let mut none_up_to = 0;
         for size in 1..=self.budget.max_size.min(n) {
             match self.dfs(size, 0) {
                 Outcome::Found(set) => return Suggestion::Promote(set),
                 Outcome::OutOfBudget => break,
-                Outcome::Continue => {}
+                Outcome::Continue => none_up_to = size,
             }
         }
-        Suggestion::NotFound {
-            candidates: n,
-            tried: self.tried,
+        // The search stopped before trying every size: never "no fix" then.
+        // The mask with every candidate promoted is robust; if the rebuild
+        // agrees, drop reads greedily while it stays robust.
+        match self.greedy() {
+            // Smallest: every smaller size was searched, or no read could be
+            // dropped from the full set and each of those n - 1 sets failed
+            // on its mask (so do all their subsets: heredity).
+            Some((reads, exact))
+                if reads.len() <= none_up_to + 1 || (exact && reads.len() == n) =>
+            {
+                Suggestion::Promote(reads)
+            }
+            Some((reads, _)) => Suggestion::Minimal { reads, none_up_to },
+            None => Suggestion::NotFound {
+                candidates: n,
+                tried: self.tried,
+            },
         }
+    }
+
+    /// A verified fix none of whose reads can be left out: from every
+    /// candidate, drop each in turn (last first, so the answer keeps the
+    /// earliest reads) while the promoted workload stays robust. `None`
+    /// when promoting every candidate is not robust once rebuilt. The flag
+    /// says every failed removal failed on its mask already.
+    fn greedy(&mut self) -> Option<(Vec<StmtRef>, bool)> {
+        // (robust, failed on the mask)
+        let test = |s: &mut Self, keep: &FixedBitSet| {
+            s.tried += 1;
+            if !s.masked_robust(keep) {
+                return (false, true);
+            }
+            let set: Vec<StmtRef> = keep.ones().map(|i| s.cands[i]).collect();
+            let g = build(&promoted(s.w, &set), s.g.settings);
+            (is_robust(&g, None, s.method), false)
+        };
+        let mut keep = FixedBitSet::with_capacity(self.cands.len());
+        keep.insert_range(..);
+        if !test(self, &keep).0 {
+            return None;
+        }
+        let mut exact = true;
+        for i in (0..self.cands.len()).rev() {
+            keep.set(i, false);
+            let (ok, on_mask) = test(self, &keep);
+            if !ok {
+                keep.insert(i);
+                exact &= on_mask;
+            }
+        }
+        Some((keep.ones().map(|i| self.cands[i]).collect(), exact))
     }
 
     fn masked_robust(&self, dropped: &FixedBitSet) -> bool {

@@ -113,7 +113,7 @@ pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
         files.routine_files.insert(0, (f, rs));
         name
     });
-    errors.take(files.check_listed(&manifest, &manifest_path));
+    errors.take(files.check_listed(&manifest, &manifest_path, &context.functions));
     let binds: std::collections::BTreeMap<String, String> = manifest
         .bind
         .iter()
@@ -344,7 +344,12 @@ impl Files {
     /// Every name under `programs:` is a file stem or a PL/pgSQL routine,
     /// and so is every name under `exclude:` (of any language); no name is
     /// under both.
-    fn check_listed(&self, manifest: &Manifest, manifest_path: &Path) -> Result<()> {
+    fn check_listed(
+        &self,
+        manifest: &Manifest,
+        manifest_path: &Path,
+        schema_functions: &[crate::frontend::sql::ddl::FunctionDef],
+    ) -> Result<()> {
         let programs = &manifest.programs;
         for name in &manifest.exclude {
             let known = self.paths.iter().any(|f| &stem(f) == name)
@@ -392,12 +397,21 @@ impl Files {
                 .help("`bind:` keys are `routine.parameter` (a named parameter of a PL/pgSQL routine of the workload), each with the value dynamic SQL is built from"));
             }
         }
+        let sql_function = |name: &str| {
+            schema_functions
+                .iter()
+                .any(|d| d.language == "sql" && d.name.eq_ignore_ascii_case(name))
+                || self.routine_files.iter().flat_map(|(_, rs)| rs).any(|r| {
+                    r.language == "sql" && !r.procedure && r.name.eq_ignore_ascii_case(name)
+                })
+        };
         for name in programs {
             let known = self.paths.iter().any(|f| &stem(f) == name)
-                || routine_names.iter().any(|r| r.eq_ignore_ascii_case(name));
+                || routine_names.iter().any(|r| r.eq_ignore_ascii_case(name))
+                || sql_function(name);
             if !known {
-                return Err(Diag::new(format!("{} lists program `{name}`, but there is no {name}.sql and no PL/pgSQL routine {name}", manifest_path.display()))
-                    .help("the `programs:` list of isolint.yaml names .sql files of the directory (by file stem) or PL/pgSQL routines of its routine files; a LANGUAGE sql function (`AS $$ … $$` or `BEGIN ATOMIC … END`) is inlined where a program calls it and is no program itself: call it from one (e.g. `SELECT f(:k);` in f.sql)"));
+                return Err(Diag::new(format!("{} lists program `{name}`, but there is no {name}.sql and no PL/pgSQL routine or LANGUAGE sql function {name}", manifest_path.display()))
+                    .help("the `programs:` list of isolint.yaml names .sql files of the directory (by file stem), or PL/pgSQL routines and LANGUAGE sql functions of its routine files or schema"));
             }
         }
         Ok(())
@@ -440,6 +454,7 @@ impl Files {
             context,
             errors,
         ));
+        units.extend(sql_function_units(&units, programs, context, errors));
         // A routine redefined later (CREATE OR REPLACE in a later migration)
         // replaces the earlier one.
         let mut seen = std::collections::HashSet::new();
@@ -454,6 +469,54 @@ impl Files {
         });
         units
     }
+}
+
+/// A `LANGUAGE sql` function named under `programs:` (and no program file
+/// or PL/pgSQL routine of that name) is a program: a call of it with one
+/// parameter per argument (`SELECT f($1, …, $n);`), whose body is inlined
+/// as every call is: its statements in order, its parameters bound to the
+/// program's parameters. Overloads of the name: an error (which one?).
+fn sql_function_units(
+    units: &[Unit],
+    programs: &[String],
+    context: &Context,
+    errors: &mut Errors,
+) -> Vec<Unit> {
+    let mut out = vec![];
+    for name in programs {
+        if units.iter().any(|u| u.name.eq_ignore_ascii_case(name)) {
+            continue;
+        }
+        let defs: Vec<_> = context
+            .functions
+            .iter()
+            .filter(|d| d.language == "sql" && d.name.eq_ignore_ascii_case(name))
+            .collect();
+        let [def] = defs.as_slice() else {
+            if defs.len() > 1 {
+                errors.push(
+                    Diag::new(format!("program `{name}` names {} overloaded LANGUAGE sql functions", defs.len()))
+                        .help("name a function with one signature under `programs:`, or write the call as a program file (`SELECT f(:a::int);`)")
+                        .at(&defs[1].file, defs[1].at, defs[1].name.len(), "another one"),
+                );
+            }
+            continue;
+        };
+        let args: Vec<String> = (1..=def.signature.len()).map(|k| format!("${k}")).collect();
+        let file = SourceFile::new(
+            format!("{} (LANGUAGE sql function {})", def.file.name, def.name),
+            format!("SELECT {}({});\n", def.name, args.join(", ")),
+        );
+        if let Some(nodes) = errors.take(parse_program(&file)) {
+            out.push(Unit {
+                name: name.clone(),
+                abbrev: None,
+                nodes,
+                file,
+            });
+        }
+    }
+    out
 }
 
 /// A program file without a statement is an error, not an empty

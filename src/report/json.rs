@@ -159,7 +159,12 @@ pub fn analyze(w: &Workload, a: &Findings, warns: &[Warning]) -> Value {
 /// `isolint check --format json`.
 pub fn check(w: &Workload, a: &Findings, warns: &[Warning]) -> Value {
     let suggestion = match &a.suggestion {
-        Some(Suggestion::Promote(_)) => json!({"verified": true, "edits": edits(&a.edits)}),
+        Some(Suggestion::Promote(_)) => {
+            json!({"verified": true, "edits": edits(&a.edits), "smallest": true})
+        }
+        Some(Suggestion::Minimal { none_up_to, .. }) => {
+            json!({"verified": true, "edits": edits(&a.edits), "smallest": false, "none_up_to": none_up_to})
+        }
         Some(Suggestion::NotFound { candidates, tried }) => {
             json!({"verified": false, "edits": [], "candidates": candidates, "tried": tried, "no_promotion_helps": false})
         }

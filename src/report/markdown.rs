@@ -74,8 +74,11 @@ pub fn render(w: &Workload, a: &Findings, graph_name: &str) -> String {
         }
         m.push_str("## Suggested fix\n\n");
         match &a.suggestion {
-            Some(Suggestion::Promote(_)) => {
+            Some(Suggestion::Promote(_) | Suggestion::Minimal { .. }) => {
                 m.push_str("Promoting these key-based reads to `SELECT … FOR UPDATE` makes the workload robust (re-verified by a fresh analysis of the promoted workload):\n\n");
+                if let Some(Suggestion::Minimal { none_up_to, .. }) = &a.suggestion {
+                    m.push_str(&format!("Leaving out any one of them is not robust; no fix of at most {none_up_to} reads exists, and larger sets were not all searched, so a smaller fix than this one may exist.\n\n"));
+                }
                 for e in &a.edits {
                     m.push_str(&format!(
                         "- `{}`: add `FOR UPDATE` to `{}`\n",
@@ -86,7 +89,7 @@ pub fn render(w: &Workload, a: &Findings, graph_name: &str) -> String {
             }
             _ => {
                 m.push_str(match &a.suggestion {
-                    Some(Suggestion::NotFound { .. }) => "No set of at most 6 key-based reads promoted to `FOR UPDATE` was found to make the workload robust (the search stopped at its limits).\n",
+                    Some(Suggestion::NotFound { .. }) => "No set of key-based reads promoted to `FOR UPDATE` was found to make the workload robust: with every candidate promoted, the re-analysed workload still is not.\n",
                     _ => "No set of key-based reads promoted to `FOR UPDATE` makes the workload robust: a dangerous cycle remains even with every candidate promoted.\n",
                 });
                 if let Some(s) = &a.subsets {

@@ -295,14 +295,23 @@ pub fn check(w: &Workload, a: &Findings) -> String {
     }
     match &a.suggestion {
         Some(Suggestion::Promote(_)) => {
-            o.push_str("\nsuggested fix (verified: the promoted workload is robust):\n");
+            o.push_str("\nsuggested fix (verified: the promoted workload is robust; the smallest: no fewer promoted reads make it robust):\n");
+            for e in &a.edits {
+                o.push_str(&format!("  {}\n", edit_line(e)));
+            }
+        }
+        Some(Suggestion::Minimal { reads, none_up_to }) => {
+            o.push_str(&format!(
+                "\nsuggested fix (verified: the promoted workload is robust; minimal: leaving out any one of these {} reads is not robust; not proven the smallest: no fix of at most {none_up_to} reads exists, larger sets were not all searched):\n",
+                reads.len()
+            ));
             for e in &a.edits {
                 o.push_str(&format!("  {}\n", edit_line(e)));
             }
         }
         Some(Suggestion::NotFound { candidates, tried }) => {
             o.push_str(&format!(
-                "\nno fix by promoting key-based reads to FOR UPDATE ({candidates} candidate reads, {tried} combinations tried).\n"
+                "\nno fix found by promoting key-based reads to FOR UPDATE: with all {candidates} candidate reads promoted the re-analysed workload is still not robust ({tried} combinations tried).\n"
             ));
         }
         Some(Suggestion::Impossible { candidates }) => {
@@ -373,7 +382,7 @@ pub fn allocate(w: &Workload, a: &Findings) -> String {
         }
     }
     match (&iso.with_edits, &a.suggestion) {
-        (Some(alloc), Some(Suggestion::Promote(_))) => {
+        (Some(alloc), Some(Suggestion::Promote(_) | Suggestion::Minimal { .. })) => {
             o.push_str(&format!(
                 "\nwith the suggested edits (verified: the promoted workload is robust under READ COMMITTED), every program may run {}:\n",
                 alloc.level(0)

@@ -460,8 +460,10 @@ pub(super) fn collect_assigned(nodes: &[Node], out: &mut HashSet<String>) {
 /// the end of `rest` (or jump out of it by an EXIT) without meeting such a
 /// statement: `(tested, open)`. Nodes that may or may not set FOUND (IF,
 /// blocks, WHILE and plain loops, EXECUTE) do not end the search: FOUND
-/// after them may still be this statement's. A mention anywhere inside a
-/// node counts (may-miss only adds conflicts).
+/// after them may still be this statement's. An IF is searched branch by
+/// branch (a mention after a branch's own statement is that statement's);
+/// a mention anywhere inside another node counts (may-miss only adds
+/// conflicts).
 pub(super) fn found_scan(rest: &[Node]) -> (bool, bool) {
     let word = |t: &str| {
         t.split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
@@ -470,6 +472,28 @@ pub(super) fn found_scan(rest: &[Node]) -> (bool, bool) {
     let mut open = false;
     for n in rest {
         let one = std::slice::from_ref(n);
+        if let Node::If(branches) = n {
+            // The conditions run before any branch; then one branch runs
+            // (or none, without ELSE) and the search goes on after the IF
+            // unless every branch sets FOUND (or ends the path) first.
+            let mut closed = branches.last().is_some_and(|(c, _)| c.is_none());
+            for (cond, body) in branches {
+                let c = cond.as_ref().map(|c| c.snip.text.as_str());
+                if c.is_some_and(|t| t == ROW_COUNT_MARK || word(t)) {
+                    return (true, open);
+                }
+                let (hit, falls) = found_scan(body);
+                if hit {
+                    return (true, open);
+                }
+                closed &= !falls;
+            }
+            open |= has_exit(one);
+            if closed {
+                return (false, open);
+            }
+            continue;
+        }
         let mut hit = false;
         each_cond(one, &mut |c| {
             hit |= c.snip.text == ROW_COUNT_MARK || word(&c.snip.text)

@@ -60,6 +60,11 @@ pub struct PlEnv {
     /// Names each enclosing block declared, with the alias each had
     /// before (restored when the block ends: shadowing, `declare_var`).
     pub(super) scopes: Vec<Vec<(String, Option<String>)>>,
+    /// Per enclosing block (innermost last): its label (an unquoted label
+    /// lower-cased, a quoted one as written) and the names it declared
+    /// with the variable each stands for, for `label.x` (PostgreSQL's
+    /// `plpgsql_ns_lookup`: the nearest block so labelled that declares x).
+    pub(super) blocks: Vec<(Option<String>, Vec<(String, String)>)>,
 }
 
 impl PlEnv {
@@ -93,7 +98,24 @@ impl PlEnv {
             calls: std::cell::Cell::new(0),
             binds: HashMap::new(),
             scopes: vec![],
+            blocks: vec![],
         }
+    }
+
+    /// The variable `qual.field` names when `qual` labels an enclosing
+    /// block that declared `field` (the nearest such block).
+    pub(super) fn label_var(&self, qual: &str, field: &str) -> Option<String> {
+        self.blocks
+            .iter()
+            .rev()
+            .filter(|(l, _)| l.as_deref() == Some(qual))
+            .find_map(|(_, names)| names.iter().rev().find(|(n, _)| n == field))
+            .map(|(_, canon)| canon.clone())
+    }
+
+    /// `qual` labels an enclosing block (not the routine or a loop).
+    fn block_label(&self, qual: &str) -> bool {
+        self.blocks.iter().any(|(l, _)| l.as_deref() == Some(qual))
     }
 
     pub(super) fn var(&self, name: &str) -> Option<VarKind> {
@@ -180,6 +202,20 @@ impl PlEnv {
         let mut names = NamePositions::new(first_word);
         while i < b.len() {
             anchors.at(out.len(), src.orig(i));
+            // `"Label".x`: a quoted block label keeps its case.
+            if b[i] == b'"' {
+                if let Some((q, qe)) = ident_at(t, i) {
+                    if let Some((var, e)) = self.qualified(t, &q, qe) {
+                        out.push_str(&" ".repeat(qe - i));
+                        push_var(&mut out, &var, false);
+                        i = e;
+                        anchors.at(out.len(), src.orig(i));
+                        prev_word.clear();
+                        last_end = i;
+                        continue;
+                    }
+                }
+            }
             if let Some(e) = literal_end(t, i) {
                 out.push_str(&t[i..e]);
                 i = e;
@@ -233,7 +269,23 @@ impl PlEnv {
                     fe += 1;
                 }
                 let field = t[fs..fe].to_lowercase();
-                if self.is_qualifier(&w) && self.canon(&field).starts_with(&format!("{field}__")) {
+                if let Some((var, e)) = self.qualified(t, &w, i) {
+                    out.push_str(&" ".repeat(i - s));
+                    push_var(&mut out, &var, false);
+                    i = e;
+                    anchors.at(out.len(), src.orig(i));
+                    prev_word = w;
+                    last_end = i;
+                    continue;
+                }
+                if self.block_label(&w) {
+                    // A block label whose blocks declare no `field`: not a
+                    // variable for PostgreSQL either (then a column of a
+                    // table `w`).
+                    out.push_str(&t[s..fe]);
+                } else if self.is_qualifier(&w)
+                    && self.canon(&field).starts_with(&format!("{field}__"))
+                {
                     // An inner block redeclares the name; `label.x` may
                     // mean an outer block's x, which the alias chain no
                     // longer knows: refuse rather than read the wrong one.
@@ -282,6 +334,24 @@ impl PlEnv {
             text: out,
             map: anchors.0,
         })
+    }
+
+    /// `qual.x` (the qualifier ending at `qe`) where `qual` labels an
+    /// enclosing block that declared x: that variable, and where the
+    /// reference ends; `qual.rec.f` of a record is its field `rec$f`.
+    fn qualified(&self, t: &str, qual: &str, qe: usize) -> Option<(String, usize)> {
+        let b = t.as_bytes();
+        if b.get(qe) != Some(&b'.') {
+            return None;
+        }
+        let (field, fe) = ident_at(t, qe + 1)?;
+        let var = self.label_var(qual, &field)?;
+        if self.vars.get(&var).map(|v| v.0) == Some(VarKind::Record) && b.get(fe) == Some(&b'.') {
+            if let Some((sub, se)) = ident_at(t, fe + 1) {
+                return Some((format!("{var}${sub}"), se));
+            }
+        }
+        Some((var, fe))
     }
 
     /// A name that is a variable and a column of relation `r` in scope.
@@ -410,7 +480,9 @@ impl PlEnv {
             let Some((second, j)) = ident_at(t, i + 1) else {
                 return Ok(None);
             };
-            if self.is_qualifier(&first) {
+            if let Some(v) = self.label_var(&first, &second) {
+                var = v;
+            } else if self.is_qualifier(&first) {
                 var = second;
             } else {
                 whole = false;

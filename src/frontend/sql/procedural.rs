@@ -40,6 +40,9 @@ pub(super) struct P<'a> {
     pub(super) pos: usize,
     /// The `<<label>>` just read, for the loop or block that follows.
     pub(super) label: Option<String>,
+    /// Where the word after a quoted `<<"label">>` starts (the label is
+    /// no token: the statement starts there all the same).
+    pub(super) label_end: usize,
     /// Set when parsing a PL/pgSQL routine body (`super::plpgsql`).
     pub(super) pl: Option<Box<super::plenv::PlEnv>>,
 }
@@ -244,7 +247,8 @@ impl P<'_> {
             }
             // A statement that starts with something other than a word
             // (`:v := …`, `(SELECT …)`) begins right after the last token.
-            let lead_blank = is_blank(&self.file.text[self.prev_end()..self.start()]);
+            let lead_blank = self.label_end == self.start()
+                || is_blank(&self.file.text[self.prev_end()..self.start()]);
             let w = match self.word(self.pos) {
                 Some(w) if lead_blank => w,
                 _ => {
@@ -987,6 +991,7 @@ pub fn parse_program(file: &SourceFile) -> Result<Vec<Node>> {
         toks: lex(&file.text),
         pos: 0,
         label: None,
+        label_end: usize::MAX,
         pl: None,
     };
     p.block(Ctx::Top, 0)

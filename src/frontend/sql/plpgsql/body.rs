@@ -92,6 +92,16 @@ impl P<'_> {
             return Ok(false);
         };
         let text = &self.file.text;
+        if let Some(label) = self.quoted_label(s) {
+            // `<<"Label">>` (the lexer skips quoted names, so the current
+            // word is the loop or block): case kept, as PostgreSQL does.
+            if let Some(pl) = &mut self.pl {
+                pl.labels.push(label.clone());
+            }
+            self.label = Some(label);
+            self.label_end = s;
+            return Ok(false);
+        }
         if !text[..s].trim_end().ends_with("<<") {
             return Ok(false);
         }
@@ -109,6 +119,22 @@ impl P<'_> {
         self.toks[self.pos].2 = e + ws + 2;
         self.pos += 1;
         Ok(true)
+    }
+
+    /// The quoted label `<<"…">>` right before the word at `s`, if any
+    /// (after the previous token).
+    fn quoted_label(&self, s: usize) -> Option<String> {
+        let text = &self.file.text;
+        let before = text[self.prev_end()..s].trim_end().strip_suffix(">>")?;
+        let open = before.rfind("<<")?;
+        let inner = &before[open + 2..];
+        let lead = inner.len() - inner.trim_start().len();
+        let at = self.prev_end() + open + 2 + lead;
+        let (name, end) = ident_at(text, at)?;
+        (text.as_bytes()[at] == b'"'
+            && text[end..s].trim_start().starts_with(">>")
+            && is_blank(&text[self.prev_end()..self.prev_end() + open]))
+        .then_some(name)
     }
 
     /// PL/pgSQL statements; `false` when `w` starts none of them.
@@ -226,11 +252,13 @@ impl P<'_> {
         let mut body = vec![];
         if let Some(pl) = &mut self.pl {
             pl.scopes.push(vec![]);
+            pl.blocks.push((label.clone(), vec![]));
         }
         let out = self.pl_block_in_scope(outer, label, at, &mut body);
         // The block's names go out of scope: an outer variable a
         // declaration shadowed is visible again.
         if let Some(pl) = &mut self.pl {
+            pl.blocks.pop();
             for (name, before) in pl.scopes.pop().unwrap_or_default().into_iter().rev() {
                 match before {
                     Some(b) => pl.aliases.insert(name, b),
@@ -365,6 +393,9 @@ impl P<'_> {
                 if let Some(s) = pl.scopes.last_mut() {
                     s.push((name.to_string(), pl.aliases.get(name).cloned()));
                 }
+                if let Some(b) = pl.blocks.last_mut() {
+                    b.1.push((name.to_string(), name.to_string()));
+                }
                 // Declared here: no alias of an enclosing scope applies.
                 pl.aliases.remove(name);
             }
@@ -379,6 +410,9 @@ impl P<'_> {
         let before = pl.aliases.insert(name.to_string(), fresh.clone());
         if let Some(s) = pl.scopes.last_mut() {
             s.push((name.to_string(), before));
+        }
+        if let Some(b) = pl.blocks.last_mut() {
+            b.1.push((name.to_string(), fresh.clone()));
         }
         Ok(fresh)
     }

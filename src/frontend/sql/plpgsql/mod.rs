@@ -869,6 +869,7 @@ pub fn parse_routine(
             .collect(),
         pos: 0,
         label: None,
+        label_end: usize::MAX,
         pl: Some(Box::new(env)),
     };
     // `$n` is the n-th parameter.
