@@ -10,6 +10,7 @@
 //! the driver), `run` (drive k sessions through an interleaving, run the
 //! serial orders, compare), `witness` (an explorer `Schedule` with the
 //! front-end's provenance → parameters, seed rows and an interleaving),
+//! `solve` (the value choices a witness replay searches),
 //! `random` (random interleavings of random program instances).
 //!
 //! Depends on `model`, `frontend`'s AST and `analysis`; never prints. This
@@ -22,6 +23,7 @@ pub mod run;
 pub mod scratch;
 pub mod server;
 pub mod session;
+pub mod solve;
 pub mod soundness;
 pub mod value;
 pub mod witness;

@@ -4,14 +4,20 @@
 //! never show an anomaly here (Definition 3.1: every schedule allowed
 //! under MVRC is serializable); a non-robust one may, by chance.
 //!
-//! The data: `keys` rows per table, row i holding i in every integer or
-//! numeric column, `k<i>` in every text column (so a foreign key of row i
-//! finds row i of its parent); columns with a default keep it. The
-//! parameters: a parameter a program compares with a text column is
-//! `k<r>`, any other one r, with r drawn from 1..=keys, so instances
-//! collide on rows; a parameter an INSERT puts into a key column is
-//! fresh per instance (a duplicate key would abort, which says nothing
-//! about isolation).
+//! The data, drawn afresh for every round: `keys` rows per table. Row
+//! i holds i in every column of a unique index (primary keys: `k<i>` for
+//! text), each foreign key of row i points at a parent row drawn from
+//! 1..=keys (several children may share one, some parents have none), and
+//! every other column holds r of its type, r drawn from 1..=keys per cell:
+//! a predicate `status = :s` matches several rows, one, or none (issue
+//! 23: with row i = i everywhere each predicate matched one row, and few
+//! not-robust workloads showed an anomaly). A round whose drawn rows
+//! PostgreSQL refuses (a CHECK constraint) runs on the row i = i data.
+//! Columns with a default keep it. The parameters: a parameter a program
+//! compares with a text column is `k<r>`, any other one r, with r drawn
+//! from 1..=keys, so instances collide on rows; a parameter an INSERT puts
+//! into a key column is fresh per instance (a duplicate key would abort,
+//! which says nothing about isolation).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -124,10 +130,11 @@ pub fn replay(
     cfg: RandomConfig,
 ) -> Result<RandomReport> {
     let mut scratch = Scratch::create(server, &sources.schema)?;
-    // Pinned: every round and serial run starts from the same rows,
+    // Pinned: every serial run of a round starts from the same rows,
     // defaults evaluated once.
     let rows = seed_rows(&scratch, cfg.keys);
-    let seed = super::run::reset(&mut scratch, &rows)?;
+    let base = super::run::reset(&mut scratch, &rows)?;
+    let keys = Keys::of(&mut scratch);
     // Per program: its parameters and how each is used.
     let mut params: Vec<Vec<(String, Use)>> = vec![];
     for (p, nodes) in sources.programs.iter().enumerate() {
@@ -186,6 +193,8 @@ pub fn replay(
     }
     let mut fresh = 1_000_000u64;
     for round in 0..cfg.rounds {
+        let drawn = spread_rows(&scratch, &keys, cfg.keys, &mut rng);
+        let seed = super::run::reset(&mut scratch, &drawn).unwrap_or_else(|_| base.clone());
         let mut txns = vec![];
         for t in 0..cfg.txns.max(1) {
             let p = rng.below(programs);
@@ -290,6 +299,122 @@ fn seed_rows(scratch: &Scratch, keys: usize) -> Vec<SeedRow> {
     let order = scratch.parents_first();
     out.sort_by_key(|r| {
         order
+            .iter()
+            .position(|t| *t == r.table)
+            .unwrap_or(usize::MAX)
+    });
+    out
+}
+
+/// The columns of the scratch schema's unique indexes (primary keys
+/// included) and its foreign keys, from the catalog.
+#[derive(Default)]
+struct Keys {
+    /// (table, column).
+    unique: Vec<(String, String)>,
+    /// (table, columns, parent table, parent columns).
+    foreign: Vec<(String, Vec<String>, String, Vec<String>)>,
+    /// The tables, parents first.
+    order: Vec<String>,
+}
+
+impl Keys {
+    fn of(scratch: &mut Scratch) -> Keys {
+        let order = scratch.parents_first();
+        let schema = scratch.name.clone();
+        let c = scratch.admin();
+        let unique = c
+            .query(
+                "SELECT t.relname::text, a.attname::text FROM pg_index i
+                 JOIN pg_class t ON t.oid = i.indrelid
+                 JOIN pg_namespace n ON n.oid = t.relnamespace
+                 JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = ANY(i.indkey)
+                 WHERE i.indisunique AND n.nspname = $1",
+                &[&schema],
+            )
+            .map(|rows| rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+            .unwrap_or_default();
+        let cols = |key: &str, rel: &str| {
+            format!(
+                "ARRAY(SELECT a.attname::text FROM unnest(f.{key}) WITH ORDINALITY u(k, o)
+                 JOIN pg_attribute a ON a.attrelid = f.{rel} AND a.attnum = u.k ORDER BY u.o)"
+            )
+        };
+        let foreign = c
+            .query(
+                &format!(
+                    "SELECT k.relname::text, {}, p.relname::text, {} FROM pg_constraint f
+                     JOIN pg_class k ON k.oid = f.conrelid JOIN pg_class p ON p.oid = f.confrelid
+                     JOIN pg_namespace n ON n.oid = k.relnamespace
+                     WHERE f.contype = 'f' AND n.nspname = $1",
+                    cols("conkey", "conrelid"),
+                    cols("confkey", "confrelid")
+                ),
+                &[&schema],
+            )
+            .map(|rows| {
+                rows.iter()
+                    .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Keys {
+            unique,
+            foreign,
+            order,
+        }
+    }
+
+    fn is_unique(&self, table: &str, column: &str) -> bool {
+        self.unique.iter().any(|(t, c)| t == table && c == column)
+    }
+}
+
+/// `keys` rows per table whose values spread (see the module comment),
+/// parents first.
+fn spread_rows(scratch: &Scratch, keys: &Keys, n: usize, rng: &mut Rng) -> Vec<SeedRow> {
+    let mut out = vec![];
+    for t in &scratch.tables {
+        for i in 1..=n {
+            // Per foreign key: the parent row this row points at. A key
+            // column in it keeps row i's parent (i), as it must stay i;
+            // a self-reference points at a row already inserted.
+            let mut parent: HashMap<&str, usize> = HashMap::new();
+            for (_, cols, p, _) in keys.foreign.iter().filter(|f| f.0 == t.name) {
+                let j = if cols.iter().any(|c| keys.is_unique(&t.name, c)) {
+                    i
+                } else if *p == t.name {
+                    rng.below(i) + 1
+                } else {
+                    rng.below(n) + 1
+                };
+                for c in cols {
+                    parent.entry(c.as_str()).or_insert(j);
+                }
+            }
+            let values = t
+                .columns
+                .iter()
+                .filter(|c| !c.has_default)
+                .filter_map(|c| {
+                    let r = if keys.is_unique(&t.name, &c.name) {
+                        i
+                    } else if let Some(&j) = parent.get(c.name.as_str()) {
+                        j
+                    } else {
+                        rng.below(n) + 1
+                    };
+                    cell(c, r).map(|v| (c.name.clone(), v))
+                })
+                .collect();
+            out.push(SeedRow {
+                table: t.name.clone(),
+                values,
+            });
+        }
+    }
+    out.sort_by_key(|r| {
+        keys.order
             .iter()
             .position(|t| *t == r.table)
             .unwrap_or(usize::MAX)

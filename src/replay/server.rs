@@ -143,7 +143,8 @@ struct TempServer {
 /// holds, which the kernel closes when isolint exits — normally, on
 /// Ctrl-C (SIGINT), SIGTERM, SIGKILL or a panic. It ignores the terminal's
 /// SIGINT/SIGTERM/SIGHUP itself (they go to the whole process group), and
-/// so do the commands it runs. No signal handler in isolint: nothing
+/// so do the commands it runs. Removing the directory is retried: the
+/// stopping server may still unlink its socket files meanwhile. No signal handler in isolint: nothing
 /// unsafe, and an abort is covered too.
 const WATCHDOG: &str = r#"trap '' INT TERM HUP
 read -r _
@@ -151,7 +152,7 @@ if [ -f "$2/postmaster.pid" ]; then
   if [ "$4" = 1 ]; then runuser -u postgres -- "$1" -D "$2" -m immediate -w stop
   else "$1" -D "$2" -m immediate -w stop; fi
 fi
-rm -rf "$3""#;
+for _ in 1 2 3 4 5; do rm -rf "$3"; [ -e "$3" ] || break; sleep 1; done"#;
 
 fn watchdog(
     pg_ctl: &Path,
@@ -310,7 +311,15 @@ impl Drop for TempServer {
                 self.as_postgres,
             );
         }
-        let _ = std::fs::remove_dir_all(&self.dir);
+        // The stopping server may still remove its socket files while the
+        // directory goes (once, under load, an empty directory was left).
+        for _ in 0..5 {
+            let _ = std::fs::remove_dir_all(&self.dir);
+            if !self.dir.exists() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
         // EOF for the watchdog: it finds nothing left to do.
         if let Some((mut child, stdin)) = self.watchdog.take() {
             drop(stdin);

@@ -26,6 +26,7 @@ use super::executor::Halt;
 use super::run::{compare, run, Action, Comparison, End, Outcome, SeedRow, Txn};
 use super::scratch::{Column, Scratch};
 use super::server::Server;
+use super::solve;
 use super::value::{is_number, is_text, Val};
 use crate::analysis::explorer::{OpKind, Schedule, TupleKind};
 use crate::analysis::graph::SummaryGraph;
@@ -150,8 +151,17 @@ pub struct WitnessReplay {
     pub notes: Vec<String>,
 }
 
+/// At most this many value combinations are run for one schedule …
+const MAX_TRIES: usize = 24;
+/// … and for at most this long.
+const BUDGET: std::time::Duration = std::time::Duration::from_secs(40);
+
 /// Replays `s` (found on the summary graph `g` of `w`) on `server` at
 /// `level`, on a scratch schema that is dropped before this returns.
+/// The value choices of [`solve::Space`] are tried in order until one
+/// run is reproduced; otherwise the attempt that came closest to the
+/// schedule (no transaction stopped, the schedule's statements run) is
+/// the answer.
 pub fn replay(
     server: &Server,
     sources: &Sources,
@@ -162,8 +172,120 @@ pub fn replay(
     level: Level,
 ) -> Result<WitnessReplay> {
     let mut scratch = Scratch::create(server, &sources.schema)?;
+    let space = solve::Space::of(sources, w, prov, g, s);
+    let choices = space.choices();
+    let start = std::time::Instant::now();
+    let mut best: Option<(usize, WitnessReplay)> = None;
+    let mut tried = 0;
+    for choice in &choices {
+        if tried >= MAX_TRIES || (tried > 0 && start.elapsed() > BUDGET) {
+            break;
+        }
+        tried += 1;
+        let mut r = attempt(&mut scratch, sources, w, prov, g, s, level, &space, choice)?;
+        if r.verdict == Verdict::Reproduced {
+            if tried > 1 {
+                r.notes.push(format!(
+                    "values: combination {tried} of those tried ({})",
+                    describe(&space, choice)
+                ));
+            }
+            return Ok(r);
+        }
+        let score = closeness(&r);
+        if best.as_ref().is_none_or(|(b, _)| score > *b) {
+            best = Some((score, r));
+        }
+    }
+    let Some((_, mut r)) = best else {
+        return Ok(WitnessReplay {
+            server_version: server.version.clone(),
+            level,
+            plan: None,
+            outcome: None,
+            comparison: None,
+            verdict: Verdict::NotReproduced("no value combination to try".into()),
+            notes: vec![],
+        });
+    };
+    if tried > 1 {
+        r.notes.push(format!(
+            "values: {tried} combinations of predicate matches, computed values and branch parameters tried, none reproduced; shown: the closest to the schedule"
+        ));
+    }
+    Ok(r)
+}
+
+/// How close a run came to the schedule: every transaction committed
+/// (2 points), each transaction that ran the schedule's statements in
+/// order (1 point each).
+fn closeness(r: &WitnessReplay) -> usize {
+    let (Some(p), Some(o)) = (&r.plan, &r.outcome) else {
+        return 0;
+    };
+    let all = o.ends.iter().all(|e| *e == End::Committed);
+    let paths = p
+        .expected
+        .iter()
+        .enumerate()
+        .filter(|(i, want)| {
+            let got: Vec<&str> = o.observed[*i].iter().map(|r| r.source.as_str()).collect();
+            subsequence(want, &got)
+        })
+        .count();
+    2 * usize::from(all) + paths
+}
+
+/// `want` appears in `got` in order (further loop iterations may run
+/// statements the schedule's unfolding does not have).
+fn subsequence(want: &[String], got: &[&str]) -> bool {
+    let mut it = got.iter();
+    want.iter().all(|w| it.any(|g| *g == w.as_str()))
+}
+
+/// A choice for people.
+fn describe(space: &solve::Space, c: &solve::Choice) -> String {
+    let mut out = vec![match c.soft {
+        solve::Soft::Cycle => "predicates match the cycle's tuples".to_string(),
+        solve::Soft::All => "predicates match every tuple the schedule reads".to_string(),
+        solve::Soft::None => "no predicate matches".to_string(),
+    }];
+    if c.small {
+        out.push("computed values 1, 2, …".into());
+    }
+    for ((t, p, cands), &k) in space.branch.iter().zip(&c.branch) {
+        if let Some(v) = k.checked_sub(1).and_then(|k| cands.get(k)) {
+            out.push(format!("T{} :{p} = {}", t + 1, v.literal()));
+        }
+    }
+    for (&m, &d) in space.offsets.iter().zip(&c.offset) {
+        if d != 0 {
+            let m = &space.matches[m];
+            out.push(format!(
+                "T{}'s predicate matches tuple {} after a write (offset {d:+})",
+                m.txn + 1,
+                m.tuple + 1
+            ));
+        }
+    }
+    out.join("; ")
+}
+
+/// One value combination: plan, seed, run, compare.
+#[allow(clippy::too_many_arguments)]
+fn attempt(
+    scratch: &mut Scratch,
+    sources: &Sources,
+    w: &Workload,
+    prov: &Provenance,
+    g: &SummaryGraph,
+    s: &Schedule,
+    level: Level,
+    space: &solve::Space,
+    choice: &solve::Choice,
+) -> Result<WitnessReplay> {
     let mut out = WitnessReplay {
-        server_version: server.version.clone(),
+        server_version: scratch.server.version.clone(),
         level,
         plan: None,
         outcome: None,
@@ -171,7 +293,7 @@ pub fn replay(
         verdict: Verdict::NotReproduced(String::new()),
         notes: vec![],
     };
-    let mut p = match plan(sources, w, prov, g, s, &mut scratch) {
+    let mut p = match plan_with(sources, w, prov, g, s, scratch, space, choice) {
         Ok(p) => p,
         Err(why) => {
             out.verdict = Verdict::NotReproduced(why);
@@ -183,7 +305,7 @@ pub fn replay(
     // made up that does not fit) mean this schedule cannot be set up.
     // The pinned seed (defaults evaluated once) is what every run starts
     // from.
-    match super::run::reset(&mut scratch, &p.seed) {
+    match super::run::reset(scratch, &p.seed) {
         Ok(pinned) => p.seed = pinned,
         Err(d) => {
             out.verdict = Verdict::NotReproduced(d.message.clone());
@@ -192,23 +314,13 @@ pub fn replay(
         }
     }
     let mut k = 0;
-    let c = run(&mut scratch, &p.seed, &p.txns, level, &mut |_| {
+    let c = run(scratch, &p.seed, &p.txns, level, &mut |_| {
         let a = p.actions.get(k).copied();
         k += 1;
         a
     })?;
     out.notes.extend(c.notes.iter().cloned());
-    for (i, want) in p.expected.iter().enumerate() {
-        let got: Vec<&str> = c.observed[i].iter().map(|r| r.source.as_str()).collect();
-        if got != want.iter().map(String::as_str).collect::<Vec<_>>() {
-            out.notes.push(format!(
-                "{} ran {} where the schedule has {} (the program took another path)",
-                p.txns[i].name,
-                listing(&got),
-                listing(&want.iter().map(String::as_str).collect::<Vec<_>>())
-            ));
-        }
-    }
+    path_notes(&p, &c, &mut out.notes);
     let halted: Vec<String> = c
         .ends
         .iter()
@@ -225,7 +337,7 @@ pub fn replay(
     if !halted.is_empty() {
         out.verdict = Verdict::NotReproduced(halted.join("; "));
     } else {
-        let cmp = compare(&mut scratch, &p.seed, &p.txns, level, &c)?;
+        let cmp = compare(scratch, &p.seed, &p.txns, level, &c)?;
         out.verdict = match &cmp.equivalent {
             Some(order) => Verdict::NotReproduced(format!(
                 "the outcome equals the serial order {}",
@@ -242,6 +354,32 @@ pub fn replay(
     out.outcome = Some(c);
     out.plan = Some(p);
     Ok(out)
+}
+
+/// Where a program took another path than the schedule's LTP. Further
+/// loop iterations after the schedule's statements are said in one line.
+fn path_notes(p: &Plan, c: &Outcome, notes: &mut Vec<String>) {
+    for (i, want) in p.expected.iter().enumerate() {
+        let got: Vec<&str> = c.observed[i].iter().map(|r| r.source.as_str()).collect();
+        let wanted: Vec<&str> = want.iter().map(String::as_str).collect();
+        if got == wanted {
+            continue;
+        }
+        if subsequence(want, &got) {
+            notes.push(format!(
+                "{} ran the schedule's statements and {} more (loop iterations or statements the schedule's unfolding leaves out)",
+                p.txns[i].name,
+                got.len() - want.len()
+            ));
+        } else {
+            notes.push(format!(
+                "{} ran {} where the schedule has {} (the program took another path)",
+                p.txns[i].name,
+                listing(&got),
+                listing(&wanted)
+            ));
+        }
+    }
 }
 
 fn listing(v: &[&str]) -> String {
@@ -261,6 +399,9 @@ enum Cell {
     Param(usize, String),
     Col(usize, usize),
     Lit(String),
+    /// A value transaction `t` computes (`Value::Unknown`), in one
+    /// iteration of its loops.
+    Unk(usize, usize, Vec<u8>),
 }
 
 #[derive(Default)]
@@ -547,7 +688,8 @@ fn walk(nodes: &[Node], assigned: &mut HashSet<String>, params: &mut Vec<String>
     }
 }
 
-/// The schedule made concrete, or why it cannot be.
+/// The schedule made concrete, or why it cannot be: the first
+/// combination of value choices ([`solve::Space::first`]).
 pub fn plan(
     sources: &Sources,
     w: &Workload,
@@ -556,13 +698,54 @@ pub fn plan(
     s: &Schedule,
     scratch: &mut Scratch,
 ) -> std::result::Result<Plan, String> {
-    let mut cls = Classes::default();
-    let mut notes = vec![];
+    let space = solve::Space::of(sources, w, prov, g, s);
+    let first = space.first();
+    plan_with(sources, w, prov, g, s, scratch, &space, &first)
+}
+
+/// The cell a pinned value stands for in transaction `t` at position
+/// `pos`: a parameter, a literal, a column of the tuple an earlier
+/// statement touched, or a value the program computes (equal `Unknown`
+/// numbers within one iteration of one transaction are one value).
+fn cell_of(
+    s: &Schedule,
+    occs: &[crate::analysis::unfold::Occurrence],
+    t: usize,
+    pos: usize,
+    value: &Value,
+) -> Option<Cell> {
+    match value {
+        Value::Param(p) => Some(Cell::Param(t, p.clone())),
+        Value::Literal(l) => Some(Cell::Lit(l.clone())),
+        Value::Column { stmt: s2, attr: a2 } => {
+            let q = (0..pos).rev().find(|&q| occs[q].stmt == *s2)?;
+            tuple_of(s, t, q).map(|tp| Cell::Col(tp, *a2))
+        }
+        Value::Unknown(n) if *n != usize::MAX => {
+            Some(Cell::Unk(t, *n, occs[pos].iteration.clone()))
+        }
+        Value::Unknown(_) | Value::Element { .. } => None,
+    }
+}
+
+/// What key-based statements and inserts pin, equated with the tuple the
+/// schedule says they touch (always), and what predicate-based statements
+/// pin, equated with the tuples `choice` makes them match. Offsets (a
+/// tuple that matches only after another transaction's write) are
+/// returned, not equated.
+#[allow(clippy::too_many_arguments)]
+fn equations(
+    w: &Workload,
+    prov: &Provenance,
+    g: &SummaryGraph,
+    s: &Schedule,
+    space: &solve::Space,
+    choice: &solve::Choice,
+    cls: &mut Classes,
+    notes: &mut Vec<String>,
+) -> Vec<(usize, usize, Cell, i64)> {
     for (t, tr) in s.transactions.iter().enumerate() {
         let ltp = &g.nodes[tr.node].ltp;
-        if ltp.program >= sources.programs.len() || prov.programs.len() <= ltp.program {
-            return Err(format!("no SQL source for `{}`", tr.name));
-        }
         for pos in 0..ltp.occurrences.len() {
             let stmt = ltp.occurrences[pos].stmt;
             let st = &w.programs[ltp.program].statements[stmt];
@@ -576,60 +759,64 @@ pub fn plan(
             for (attr, value) in prov.pins(ltp.program, stmt) {
                 let key_col = rel.primary_key.contains(attr)
                     || rel.unique_keys.iter().any(|k| k.contains(attr));
-                let cell = match value {
-                    Value::Param(p) => Cell::Param(t, p.clone()),
-                    Value::Literal(l) => Cell::Lit(l.clone()),
-                    Value::Column { stmt: s2, attr: a2 } => {
-                        // The occurrence of that statement before this one.
-                        let pos2 = (0..pos).rev().find(|&q| ltp.occurrences[q].stmt == *s2);
-                        match pos2.and_then(|q| tuple_of(s, t, q)) {
-                            Some(tp) => Cell::Col(tp, *a2),
-                            None if key_col => {
-                                notes.push(format!(
-                                    "{} {}: its key column {} comes from a row read by a predicate; the program computes it, and only the seeded data can lead it to {}",
-                                    tr.name,
-                                    tr.labels[pos],
-                                    rel.attributes[*attr],
-                                    s.tuples[tuple].name
-                                ));
-                                continue;
-                            }
-                            None => continue,
-                        }
-                    }
-                    Value::Unknown(_) | Value::Element { .. } if key_col => {
-                        // No parameter decides it: the program computes
-                        // it at run time. Not a guess: the run either
-                        // touches the schedule's tuple or the path check
-                        // and the outcome comparison say what happened.
-                        notes.push(format!(
-                            "{} {}: its key column {} is computed by the program (an expression isolint does not follow); only the seeded data can lead it to {}",
-                            tr.name,
-                            tr.labels[pos],
-                            rel.attributes[*attr],
-                            s.tuples[tuple].name
-                        ));
-                        continue;
-                    }
-                    Value::Unknown(_) | Value::Element { .. } => continue,
-                };
-                cls.union(Cell::Col(tuple, *attr), cell);
+                let cell = cell_of(s, &ltp.occurrences, t, pos, value);
+                if key_col && !matches!(cell, Some(Cell::Param(..) | Cell::Lit(_) | Cell::Col(..)))
+                {
+                    notes.push(format!(
+                        "{} {}: its key column {} is computed by the program; the replay seeds {} so that the values the program computes meet it, and tries small values for them",
+                        tr.name, tr.labels[pos], rel.attributes[*attr], s.tuples[tuple].name
+                    ));
+                }
+                if let Some(cell) = cell {
+                    cls.union(Cell::Col(tuple, *attr), cell);
+                }
             }
         }
     }
-    let column = |rel: usize, attr: usize| -> Option<&Column> {
-        let r = w.schema.rel(rel);
-        let t = scratch.table(&r.name)?;
-        let name = r.attributes.get(attr)?;
-        let bare = name.trim_matches('"');
-        t.columns
+    let mut offsets = vec![];
+    for (i, m) in space.matches.iter().enumerate() {
+        let on = match choice.soft {
+            solve::Soft::Cycle => m.strong,
+            solve::Soft::All => true,
+            solve::Soft::None => false,
+        };
+        if !on {
+            continue;
+        }
+        let delta = space
+            .offsets
             .iter()
-            .find(|c| c.name == bare)
-            .or_else(|| t.columns.iter().find(|c| c.name.eq_ignore_ascii_case(bare)))
-    };
-    // One value per class.
-    let mut fresh = Fresh(0);
+            .position(|&k| k == i)
+            .and_then(|k| choice.offset.get(k).copied())
+            .unwrap_or(0);
+        let ltp = &g.nodes[s.transactions[m.txn].node].ltp;
+        let stmt = ltp.occurrences[m.pos].stmt;
+        for (attr, value) in prov.pins(ltp.program, stmt) {
+            let Some(cell) = cell_of(s, &ltp.occurrences, m.txn, m.pos, value) else {
+                continue;
+            };
+            let col = Cell::Col(m.tuple, *attr);
+            if delta != 0 && m.written.contains(attr) && cls.root_of(&col).is_none() {
+                cls.id(cell.clone());
+                offsets.push((m.tuple, *attr, cell, delta));
+            } else {
+                cls.union(col, cell);
+            }
+        }
+    }
+    offsets
+}
+
+/// One value per class of equal cells: its literal, else a fresh value of
+/// the column's type (computed values: 1, 2, 3, … with `small`).
+fn class_values(
+    cls: &mut Classes,
+    column: &dyn Fn(&Cell) -> Option<Column>,
+    fresh: &mut Fresh,
+    small: bool,
+) -> std::result::Result<HashMap<usize, Val>, String> {
     let mut value: HashMap<usize, Val> = HashMap::new();
+    let mut next_small = 0u64;
     for i in 0..cls.cells.len() {
         let root = cls.find(i);
         if value.contains_key(&root) {
@@ -655,10 +842,9 @@ pub fn plan(
                     .join(" and ")
             ));
         }
-        let col = members.iter().find_map(|c| match c {
-            Cell::Col(t, a) => column(s.tuples[*t].rel, *a),
-            _ => None,
-        });
+        let col = members.iter().find_map(column);
+        let computed = members.iter().any(|c| matches!(c, Cell::Unk(..)))
+            && !members.iter().any(|c| matches!(c, Cell::Param(..)));
         let v = match lits.into_iter().next() {
             Some(l) => {
                 let text = l
@@ -667,14 +853,98 @@ pub fn plan(
                     .map_or(l.clone(), |x| x.replace("''", "'"));
                 Val {
                     text: Some(text),
-                    oid: col.map_or(0, |c| c.oid),
+                    oid: col.as_ref().map_or(0, |c| c.oid),
                 }
             }
-            None => fresh.value(col)?,
+            None if small && computed && col.as_ref().is_none_or(|c| is_number(c.oid)) => {
+                next_small += 1;
+                Val {
+                    text: Some(next_small.to_string()),
+                    oid: col.as_ref().map_or(0, |c| c.oid),
+                }
+            }
+            None => fresh.value(col.as_ref())?,
         };
         value.insert(root, v);
     }
-    // Seed rows: every tuple of the initial database.
+    Ok(value)
+}
+
+/// The schedule made concrete with the value choices `choice` of `space`.
+#[allow(clippy::too_many_arguments)]
+pub fn plan_with(
+    sources: &Sources,
+    w: &Workload,
+    prov: &Provenance,
+    g: &SummaryGraph,
+    s: &Schedule,
+    scratch: &mut Scratch,
+    space: &solve::Space,
+    choice: &solve::Choice,
+) -> std::result::Result<Plan, String> {
+    let mut cls = Classes::default();
+    let mut notes = vec![];
+    for tr in &s.transactions {
+        let ltp = &g.nodes[tr.node].ltp;
+        if ltp.program >= sources.programs.len() || prov.programs.len() <= ltp.program {
+            return Err(format!("no SQL source for `{}`", tr.name));
+        }
+    }
+    let offsets = equations(w, prov, g, s, space, choice, &mut cls, &mut notes);
+    let column = |c: &Cell| -> Option<Column> {
+        let Cell::Col(t, attr) = c else { return None };
+        let r = w.schema.rel(s.tuples[*t].rel);
+        let table = scratch.table(&r.name)?;
+        let bare = r.attributes.get(*attr)?.trim_matches('"');
+        table
+            .columns
+            .iter()
+            .find(|c| c.name == bare)
+            .or_else(|| {
+                table
+                    .columns
+                    .iter()
+                    .find(|c| c.name.eq_ignore_ascii_case(bare))
+            })
+            .cloned()
+    };
+    let mut fresh = Fresh(0);
+    let value = class_values(&mut cls, &column, &mut fresh, choice.small)?;
+    // A tuple that matches a predicate only after another transaction's
+    // write: its column is the predicate's value minus the offset.
+    let mut over: HashMap<(usize, usize), Val> = HashMap::new();
+    for (tuple, attr, cell, delta) in offsets {
+        let v = cls.root_of(&cell).and_then(|r| value.get(&r));
+        if let Some(n) = v.and_then(|v| v.text.as_deref()?.parse::<i64>().ok()) {
+            over.insert((tuple, attr), Val::untyped((n + delta).to_string()));
+        }
+    }
+    let seed = seed_rows(w, s, scratch, &mut cls, &value, &over, &mut fresh)?;
+    let txns = transactions(
+        sources, s, scratch, &mut cls, &value, space, choice, &mut fresh,
+    )?;
+    let (actions, expected) = interleaving(w, g, s);
+    Ok(Plan {
+        txns,
+        seed,
+        actions,
+        expected,
+        notes,
+        touched: touched(w, prov, g, s, scratch),
+    })
+}
+
+/// Seed rows: every tuple of the initial database, with a parent row for
+/// any foreign key no seeded row satisfies; parents first.
+fn seed_rows(
+    w: &Workload,
+    s: &Schedule,
+    scratch: &Scratch,
+    cls: &mut Classes,
+    value: &HashMap<usize, Val>,
+    over: &HashMap<(usize, usize), Val>,
+    fresh: &mut Fresh,
+) -> std::result::Result<Vec<SeedRow>, String> {
     let mut seed: Vec<(usize, SeedRow)> = vec![];
     for (k, tu) in s.tuples.iter().enumerate() {
         if matches!(tu.kind, TupleKind::Inserted(_)) {
@@ -686,9 +956,10 @@ pub fn plan(
         for c in &table.columns {
             let attr = attr_of(rel, &c.name);
             let pinned = match attr {
-                Some(a) => cls
-                    .root_of(&Cell::Col(k, a))
-                    .and_then(|r| value.get(&r).cloned()),
+                Some(a) => over.get(&(k, a)).cloned().or_else(|| {
+                    cls.root_of(&Cell::Col(k, a))
+                        .and_then(|r| value.get(&r).cloned())
+                }),
                 None => None,
             };
             match pinned {
@@ -705,22 +976,43 @@ pub fn plan(
             },
         ));
     }
-    add_parents(w, scratch, &mut seed, &mut fresh)?;
-    // Parents first.
+    add_parents(w, scratch, &mut seed, fresh)?;
     let depth = fk_depth(w);
     seed.sort_by_key(|(rel, _)| depth[*rel]);
-    // The transactions with their parameters.
+    Ok(seed.into_iter().map(|(_, r)| r).collect())
+}
+
+/// The transactions with their parameters: a class's value, else the
+/// choice's value for a branch parameter, else a fresh value of the type
+/// PostgreSQL infers for it (a timestamp where one goes), else an
+/// integer.
+#[allow(clippy::too_many_arguments)]
+fn transactions(
+    sources: &Sources,
+    s: &Schedule,
+    scratch: &mut Scratch,
+    cls: &mut Classes,
+    value: &HashMap<usize, Val>,
+    space: &solve::Space,
+    choice: &solve::Choice,
+    fresh: &mut Fresh,
+) -> std::result::Result<Vec<Txn>, String> {
     let mut txns = vec![];
     for (t, tr) in s.transactions.iter().enumerate() {
         let program = &sources.programs[tr.program];
-        // A parameter nothing pins gets a value of the type PostgreSQL
-        // infers for it (a timestamp where one goes), else an integer.
         let types = super::executor::param_types(scratch.admin(), program);
         let mut params = BTreeMap::new();
         for p in parameters(program) {
-            let v = match cls.root_of(&Cell::Param(t, p.clone())) {
-                Some(r) => value.get(&r).cloned().unwrap_or_else(Val::null),
-                None => {
+            let chosen = space
+                .branch
+                .iter()
+                .zip(&choice.branch)
+                .find(|((t2, p2, _), _)| *t2 == t && *p2 == p)
+                .and_then(|((_, _, c), &k)| k.checked_sub(1).and_then(|k| c.get(k)));
+            let v = match (cls.root_of(&Cell::Param(t, p.clone())), chosen) {
+                (Some(r), _) => value.get(&r).cloned().unwrap_or_else(Val::null),
+                (None, Some(v)) => v.clone(),
+                (None, None) => {
                     let col = types
                         .get(&p)
                         .map(|ty| Column::of_type(&p, ty.oid(), ty.name()));
@@ -738,8 +1030,14 @@ pub fn plan(
             params,
         });
     }
-    // The interleaving. Several BTP statements of one SQL statement (an
-    // insert and its foreign-key check) run as that one statement.
+    Ok(txns)
+}
+
+/// The interleaving as driver actions, and per transaction the
+/// statements the schedule has it run. Several BTP statements of one SQL
+/// statement (an insert and its foreign-key check) run as that one
+/// statement.
+fn interleaving(w: &Workload, g: &SummaryGraph, s: &Schedule) -> (Vec<Action>, Vec<Vec<String>>) {
     let mut actions = vec![];
     let mut expected = vec![vec![]; s.transactions.len()];
     for st in &s.steps {
@@ -766,14 +1064,7 @@ pub fn plan(
         actions.push(Action::Step(st.txn));
         expected[st.txn].push(stmt_of(pos).sql.clone().unwrap_or_default());
     }
-    Ok(Plan {
-        txns,
-        seed: seed.into_iter().map(|(_, r)| r).collect(),
-        actions,
-        expected,
-        notes,
-        touched: touched(w, prov, g, s, scratch),
-    })
+    (actions, expected)
 }
 
 /// Adds a parent row for every seed row whose foreign key points at no
