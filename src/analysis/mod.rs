@@ -26,6 +26,7 @@ pub use findings::Findings;
 
 use crate::model::btp::Workload;
 use crate::model::isolation::{Deployed, Level};
+use crate::model::provenance::Provenance;
 use crate::model::settings::Settings;
 use findings::{edits, steps, DeployedVerdict, Isolation, SubsetTable};
 use graph::build;
@@ -221,6 +222,12 @@ pub fn subset_table(
 /// (issue 11): a concrete non-serializable READ COMMITTED schedule of the
 /// cycle's programs, or "not confirmed within `bounds`".
 pub fn confirm(w: &Workload, f: &mut Findings, bounds: explorer::Bounds) {
+    confirm_with(w, &Provenance::default(), f, bounds);
+}
+
+/// [`confirm`] with the front-end's provenance: confirmed with values,
+/// or in the BTP model only (issue 23, item 1; `explorer::confirm_in`).
+pub fn confirm_with(w: &Workload, prov: &Provenance, f: &mut Findings, bounds: explorer::Bounds) {
     // `check` with deployed levels: confirm under those levels; `analyze
     // --level repeatable-read`: under snapshot isolation.
     let rc = crate::model::isolation::Allocation::uniform(w.programs.len(), f.method.level());
@@ -232,6 +239,6 @@ pub fn confirm(w: &Workload, f: &mut Findings, bounds: explorer::Bounds) {
     f.confirmations = f
         .witnesses
         .iter()
-        .map(|x| explorer::confirm_at(w, &f.graph, x, bounds, alloc))
+        .map(|x| explorer::confirm_in(w, prov, &f.graph, x, bounds, alloc))
         .collect();
 }

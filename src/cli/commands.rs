@@ -103,7 +103,7 @@ fn analyze(args: &AnalysisArgs, subsets: bool, level: LevelArg, format: Format) 
     };
     let settings = args.settings.settings();
     let mut f = analysis::analyze_with(w, settings, method, subsets, &Spinner::new());
-    confirm(w, &mut f, args);
+    confirm(&loaded, &mut f, args);
     match format {
         Format::Json => emit(&json_text(&report::json::analyze(w, &f, &loaded.warnings))),
         _ => emit(&report::text::analyze(w, &f)),
@@ -119,7 +119,7 @@ fn check(args: &AnalysisArgs, format: Format, levels: Option<&str>) -> Result<i3
     let w = &loaded.workload;
     let (settings, method) = (args.settings.settings(), args.method.method());
     let mut f = analysis::check_deployed_with(w, settings, method, &deployed, &Spinner::new());
-    confirm(w, &mut f, args);
+    confirm(&loaded, &mut f, args);
     let path = args.input.workload.display().to_string();
     let text = match format {
         Format::Json => json_text(&report::json::check(w, &f, &loaded.warnings)),
@@ -202,9 +202,9 @@ fn subsets(
 
 /// Confirm each dangerous cycle with a concrete schedule, unless
 /// `--no-confirm`.
-fn confirm(w: &crate::model::btp::Workload, f: &mut analysis::Findings, args: &AnalysisArgs) {
+fn confirm(loaded: &Loaded, f: &mut analysis::Findings, args: &AnalysisArgs) {
     if let Some(bounds) = args.confirm_bounds() {
-        analysis::confirm(w, f, bounds);
+        analysis::confirm_with(&loaded.workload, &loaded.provenance, f, bounds);
     }
 }
 
@@ -230,7 +230,7 @@ fn write_report(args: &AnalysisArgs, out: &Path) -> Result<i32> {
     let w = &loaded.workload;
     let (settings, method) = (args.settings.settings(), args.method.method());
     let mut f = analysis::report_with(w, settings, method, &Spinner::new());
-    confirm(w, &mut f, args);
+    confirm(&loaded, &mut f, args);
     let stem = out.file_stem().and_then(|s| s.to_str()).unwrap_or("report");
     let dir = out.parent().unwrap_or(Path::new(""));
     let dot = report::dot::graph(w, &f.graph);

@@ -30,11 +30,31 @@ pub enum Value {
 /// The columns one statement pins, by attribute index, in ascending order.
 pub type Pins = Vec<(usize, Value)>;
 
+/// Where a [`Value::Unknown`] comes from, when the lowering knows it
+/// (issue 23: the explorer instantiates such values only then).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Source {
+    /// The variable of `FOR v IN lo .. hi`: a new value each iteration.
+    RangeLoop,
+    /// `SELECT c INTO v` (or `min(c)`, `max(c)`) of the predicate-based
+    /// statement `stmt` over one table: column `attr` of a row it read (of
+    /// the only row, when it read one).
+    Read { stmt: usize, attr: usize },
+}
+
 /// Pins per program and statement, indexed like `Workload::programs` and
 /// `Program::statements`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Provenance {
     pub programs: Vec<Vec<Pins>>,
+    /// Per program: the sources of its `Value::Unknown` numbers that have
+    /// one (empty when the workload came without provenance).
+    pub sources: Vec<Vec<(usize, Source)>>,
+    /// Per program: the key-based foreign-key existence reads
+    /// (`SELECT 1 FROM parent WHERE key = … FOR KEY SHARE`), by statement
+    /// index. PostgreSQL holds that lock to commit: it blocks a DELETE or
+    /// key update of the parent row (the BTP's key sel does not say so).
+    pub key_share: Vec<Vec<usize>>,
 }
 
 impl Provenance {
@@ -45,5 +65,21 @@ impl Provenance {
             .get(program)
             .and_then(|p| p.get(stmt))
             .map_or(&[], |v| v.as_slice())
+    }
+
+    /// Is statement `stmt` of program `program` a key-share existence read?
+    pub fn key_share(&self, program: usize, stmt: usize) -> bool {
+        self.key_share
+            .get(program)
+            .is_some_and(|v| v.contains(&stmt))
+    }
+
+    /// The source of `Value::Unknown(n)` in program `program`, if known.
+    pub fn source(&self, program: usize, n: usize) -> Option<Source> {
+        self.sources
+            .get(program)?
+            .iter()
+            .find(|(m, _)| *m == n)
+            .map(|(_, s)| *s)
     }
 }

@@ -49,6 +49,11 @@ fn confirmation(w: &Workload, c: &Confirmation) -> Value {
         Confirmation::Confirmed(s) => json!({
             "status": "confirmed",
             "through_another_cycle": s.via.is_some(),
+            // Issue 23: with values (program instances with parameters),
+            // or in the BTP model only, with the reason.
+            "with_values": s.values.is_some(),
+            "model_only": s.model_only,
+            "values": s.values.as_ref().map(|v| json!({"params": v.params, "rows": v.rows, "writes": v.writes})),
             "bounds": bounds(&s.bounds),
             "schedule": schedule(w, s),
             "description": super::schedule::confirmation(w, c),

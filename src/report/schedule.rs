@@ -87,6 +87,21 @@ pub fn lines(w: &Workload, sch: &Schedule) -> Vec<String> {
         .collect();
     out.push(format!("final state: {}", finals.join(", ")));
     out.push(format!("cycle: {}", edges.join(", ")));
+    if let Some(v) = &sch.values {
+        for (i, p) in v.params.iter().enumerate().filter(|(_, p)| !p.is_empty()) {
+            let ps: Vec<String> = p.iter().map(|(n, x)| format!("{n} = {x}")).collect();
+            out.push(format!("values: T{} with {}", i + 1, ps.join(", ")));
+        }
+        for (t, r) in v.rows.iter().enumerate().filter(|(_, r)| !r.is_empty()) {
+            let cs: Vec<String> = r.iter().map(|(c, x)| format!("{c} = {x}")).collect();
+            out.push(format!(
+                "values: {} has {}",
+                sch.tuples[t].name,
+                cs.join(", ")
+            ));
+        }
+        out.extend(v.writes.iter().map(|x| format!("values: {x}")));
+    }
     out.push(format!("bounds: {}", sch.bounds));
     out
 }
@@ -123,9 +138,15 @@ pub fn confirmation(w: &Workload, c: &Confirmation) -> Vec<String> {
             } else {
                 String::new()
             };
-            let mut out = vec![format!(
-                "confirmed{via}: a non-serializable {at} schedule of the BTPs (Section 5; not yet replayed on PostgreSQL)"
-            )];
+            // With values: a schedule of program instances with these
+            // parameters; otherwise one of the BTP model only (issue 23).
+            let what = match (&s.model_only, &s.values) {
+                (None, Some(_)) => format!("confirmed{via}: a non-serializable {at} schedule of the programs with the values below (not yet replayed on PostgreSQL)"),
+                (Some(why), _) => format!("in the model only{via}: a non-serializable {at} schedule of the BTPs (Section 5), not of the programs with values: {why}"),
+                // BTP input: no SQL, no values; the BTPs are the programs.
+                (None, None) => format!("confirmed{via}: a non-serializable {at} schedule of the BTPs (Section 5; not yet replayed on PostgreSQL)"),
+            };
+            let mut out = vec![what];
             out.extend(lines(w, s));
             out
         }

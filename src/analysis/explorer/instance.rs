@@ -102,6 +102,12 @@ pub(super) struct StepSpec {
     /// 2): PostgreSQL takes one snapshot per statement, so its reads see
     /// the snapshot the statement's first part took (`continues`).
     pub cont: bool,
+    /// With values: a foreign-key existence read that holds PostgreSQL's
+    /// FOR KEY SHARE lock to commit (`Provenance::key_share`).
+    pub key_share: bool,
+    /// Deletes its tuple or writes a primary-key column: blocked by a
+    /// FOR KEY SHARE lock of another transaction.
+    pub writes_key: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -119,6 +125,10 @@ pub(super) struct Instance {
     pub txns: Vec<TxnSpec>,
     pub tuples: Vec<TupleSpec>,
     pub fk: HashMap<(FkId, usize), usize>,
+    /// The values of the transactions and tuples (issue 23, item 1), when
+    /// the instance is searched with values (`values`); `None`: the BTP
+    /// model alone.
+    pub vals: Option<super::values::Valuation>,
 }
 
 fn mask_of(set: &Option<AttrSet>, arity: usize, g: Granularity) -> Option<Mask> {
@@ -174,6 +184,16 @@ fn skeleton(w: &Workload, g: &SummaryGraph, v: usize, alloc: &Allocation) -> Txn
                 hot: false,
                 independent: false,
                 cont: pos > 0 && continues(w, ltp, pos),
+                key_share: false,
+                writes_key: matches!(s.ty, StmtType::KeyDel | StmtType::PredDel)
+                    || (matches!(s.ty, StmtType::KeyUpd | StmtType::PredUpd)
+                        && s.write.as_ref().is_some_and(|ws| {
+                            w.schema
+                                .rel(s.rel)
+                                .primary_key
+                                .iter()
+                                .any(|&c| ws.contains(c))
+                        })),
             }
         })
         .collect();
@@ -312,6 +332,7 @@ pub(super) fn instances(
             txns,
             tuples,
             fk: HashMap::new(),
+            vals: None,
         },
         shared: HashMap::new(),
         order,

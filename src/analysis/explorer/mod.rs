@@ -26,6 +26,7 @@ mod cycles;
 mod instance;
 mod mvrc;
 mod schedule;
+mod values;
 mod verify;
 
 use std::fmt;
@@ -33,7 +34,7 @@ use std::ops::ControlFlow;
 
 pub use instance::TupleKind;
 pub use schedule::{
-    DepKind, Dependency, Final, Op, OpKind, Schedule, Seen, Step, Transaction, Tuple,
+    DepKind, Dependency, Final, Op, OpKind, Schedule, Seen, Step, Transaction, Tuple, Values,
 };
 pub use verify::verify;
 
@@ -41,6 +42,7 @@ use crate::analysis::graph::SummaryGraph;
 use crate::analysis::robustness::Witness;
 use crate::model::btp::Workload;
 use crate::model::isolation::{Allocation, Level};
+use crate::model::provenance::Provenance;
 
 /// How far the search goes. Every answer states them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -193,7 +195,24 @@ pub fn confirm_at(
     bounds: Bounds,
     alloc: &Allocation,
 ) -> Confirmation {
+    confirm_in(w, &Provenance::default(), g, witness, bounds, alloc)
+}
+
+/// [`confirm_at`] with the front-end's provenance: schedules of program
+/// instances with values first (issue 23, item 1; `values`), the BTP
+/// model's as the fallback, labelled `Schedule::model_only`. A cycle
+/// confirmed in the model only does not stop the search of the other
+/// cycles of the component, which may be confirmed with values.
+pub fn confirm_in(
+    w: &Workload,
+    prov: &Provenance,
+    g: &SummaryGraph,
+    witness: &Witness,
+    bounds: Bounds,
+    alloc: &Allocation,
+) -> Confirmation {
     let mut explored = Stats::default();
+    let mut model_only: Option<Schedule> = None;
     // Why the witness itself could not be searched, if so.
     let mut unchecked: Option<String> = None;
     let mut further: Option<Vec<Witness>> = None;
@@ -236,7 +255,7 @@ pub fn confirm_at(
                 max_txns: k,
                 ..bounds
             };
-            match confirm_one(w, g, &wit, part, alloc) {
+            match confirm_one(w, prov, g, &wit, part, alloc) {
                 Confirmation::Confirmed(mut s) => {
                     s.bounds = Bounds {
                         max_txns: k,
@@ -245,7 +264,11 @@ pub fn confirm_at(
                     if n > 1 {
                         s.via = Some(wit);
                     }
-                    return Confirmation::Confirmed(s);
+                    if s.model_only.is_none() {
+                        return Confirmation::Confirmed(s);
+                    }
+                    model_only.get_or_insert(s);
+                    searched.push(set);
                 }
                 Confirmation::NotWithinBounds { explored: e, .. } => {
                     raised = raised.max(k);
@@ -269,6 +292,9 @@ pub fn confirm_at(
             break;
         }
     }
+    if let Some(s) = model_only {
+        return Confirmation::Confirmed(s);
+    }
     match unchecked {
         Some(why) => Confirmation::NotChecked(why),
         None => Confirmation::NotWithinBounds {
@@ -284,6 +310,7 @@ pub fn confirm_at(
 /// The search of one cycle's programs, each at its level in `alloc`.
 fn confirm_one(
     w: &Workload,
+    prov: &Provenance,
     g: &SummaryGraph,
     witness: &Witness,
     bounds: Bounds,
@@ -306,7 +333,7 @@ fn confirm_one(
             g.nodes[v].name
         ));
     }
-    let e = explore_with(w, g, &nodes, bounds, &on_cycle, true);
+    let e = explore_with(w, prov, g, &nodes, bounds, &on_cycle, true);
     match (e.found, e.skipped) {
         (Some(s), _) => Confirmation::Confirmed(s),
         (None, Some(why)) => Confirmation::NotChecked(why),
@@ -318,7 +345,7 @@ fn confirm_one(
                 (1..ltp.occurrences.len()).any(|p| instance::continues(w, ltp, p))
             });
             if parts && !explored.exhausted {
-                let loose = explore_with(w, g, &nodes, bounds, &on_cycle, false);
+                let loose = explore_with(w, prov, g, &nodes, bounds, &on_cycle, false);
                 explored.split = loose.found.is_some();
             }
             Confirmation::NotWithinBounds { bounds, explored }
@@ -351,14 +378,31 @@ pub fn explore_at(
     bounds: Bounds,
     alloc: &Allocation,
 ) -> Exploration {
-    explore_with(w, g, nodes, bounds, alloc, true)
+    explore_with(w, &Provenance::default(), g, nodes, bounds, alloc, true)
+}
+
+/// [`explore_at`] with the front-end's provenance: with values first,
+/// the BTP model as the fallback (`Schedule::model_only`), as
+/// [`confirm_in`].
+pub fn explore_in(
+    w: &Workload,
+    prov: &Provenance,
+    g: &SummaryGraph,
+    nodes: &[usize],
+    bounds: Bounds,
+    alloc: &Allocation,
+) -> Exploration {
+    explore_with(w, prov, g, nodes, bounds, alloc, true)
 }
 
 /// [`explore_at`]; `one_snapshot` off lets the parts of one SQL statement
 /// read different snapshots (the BTP model alone), to tell why nothing
-/// was found.
+/// was found. With provenance, a first pass searches program instances
+/// with values (`values`); the BTP model's search runs only when it finds
+/// nothing, and what it finds is labelled `model_only`.
 fn explore_with(
     w: &Workload,
+    prov: &Provenance,
     g: &SummaryGraph,
     nodes: &[usize],
     bounds: Bounds,
@@ -395,40 +439,93 @@ fn explore_with(
         ));
         return out;
     }
+    // BTP input (no provenance): the BTPs are the programs, as before.
+    if prov.programs.is_empty() {
+        search_pass(w, g, nodes, bounds, alloc, one_snapshot, None, &mut out);
+        return out;
+    }
+    let mut why: Option<String> = None;
+    search_pass(
+        w,
+        g,
+        nodes,
+        bounds,
+        alloc,
+        one_snapshot,
+        Some((prov, &mut why)),
+        &mut out,
+    );
+    if out.found.is_some() || out.explored.exhausted {
+        return out;
+    }
+    search_pass(w, g, nodes, bounds, alloc, one_snapshot, None, &mut out);
+    if let Some(s) = &mut out.found {
+        s.model_only = Some(why.unwrap_or_else(|| {
+            "within the bounds no schedule of the programs with values is non-serializable; this one needs what PostgreSQL does not do (a predicate that matches a row its values cannot match, a predicate UPDATE/DELETE that writes only some of the rows it matches, a DELETE that a foreign-key check's FOR KEY SHARE lock would block, or a computed value other than the one the program computes)".into()
+        }));
+    }
+    out
+}
 
+/// One search over the transaction sets of `nodes`, smallest first: with
+/// values when `valued` is given (recording in it why an instance could
+/// not be instantiated), else in the BTP model.
+#[allow(clippy::too_many_arguments)]
+fn search_pass(
+    w: &Workload,
+    g: &SummaryGraph,
+    nodes: &[usize],
+    bounds: Bounds,
+    alloc: &Allocation,
+    one_snapshot: bool,
+    mut valued: Option<(&Provenance, &mut Option<String>)>,
+    out: &mut Exploration,
+) {
     let nrel = w.schema.relations.len();
     for size in 2..=bounds.max_txns.clamp(2, 8) {
         let mut chosen = vec![];
         let flow = multisets(nodes, size, 0, &mut chosen, &mut |set| {
             instance::instances(w, g, set, bounds.tuples_per_relation, alloc, &mut |inst| {
-                let loose;
-                let inst = if one_snapshot {
-                    inst
-                } else {
-                    let mut x = inst.clone();
+                let mut x = inst.clone();
+                if !one_snapshot {
                     x.txns
                         .iter_mut()
                         .for_each(|t| t.steps.iter_mut().for_each(|s| s.cont = false));
-                    loose = x;
-                    &loose
-                };
-                let budget = bounds.max_states.saturating_sub(out.explored.states);
-                let mut search = mvrc::Search::new(inst, nrel, budget, bounds.reduce);
-                let found = search.run(search.initial());
-                out.explored.add(&Stats {
-                    instances: 1,
-                    states: search.states,
-                    schedules: search.schedules,
-                    exhausted: search.exhausted,
-                    cycles: 0,
-                    split: false,
-                });
-                if let Some(end) = found {
-                    out.found = Some(build(w, g, inst, search.path, &end, bounds));
-                    return ControlFlow::Break(());
                 }
-                if search.exhausted {
-                    return ControlFlow::Break(());
+                let vals = match &mut valued {
+                    None => vec![None],
+                    Some((prov, why)) => match values::valuations(w, g, prov, &x) {
+                        Ok(vs) if !vs.is_empty() => {
+                            values::mark_key_share(g, prov, &mut x);
+                            vs.into_iter().map(Some).collect()
+                        }
+                        Ok(vs) => vs.into_iter().map(Some).collect(),
+                        Err(e) => {
+                            why.get_or_insert(e);
+                            vec![]
+                        }
+                    },
+                };
+                for v in vals {
+                    x.vals = v;
+                    let budget = bounds.max_states.saturating_sub(out.explored.states);
+                    let mut search = mvrc::Search::new(&x, nrel, budget, bounds.reduce);
+                    let found = search.run(search.initial());
+                    out.explored.add(&Stats {
+                        instances: 1,
+                        states: search.states,
+                        schedules: search.schedules,
+                        exhausted: search.exhausted,
+                        cycles: 0,
+                        split: false,
+                    });
+                    if let Some(end) = found {
+                        out.found = Some(build(w, g, &x, search.path, &end, bounds));
+                        return ControlFlow::Break(());
+                    }
+                    if search.exhausted {
+                        return ControlFlow::Break(());
+                    }
                 }
                 ControlFlow::Continue(())
             })
@@ -437,7 +534,6 @@ fn explore_with(
             break;
         }
     }
-    out
 }
 
 /// Calls `f` on every multiset of `size` elements of `nodes` (as sorted
@@ -470,7 +566,7 @@ fn build(
     end: &mvrc::State,
     bounds: Bounds,
 ) -> Schedule {
-    let transactions = inst
+    let transactions: Vec<Transaction> = inst
         .txns
         .iter()
         .map(|t| {
@@ -503,10 +599,81 @@ fn build(
         .collect();
     Schedule {
         bounds,
-        transactions,
+        transactions: transactions.clone(),
         tuples,
-        steps,
+        steps: steps.clone(),
         cycle: mvrc::find_cycle(&end.edges).unwrap_or_default(),
         via: None,
+        values: inst
+            .vals
+            .as_ref()
+            .map(|v| shown_values(w, inst, v, &steps, &transactions)),
+        model_only: None,
+    }
+}
+
+/// The values of a schedule found with values, for the report: each
+/// transaction's parameters, each row's pinned columns, and the values
+/// untracked expressions wrote (those of the steps that ran).
+fn shown_values(
+    w: &Workload,
+    inst: &instance::Instance,
+    v: &values::Valuation,
+    steps: &[Step],
+    txns: &[Transaction],
+) -> Values {
+    let mut count = vec![0usize; w.schema.relations.len()];
+    let names: Vec<String> = inst
+        .tuples
+        .iter()
+        .map(|t| {
+            count[t.rel] += 1;
+            format!("{}#{}", w.schema.rel(t.rel).name, count[t.rel])
+        })
+        .collect();
+    let rows = v
+        .rows
+        .iter()
+        .enumerate()
+        .map(|(t, r)| {
+            let rel = w.schema.rel(inst.tuples[t].rel);
+            r.iter()
+                .map(|(c, x)| (rel.attributes[*c].clone(), x.clone()))
+                .collect()
+        })
+        .collect();
+    let mut writes = vec![];
+    for ((a, pos, t), slots) in &v.writes {
+        let ran = steps.iter().any(|s| {
+            s.txn == *a
+                && s.pos == Some(*pos)
+                && s.ops
+                    .iter()
+                    .any(|o| o.kind == OpKind::Write && o.tuple == Some(*t))
+        });
+        if !ran {
+            continue;
+        }
+        let rel = inst.tuples[*t].rel;
+        for (slot, c) in slots.iter().enumerate() {
+            let Some(c) = c else { continue };
+            let col = &w.schema.rel(rel).attributes[v.cols[rel][slot]];
+            let value = if *c == values::FRESH {
+                "a value no predicate pins".to_string()
+            } else {
+                v.shown[*c as usize].clone()
+            };
+            let label = txns[*a].labels.get(*pos).map_or("?", String::as_str);
+            writes.push(format!(
+                "T{} {label} writes {}.{col} = {value}",
+                a + 1,
+                names[*t]
+            ));
+        }
+    }
+    Values {
+        params: v.params.clone(),
+        rows,
+        writes,
     }
 }

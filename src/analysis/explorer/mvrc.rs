@@ -83,6 +83,18 @@ struct Tup {
     /// tuple's row lock, in arrival order (PostgreSQL's tuple-lock queue:
     /// the first waiter goes first, later writers queue behind).
     queue: Vec<u8>,
+    /// With values (`Instance::vals`): the value classes of the pinned
+    /// columns of the initial version, of each committed version (as
+    /// `history`) and of the pending one. Empty otherwise.
+    v0: Vec<u16>,
+    vh: Vec<Vec<u16>>,
+    vp: Vec<u16>,
+    /// With values: transactions holding a FOR KEY SHARE lock (a
+    /// foreign-key existence read), and whether the pending write deletes
+    /// the tuple or changes its key (which such a lock blocks, and which
+    /// blocks such a read).
+    kshare: u8,
+    pkey: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -112,6 +124,13 @@ pub(super) struct State {
     /// statement took its snapshot (its first part), while later parts of
     /// it remain (`StepSpec::cont`, issue 23 item 2). `None` otherwise.
     stmt_snap: Vec<Option<u8>>,
+    /// With values: the predicate steps (positions) each transaction ran
+    /// per relation, `vpreads[r * k + i]`, whose pins say which versions
+    /// they match.
+    vpreads: Vec<Vec<u8>>,
+    /// With values: the step wrote a value a row had before, which the
+    /// untracked expression is not taken to give (the successor is dropped).
+    dead: bool,
 }
 
 pub(super) struct Search<'a> {
@@ -223,8 +242,19 @@ impl<'a> Search<'a> {
                 read: vec![0; k],
                 locks: 0,
                 queue: vec![],
+                v0: vec![],
+                vh: vec![],
+                vp: vec![],
+                kshare: 0,
+                pkey: false,
             })
-            .collect();
+            .collect::<Vec<Tup>>();
+        let mut tuples = tuples;
+        if let Some(v) = &self.inst.vals {
+            for (t, tup) in tuples.iter_mut().enumerate() {
+                tup.v0 = v.init[t].clone();
+            }
+        }
         State {
             pc: vec![0; k],
             tuples,
@@ -235,6 +265,8 @@ impl<'a> Search<'a> {
             order: if self.ssi { vec![0; k] } else { vec![] },
             waits: vec![vec![]; k],
             stmt_snap: vec![None; k],
+            vpreads: vec![vec![]; self.nrel * k],
+            dead: false,
         }
     }
 
@@ -338,9 +370,15 @@ impl<'a> Search<'a> {
                 if w as usize == i {
                     t.history.push((w, life));
                     t.pending = None;
+                    t.pkey = false;
+                    if self.inst.vals.is_some() {
+                        let v = std::mem::take(&mut t.vp);
+                        t.vh.push(v);
+                    }
                 }
             }
             t.locks &= !(1 << i);
+            t.kshare &= !(1 << i);
         }
         next.pc[i] += 1;
         let step = Step {
@@ -387,6 +425,53 @@ impl<'a> Search<'a> {
         Self::seen(st, i, t, view).1 == Life::Alive
     }
 
+    /// With values: the life and values of the version of `t` that
+    /// transaction `i` sees with `view` (as `seen`).
+    fn seen_vals(st: &State, i: usize, t: usize, view: u8) -> (Life, &[u16]) {
+        let tup = &st.tuples[t];
+        match tup.pending {
+            Some((w, life)) if w as usize == i => (life, &tup.vp),
+            _ => match tup.history.iter().rposition(|(x, _)| view & (1 << x) != 0) {
+                Some(j) => (tup.history[j].1, &tup.vh[j]),
+                None => (tup.init, &tup.v0),
+            },
+        }
+    }
+
+    /// With values: does predicate step `pos` of transaction `i` match a
+    /// version?
+    fn vmatch(&self, i: usize, pos: usize, life: Life, vals: &[u16]) -> bool {
+        self.inst
+            .vals
+            .as_ref()
+            .is_some_and(|v| v.matches(i, pos, life == Life::Alive, vals))
+    }
+
+    /// With values: the version before transaction `x`'s version of `t`,
+    /// and `x`'s (pending or committed) version, if `x` wrote `t`.
+    fn around(st: &State, x: usize, t: usize) -> Option<[(Life, &[u16]); 2]> {
+        let tup = &st.tuples[t];
+        let at = |j: Option<usize>| match j {
+            Some(j) => (tup.history[j].1, tup.vh[j].as_slice()),
+            None => (tup.init, tup.v0.as_slice()),
+        };
+        if let Some((w, life)) = tup.pending {
+            if w as usize == x {
+                return Some([at(tup.history.len().checked_sub(1)), (life, &tup.vp)]);
+            }
+        }
+        let j = tup.history.iter().position(|&(w, _)| w as usize == x)?;
+        Some([at(j.checked_sub(1)), at(Some(j))])
+    }
+
+    /// With values: does `x`'s write of `t` change whether predicate step
+    /// `pos` of `i` matches `t` (Adya's "changes the matches": only then
+    /// is there a predicate dependency)?
+    fn changes(&self, st: &State, x: usize, t: usize, i: usize, pos: usize) -> bool {
+        Self::around(st, x, t)
+            .is_some_and(|[a, b]| self.vmatch(i, pos, a.0, a.1) != self.vmatch(i, pos, b.0, b.1))
+    }
+
     /// May transaction `i` write (or lock) `t` now: no uncommitted write or
     /// row lock of another transaction, and (first updater wins, for
     /// REPEATABLE READ) no committed write outside its view.
@@ -396,6 +481,13 @@ impl<'a> Search<'a> {
             && tup.locks & !(1 << i) == 0
             && Self::unqueued(st, i, t)
             && Self::current(st, t, view)
+    }
+
+    /// No other transaction holds a FOR KEY SHARE lock on `t`, or step `s`
+    /// neither deletes it nor changes its key (PostgreSQL's lock
+    /// conflict table: KEY SHARE blocks only FOR UPDATE).
+    fn unshared(st: &State, i: usize, t: usize, s: &StepSpec) -> bool {
+        !s.writes_key || st.tuples[t].kshare & !(1 << i) == 0
     }
 
     /// No statement waits for `t`'s row lock, or transaction `i` already
@@ -433,6 +525,7 @@ impl<'a> Search<'a> {
             _ => now,
         };
         let mut out = self.run_statement(st, i, s, now, snap);
+        out.retain(|(next, _)| !next.dead);
         let later = steps.get(pc + 1).is_some_and(|n| n.cont);
         let rc = self.inst.txns[i].level == Level::ReadCommitted;
         for (next, _) in &mut out {
@@ -476,8 +569,18 @@ impl<'a> Search<'a> {
                         && Self::unqueued(st, i, t)
                         && Self::current(st, t, snap)
                 }
+                // FOR KEY SHARE waits for a pending delete or key change.
+                StmtType::KeySel if s.key_share => {
+                    let tup = &st.tuples[t];
+                    found && (tup.pending.is_none_or(|(w, _)| w as usize == i) || !tup.pkey)
+                }
                 StmtType::KeySel => found,
-                _ => found && Self::visible(st, i, t, view) && Self::writable(st, i, t, view),
+                _ => {
+                    found
+                        && Self::visible(st, i, t, view)
+                        && Self::writable(st, i, t, view)
+                        && Self::unshared(st, i, t, s)
+                }
             };
             if !ok {
                 return vec![];
@@ -498,6 +601,9 @@ impl<'a> Search<'a> {
     /// others, each followed by its write or delete.
     fn predicate(&self, st: &State, i: usize, s: &StepSpec, view: u8) -> Vec<(State, Step)> {
         let pc = st.pc[i] as usize;
+        if self.inst.vals.is_some() {
+            return self.predicate_values(st, i, s, view);
+        }
         let eligible: Vec<usize> = (0..self.inst.tuples.len())
             .filter(|&t| self.eligible(s, i, t) && Self::visible(st, i, t, view))
             .collect();
@@ -554,6 +660,62 @@ impl<'a> Search<'a> {
         out
     }
 
+    /// A predicate statement with values: it matches exactly the versions
+    /// on its snapshot whose pinned columns hold its values; a selection
+    /// reads them all, an update or delete writes every free one and, at
+    /// READ COMMITTED, waits for the held ones (EvalPlanQual, `resume`).
+    /// At REPEATABLE READ a held match is not enabled (PostgreSQL waits,
+    /// then aborts the statement with a serialization failure).
+    fn predicate_values(&self, st: &State, i: usize, s: &StepSpec, view: u8) -> Vec<(State, Step)> {
+        let pc = st.pc[i] as usize;
+        let matched: Vec<usize> = (0..self.inst.tuples.len())
+            .filter(|&t| self.inst.tuples[t].rel == s.rel)
+            .filter(|&t| {
+                let (life, v) = Self::seen_vals(st, i, t, view);
+                self.vmatch(i, pc, life, v)
+            })
+            .collect();
+        // A value the program takes from the row this step reads (`SELECT
+        // c INTO v`, `min(c)`, `max(c)`): the valuation chose the row, and
+        // the step must read exactly it.
+        let Some(vals) = self.inst.vals.as_ref() else {
+            return vec![];
+        };
+        let only: Vec<usize> = vals
+            .only
+            .iter()
+            .filter(|&&(a, p, _)| a == i && p == pc)
+            .map(|&(_, _, t)| t)
+            .collect();
+        if !only.is_empty() && matched != only {
+            return vec![];
+        }
+        let mut exec = Exec::new(self, st, i, pc, view);
+        if s.ty == StmtType::PredSel {
+            exec.pred_read(s, &[]);
+            for &t in &matched {
+                exec.read(t, s.acc.read);
+            }
+            return vec![exec.finish()];
+        }
+        let (free, held): (Vec<usize>, Vec<usize>) = matched
+            .into_iter()
+            .partition(|&t| Self::writable(st, i, t, view) && Self::unshared(st, i, t, s));
+        if !held.is_empty() && self.inst.txns[i].level != Level::ReadCommitted {
+            return vec![];
+        }
+        exec.pred_read(s, &held);
+        for &t in &free {
+            exec.read(t, s.acc.read);
+            exec.write(s, t);
+        }
+        if held.is_empty() {
+            vec![exec.finish()]
+        } else {
+            vec![exec.wait(&held)]
+        }
+    }
+
     /// The rest of a predicate update or delete that waited for row locks
     /// (PostgreSQL's EvalPlanQual), once every lock it waits for is free
     /// and it is first in line: each deferred tuple is re-checked on its
@@ -569,6 +731,7 @@ impl<'a> Search<'a> {
             let tup = &st.tuples[t];
             tup.pending.is_none()
                 && tup.locks & !(1 << i) == 0
+                && Self::unshared(st, i, t, s)
                 && tup.queue.first() == Some(&(i as u8))
         });
         if !ready {
@@ -583,6 +746,7 @@ impl<'a> Search<'a> {
             .map(|&(t, before)| {
                 let tup = &st.tuples[t];
                 !s.constant
+                    && self.inst.vals.is_none()
                     && Self::visible(st, i, t, view)
                     && tup.history[before..]
                         .iter()
@@ -603,7 +767,15 @@ impl<'a> Search<'a> {
                         .iter()
                         .position(|&c| c == b)
                         .is_some_and(|c| miss & (1 << c) != 0);
-                    if Search::visible(&exec.st, i, t, view) && !dropped {
+                    // With values the new version matches or not.
+                    let keep = match &self.inst.vals {
+                        Some(_) => {
+                            let (life, v) = Search::seen_vals(&exec.st, i, t, view);
+                            self.vmatch(i, pc, life, v)
+                        }
+                        None => Search::visible(&exec.st, i, t, view) && !dropped,
+                    };
+                    if keep {
                         exec.read(t, s.acc.read);
                         exec.write(s, t);
                     }
@@ -621,6 +793,9 @@ impl<'a> Search<'a> {
     /// with the parent its foreign-key constraints require.
     fn eligible(&self, s: &StepSpec, i: usize, t: usize) -> bool {
         let spec = &self.inst.tuples[t];
+        if self.inst.vals.is_some() {
+            return spec.rel == s.rel;
+        }
         spec.rel == s.rel
             && (s.constant
                 || !matches!(spec.kind, super::instance::TupleKind::Private(o) if o != i))
@@ -701,6 +876,9 @@ impl<'s> Exec<'s> {
                 if s.locking {
                     self.st.tuples[t].locks |= 1 << self.i;
                 }
+                if s.key_share {
+                    self.st.tuples[t].kshare |= 1 << self.i;
+                }
             }
             StmtType::KeyUpd => {
                 self.read(t, s.acc.read);
@@ -755,6 +933,7 @@ impl<'s> Exec<'s> {
         });
         let m = s.acc.write.unwrap_or(0);
         let k = self.st.pc.len();
+        let vals = self.new_vals(s, t, life);
         for x in self.others().collect::<Vec<_>>() {
             let tup = &self.st.tuples[t];
             let (ww, rw) = (tup.wrote[x] & m != 0, tup.read[x] & m != 0);
@@ -762,7 +941,12 @@ impl<'s> Exec<'s> {
             // version after this one (EvalPlanQual): no rw.
             let deferred = self.st.waits[x].iter().any(|&(d, _)| d == t);
             let prw = !deferred
-                && self.st.preads[rel * k + x].is_some_and(|p| s.acc.insdel || p & m != 0);
+                && match &vals {
+                    // With values: only a write that changes whether x's
+                    // predicate matches the tuple (Adya).
+                    Some(v) => self.changes_for(x, rel, t, life, v),
+                    None => self.st.preads[rel * k + x].is_some_and(|p| s.acc.insdel || p & m != 0),
+                };
             if ww {
                 self.edge(x, i, DepKind::Ww, Some(t));
             }
@@ -779,6 +963,63 @@ impl<'s> Exec<'s> {
             tup.insdel |= 1 << i;
         }
         tup.pending = Some((i as u8, life));
+        tup.pkey |= s.writes_key;
+        if let Some(v) = vals {
+            tup.vp = v;
+        }
+    }
+
+    /// With values: the values of the version this step writes of `t`
+    /// (`None` without values). An insert writes the inserted values, a
+    /// delete keeps the last ones; an update keeps them but for the
+    /// columns its untracked expression writes (`Valuation::writes`),
+    /// which never take a value the row had before (else the step is
+    /// dropped: `State::dead`).
+    fn new_vals(&mut self, s: &StepSpec, t: usize, life: Life) -> Option<Vec<u16>> {
+        let v = self.search.inst.vals.as_ref()?;
+        let tup = &self.st.tuples[t];
+        if s.ty == StmtType::Ins {
+            return Some(tup.v0.clone());
+        }
+        let mut out = match tup.pending {
+            Some((w, _)) if w as usize == self.i => tup.vp.clone(),
+            _ => tup.vh.last().unwrap_or(&tup.v0).clone(),
+        };
+        if life == Life::Dead {
+            return Some(out);
+        }
+        let pos = self.step.pos.unwrap_or(0);
+        if let Some(w) = v.written(self.i, pos, t) {
+            for (slot, c) in w.iter().enumerate() {
+                let Some(c) = *c else { continue };
+                let had = tup.v0.get(slot) == Some(&c)
+                    || tup.vh.iter().any(|h| h.get(slot) == Some(&c))
+                    || (tup.pending.is_some() && tup.vp.get(slot) == Some(&c));
+                if c != super::values::FRESH && had {
+                    self.st.dead = true;
+                }
+                if let Some(x) = out.get_mut(slot) {
+                    *x = c;
+                }
+            }
+        }
+        Some(out)
+    }
+
+    /// With values: does a write of `t` giving version (`life`, `vals`)
+    /// change whether a predicate step of `x` on `rel` matches it,
+    /// compared with the latest committed version?
+    fn changes_for(&self, x: usize, rel: usize, t: usize, life: Life, vals: &[u16]) -> bool {
+        let k = self.st.pc.len();
+        let tup = &self.st.tuples[t];
+        let (olife, old) = match tup.history.last() {
+            Some(&(_, l)) => (l, tup.vh.last().map_or(&[][..], |v| v.as_slice())),
+            None => (tup.init, tup.v0.as_slice()),
+        };
+        self.st.vpreads[rel * k + x].iter().any(|&pos| {
+            let pos = pos as usize;
+            self.search.vmatch(x, pos, olife, old) != self.search.vmatch(x, pos, life, vals)
+        })
     }
 
     /// PR[R] with PReadSet(q): every tuple of R, including unborn ones,
@@ -802,14 +1043,26 @@ impl<'s> Exec<'s> {
         }
         let slot = &mut self.st.preads[rel * k + i];
         *slot = Some(slot.unwrap_or(0) | s.acc.pread.unwrap_or(0));
+        if self.search.inst.vals.is_some() {
+            let pos = self.step.pos.unwrap_or(0) as u8;
+            let done = &mut self.st.vpreads[rel * k + i];
+            if !done.contains(&pos) {
+                done.push(pos);
+            }
+        }
     }
 
     /// The dependencies of a predicate read on tuple `t`'s version.
     fn pred_edges(&mut self, s: &StepSpec, t: usize) {
         let (i, p) = (self.i, s.acc.pread.unwrap_or(0));
+        let pos = self.step.pos.unwrap_or(0);
         for x in self.others().collect::<Vec<_>>() {
             let tup = &self.st.tuples[t];
-            if tup.insdel & (1 << x) == 0 && tup.wrote[x] & p == 0 {
+            if self.search.inst.vals.is_some() {
+                if !self.search.changes(&self.st, x, t, i, pos) {
+                    continue;
+                }
+            } else if tup.insdel & (1 << x) == 0 && tup.wrote[x] & p == 0 {
                 continue;
             }
             if self.in_view(x) {

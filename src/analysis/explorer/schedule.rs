@@ -162,6 +162,28 @@ pub struct Schedule {
     /// cycle of the witness's strongly connected component than the
     /// witness (whose own programs gave none within the bounds).
     pub via: Option<crate::analysis::robustness::Witness>,
+    /// The values the schedule runs with (issue 23, item 1): set when
+    /// every predicate was instantiated on values, so the schedule is one
+    /// of program instances with these parameters over rows with these
+    /// values. `None` with `model_only` set otherwise.
+    pub values: Option<Values>,
+    /// Why the schedule exists in the BTP model only (no valuation of the
+    /// programs gives it, or a predicate could not be instantiated).
+    pub model_only: Option<String>,
+}
+
+/// The values of a schedule found with values.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Values {
+    /// Per transaction: parameters (`:c`) and values the program computes,
+    /// with the value each takes.
+    pub params: Vec<Vec<(String, String)>>,
+    /// Per tuple: the columns predicates pin, with the row's initial (or
+    /// inserted) value.
+    pub rows: Vec<Vec<(String, String)>>,
+    /// The values untracked expressions wrote into pinned columns
+    /// (`T1 q1: website#2.hits = a value other than 10`).
+    pub writes: Vec<String>,
 }
 
 impl Schedule {

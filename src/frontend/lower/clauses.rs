@@ -435,6 +435,43 @@ pub(super) fn item_columns(
         .collect()
 }
 
+/// Per select item: the column it returns of a row read, for a plain
+/// column, `min(c)` or `max(c)` (provenance, `model::provenance::Source`).
+pub(super) fn read_columns(
+    items: &[SelectItem],
+    rel: &crate::model::schema::Relation,
+) -> Vec<Option<usize>> {
+    use sqlparser::ast::{FunctionArg, FunctionArgExpr, FunctionArguments};
+    let plain = item_columns(items, rel, true);
+    items
+        .iter()
+        .zip(plain)
+        .map(|(item, p)| {
+            let e = match item {
+                SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => e,
+                _ => return None,
+            };
+            let Expr::Function(f) = strip_nested(e) else {
+                return p;
+            };
+            let n = f.name.to_string().to_lowercase();
+            if n != "min" && n != "max" {
+                return None;
+            }
+            let FunctionArguments::List(l) = &f.args else {
+                return None;
+            };
+            match l.args.as_slice() {
+                [FunctionArg::Unnamed(FunctionArgExpr::Expr(a))] if l.clauses.is_empty() => {
+                    let one = SelectItem::UnnamedExpr(a.clone());
+                    item_columns(&[one], rel, true).pop().flatten()
+                }
+                _ => None,
+            }
+        })
+        .collect()
+}
+
 /// Aggregate functions: over no rows they still return one row.
 pub(super) const AGGREGATES: &[&str] = &[
     "count",

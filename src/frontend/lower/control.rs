@@ -282,6 +282,14 @@ impl Lowerer<'_> {
         }
         for v in &assigned {
             let t = self.fresh();
+            // Provenance: a FOR over a range takes a new value each
+            // iteration (the explorer's values, issue 23).
+            if let (LoopHead::Range { var, .. }, Term::Fresh(n)) = (head, &t) {
+                if var.eq_ignore_ascii_case(v) {
+                    self.sources
+                        .push((*n, crate::model::provenance::Source::RangeLoop));
+                }
+            }
             self.env.insert(v.clone(), t);
         }
         if let LoopHead::While(c) = head {

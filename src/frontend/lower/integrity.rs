@@ -63,6 +63,7 @@ impl Lowerer<'_> {
                         self.statements[q].read = self.set(fk.range, &parent_key);
                         self.bind(q, &vals);
                         self.facts[q].key = Some(parent_key.into_iter().collect());
+                        self.facts[q].key_share = true;
                         self.label_check(q, &fk.name);
                         pre.push(Body::Stmt(q));
                     }

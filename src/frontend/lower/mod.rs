@@ -279,9 +279,11 @@ pub fn lower_units(
                 &mut counter,
                 &mut warnings,
             );
-            if let Some((program, pins)) = errors.take(lowered) {
+            if let Some((program, (pins, sources, shared))) = errors.take(lowered) {
                 programs.push(program);
                 provenance.programs.push(pins);
+                provenance.sources.push(sources);
+                provenance.key_share.push(shared);
                 declared.push(declared_level(f, nodes));
             }
         }
@@ -358,7 +360,7 @@ fn lower_transaction(
     (name, abbrev): (String, Option<String>),
     counter: &mut usize,
     warnings: &mut Vec<Warning>,
-) -> Result<(Program, Vec<Pins>)> {
+) -> Result<(Program, Provenance1)> {
     let mut l = Lowerer {
         schema: sh.schema,
         file: f.clone(),
@@ -396,6 +398,7 @@ fn lower_transaction(
         weak_lock: false,
         prefix: 0,
         ctes: vec![],
+        sources: vec![],
         split: false,
         split_out: vec![],
         defer: None,
@@ -425,7 +428,10 @@ fn lower_transaction(
         l.warn(0, format!("program `{name}` has no SQL statement on any path that commits: it is analysed as an empty transaction"));
     }
     l.no_triggered_writes()?;
-    let pins = l.pins();
+    let shared: Vec<usize> = (0..l.facts.len())
+        .filter(|&q| l.facts[q].key_share)
+        .collect();
+    let pins = (l.pins(), l.sources.clone(), shared);
     let program = Program {
         name,
         abbrev,
@@ -541,6 +547,14 @@ fn find_rel(schema: &Schema, aliases: &[(String, RelId)], i: &Ident) -> Option<R
         })
 }
 
+/// One program's provenance: pins per statement, sources of computed
+/// values, foreign-key existence reads (`model::provenance`).
+type Provenance1 = (
+    Vec<Pins>,
+    Vec<(usize, crate::model::provenance::Source)>,
+    Vec<usize>,
+);
+
 /// What FK and same-tuple inference needs to know about a statement.
 #[derive(Debug, Clone, Default)]
 struct Facts {
@@ -567,6 +581,13 @@ struct Facts {
     /// In the rolled-back prefix of an EXCEPTION block: it did not happen
     /// in the execution it stands for, so no constraint involves it.
     rolled_back: bool,
+    /// Columns pinned for the provenance only (not for constraint
+    /// inference): a referential check's or action's FK columns, equal to
+    /// the deleted parent's key (`pin_children`).
+    value_pins: Vec<(usize, Term)>,
+    /// A foreign-key existence read (`SELECT 1 … FOR KEY SHARE`): for the
+    /// provenance (`Provenance::key_share`), not the BTP.
+    key_share: bool,
 }
 
 struct Lowerer<'a> {
@@ -649,6 +670,9 @@ struct Lowerer<'a> {
     qmarks: Option<(String, Vec<usize>)>,
     counter: &'a mut usize,
     warnings: &'a mut Vec<Warning>,
+    /// Provenance: where some fresh values come from (`model::provenance::
+    /// Source`), for the explorer's values (issue 23).
+    sources: Vec<(usize, crate::model::provenance::Source)>,
 }
 
 impl<'a> Lowerer<'a> {

@@ -57,6 +57,14 @@ impl Lowerer<'_> {
             for t in f.bound.values_mut() {
                 remap_term(t, &map);
             }
+            for (_, t) in &mut f.value_pins {
+                remap_term(t, &map);
+            }
+        }
+        for (_, s) in &mut self.sources {
+            if let crate::model::provenance::Source::Read { stmt, .. } = s {
+                *stmt = map(*stmt);
+            }
         }
         for t in self.env.values_mut() {
             remap_term(t, &map);

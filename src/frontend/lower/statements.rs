@@ -722,6 +722,7 @@ impl Lowerer<'_> {
         }
         let mut parts = vec![b];
         let mut seen = HashSet::new();
+        let mark = self.statements.len();
         self.cascade(
             rel,
             kind == WriteKind::Delete,
@@ -730,6 +731,9 @@ impl Lowerer<'_> {
             &mut seen,
             &mut parts,
         )?;
+        if kind == WriteKind::Delete {
+            self.pin_children(rel, first, mark);
+        }
         Ok(if parts.len() == 1 {
             parts.remove(0)
         } else {
@@ -844,6 +848,39 @@ impl Lowerer<'_> {
             self.cascade(dom, child_deleted, &cols, snip, seen, parts)?;
         }
         Ok(())
+    }
+
+    /// Provenance only (`Facts::value_pins`): the foreign-key checks and
+    /// actions a key-based DELETE of `rel` (statements `first..mark`)
+    /// runs read the children of the deleted row, so their FK columns
+    /// equal its key: `enrolled.course_id` = the deleted `course.id`. The
+    /// explorer instantiates them on values (issue 23); the BTPs and the
+    /// constraints stay as they were.
+    fn pin_children(&mut self, rel: RelId, first: usize, mark: usize) {
+        let targets: Vec<usize> = (first..mark)
+            .filter(|&q| self.statements[q].rel == rel && self.statements[q].ty == StmtType::KeyDel)
+            .collect();
+        let [p] = targets[..] else { return };
+        for q in mark..self.statements.len() {
+            let s = &self.statements[q];
+            let fk = self.schema.foreign_keys.iter().find(|f| {
+                f.range == rel
+                    && f.domain == s.rel
+                    && !f.columns.is_empty()
+                    && s.pread.as_ref().is_some_and(|pr| {
+                        pr.len() == f.columns.len()
+                            && f.columns.iter().all(|(d, _)| pr.contains(*d))
+                    })
+            });
+            if let Some(f) = fk {
+                let pins: Vec<(usize, Term)> = f
+                    .columns
+                    .iter()
+                    .map(|&(d, r)| (d, Term::Col(p, r)))
+                    .collect();
+                self.facts[q].value_pins = pins;
+            }
+        }
     }
 
     pub(super) fn write_target(&mut self, w: Write) -> Result<Body> {
@@ -1130,8 +1167,27 @@ impl Lowerer<'_> {
                 self.assign_into(into, s, true, &cols, &BTreeSet::new())
             }
             _ => {
-                for v in into {
+                // Provenance: a plain column, min or max of the one
+                // predicate-read table is a value of a row it read.
+                let read = (0..self.statements.len())
+                    .rev()
+                    .take_while(|&q| q >= mark)
+                    .find(|&q| {
+                        single
+                            && self.statements[q].rel == tables[0].rel
+                            && self.statements[q].ty == StmtType::PredSel
+                    });
+                let cols = match read {
+                    Some(_) => read_columns(&sel.projection, self.schema.rel(tables[0].rel)),
+                    None => vec![],
+                };
+                for (k, v) in into.iter().enumerate() {
                     let t = self.fresh();
+                    if let (Some(stmt), Some(Some(attr)), Term::Fresh(n)) = (read, cols.get(k), &t)
+                    {
+                        let src = crate::model::provenance::Source::Read { stmt, attr: *attr };
+                        self.sources.push((*n, src));
+                    }
                     self.env.insert(v.clone(), t);
                 }
             }

@@ -162,9 +162,15 @@ impl Lowerer<'_> {
         self.facts
             .iter()
             .map(|f| {
+                let extra = f
+                    .value_pins
+                    .iter()
+                    .filter(|(c, _)| !f.bound.contains_key(c))
+                    .map(|(c, t)| (c, t));
                 let mut v: Pins = f
                     .bound
                     .iter()
+                    .chain(extra)
                     .map(|(c, t)| (*c, self.value(&self.resolve(t, &f.path, 0))))
                     .collect();
                 v.sort_by_key(|(c, _)| *c);

@@ -1,0 +1,736 @@
+//! Values (issue 23, item 1): an abstract instance (`instance`) made
+//! concrete. The BTP abstraction (Section 5) forgets which rows a
+//! statement's WHERE selects; the front-end's provenance
+//! (`model::provenance`) keeps what each statement pins, to which
+//! parameter, literal or earlier tuple's column. Here each transaction of
+//! an instance gets values for its parameters and each tuple values for
+//! the columns predicates pin, so that
+//!
+//! - a key-based statement's tuple has the key values the statement pins
+//!   (two transactions on one tuple have equal parameters; distinct tuples
+//!   of a relation differ in a key);
+//! - a predicate statement `course_id = :c` matches exactly the tuple
+//!   versions whose `course_id` equals that transaction's `:c` (`mvrc`
+//!   then writes every match, as PostgreSQL does, and adds a predicate
+//!   dependency only where a write changes the match, Adya's definition);
+//! - an UPDATE that writes a pinned column with an expression the
+//!   provenance does not follow (`hits = hits + 1`) gives a value chosen
+//!   among the pinned values and a fresh one, never one the row had before
+//!   (realisable by `hits + 1` when the values are placed along the row's
+//!   sequence: 9, 10, 11).
+//!
+//! Values are classes of a union-find over variables (parameters per
+//! transaction, literals, tuple columns); a valuation also chooses which
+//! unconstrained classes of one column are equal (small domains: enough
+//! values to make instances collide or not). A predicate whose WHERE reads
+//! a column it does not pin to a value (a range, a join, a LIKE) is not
+//! instantiated: the instance is searched in the BTP model only.
+
+use std::collections::HashMap;
+
+use super::instance::Instance;
+use crate::analysis::graph::SummaryGraph;
+use crate::model::btp::{StmtType, Workload};
+use crate::model::provenance::{Provenance, Source, Value};
+
+/// The value class of a version written by an untracked expression that
+/// equals no pinned value.
+pub(super) const FRESH: u16 = u16::MAX;
+
+/// At most this many valuations per abstract instance.
+const MAX_VALUATIONS: usize = 256;
+
+/// (transaction, step, tuple).
+pub(super) type Site = (usize, usize, usize);
+
+/// One valuation of an instance.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(super) struct Valuation {
+    /// Per relation: the columns some predicate of the instance pins
+    /// (the slots of a version's values).
+    pub cols: Vec<Vec<usize>>,
+    /// Per tuple: the class per slot of its initial (or inserted) version.
+    pub init: Vec<Vec<u16>>,
+    /// Per transaction and step: a predicate step's pins, (slot, class).
+    pub pins: Vec<Vec<Vec<(usize, u16)>>>,
+    /// Per (transaction, step, tuple): the classes per slot an untracked
+    /// write of a pinned column gives (`None` in a slot: not written).
+    pub writes: Vec<(Site, Vec<Option<u16>>)>,
+    /// Printable: per transaction its parameters and computed values.
+    pub params: Vec<Vec<(String, String)>>,
+    /// Printable: per tuple its pinned columns' initial values.
+    pub rows: Vec<Vec<(usize, String)>>,
+    /// Printable value per class.
+    pub shown: Vec<String>,
+    /// (transaction, predicate step, tuple): a value of the transaction is
+    /// a column of the row the step read, so the step must read exactly
+    /// that row (else the branch is dropped).
+    pub only: Vec<(usize, usize, usize)>,
+}
+
+impl Valuation {
+    /// Does a version (alive, with `vals`) match predicate step `pos` of
+    /// transaction `txn`? A step without pins (no WHERE on the relation)
+    /// matches every live version.
+    pub fn matches(&self, txn: usize, pos: usize, alive: bool, vals: &[u16]) -> bool {
+        alive
+            && self.pins[txn][pos]
+                .iter()
+                .all(|&(slot, c)| vals.get(slot) == Some(&c))
+    }
+
+    /// The classes an untracked write of step `pos` of `txn` gives `t`.
+    pub fn written(&self, txn: usize, pos: usize, t: usize) -> Option<&[Option<u16>]> {
+        self.writes
+            .iter()
+            .find(|(k, _)| *k == (txn, pos, t))
+            .map(|(_, v)| v.as_slice())
+    }
+}
+
+/// A variable of the union-find.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Var {
+    Lit(String),
+    Param(usize, String),
+    /// A value the program computes (`Value::Unknown`), per transaction
+    /// and loop iteration.
+    Computed(usize, usize, Vec<u8>),
+    Col(usize, usize),
+    /// Column of the tuple a predicate statement read (txn, pos, attr).
+    Read(usize, usize, usize),
+    Other(usize, String),
+}
+
+#[derive(Clone, Default)]
+struct Classes {
+    ids: HashMap<Var, usize>,
+    vars: Vec<Var>,
+    parent: Vec<usize>,
+}
+
+impl Classes {
+    fn id(&mut self, v: Var) -> usize {
+        if let Some(&i) = self.ids.get(&v) {
+            return i;
+        }
+        let i = self.vars.len();
+        self.ids.insert(v.clone(), i);
+        self.vars.push(v);
+        self.parent.push(i);
+        i
+    }
+    fn find(&self, mut i: usize) -> usize {
+        while self.parent[i] != i {
+            i = self.parent[i];
+        }
+        i
+    }
+    fn union(&mut self, a: usize, b: usize) {
+        let (a, b) = (self.find(a), self.find(b));
+        if a != b {
+            self.parent[a.max(b)] = a.min(b);
+        }
+    }
+    fn root_of(&self, v: &Var) -> Option<usize> {
+        self.ids.get(v).map(|&i| self.find(i))
+    }
+    /// No class holds two literals, nor two iterations' values of one
+    /// computed value (a loop variable takes a new value per iteration).
+    fn consistent(&self) -> bool {
+        let mut lit: HashMap<usize, &Var> = HashMap::new();
+        for (i, v) in self.vars.iter().enumerate() {
+            let r = self.find(i);
+            if let Var::Lit(_) | Var::Computed(..) = v {
+                if let Some(prev) = lit.insert(r, v) {
+                    let clash = match (prev, v) {
+                        (Var::Lit(a), Var::Lit(b)) => a != b,
+                        (Var::Computed(t, n, a), Var::Computed(u, m, b)) => {
+                            t == u && n == m && a != b
+                        }
+                        _ => false,
+                    };
+                    if clash {
+                        return false;
+                    }
+                    // Keep a literal as the class's witness.
+                    if let Var::Lit(_) = prev {
+                        lit.insert(r, prev);
+                    }
+                }
+            }
+        }
+        true
+    }
+}
+
+/// A value read from a row: `var` is column `attr` of the one row that
+/// predicate step `pos` of transaction `txn` (on `rel`) reads.
+#[derive(Debug, Clone, Copy)]
+struct ReadVal {
+    var: usize,
+    txn: usize,
+    pos: usize,
+    rel: usize,
+    attr: usize,
+}
+
+/// The pins of an instance as union-find variables.
+struct Pinned<'a> {
+    w: &'a Workload,
+    g: &'a SummaryGraph,
+    prov: &'a Provenance,
+    inst: &'a Instance,
+    cl: Classes,
+    /// Per txn, per step: a predicate step's pins as (attr, variable).
+    pins: Vec<Vec<Vec<(usize, usize)>>>,
+    reads: Vec<ReadVal>,
+}
+
+/// (transaction, predicate step, tuple) triples of `Valuation::only`.
+type Only = Vec<(usize, usize, usize)>;
+
+/// The valuations of `inst` (empty: no values make it; the abstract
+/// instance is not one PostgreSQL can run), or why a predicate of it is
+/// not instantiated.
+pub(super) fn valuations(
+    w: &Workload,
+    g: &SummaryGraph,
+    prov: &Provenance,
+    inst: &Instance,
+) -> Result<Vec<Valuation>, String> {
+    let mut p = Pinned {
+        w,
+        g,
+        prov,
+        inst,
+        cl: Classes::default(),
+        pins: vec![],
+        reads: vec![],
+    };
+    p.collect()?;
+    // The slots: columns some predicate pins, per relation.
+    let mut cols: Vec<Vec<usize>> = vec![vec![]; w.schema.relations.len()];
+    for (a, t) in inst.txns.iter().enumerate() {
+        for (pos, s) in t.steps.iter().enumerate() {
+            for &(c, _) in &p.pins[a][pos] {
+                if !cols[s.rel].contains(&c) {
+                    cols[s.rel].push(c);
+                }
+            }
+        }
+    }
+    cols.iter_mut().for_each(|c| c.sort_unstable());
+    for (t, spec) in inst.tuples.iter().enumerate() {
+        for &c in &cols[spec.rel] {
+            p.cl.id(Var::Col(t, c));
+        }
+    }
+    if !p.cl.consistent() || !distinct(w, inst, &p.cl) {
+        return Ok(vec![]);
+    }
+    // A value read from a row is that row's column: one choice per row.
+    let mut chosen = vec![];
+    choose_reads(w, inst, &p.reads, 0, p.cl.clone(), &mut vec![], &mut chosen);
+    let mut out = vec![];
+    let mut merged = vec![];
+    for (cl, only) in chosen {
+        let groups = groups(inst, &cl, &cols, &p.pins);
+        merged.clear();
+        merge(w, inst, &groups, 0, cl, &mut merged);
+        for cl in merged.drain(..) {
+            let mut base = finish(inst, &cl, &cols, &p.pins);
+            base.only = only.clone();
+            with_writes(w, g, inst, &base, &mut out);
+            if out.len() >= MAX_VALUATIONS {
+                out.truncate(MAX_VALUATIONS);
+                return Ok(out);
+            }
+        }
+    }
+    Ok(out)
+}
+
+impl Pinned<'_> {
+    /// Every step's pins: a key-based step's tuple has the values it
+    /// pins; a predicate step must pin every column its WHERE reads.
+    fn collect(&mut self) -> Result<(), String> {
+        let (w, g, inst) = (self.w, self.g, self.inst);
+        for (a, t) in inst.txns.iter().enumerate() {
+            let ltp = &g.nodes[t.node].ltp;
+            let mut per = vec![];
+            for (pos, s) in t.steps.iter().enumerate() {
+                let stmt = ltp.statement(w, pos);
+                let mut got: Vec<(usize, usize)> = vec![];
+                for (c, v) in self.prov.pins(ltp.program, ltp.occurrences[pos].stmt) {
+                    got.push((*c, self.eval(a, pos, v)?));
+                }
+                let predicate = s.tuple.is_none();
+                if predicate {
+                    let pread: Vec<usize> =
+                        stmt.pread.as_ref().map_or(vec![], |p| p.iter().collect());
+                    if let Some(&c) = pread.iter().find(|&&c| !got.iter().any(|&(p, _)| p == c)) {
+                        return Err(format!(
+                            "predicate not instantiated: {} of {} reads {}.{} other than by an equality to a value",
+                            ltp.occurrence_label(w, pos),
+                            w.programs[ltp.program].name,
+                            w.schema.rel(s.rel).name,
+                            w.schema.rel(s.rel).attributes[c]
+                        ));
+                    }
+                }
+                if let Some(tu) = s.tuple {
+                    for &(c, v) in &got {
+                        let col = self.cl.id(Var::Col(tu, c));
+                        self.cl.union(col, v);
+                    }
+                }
+                per.push(if predicate { got } else { vec![] });
+            }
+            self.pins.push(per);
+        }
+        // The foreign-key map: a child's columns are its parent's key.
+        for (&(f, child), &parent) in &inst.fk {
+            for &(dc, rc) in &w.schema.foreign_keys[f].columns {
+                let x = self.cl.id(Var::Col(child, dc));
+                let y = self.cl.id(Var::Col(parent, rc));
+                self.cl.union(x, y);
+            }
+        }
+        Ok(())
+    }
+
+    /// The variable a pinned value denotes in transaction `a` at step
+    /// `pos`. A value the program computes is instantiated when its
+    /// source is known (a range loop's variable, a column of the one row
+    /// a predicate read) or when the step cannot meet another
+    /// transaction; otherwise the instance is not instantiated.
+    fn eval(&mut self, a: usize, pos: usize, v: &Value) -> Result<usize, String> {
+        let (w, inst) = (self.w, self.inst);
+        let ltp = &self.g.nodes[inst.txns[a].node].ltp;
+        let iteration = ltp.occurrences[pos].iteration.clone();
+        // The occurrence of statement `stmt` last before `pos`, when it is
+        // a predicate step (a value read from its row).
+        let before = |stmt: usize| (0..pos).rev().find(|&p| ltp.occurrences[p].stmt == stmt);
+        let read = |p: Option<usize>| p.filter(|&p| inst.txns[a].steps[p].tuple.is_none());
+        let unknown = |why: &str| {
+            format!(
+                "predicate not instantiated: {} of {} pins a value {why}",
+                ltp.occurrence_label(w, pos),
+                w.programs[ltp.program].name
+            )
+        };
+        let hot = inst.txns[a].steps[pos].hot;
+        let (var, from) = match v {
+            Value::Param(p) => (Var::Param(a, p.clone()), None),
+            Value::Literal(l) => (Var::Lit(literal(l)), None),
+            Value::Column { stmt, attr } => match before(*stmt) {
+                Some(p) => match inst.txns[a].steps[p].tuple {
+                    Some(t) => (Var::Col(t, *attr), None),
+                    None => (Var::Read(a, p, *attr), Some((p, *attr))),
+                },
+                None if hot => return Err(unknown("of a statement that did not run")),
+                None => (Var::Other(a, format!("{v:?}@{pos}")), None),
+            },
+            Value::Unknown(n) => match self.prov.source(ltp.program, *n) {
+                Some(Source::RangeLoop) => (Var::Computed(a, *n, iteration), None),
+                Some(Source::Read { stmt, attr }) => match read(before(stmt)) {
+                    Some(p) => (Var::Computed(a, *n, iteration), Some((p, attr))),
+                    None if hot => return Err(unknown("read by a statement that did not run")),
+                    None => (Var::Computed(a, *n, iteration), None),
+                },
+                None if hot => return Err(unknown(
+                    "the program computes (an expression, an aggregate, a branch's result), which the explorer does not follow",
+                )),
+                None => (Var::Computed(a, *n, iteration), None),
+            },
+            Value::Element { .. } if hot => {
+                return Err(unknown("of an array element, which the explorer does not follow"))
+            }
+            Value::Element { .. } => (Var::Other(a, format!("{v:?}")), None),
+        };
+        let id = self.cl.id(var);
+        if let Some((p, attr)) = from {
+            if !self.reads.iter().any(|r| r.var == id) {
+                let rel = inst.txns[a].steps[p].rel;
+                let r = ReadVal {
+                    var: id,
+                    txn: a,
+                    pos: p,
+                    rel,
+                    attr,
+                };
+                self.reads.push(r);
+            }
+        }
+        Ok(id)
+    }
+}
+
+/// For each value read from a row, the row (a tuple of the reading
+/// statement's relation): its class joins that row's column, and the
+/// valuation requires the statement to read exactly that row (`only`).
+fn choose_reads(
+    w: &Workload,
+    inst: &Instance,
+    reads: &[ReadVal],
+    i: usize,
+    cl: Classes,
+    only: &mut Only,
+    out: &mut Vec<(Classes, Only)>,
+) {
+    if out.len() >= MAX_VALUATIONS {
+        return;
+    }
+    let Some(r) = reads.get(i) else {
+        out.push((cl, only.clone()));
+        return;
+    };
+    for t in (0..inst.tuples.len()).filter(|&t| inst.tuples[t].rel == r.rel) {
+        // Two values read by one step come from its one row.
+        if only
+            .iter()
+            .any(|&(a, p, u)| a == r.txn && p == r.pos && u != t)
+        {
+            continue;
+        }
+        let mut c = cl.clone();
+        let col = c.id(Var::Col(t, r.attr));
+        c.union(col, r.var);
+        if c.consistent() && distinct(w, inst, &c) {
+            only.push((r.txn, r.pos, t));
+            choose_reads(w, inst, reads, i + 1, c, only, out);
+            only.pop();
+        }
+    }
+}
+
+/// The groups whose classes a valuation may merge: per (relation, column
+/// slot), the tuples' classes and the predicates' pinned ones.
+fn groups(
+    inst: &Instance,
+    cl: &Classes,
+    cols: &[Vec<usize>],
+    pins: &[Vec<Vec<(usize, usize)>>],
+) -> Vec<Vec<usize>> {
+    let mut groups: Vec<Vec<usize>> = vec![];
+    for (rel, cs) in cols.iter().enumerate() {
+        for &c in cs {
+            let mut g: Vec<usize> = inst
+                .tuples
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.rel == rel)
+                .filter_map(|(t, _)| cl.root_of(&Var::Col(t, c)))
+                .collect();
+            for (a, t) in inst.txns.iter().enumerate() {
+                for (pos, s) in t.steps.iter().enumerate() {
+                    if s.rel == rel {
+                        g.extend(
+                            pins[a][pos]
+                                .iter()
+                                .filter(|(p, _)| *p == c)
+                                .map(|&(_, v)| cl.find(v)),
+                        );
+                    }
+                }
+            }
+            g.sort_unstable();
+            g.dedup();
+            groups.push(g);
+        }
+    }
+    groups
+}
+
+/// Marks the foreign-key existence reads (FOR KEY SHARE until commit,
+/// `Provenance::key_share`) among the instance's key selections.
+pub(super) fn mark_key_share(g: &SummaryGraph, prov: &Provenance, inst: &mut Instance) {
+    for t in &mut inst.txns {
+        let ltp = &g.nodes[t.node].ltp;
+        for (pos, s) in t.steps.iter_mut().enumerate() {
+            let stmt = ltp.occurrences[pos].stmt;
+            s.key_share = s.ty == StmtType::KeySel && prov.key_share(ltp.program, stmt);
+        }
+    }
+}
+
+/// A literal as a value: `'10'` and `10` differ in SQL only by type; a
+/// quoted number is kept quoted (fewer equalities, never a false one).
+fn literal(l: &str) -> String {
+    l.trim().to_string()
+}
+
+/// Distinct tuples of a relation differ in every key whose columns both
+/// pin: not all of a key's columns in the same classes.
+fn distinct(w: &Workload, inst: &Instance, cl: &Classes) -> bool {
+    let n = inst.tuples.len();
+    for t1 in 0..n {
+        for t2 in t1 + 1..n {
+            let rel = inst.tuples[t1].rel;
+            if inst.tuples[t2].rel != rel {
+                continue;
+            }
+            let r = w.schema.rel(rel);
+            let keys = std::iter::once(&r.primary_key).chain(r.unique_keys.iter());
+            for key in keys.filter(|k| !k.is_empty()) {
+                let same = key.iter().all(|&c| {
+                    match (cl.root_of(&Var::Col(t1, c)), cl.root_of(&Var::Col(t2, c))) {
+                        (Some(x), Some(y)) => x == y,
+                        _ => false,
+                    }
+                });
+                if same {
+                    return false;
+                }
+            }
+        }
+    }
+    true
+}
+
+/// Every way of merging classes within each group (restricted growth:
+/// each class joins an earlier block or starts a new one), consistent.
+fn merge(
+    w: &Workload,
+    inst: &Instance,
+    groups: &[Vec<usize>],
+    gi: usize,
+    cl: Classes,
+    out: &mut Vec<Classes>,
+) {
+    if out.len() >= MAX_VALUATIONS {
+        return;
+    }
+    let Some(group) = groups.get(gi) else {
+        out.push(cl);
+        return;
+    };
+    // The group's classes as they are now (earlier merges may join some).
+    let mut items: Vec<usize> = group.iter().map(|&c| cl.find(c)).collect();
+    items.sort_unstable();
+    items.dedup();
+    blocks(w, inst, groups, gi, &items, 0, &mut vec![], cl, out);
+}
+
+#[allow(clippy::too_many_arguments)]
+fn blocks(
+    w: &Workload,
+    inst: &Instance,
+    groups: &[Vec<usize>],
+    gi: usize,
+    items: &[usize],
+    i: usize,
+    heads: &mut Vec<usize>,
+    cl: Classes,
+    out: &mut Vec<Classes>,
+) {
+    let Some(&x) = items.get(i) else {
+        merge(w, inst, groups, gi + 1, cl, out);
+        return;
+    };
+    // Alone first (the finest valuation: fewest equalities).
+    heads.push(x);
+    blocks(w, inst, groups, gi, items, i + 1, heads, cl.clone(), out);
+    heads.pop();
+    for h in heads.clone() {
+        let mut c = cl.clone();
+        c.union(h, x);
+        if c.consistent() && distinct(w, inst, &c) {
+            blocks(w, inst, groups, gi, items, i + 1, heads, c, out);
+        }
+    }
+}
+
+/// Class numbers, pins per slot and the printable values of one merged
+/// union-find.
+fn finish(
+    inst: &Instance,
+    cl: &Classes,
+    cols: &[Vec<usize>],
+    pins: &[Vec<Vec<(usize, usize)>>],
+) -> Valuation {
+    // Every class gets a number; a literal class prints as the literal,
+    // the others as small numbers no literal uses.
+    let mut number: HashMap<usize, u16> = HashMap::new();
+    let mut lits: HashMap<usize, String> = HashMap::new();
+    for (i, v) in cl.vars.iter().enumerate() {
+        let r = cl.find(i);
+        let next = number.len() as u16;
+        number.entry(r).or_insert(next);
+        if let Var::Lit(l) = v {
+            lits.insert(r, l.clone());
+        }
+    }
+    let mut shown = vec![String::new(); number.len()];
+    let mut used: Vec<String> = lits.values().cloned().collect();
+    let mut k = 0;
+    let mut order: Vec<(usize, u16)> = number.iter().map(|(&r, &c)| (r, c)).collect();
+    order.sort_unstable_by_key(|&(_, c)| c);
+    for (root, c) in order {
+        shown[c as usize] = match lits.get(&root) {
+            Some(l) => l.clone(),
+            None => loop {
+                k += 1;
+                if !used.contains(&k.to_string()) {
+                    used.push(k.to_string());
+                    break k.to_string();
+                }
+            },
+        };
+    }
+    let class = |v: usize| number[&cl.find(v)];
+    let init: Vec<Vec<u16>> = inst
+        .tuples
+        .iter()
+        .enumerate()
+        .map(|(t, s)| {
+            cols[s.rel]
+                .iter()
+                .map(|&c| cl.ids.get(&Var::Col(t, c)).map_or(FRESH, |&v| class(v)))
+                .collect()
+        })
+        .collect();
+    let pins: Vec<Vec<Vec<(usize, u16)>>> = pins
+        .iter()
+        .enumerate()
+        .map(|(a, per)| {
+            per.iter()
+                .enumerate()
+                .map(|(pos, ps)| {
+                    let rel = inst.txns[a].steps[pos].rel;
+                    ps.iter()
+                        .filter_map(|&(c, v)| {
+                            let slot = cols[rel].iter().position(|&x| x == c)?;
+                            Some((slot, class(v)))
+                        })
+                        .collect()
+                })
+                .collect()
+        })
+        .collect();
+    // Parameters and computed values, per transaction.
+    let mut params: Vec<Vec<(String, String)>> = vec![vec![]; inst.txns.len()];
+    for (i, v) in cl.vars.iter().enumerate() {
+        let (a, n) = match v {
+            Var::Param(a, p) => (*a, format!(":{p}")),
+            Var::Computed(a, n, it) if *n != usize::MAX => {
+                let at = match it.as_slice() {
+                    [] => String::new(),
+                    it => format!(" (loop iteration {it:?})"),
+                };
+                (*a, format!("computed value #{n}{at}"))
+            }
+            _ => continue,
+        };
+        if !params[a].iter().any(|(x, _)| *x == n) {
+            params[a].push((n, shown[class(i) as usize].clone()));
+        }
+    }
+    params.iter_mut().for_each(|p| p.sort());
+    let rows = init
+        .iter()
+        .enumerate()
+        .map(|(t, vals)| {
+            let rel = inst.tuples[t].rel;
+            cols[rel]
+                .iter()
+                .zip(vals)
+                .map(|(&c, &v)| (c, shown.get(v as usize).cloned().unwrap_or_default()))
+                .collect()
+        })
+        .collect();
+    Valuation {
+        cols: cols.to_vec(),
+        init,
+        pins,
+        writes: vec![],
+        params,
+        rows,
+        shown,
+        only: vec![],
+    }
+}
+
+/// The valuation with every choice for the values untracked writes of
+/// pinned columns give (one of the column's pinned classes, or fresh).
+fn with_writes(
+    w: &Workload,
+    g: &SummaryGraph,
+    inst: &Instance,
+    base: &Valuation,
+    out: &mut Vec<Valuation>,
+) {
+    // (txn, pos, tuple, slot, options)
+    let mut points: Vec<(usize, usize, usize, usize, Vec<u16>)> = vec![];
+    for (a, t) in inst.txns.iter().enumerate() {
+        let ltp = &g.nodes[t.node].ltp;
+        for (pos, s) in t.steps.iter().enumerate() {
+            if !matches!(s.ty, StmtType::KeyUpd | StmtType::PredUpd) {
+                continue;
+            }
+            // The statement's own WriteSet, whatever the granularity.
+            let Some(ws) = ltp.statement(w, pos).write.clone() else {
+                continue;
+            };
+            for (slot, &c) in base.cols[s.rel].iter().enumerate() {
+                if !ws.contains(c) {
+                    continue;
+                }
+                let mut opts: Vec<u16> = (0..inst.txns.len())
+                    .flat_map(|b| {
+                        (0..inst.txns[b].steps.len())
+                            .filter(move |&p| inst.txns[b].steps[p].rel == s.rel)
+                            .flat_map(move |p| base.pins[b][p].iter())
+                    })
+                    .filter(|(sl, _)| *sl == slot)
+                    .map(|&(_, c)| c)
+                    .collect();
+                opts.sort_unstable();
+                opts.dedup();
+                opts.insert(0, FRESH);
+                let targets: Vec<usize> = match s.tuple {
+                    Some(t) => vec![t],
+                    None => (0..inst.tuples.len())
+                        .filter(|&t| inst.tuples[t].rel == s.rel)
+                        .collect(),
+                };
+                for t in targets {
+                    points.push((a, pos, t, slot, opts.clone()));
+                }
+            }
+        }
+    }
+    let mut pick = vec![0usize; points.len()];
+    loop {
+        let mut v = base.clone();
+        for (i, (a, pos, t, slot, opts)) in points.iter().enumerate() {
+            let n = base.cols[inst.tuples[*t].rel].len();
+            let entry = match v.writes.iter().position(|(k, _)| *k == (*a, *pos, *t)) {
+                Some(e) => e,
+                None => {
+                    v.writes.push(((*a, *pos, *t), vec![None; n]));
+                    v.writes.len() - 1
+                }
+            };
+            v.writes[entry].1[*slot] = Some(opts[pick[i]]);
+        }
+        out.push(v);
+        if out.len() >= MAX_VALUATIONS {
+            return;
+        }
+        // Next combination (mixed radix).
+        let mut i = 0;
+        loop {
+            if i == points.len() {
+                return;
+            }
+            pick[i] += 1;
+            if pick[i] < points[i].4.len() {
+                break;
+            }
+            pick[i] = 0;
+            i += 1;
+        }
+    }
+}
