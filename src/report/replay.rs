@@ -4,6 +4,7 @@
 
 use serde_json::{json, Value as Json};
 
+use crate::replay::confirmed::OnServer;
 use crate::replay::executor::Ran;
 use crate::replay::random::RandomReport;
 use crate::replay::run::{Comparison, End, Mask, Outcome, SeedRow, Txn};
@@ -289,4 +290,80 @@ pub fn json(items: &[Item], random: Option<&RandomReport>, server: &str) -> Json
         })
     });
     json!({"server": server, "witnesses": witnesses, "random": random})
+}
+
+/// `check --postgres…`: one cycle's answer from PostgreSQL in words
+/// (issue 23, item 6). "reproduced" only when the replay's verdict is
+/// [`Verdict::Reproduced`]; a replay that could not run, or ran and found
+/// a serial order with the same outcome, is "not reproduced" with why.
+pub fn on_postgres(r: &OnServer) -> super::OnPostgres {
+    match r {
+        OnServer::Replayed(replay) => {
+            let (status, line, why) = match &replay.verdict {
+                Verdict::Reproduced => (
+                    "reproduced",
+                    format!(
+                        "reproduced on {} at {}: no serial order gives the same reads and final state",
+                        replay.server_version, replay.level
+                    ),
+                    None,
+                ),
+                Verdict::NotReproduced(why) => (
+                    "not_reproduced",
+                    format!("not reproduced on {} ({why})", replay.server_version),
+                    Some(why.clone()),
+                ),
+            };
+            let mut details = vec![];
+            if let Some(p) = &replay.plan {
+                details.extend(p.txns.iter().map(call));
+                details.push("seed (the columns the schedule touches first):".into());
+                details.extend(p.seed.iter().map(|r| format!("  {}", seed_line(p, r))));
+                if let Some(o) = &replay.outcome {
+                    details.extend(trace(&p.txns, o));
+                    if let Some(cmp) = &replay.comparison {
+                        details.extend(serial_lines(&p.txns, o, cmp));
+                    }
+                }
+            }
+            details.extend(replay.notes.iter().map(|n| format!("note: {n}")));
+            let json = json!({
+                "status": status,
+                "server": replay.server_version,
+                "level": replay.level.to_string(),
+                "why": why,
+                "description": line,
+                "transactions": replay.plan.iter().flat_map(|p| &p.txns).map(call).collect::<Vec<_>>(),
+                "trace": match (&replay.plan, &replay.outcome) {
+                    (Some(p), Some(o)) => trace(&p.txns, o),
+                    _ => vec![],
+                },
+                "notes": replay.notes,
+            });
+            super::OnPostgres {
+                status,
+                line,
+                details,
+                json,
+            }
+        }
+        OnServer::Failed(why) => {
+            let line = format!("not reproduced: the replay could not run ({why})");
+            super::OnPostgres {
+                status: "not_reproduced",
+                json: json!({"status": "not_reproduced", "why": format!("the replay could not run: {why}"), "description": line}),
+                line,
+                details: vec![],
+            }
+        }
+        OnServer::NotReplayed(why) => {
+            let line = format!("not replayed on PostgreSQL: {why}");
+            super::OnPostgres {
+                status: "not_replayed",
+                json: json!({"status": "not_replayed", "why": why, "description": line}),
+                line,
+                details: vec![],
+            }
+        }
+    }
 }
