@@ -292,6 +292,51 @@ pub fn json(items: &[Item], random: Option<&RandomReport>, server: &str) -> Json
     json!({"server": server, "witnesses": witnesses, "random": random})
 }
 
+/// Seed rows and trace lines `check` prints at most (a TPC-C Delivery
+/// runs its loop ten times); `isolint replay` prints them all.
+const CHECK_LINES: usize = 12;
+
+/// What `check` prints under a replayed cycle: the calls, and for a
+/// reproduced anomaly the seed, the run and how each serial order
+/// differs; then the notes, each cut to one screen line.
+fn check_details(replay: &WitnessReplay) -> Vec<String> {
+    let cap = |v: Vec<String>| -> Vec<String> {
+        let n = v.len();
+        let mut v: Vec<String> = v.into_iter().take(CHECK_LINES).collect();
+        if n > CHECK_LINES {
+            v.push(format!(
+                "… {} more (isolint replay shows all)",
+                n - CHECK_LINES
+            ));
+        }
+        v
+    };
+    let mut out = vec![];
+    if let Some(p) = &replay.plan {
+        out.extend(p.txns.iter().map(call));
+        if replay.verdict == Verdict::Reproduced {
+            out.push("seed (the columns the schedule touches first):".into());
+            out.extend(cap(p
+                .seed
+                .iter()
+                .map(|r| format!("  {}", seed_line(p, r)))
+                .collect()));
+            if let Some(o) = &replay.outcome {
+                out.extend(cap(trace(&p.txns, o)));
+                if let Some(cmp) = &replay.comparison {
+                    out.extend(serial_lines(&p.txns, o, cmp));
+                }
+            }
+        }
+    }
+    for n in &replay.notes {
+        let short: String = n.chars().take(200).collect();
+        let more = if short.len() < n.len() { "…" } else { "" };
+        out.push(format!("note: {short}{more}"));
+    }
+    out
+}
+
 /// `check --postgres…`: one cycle's answer from PostgreSQL in words
 /// (issue 23, item 6). "reproduced" only when the replay's verdict is
 /// [`Verdict::Reproduced`]; a replay that could not run, or ran and found
@@ -314,19 +359,7 @@ pub fn on_postgres(r: &OnServer) -> super::OnPostgres {
                     Some(why.clone()),
                 ),
             };
-            let mut details = vec![];
-            if let Some(p) = &replay.plan {
-                details.extend(p.txns.iter().map(call));
-                details.push("seed (the columns the schedule touches first):".into());
-                details.extend(p.seed.iter().map(|r| format!("  {}", seed_line(p, r))));
-                if let Some(o) = &replay.outcome {
-                    details.extend(trace(&p.txns, o));
-                    if let Some(cmp) = &replay.comparison {
-                        details.extend(serial_lines(&p.txns, o, cmp));
-                    }
-                }
-            }
-            details.extend(replay.notes.iter().map(|n| format!("note: {n}")));
+            let details = check_details(replay);
             let json = json!({
                 "status": status,
                 "server": replay.server_version,
