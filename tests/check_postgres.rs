@@ -113,13 +113,12 @@ fn hit_purge_confirmed_and_replayed_on_a_temporary_server() {
 }
 
 /// The acceptance criterion itself (issue 23): the pair is reproduced.
-/// It needs a replay that seeds rows meeting Purge's predicate (hits = 10
-/// before Hit, 9 on the other row): today's replay gives the seeded rows
-/// fresh values (hits 2 and 4), no row matches, and the outcome equals
-/// Hit, Purge. Parameter and seed solving is issue 23 item 5 (branch
-/// h23-replay); un-ignore once it is merged.
+/// The values replay derives first (hits 2 and 4) meet no row of Purge's
+/// predicate and give the outcome of Hit, Purge; `check` then tries the
+/// same interleaving with seed cells at the literal Purge compares
+/// `hits` with and its neighbours (`replay::confirmed`), and rows of 10
+/// and 9 hits show the manual's anomaly: Purge deletes nothing.
 #[test]
-#[ignore = "needs replay seeding rows that meet Purge's predicate (issue 23 item 5, branch h23-replay)"]
 fn hit_purge_reproduced_on_postgres() {
     if server().is_none() {
         return;
@@ -128,6 +127,12 @@ fn hit_purge_reproduced_on_postgres() {
     assert_eq!(code, 1, "{stderr}");
     assert!(
         stdout.contains("reproduced on PostgreSQL 15") && !stdout.contains("not reproduced"),
+        "{stdout}"
+    );
+    // The manual's outcome: Purge re-checks the row Hit moved to 11 and
+    // deletes nothing, although a row with 10 hits is left.
+    assert!(
+        stdout.contains("T2: DELETE FROM website WHERE hits = 10 → 0 row(s) affected"),
         "{stdout}"
     );
 }

@@ -161,6 +161,23 @@ pub fn replay(
     s: &Schedule,
     level: Level,
 ) -> Result<WitnessReplay> {
+    replay_adjusted(server, sources, w, prov, g, s, level, &|_| {})
+}
+
+/// [`replay`] with `adjust` applied to the plan before anything runs
+/// (`confirmed`'s search over other values for the same interleaving);
+/// the verdict is reached exactly as [`replay`] reaches it.
+#[allow(clippy::too_many_arguments)]
+pub fn replay_adjusted(
+    server: &Server,
+    sources: &Sources,
+    w: &Workload,
+    prov: &Provenance,
+    g: &SummaryGraph,
+    s: &Schedule,
+    level: Level,
+    adjust: &dyn Fn(&mut Plan),
+) -> Result<WitnessReplay> {
     let mut scratch = Scratch::create(server, &sources.schema)?;
     let mut out = WitnessReplay {
         server_version: server.version.clone(),
@@ -172,7 +189,10 @@ pub fn replay(
         notes: vec![],
     };
     let mut p = match plan(sources, w, prov, g, s, &mut scratch) {
-        Ok(p) => p,
+        Ok(mut p) => {
+            adjust(&mut p);
+            p
+        }
         Err(why) => {
             out.verdict = Verdict::NotReproduced(why);
             return Ok(out);
