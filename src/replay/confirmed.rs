@@ -4,7 +4,10 @@
 //! confirmed it with a schedule; the schedule runs through
 //! [`witness::replay`] exactly as `isolint replay` runs it. Nothing here
 //! decides robustness: the verdict and the exit code stay the static
-//! test's.
+//! test's. When the values the replay derives give a serial outcome, a
+//! small search tries the same interleaving with other values
+//! ([`MAX_VARIANTS`] at most), each try a full replay with its own serial
+//! runs.
 
 use super::server::Server;
 use super::value::Val;
@@ -365,4 +368,42 @@ fn positional(sql: &str) -> String {
         prev = c;
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The comparisons PostgreSQL's parse shows, not arithmetic; `:name`
+    /// parameters and `::` casts do not stop the parse.
+    #[test]
+    fn literals_of_comparisons_only() {
+        assert_eq!(
+            compared_literals("DELETE FROM website WHERE hits = 10"),
+            vec![("hits".to_string(), "10".to_string())]
+        );
+        assert!(compared_literals("UPDATE website SET hits = hits + 1").is_empty());
+        assert_eq!(
+            compared_literals(
+                "SELECT a FROM t WHERE id = :id AND 'open' = t.status AND x::int > 3"
+            ),
+            vec![("status".to_string(), "open".to_string())]
+        );
+        assert!(compared_literals("not sql at all").is_empty());
+    }
+
+    #[test]
+    fn named_parameters_read_as_positional() {
+        assert_eq!(
+            positional("WHERE a = :x AND b = c::int AND d = :y_2"),
+            "WHERE a = $1 AND b = c::int AND d = $1"
+        );
+    }
+
+    /// An integer literal with its neighbours: `= 10` beside `+ 1`.
+    #[test]
+    fn integers_with_neighbours() {
+        assert_eq!(near("10"), vec!["10", "9", "11"]);
+        assert_eq!(near("open"), vec!["open"]);
+    }
 }
