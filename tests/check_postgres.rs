@@ -272,3 +272,85 @@ fn unreachable_server_is_an_error_when_there_is_something_to_replay() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("cannot connect to PostgreSQL"), "{stderr}");
 }
+
+/// A workload directory: `schema.sql`, a manifest and program files.
+fn workload_dir(schema: &str, files: &[(&str, &str)]) -> tempfile::TempDir {
+    let d = tempfile::tempdir().expect("tempdir");
+    std::fs::write(d.path().join("schema.sql"), schema).expect("schema");
+    std::fs::write(d.path().join("isolint.yaml"), "schema: schema.sql\n").expect("manifest");
+    for (n, t) in files {
+        std::fs::write(d.path().join(n), t).expect("program");
+    }
+    d
+}
+
+/// A SEATS-like table (tests/replay_honest.rs): a serial number and
+/// timestamps from volatile defaults, and seat counts PostgreSQL keeps
+/// non-negative.
+const SEATS: &str = "
+CREATE TABLE flight (
+  f_id int PRIMARY KEY,
+  seats int NOT NULL CHECK (seats >= 0),
+  n serial,
+  created timestamp DEFAULT CURRENT_TIMESTAMP,
+  touched timestamptz DEFAULT now()
+);
+";
+
+/// 0 false "reproduced", value search included: Reserve updates a flight
+/// only when its seat count is negative, which the CHECK forbids. The BTP
+/// model takes the IF both ways, so the explorer confirms a lost-update
+/// cycle of two Reserves; on PostgreSQL both SELECTs find nothing and
+/// both transactions are read-only, serializable in every interleaving.
+/// Only volatile defaults could differ between the runs. The search tries
+/// the literal 0 and its neighbours for `seats`: -1 is refused by the
+/// CHECK, 0 and 1 are not below 0. So: not reproduced, and exit 1 stays
+/// the static verdict's.
+#[test]
+fn unreachable_branch_with_volatile_defaults_is_not_reproduced() {
+    let Some(s) = server() else { return };
+    let never = "
+SELECT seats INTO :s FROM flight WHERE f_id = :f AND seats < 0;
+IF FOUND THEN
+  UPDATE flight SET seats = :s - 1, touched = now() WHERE f_id = :f;
+END IF;
+";
+    let d = workload_dir(SEATS, &[("Reserve.sql", never)]);
+    let path = d.path().display().to_string();
+    let (code, out, err) = check(&[&path, "--postgres", &s.conninfo(), "--format", "json"]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    let wit = &json(&out)["witnesses"][0];
+    assert_eq!(wit["confirmation"]["status"], "confirmed", "{wit}");
+    assert_eq!(wit["postgres"]["status"], "not_reproduced", "{wit}");
+    // The search ran (and found nothing to claim).
+    let notes = wit["postgres"]["notes"].to_string();
+    assert!(notes.contains("other choice(s) of values"), "{notes}");
+}
+
+/// Control, one literal away: the same Reserve updating flights with more
+/// than a million seats. The derived values (small seat counts) leave it
+/// read-only, but the value search seeds the flight at 1000001 seats (the
+/// literal plus one) and both Reserves read it and write `seats − 1`: a
+/// lost update (the interleaving of tests/replay_honest.rs, checked there
+/// with two psql sessions on PostgreSQL 15: T1 SELECT, T2 SELECT, T1
+/// UPDATE, C1, T2 UPDATE, C2 leaves one seat fewer, every serial order
+/// two). So the search does find a real anomaly behind a branch.
+#[test]
+fn value_search_finds_the_lost_update_behind_a_branch() {
+    let Some(s) = server() else { return };
+    let big = "
+SELECT seats INTO :s FROM flight WHERE f_id = :f AND seats > 1000000;
+IF FOUND THEN
+  UPDATE flight SET seats = :s - 1, touched = now() WHERE f_id = :f;
+END IF;
+";
+    let d = workload_dir(SEATS, &[("Reserve.sql", big)]);
+    let path = d.path().display().to_string();
+    let (code, out, err) = check(&[&path, "--postgres", &s.conninfo()]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(
+        out.contains("reproduced on PostgreSQL 15") && !out.contains("not reproduced"),
+        "{out}"
+    );
+    assert!(out.contains("seats = '1000001'"), "{out}");
+}

@@ -298,7 +298,7 @@ fn near(lit: &str) -> Vec<String> {
 /// PostgreSQL does not parse gives nothing.
 fn compared_literals(sql: &str) -> Vec<(String, String)> {
     use crate::frontend::sql::pg::{self, protobuf::a_const::Val as C, NodeEnum, NodeRef};
-    let text = positional(sql);
+    let text = without_into(&positional(sql));
     let Ok(parsed) = pg::parse(&text) else {
         return vec![];
     };
@@ -341,6 +341,30 @@ fn compared_literals(sql: &str) -> Vec<(String, String)> {
         }
     }
     out
+}
+
+/// `text` without `INTO [STRICT] $1, $1…` (the program's variables a
+/// statement reads into, after [`positional`]): PostgreSQL's grammar has
+/// no such target list.
+fn without_into(text: &str) -> String {
+    let lower = text.to_ascii_lowercase();
+    let Some(at) = lower.find("into ") else {
+        return text.to_string();
+    };
+    let mut rest = lower[at + 5..].trim_start();
+    rest = rest.strip_prefix("strict ").unwrap_or(rest).trim_start();
+    if !rest.starts_with("$1") {
+        return text.to_string();
+    }
+    while let Some(r) = rest.strip_prefix("$1") {
+        rest = r.trim_start();
+        match rest.strip_prefix(',') {
+            Some(r) if r.trim_start().starts_with("$1") => rest = r.trim_start(),
+            _ => break,
+        }
+    }
+    let end = text.len() - rest.len();
+    format!("{} {}", &text[..at], &text[end..])
 }
 
 /// `sql` with each `:name` parameter written `$1`, so PostgreSQL's
@@ -390,6 +414,11 @@ mod tests {
             vec![("status".to_string(), "open".to_string())]
         );
         assert!(compared_literals("not sql at all").is_empty());
+        // A statement reading into program variables.
+        assert_eq!(
+            compared_literals("SELECT seats INTO STRICT :s, :t FROM flight WHERE seats > 1000000"),
+            vec![("seats".to_string(), "1000000".to_string())]
+        );
     }
 
     #[test]
