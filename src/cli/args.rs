@@ -53,6 +53,9 @@ pub enum Command {
         /// The levels deployed, e.g. `Balance=read-committed,WriteCheck=serializable`; overrides `isolation:` in isolint.yaml and the programs' own SET TRANSACTION lines (docs/allocation.md).
         #[arg(long, value_name = "PROG=LEVEL,…")]
         levels: Option<String>,
+        #[cfg(feature = "postgres")]
+        #[command(flatten)]
+        postgres: super::replay::CheckPostgres,
     },
     /// The lowest robust isolation level per program (READ COMMITTED < REPEATABLE READ < SERIALIZABLE), with the cycle that forces each raised program (docs/allocation.md).
     Allocate {

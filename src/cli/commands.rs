@@ -30,7 +30,17 @@ pub fn execute(cli: Cli) -> Result<i32> {
             args,
             format,
             levels,
-        } => check(&args, format, levels.as_deref()),
+            #[cfg(feature = "postgres")]
+            postgres,
+        } => {
+            #[cfg(feature = "postgres")]
+            let replay = |l: &Loaded, f: &analysis::Findings| {
+                super::replay::check_on_postgres(&postgres, l, f)
+            };
+            #[cfg(not(feature = "postgres"))]
+            let replay = |_: &Loaded, _: &analysis::Findings| Ok(vec![]);
+            check(&args, format, levels.as_deref(), &replay)
+        }
         Command::Allocate {
             input,
             settings,
@@ -110,8 +120,17 @@ fn analyze(args: &AnalysisArgs, subsets: bool, level: LevelArg, format: Format) 
     }
 }
 
-/// Exit 0 when robust, 1 when not.
-fn check(args: &AnalysisArgs, format: Format, levels: Option<&str>) -> Result<i32> {
+/// What `check --postgres…` found per witness (empty without the flags).
+type OnPostgres<'a> = dyn Fn(&Loaded, &analysis::Findings) -> Result<Vec<report::OnPostgres>> + 'a;
+
+/// Exit 0 when robust, 1 when not (whatever PostgreSQL says: the replay
+/// only annotates the cycles).
+fn check(
+    args: &AnalysisArgs,
+    format: Format,
+    levels: Option<&str>,
+    replay: &OnPostgres,
+) -> Result<i32> {
     let offered = [Format::Text, Format::Json, Format::Sarif, Format::Github];
     let format = format.require("check", &offered)?;
     let mut loaded = load_workload(&args.input, format == Format::Text)?;
@@ -120,12 +139,13 @@ fn check(args: &AnalysisArgs, format: Format, levels: Option<&str>) -> Result<i3
     let (settings, method) = (args.settings.settings(), args.method.method());
     let mut f = analysis::check_deployed_with(w, settings, method, &deployed, &Spinner::new());
     confirm(&loaded, &mut f, args);
+    let pg = replay(&loaded, &f)?;
     let path = args.input.workload.display().to_string();
     let text = match format {
-        Format::Json => json_text(&report::json::check(w, &f, &loaded.warnings)),
-        Format::Sarif => json_text(&report::sarif::check(w, &f, &path)),
-        Format::Github => report::github::check(w, &f, &path),
-        _ => report::text::check(w, &f),
+        Format::Json => json_text(&report::json::check(w, &f, &loaded.warnings, &pg)),
+        Format::Sarif => json_text(&report::sarif::check(w, &f, &path, &pg)),
+        Format::Github => report::github::check(w, &f, &path, &pg),
+        _ => report::text::check(w, &f, &pg),
     };
     emit(&text)?;
     Ok(if f.robust { 0 } else { 1 })

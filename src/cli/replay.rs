@@ -187,3 +187,57 @@ fn cycle_name(
         .collect();
     names.join(" / ")
 }
+
+/// `isolint check --postgres-temp` / `--postgres URL` (issue 23, item 6):
+/// replay each confirmed cycle and say beside it whether PostgreSQL
+/// reproduces it.
+#[derive(Args, Debug, Clone, Default)]
+pub struct CheckPostgres {
+    /// After the static test and the explorer, replay each confirmed cycle on this server (postgresql://USER@HOST:PORT/DB or `host=… dbname=…`; a scratch schema, dropped afterwards) and say beside it whether PostgreSQL reproduces it (docs/replay.md). The exit code stays the static verdict's.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["postgres_temp", "no_confirm"])]
+    pub postgres: Option<String>,
+    /// The same on a throwaway local server started with the installed PostgreSQL binaries (initdb, pg_ctl), removed afterwards.
+    #[arg(long, conflicts_with = "no_confirm")]
+    pub postgres_temp: bool,
+}
+
+/// Per witness of `f`, what PostgreSQL says (empty without the flags).
+/// The server is started (or connected to) only when a cycle has a
+/// confirming schedule, and a temporary one is stopped when this returns,
+/// also on an error (`Server`'s drop, and its watchdog on Ctrl-C).
+pub fn check_on_postgres(
+    pg: &CheckPostgres,
+    loaded: &crate::frontend::Loaded,
+    f: &crate::analysis::Findings,
+) -> Result<Vec<report::OnPostgres>> {
+    use crate::replay::confirmed::{any_to_replay, replay_confirmed};
+    if pg.postgres.is_none() && !pg.postgres_temp {
+        return Ok(vec![]);
+    }
+    let Some(sources) = &loaded.sources else {
+        return Err(Diag::new(format!(
+            "{} is a BTP file: it has no SQL to replay on PostgreSQL",
+            loaded.workload.name
+        ))
+        .help("--postgres-temp and --postgres need a directory of .sql programs with its schema DDL (e.g. workloads/smallbank); drop the flag to check a BTP file"));
+    };
+    // The server lives until the answers are in, and is stopped (a
+    // temporary one removed) when it goes out of scope, error or not.
+    let server = if any_to_replay(&f.confirmations) {
+        Some(match &pg.postgres {
+            Some(url) => Server::connect_url(url)?,
+            None => Server::temporary()?,
+        })
+    } else {
+        None
+    };
+    let answers = replay_confirmed(
+        server.as_ref(),
+        sources,
+        &loaded.workload,
+        &loaded.provenance,
+        &f.graph,
+        &f.confirmations,
+    );
+    Ok(answers.iter().map(report::replay::on_postgres).collect())
+}

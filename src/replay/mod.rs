@@ -11,12 +11,15 @@
 //! serial orders, compare), `witness` (an explorer `Schedule` with the
 //! front-end's provenance → parameters, seed rows and an interleaving),
 //! `solve` (the value choices a witness replay searches),
-//! `random` (random interleavings of random program instances).
+//! `random` (random interleavings of random program instances),
+//! `confirmed` (which of `check`'s cycles are replayed, for `check
+//! --postgres…`).
 //!
 //! Depends on `model`, `frontend`'s AST and `analysis`; never prints. This
 //! stage does I/O (a database, and `initdb`/`pg_ctl` for the throwaway
 //! server): it is the one exception to "only `cli` spawns processes".
 
+pub mod confirmed;
 pub mod executor;
 pub mod random;
 pub mod run;

@@ -171,6 +171,41 @@ pub fn replay(
     s: &Schedule,
     level: Level,
 ) -> Result<WitnessReplay> {
+    search(server, sources, w, prov, g, s, level, &|_| {}, MAX_TRIES)
+}
+
+/// [`replay`] of the solver's first value choice only, with `adjust`
+/// applied to the plan before anything runs (`confirmed`'s search over
+/// other values for the same interleaving: each of its tries is one run,
+/// not another full search); the verdict is reached as [`replay`]'s.
+#[allow(clippy::too_many_arguments)]
+pub fn replay_adjusted(
+    server: &Server,
+    sources: &Sources,
+    w: &Workload,
+    prov: &Provenance,
+    g: &SummaryGraph,
+    s: &Schedule,
+    level: Level,
+    adjust: &dyn Fn(&mut Plan),
+) -> Result<WitnessReplay> {
+    search(server, sources, w, prov, g, s, level, adjust, 1)
+}
+
+/// The value choices of [`solve::Space`] in order, at most `max_tries`
+/// of them and for at most [`BUDGET`], each plan passed through `adjust`.
+#[allow(clippy::too_many_arguments)]
+fn search(
+    server: &Server,
+    sources: &Sources,
+    w: &Workload,
+    prov: &Provenance,
+    g: &SummaryGraph,
+    s: &Schedule,
+    level: Level,
+    adjust: &dyn Fn(&mut Plan),
+    max_tries: usize,
+) -> Result<WitnessReplay> {
     let mut scratch = Scratch::create(server, &sources.schema)?;
     let space = solve::Space::of(sources, w, prov, g, s);
     let choices = space.choices();
@@ -178,11 +213,11 @@ pub fn replay(
     let mut best: Option<(usize, WitnessReplay)> = None;
     let mut tried = 0;
     for choice in &choices {
-        if tried >= MAX_TRIES || (tried > 0 && start.elapsed() > BUDGET) {
+        if tried >= max_tries || (tried > 0 && start.elapsed() > BUDGET) {
             break;
         }
         tried += 1;
-        let mut r = attempt(&mut scratch, sources, w, prov, g, s, level, &space, choice)?;
+        let mut r = attempt(&mut scratch, sources, w, prov, g, s, level, &space, choice, adjust)?;
         if r.verdict == Verdict::Reproduced {
             if tried > 1 {
                 r.notes.push(format!(
@@ -283,6 +318,7 @@ fn attempt(
     level: Level,
     space: &solve::Space,
     choice: &solve::Choice,
+    adjust: &dyn Fn(&mut Plan),
 ) -> Result<WitnessReplay> {
     let mut out = WitnessReplay {
         server_version: scratch.server.version.clone(),
@@ -294,7 +330,10 @@ fn attempt(
         notes: vec![],
     };
     let mut p = match plan_with(sources, w, prov, g, s, scratch, space, choice) {
-        Ok(p) => p,
+        Ok(mut p) => {
+            adjust(&mut p);
+            p
+        }
         Err(why) => {
             out.verdict = Verdict::NotReproduced(why);
             return Ok(out);

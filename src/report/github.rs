@@ -7,18 +7,23 @@ use crate::model::isolation::Level;
 
 /// GitHub Actions workflow commands: one `::error` per witness at the
 /// statement that starts its counterflow dependency, `::notice` per fix.
-pub fn check(w: &Workload, a: &Findings, workload_path: &str) -> String {
+/// `pg`: per witness, what `--postgres-temp`/`--postgres` found (a last
+/// line of the annotation; empty without those flags).
+pub fn check(w: &Workload, a: &Findings, workload_path: &str, pg: &[super::OnPostgres]) -> String {
     let esc = |s: &str| {
         s.replace('%', "%25")
             .replace('\r', "%0D")
             .replace('\n', "%0A")
     };
     let mut o = String::new();
-    for st in &a.cycles {
+    for (i, st) in a.cycles.iter().enumerate() {
         let primary = st.iter().find(|s| s.counterflow).unwrap_or(&st[0]);
         let (file, line) = split_origin(&primary.from_origin, workload_path);
         let line = line.map(|l| format!(",line={l}")).unwrap_or_default();
-        let body: Vec<String> = st.iter().map(edge_line).collect();
+        let mut body: Vec<String> = st.iter().map(edge_line).collect();
+        if let Some(p) = pg.get(i) {
+            body.push(format!("On PostgreSQL: {}", p.line));
+        }
         o.push_str(&format!(
             "::error file={file}{line},title=isolint%3A not robust against {}::{}\n",
             Level::ReadCommitted,

@@ -162,7 +162,9 @@ pub fn analyze(w: &Workload, a: &Findings, warns: &[Warning]) -> Value {
 }
 
 /// `isolint check --format json`.
-pub fn check(w: &Workload, a: &Findings, warns: &[Warning]) -> Value {
+/// `pg`: per witness, what `--postgres-temp`/`--postgres` found (empty
+/// without those flags; then no witness has a `postgres` key).
+pub fn check(w: &Workload, a: &Findings, warns: &[Warning], pg: &[super::OnPostgres]) -> Value {
     let suggestion = match &a.suggestion {
         Some(Suggestion::Promote(_)) => {
             json!({"verified": true, "edits": edits(&a.edits), "smallest": true})
@@ -178,6 +180,10 @@ pub fn check(w: &Workload, a: &Findings, warns: &[Warning]) -> Value {
         }
         None => Value::Null,
     };
+    let mut witnesses = witnesses(w, a);
+    for (x, p) in witnesses.iter_mut().zip(pg) {
+        x["postgres"] = p.json.clone();
+    }
     json!({
         "workload": w.name,
         "robust": a.robust,
@@ -188,7 +194,7 @@ pub fn check(w: &Workload, a: &Findings, warns: &[Warning]) -> Value {
             "edges": a.graph.edges.len(),
             "counterflow_edges": a.graph.counterflow_edges(),
         },
-        "witnesses": witnesses(w, a),
+        "witnesses": witnesses,
         "suggestion": suggestion,
         "maximal_robust_subsets": a.subsets.as_ref().map(|s| subset_names(w, &s.sets, false)),
         "maximal_robust_subsets_complete": a.subsets.as_ref().map(|s| s.complete),

@@ -22,6 +22,23 @@ use crate::model::btp::{Body, Program, Workload};
 /// without the row.
 pub const ASSUMPTION: &str = "assumes, as the paper's Section 5.4, that each statement reads the last committed versions at its start, that writes wait for uncommitted writes of the same row, and that a key-based statement finds its row or its transaction aborts (reads whose missing row the program handles are analysed as predicate reads)";
 
+/// Per dangerous cycle, what `check --postgres-temp`/`--postgres URL`
+/// found on PostgreSQL (issue 23, item 6), in words and as data; built
+/// from the replay stage's answer by `replay::on_postgres`, rendered
+/// beside the cycle by `text`, `json`, `sarif` and `github`. Plain data,
+/// so those renderers need no PostgreSQL client.
+#[derive(Debug, Clone)]
+pub struct OnPostgres {
+    /// `reproduced`, `not_reproduced` or `not_replayed`.
+    pub status: &'static str,
+    /// The sentence beside the cycle: `reproduced on PostgreSQL 15.8 …`.
+    pub line: String,
+    /// What ran (calls, seed rows, trace, serial runs, notes), for text.
+    pub details: Vec<String>,
+    /// The witness's `postgres` key (docs/json.md).
+    pub json: serde_json::Value,
+}
+
 pub mod dot;
 pub mod github;
 pub mod json;

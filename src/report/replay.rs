@@ -4,6 +4,7 @@
 
 use serde_json::{json, Value as Json};
 
+use crate::replay::confirmed::OnServer;
 use crate::replay::executor::Ran;
 use crate::replay::random::RandomReport;
 use crate::replay::run::{Comparison, End, Mask, Outcome, SeedRow, Txn};
@@ -289,4 +290,113 @@ pub fn json(items: &[Item], random: Option<&RandomReport>, server: &str) -> Json
         })
     });
     json!({"server": server, "witnesses": witnesses, "random": random})
+}
+
+/// Seed rows and trace lines `check` prints at most (a TPC-C Delivery
+/// runs its loop ten times); `isolint replay` prints them all.
+const CHECK_LINES: usize = 12;
+
+/// What `check` prints under a replayed cycle: the calls, and for a
+/// reproduced anomaly the seed, the run and how each serial order
+/// differs; then the notes, each cut to one screen line.
+fn check_details(replay: &WitnessReplay) -> Vec<String> {
+    let cap = |v: Vec<String>| -> Vec<String> {
+        let n = v.len();
+        let mut v: Vec<String> = v.into_iter().take(CHECK_LINES).collect();
+        if n > CHECK_LINES {
+            v.push(format!(
+                "… {} more (isolint replay shows all)",
+                n - CHECK_LINES
+            ));
+        }
+        v
+    };
+    let mut out = vec![];
+    if let Some(p) = &replay.plan {
+        out.extend(p.txns.iter().map(call));
+        if replay.verdict == Verdict::Reproduced {
+            out.push("seed (the columns the schedule touches first):".into());
+            out.extend(cap(p
+                .seed
+                .iter()
+                .map(|r| format!("  {}", seed_line(p, r)))
+                .collect()));
+            if let Some(o) = &replay.outcome {
+                out.extend(cap(trace(&p.txns, o)));
+                if let Some(cmp) = &replay.comparison {
+                    out.extend(serial_lines(&p.txns, o, cmp));
+                }
+            }
+        }
+    }
+    for n in &replay.notes {
+        let short: String = n.chars().take(200).collect();
+        let more = if short.len() < n.len() { "…" } else { "" };
+        out.push(format!("note: {short}{more}"));
+    }
+    out
+}
+
+/// `check --postgres…`: one cycle's answer from PostgreSQL in words
+/// (issue 23, item 6). "reproduced" only when the replay's verdict is
+/// [`Verdict::Reproduced`]; a replay that could not run, or ran and found
+/// a serial order with the same outcome, is "not reproduced" with why.
+pub fn on_postgres(r: &OnServer) -> super::OnPostgres {
+    match r {
+        OnServer::Replayed(replay) => {
+            let (status, line, why) = match &replay.verdict {
+                Verdict::Reproduced => (
+                    "reproduced",
+                    format!(
+                        "reproduced on {} at {}: no serial order gives the same reads and final state",
+                        replay.server_version, replay.level
+                    ),
+                    None,
+                ),
+                Verdict::NotReproduced(why) => (
+                    "not_reproduced",
+                    format!("not reproduced on {} ({why})", replay.server_version),
+                    Some(why.clone()),
+                ),
+            };
+            let details = check_details(replay);
+            let json = json!({
+                "status": status,
+                "server": replay.server_version,
+                "level": replay.level.to_string(),
+                "why": why,
+                "description": line,
+                "transactions": replay.plan.iter().flat_map(|p| &p.txns).map(call).collect::<Vec<_>>(),
+                "trace": match (&replay.plan, &replay.outcome) {
+                    (Some(p), Some(o)) => trace(&p.txns, o),
+                    _ => vec![],
+                },
+                "notes": replay.notes,
+            });
+            super::OnPostgres {
+                status,
+                line,
+                details,
+                json,
+            }
+        }
+        OnServer::Failed(why) => {
+            let line = format!("not reproduced: the replay could not run ({why})");
+            super::OnPostgres {
+                status: "not_reproduced",
+                json: json!({"status": "not_reproduced", "why": format!("the replay could not run: {why}"), "description": line}),
+                line,
+                details: vec![],
+            }
+        }
+        OnServer::NotReplayed(why) => {
+            let line = format!("not replayed on PostgreSQL: {why}");
+            super::OnPostgres {
+                status: "not_replayed",
+                json: json!({"status": "not_replayed", "why": why, "description": line}),
+                line,
+                details: vec![],
+            }
+        }
+    }
 }

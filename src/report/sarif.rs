@@ -20,7 +20,9 @@ fn sarif_location(file: &str, line: Option<usize>, message: &str) -> Value {
 /// counterflow edge leaves from, with every statement of the cycle as a
 /// related location.
 /// `isolint check --format sarif`.
-pub fn check(w: &Workload, a: &Findings, workload_path: &str) -> Value {
+/// `pg`: per witness, what `--postgres-temp`/`--postgres` found (a
+/// message suffix and a `postgres` property; empty without those flags).
+pub fn check(w: &Workload, a: &Findings, workload_path: &str, pg: &[super::OnPostgres]) -> Value {
     let rule_id = match a.method {
         Method::TypeII => "mvrc-type2-cycle",
         Method::TypeI => "mvrc-type1-cycle",
@@ -41,6 +43,9 @@ pub fn check(w: &Workload, a: &Findings, workload_path: &str) -> Value {
             .map(|c| super::schedule::confirmation(w, c));
         if let Some(first) = confirmation.as_ref().and_then(|c| c.first()) {
             message.push_str(&format!(" — {first}"));
+        }
+        if let Some(p) = pg.get(i) {
+            message.push_str(&format!(" — {}", p.line));
         }
         let related: Vec<Value> = st
             .iter()
@@ -72,6 +77,9 @@ pub fn check(w: &Workload, a: &Findings, workload_path: &str) -> Value {
         });
         if let Some(c) = confirmation {
             result["properties"] = json!({"confirmation": c});
+        }
+        if let Some(p) = pg.get(i) {
+            result["properties"]["postgres"] = p.json.clone();
         }
         results.push(result);
     }

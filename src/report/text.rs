@@ -220,8 +220,9 @@ fn pair_explanation(w: &Witness, steps: &[Step], method: Method) -> String {
     }
 }
 
-/// `isolint check`.
-pub fn check(w: &Workload, a: &Findings) -> String {
+/// `isolint check`; `pg`: per witness, what `--postgres-temp` /
+/// `--postgres` found on PostgreSQL (empty without them).
+pub fn check(w: &Workload, a: &Findings, pg: &[super::OnPostgres]) -> String {
     let deployed = a
         .isolation
         .deployed
@@ -292,6 +293,12 @@ pub fn check(w: &Workload, a: &Findings) -> String {
         }
         o.push_str(&format!("  {}\n", pair_explanation(wit, st, a.method)));
         o.push_str(&confirmation(w, a, i, "  "));
+        if let Some(p) = pg.get(i) {
+            o.push_str(&format!("  {}\n", p.line));
+            for d in &p.details {
+                o.push_str(&format!("    {d}\n"));
+            }
+        }
     }
     match &a.suggestion {
         Some(Suggestion::Promote(_)) => {
