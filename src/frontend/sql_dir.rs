@@ -52,6 +52,14 @@ pub(super) struct Manifest {
     /// analysed as the statement it builds.
     #[serde(default)]
     pub(super) bind: std::collections::BTreeMap<String, BindValue>,
+    /// Invariants (name → boolean query), a file of them, and the seed
+    /// data their search starts from: read by `invariants.rs` (issue 25).
+    #[serde(default)]
+    pub(super) invariants: Option<yaml_serde::Value>,
+    #[serde(default)]
+    pub(super) invariants_file: Option<String>,
+    #[serde(default)]
+    pub(super) invariants_seed: Option<String>,
 }
 
 /// A value under `bind:`: a string or a number, as PostgreSQL would see
@@ -157,6 +165,14 @@ pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
     };
     loaded.warnings.splice(0..0, files.skipped);
     loaded.deployed = manifest_levels(&manifest, &loaded.workload, &manifest_path)?;
+    // Invariants are checked at load (PostgreSQL's parser, the schema's
+    // relations), whatever the command.
+    if manifest.invariants.is_some()
+        || manifest.invariants_file.is_some()
+        || manifest.invariants_seed.is_some()
+    {
+        super::invariants::load(dir, &loaded.workload.schema)?;
+    }
     if context.skip_referential_checks {
         loaded.warnings.insert(0, Warning {
             file: manifest_path.display().to_string(),
@@ -206,7 +222,7 @@ fn read_manifest(path: &Path) -> Result<Manifest> {
     let f = super::read_source(path)?;
     yaml_serde::from_str(&f.text).map_err(|e| {
         let d = Diag::new(format!("malformed manifest: {}", e.to_string().split(" at line ").next().unwrap_or("")))
-            .help("isolint.yaml may set `schema:` (path relative to the directory), `description:`, `name:`, `programs:`, `exclude:`, `pure_functions:`, `referential_checks:`, `isolation:` and `bind:`");
+            .help("isolint.yaml may set `schema:` (path relative to the directory), `description:`, `name:`, `programs:`, `exclude:`, `pure_functions:`, `referential_checks:`, `isolation:`, `bind:`, `invariants:`, `invariants_file:` and `invariants_seed:`");
         match e.location() {
             Some(l) => d.at_line_col(&f, l.line(), l.column(), "here"),
             None => d,
