@@ -35,7 +35,19 @@ pub fn execute(cli: Cli) -> Result<i32> {
             input,
             settings,
             format,
-        } => allocate(&input, &settings, format),
+            invariants,
+            postgres,
+            postgres_temp,
+            time_budget,
+        } => {
+            if invariants {
+                allocate_invariants(input, settings, format, postgres, postgres_temp, time_budget)
+            } else {
+                allocate(&input, &settings, format)
+            }
+        }
+        #[cfg(feature = "postgres")]
+        Command::Invariants(args) => super::invariants::invariants(&args),
         Command::Report { args, output } => write_report(&args, &output),
         Command::Subsets {
             input,
@@ -242,4 +254,45 @@ fn write_report(args: &AnalysisArgs, out: &Path) -> Result<i32> {
     write_text(out, &report::markdown::render(w, &f, &graph_name))?;
     super::say(&format!("wrote {} and {graph_name}", out.display()));
     Ok(0)
+}
+
+/// `allocate --invariants` (issue 25, docs/invariants.md).
+#[cfg(feature = "postgres")]
+fn allocate_invariants(
+    input: InputArgs,
+    settings: SettingsArgs,
+    format: Format,
+    postgres: Option<String>,
+    postgres_temp: bool,
+    time_budget: u64,
+) -> Result<i32> {
+    if postgres.is_none() && !postgres_temp {
+        return Err(Diag::new("allocate --invariants runs the search on PostgreSQL")
+            .help("add --postgres-temp (a throwaway server) or --postgres URL"));
+    }
+    super::invariants::allocate(&super::invariants::InvariantsArgs {
+        input,
+        settings,
+        postgres,
+        postgres_temp,
+        level: None,
+        levels: None,
+        k: 2,
+        rows: 2,
+        instances: 16,
+        time_budget,
+        format,
+    })
+}
+
+#[cfg(not(feature = "postgres"))]
+fn allocate_invariants(
+    _: InputArgs,
+    _: SettingsArgs,
+    _: Format,
+    _: Option<String>,
+    _: bool,
+    _: u64,
+) -> Result<i32> {
+    Err(Diag::new("allocate --invariants needs isolint built with the `postgres` feature"))
 }

@@ -87,7 +87,18 @@ impl BindValue {
 /// Load a directory of `.sql` programs with its schema.
 pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
     let manifest_path = dir.join("isolint.yaml");
-    let manifest = read_manifest(&manifest_path)?;
+    let mut manifest = read_manifest(&manifest_path)?;
+    // The invariants' seed and SQL file are data, not programs.
+    for f in [&manifest.invariants_seed, &manifest.invariants_file]
+        .into_iter()
+        .flatten()
+    {
+        if let Some(stem) = Path::new(f).file_stem().and_then(|s| s.to_str()) {
+            if f.ends_with(".sql") && !manifest.exclude.iter().any(|e| e == stem) {
+                manifest.exclude.push(stem.to_string());
+            }
+        }
+    }
     let schema_path = schema_path(dir, schema_override, &manifest, &manifest_path)?;
     let schema_file = super::read_source(&schema_path)?;
     let ddl = parse_ddl(&schema_file)?;

@@ -17,6 +17,7 @@
 //! server): it is the one exception to "only `cli` spawns processes".
 
 pub mod executor;
+pub mod invariants;
 pub mod random;
 pub mod run;
 pub mod scratch;

@@ -24,6 +24,8 @@ pub const ASSUMPTION: &str = "assumes, as the paper's Section 5.4, that each sta
 
 pub mod dot;
 pub mod github;
+#[cfg(feature = "postgres")]
+pub mod invariants;
 pub mod json;
 pub mod markdown;
 #[cfg(feature = "postgres")]
