@@ -41,7 +41,14 @@ pub fn execute(cli: Cli) -> Result<i32> {
             time_budget,
         } => {
             if invariants {
-                allocate_invariants(input, settings, format, postgres, postgres_temp, time_budget)
+                allocate_invariants(
+                    input,
+                    settings,
+                    format,
+                    postgres,
+                    postgres_temp,
+                    time_budget,
+                )
             } else {
                 allocate(&input, &settings, format)
             }
@@ -267,8 +274,10 @@ fn allocate_invariants(
     time_budget: u64,
 ) -> Result<i32> {
     if postgres.is_none() && !postgres_temp {
-        return Err(Diag::new("allocate --invariants runs the search on PostgreSQL")
-            .help("add --postgres-temp (a throwaway server) or --postgres URL"));
+        return Err(
+            Diag::new("allocate --invariants runs the search on PostgreSQL")
+                .help("add --postgres-temp (a throwaway server) or --postgres URL"),
+        );
     }
     super::invariants::allocate(&super::invariants::InvariantsArgs {
         input,
@@ -294,5 +303,7 @@ fn allocate_invariants(
     _: bool,
     _: u64,
 ) -> Result<i32> {
-    Err(Diag::new("allocate --invariants needs isolint built with the `postgres` feature"))
+    Err(Diag::new(
+        "allocate --invariants needs isolint built with the `postgres` feature",
+    ))
 }

@@ -130,7 +130,9 @@ fn allocation(args: &InvariantsArgs, w: &crate::model::btp::Workload) -> Result<
         })?;
         for (name, l) in pairs {
             let p = w.program(&name).ok_or_else(|| {
-                Diag::new(format!("--levels names `{name}`, which is not a program of this workload"))
+                Diag::new(format!(
+                    "--levels names `{name}`, which is not a program of this workload"
+                ))
             })?;
             levels[p] = l;
         }
@@ -216,7 +218,9 @@ pub fn allocate(args: &InvariantsArgs) -> Result<i32> {
     }
     let names: Vec<String> = w.programs.iter().map(|p| p.name.clone()).collect();
     let text = match format {
-        Format::Json => json_text(&report::invariants::allocate_json(&names, &robust, &current, &last, tried)),
+        Format::Json => json_text(&report::invariants::allocate_json(
+            &names, &robust, &current, &last, tried,
+        )),
         _ => report::invariants::allocate_text(&names, &robust, &current, &last, tried),
     };
     emit(&text)?;
@@ -224,7 +228,11 @@ pub fn allocate(args: &InvariantsArgs) -> Result<i32> {
 }
 
 fn p_robust(p: &Prepared, args: &InvariantsArgs) -> Vec<Level> {
-    let f = crate::analysis::allocate_with(&p.loaded.workload, args.settings.settings(), &Spinner::new());
+    let f = crate::analysis::allocate_with(
+        &p.loaded.workload,
+        args.settings.settings(),
+        &Spinner::new(),
+    );
     f.isolation.as_is.0.clone()
 }
 

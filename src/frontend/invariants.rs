@@ -69,7 +69,11 @@ fn read_keys(manifest: &SourceFile) -> Result<Keys> {
         match map.get(key) {
             None | Some(yaml_serde::Value::Null) => Ok(None),
             Some(yaml_serde::Value::String(s)) => Ok(Some(s.clone())),
-            Some(_) => Err(at_key(manifest, key, format!("`{key}:` must be a file name"))),
+            Some(_) => Err(at_key(
+                manifest,
+                key,
+                format!("`{key}:` must be a file name"),
+            )),
         }
     };
     k.invariants_file = text_of("invariants_file")?;
@@ -79,7 +83,11 @@ fn read_keys(manifest: &SourceFile) -> Result<Keys> {
         Some(yaml_serde::Value::Mapping(m)) => {
             for (name, q) in m {
                 let (Some(name), Some(q)) = (name.as_str(), q.as_str()) else {
-                    return Err(at_key(manifest, "invariants", "`invariants:` maps a name to a SQL query (a string)".into()));
+                    return Err(at_key(
+                        manifest,
+                        "invariants",
+                        "`invariants:` maps a name to a SQL query (a string)".into(),
+                    ));
                 };
                 k.invariants.push((name.to_string(), q.to_string()));
             }
@@ -108,7 +116,11 @@ fn find_key(text: &str, key: &str) -> Option<usize> {
     let mut off = 0;
     for line in text.split_inclusive('\n') {
         let t = line.trim_start();
-        let quoted = [format!("{key}:"), format!("\"{key}\":"), format!("'{key}':")];
+        let quoted = [
+            format!("{key}:"),
+            format!("\"{key}\":"),
+            format!("'{key}':"),
+        ];
         if quoted.iter().any(|q| t.starts_with(q.as_str())) {
             return Some(off + line.len() - t.len());
         }
@@ -166,8 +178,12 @@ pub fn read(dir: &Path, manifest: &SourceFile, keys: &Keys, schema: &Schema) -> 
         let file = super::read_source(&path)?;
         if let Err(e) = pg::split(&file.text) {
             errors.push(
-                Diag::new(format!("PostgreSQL does not parse the seed: {}", e.message))
-                    .at(&file, e.at.unwrap_or(0), 1, "here"),
+                Diag::new(format!("PostgreSQL does not parse the seed: {}", e.message)).at(
+                    &file,
+                    e.at.unwrap_or(0),
+                    1,
+                    "here",
+                ),
             );
         }
         out.seed = Some(file);
@@ -194,12 +210,11 @@ fn indent(text: &str) -> String {
 /// NAME` line before it (else `invariant_N`).
 fn sql_file(file: &SourceFile) -> Result<Vec<(String, String)>> {
     let parts = pg::split(&file.text).map_err(|e| {
-        Diag::new(format!("PostgreSQL does not parse {}: {}", file.name, e.message)).at(
-            file,
-            e.at.unwrap_or(0),
-            1,
-            "here",
-        )
+        Diag::new(format!(
+            "PostgreSQL does not parse {}: {}",
+            file.name, e.message
+        ))
+        .at(file, e.at.unwrap_or(0), 1, "here")
     })?;
     let mut out = vec![];
     let mut prev = 0;
@@ -256,19 +271,26 @@ fn checked(
         return Err(bad("is SELECT … INTO, which creates a table"));
     }
     if !sel.locking_clause.is_empty() {
-        return Err(bad("takes row locks (FOR UPDATE/SHARE); an invariant only reads"));
+        return Err(bad(
+            "takes row locks (FOR UPDATE/SHARE); an invariant only reads",
+        ));
     }
     if writes(sel) {
-        return Err(bad("modifies data in a WITH clause; an invariant only reads"));
+        return Err(bad(
+            "modifies data in a WITH clause; an invariant only reads",
+        ));
     }
     for t in &parsed.tables {
         let bare = t.rsplit('.').next().unwrap_or(t);
-        let known = schema
-            .relations
-            .iter()
-            .any(|r| r.name.trim_matches('"').eq_ignore_ascii_case(bare.trim_matches('"')));
+        let known = schema.relations.iter().any(|r| {
+            r.name
+                .trim_matches('"')
+                .eq_ignore_ascii_case(bare.trim_matches('"'))
+        });
         if !known {
-            return Err(bad(&format!("reads `{t}`, which is not a table of the schema")));
+            return Err(bad(&format!(
+                "reads `{t}`, which is not a table of the schema"
+            )));
         }
     }
     Ok(Invariant {

@@ -94,7 +94,10 @@ pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
         .flatten()
     {
         if let Some(stem) = Path::new(f).file_stem().and_then(|s| s.to_str()) {
-            if f.ends_with(".sql") && !manifest.exclude.iter().any(|e| e == stem) {
+            let here = Path::new(f)
+                .parent()
+                .is_none_or(|p| p.as_os_str().is_empty());
+            if here && f.ends_with(".sql") && !manifest.exclude.iter().any(|e| e == stem) {
                 manifest.exclude.push(stem.to_string());
             }
         }

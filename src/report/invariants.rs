@@ -21,10 +21,20 @@ pub fn bounds(r: &Report) -> Vec<String> {
     ));
     for (p, params) in &r.domain {
         let ps: Vec<String> = params.iter().map(|(n, d)| format!(":{n} ∈ {d}")).collect();
+        let names: Vec<&str> = params.iter().map(|(n, _)| n.as_str()).collect();
+        let insts: Vec<String> = r
+            .instances
+            .iter()
+            .find(|(q, _)| q == p)
+            .map(|(_, l)| l.iter().map(|v| format!("({})", v.join(", "))).collect())
+            .unwrap_or_default();
         out.push(format!(
-            "  {p}({}) — at most {} instances",
+            "  {p}({}): {} instances (at most {}) of ({}): {}",
             ps.join(", "),
-            r.instances_cap
+            insts.len(),
+            r.instances_cap,
+            names.join(", "),
+            insts.join(" ")
         ));
     }
     if !r.read_only.is_empty() {
@@ -92,8 +102,11 @@ fn run_lines(c: &Counterexample) -> Vec<String> {
                 let seen = if s.rows.is_empty() {
                     format!("{} row(s) affected", s.affected)
                 } else {
-                    let rs: Vec<String> =
-                        s.rows.iter().map(|r| format!("({})", r.join(", "))).collect();
+                    let rs: Vec<String> = s
+                        .rows
+                        .iter()
+                        .map(|r| format!("({})", r.join(", ")))
+                        .collect();
                     rs.join(" ")
                 };
                 out.push(format!("    {name}: {sql} → {seen}"));
@@ -101,7 +114,11 @@ fn run_lines(c: &Counterexample) -> Vec<String> {
         }
     }
     out.push(match c.after {
-        Some(i) => format!("    after T{} ended, the invariant's query gives {}:", i + 1, c.result),
+        Some(i) => format!(
+            "    after T{} ended, the invariant's query gives {}:",
+            i + 1,
+            c.result
+        ),
         None => format!("    at the end, the invariant's query gives {}:", c.result),
     });
     for (t, rows) in &c.state {
@@ -179,6 +196,7 @@ pub fn report_json(r: &Report) -> Value {
             "seed_rows": r.seed_rows.iter().map(|(t, n)| (t.clone(), json!(n))).collect::<serde_json::Map<_, _>>(),
             "domain": r.domain.iter().map(|(p, ps)| (p.clone(), ps.iter().map(|(n, d)| (n.clone(), Value::String(d.clone()))).collect::<serde_json::Map<_, _>>().into())).collect::<serde_json::Map<_, Value>>(),
             "instances_per_program": r.instances_cap,
+            "instances": r.instances.iter().map(|(p, l)| (p.clone(), json!(l))).collect::<serde_json::Map<_, _>>(),
             "read_only_left_out": r.read_only,
             "serial_runs": r.serial_runs,
             "serial_complete": r.serial_complete,
@@ -228,7 +246,13 @@ pub fn allocate_text(
     out.join("\n") + "\n"
 }
 
-pub fn allocate_json(programs: &[String], robust: &[Level], lowest: &[Level], last: &Report, tried: usize) -> Value {
+pub fn allocate_json(
+    programs: &[String],
+    robust: &[Level],
+    lowest: &[Level],
+    last: &Report,
+    tried: usize,
+) -> Value {
     json!({
         "programs": programs.iter().enumerate().map(|(i, p)| json!({
             "name": p, "robust": level_name(robust[i]), "invariants": level_name(lowest[i]),

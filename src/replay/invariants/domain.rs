@@ -4,7 +4,8 @@
 //!
 //! Parameter domain (docs/invariants.md): a boolean takes `t` and `f`; a
 //! date or timestamp one value; a parameter an INSERT puts into a key
-//! column a fresh value per instance (a duplicate key aborts, which says
+//! column, and that no other statement compares with a column, a fresh
+//! value per instance (a duplicate key aborts, which says
 //! nothing about isolation); a text parameter the values the seed holds
 //! in the columns it is compared with (else `k1…k<rows>`); any other
 //! parameter 1…rows and the values the seed holds in the columns it is
@@ -30,7 +31,10 @@ use crate::model::provenance::{Provenance, Value};
 pub enum Domain {
     Values(Vec<Val>),
     /// A fresh value per instance (an inserted key), of this type.
-    Fresh { number: bool, type_name: String },
+    Fresh {
+        number: bool,
+        type_name: String,
+    },
 }
 
 /// Per program: its parameters and their domains.
@@ -94,6 +98,9 @@ struct Use {
     /// Columns (table, column) it is compared with or written to.
     columns: BTreeSet<(String, String)>,
     inserted_key: Option<(bool, String)>,
+    /// Also compared with a column by a statement other than an INSERT
+    /// (then it must collide with seeded rows, not be fresh).
+    compared: bool,
 }
 
 fn uses(w: &Workload, prov: &Provenance, scratch: &Scratch, p: usize) -> BTreeMap<String, Use> {
@@ -108,16 +115,21 @@ fn uses(w: &Workload, prov: &Provenance, scratch: &Scratch, p: usize) -> BTreeMa
             let Some(t) = scratch.table(&rel.name) else {
                 continue;
             };
-            let a = rel.attributes.get(*attr).map_or("", |n| n.trim_matches('"'));
+            let a = rel
+                .attributes
+                .get(*attr)
+                .map_or("", |n| n.trim_matches('"'));
             let Some(col) = t.columns.iter().find(|c| c.name.eq_ignore_ascii_case(a)) else {
                 continue;
             };
             let u = out.entry(name.clone()).or_default();
             u.columns.insert((t.name.clone(), col.name.clone()));
-            let key = rel.primary_key.contains(attr)
-                || rel.unique_keys.iter().any(|k| k.contains(attr));
+            let key =
+                rel.primary_key.contains(attr) || rel.unique_keys.iter().any(|k| k.contains(attr));
             if st.ty == StmtType::Ins && key {
                 u.inserted_key = Some((is_number(col.oid), col.type_name.clone()));
+            } else if st.ty != StmtType::Ins {
+                u.compared = true;
             }
         }
     }
@@ -167,11 +179,16 @@ pub fn domains(
                 })
             });
             let from_seed = use_.map(|u| seeded(seed, &u.columns)).unwrap_or_default();
-            let d = if let Some((number, type_name)) = use_.and_then(|u| u.inserted_key.clone()) {
+            let fresh = use_
+                .filter(|u| !u.compared)
+                .and_then(|u| u.inserted_key.clone());
+            let d = if let Some((number, type_name)) = fresh {
                 Domain::Fresh { number, type_name }
             } else if ty == Some(&Type::BOOL) {
                 Domain::Values(vec![Val::untyped("t"), Val::untyped("f")])
-            } else if ty.is_some_and(|t| [Type::DATE, Type::TIMESTAMP, Type::TIMESTAMPTZ].contains(t)) {
+            } else if ty
+                .is_some_and(|t| [Type::DATE, Type::TIMESTAMP, Type::TIMESTAMPTZ].contains(t))
+            {
                 Domain::Values(vec![Val::untyped("2001-01-01 00:00:00")])
             } else if col_text || ty.is_some_and(|t| is_text(t.oid())) {
                 let mut v: Vec<String> = from_seed.into_iter().take(rows).collect();

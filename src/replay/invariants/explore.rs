@@ -40,9 +40,14 @@ pub enum Kind {
 /// A statement's kind from its text.
 pub fn classify(r: &Ran) -> Kind {
     let s = r.source.trim_start().to_ascii_lowercase();
-    let locking = [" for update", " for share", " for no key update", " for key share"]
-        .iter()
-        .any(|l| s.contains(l));
+    let locking = [
+        " for update",
+        " for share",
+        " for no key update",
+        " for key share",
+    ]
+    .iter()
+    .any(|l| s.contains(l));
     let volatile = ["nextval(", "setval(", "pg_advisory"]
         .iter()
         .any(|f| s.contains(f));
@@ -185,9 +190,7 @@ impl Dfs {
             .map(|(x, _)| kinds[x]);
         match ka {
             Some(ka) => {
-                kj != Kind::Commit
-                    && ka != Kind::Commit
-                    && (kj == Kind::Read || ka == Kind::Read)
+                kj != Kind::Commit && ka != Kind::Commit && (kj == Kind::Read || ka == Kind::Read)
             }
             None => false,
         }

@@ -133,6 +133,9 @@ pub struct Report {
     pub seed_rows: Vec<(String, usize)>,
     /// Per program that writes: its parameters' domains (as text).
     pub domain: Vec<(String, Vec<(String, String)>)>,
+    /// Per program that writes: the instances searched (parameter
+    /// values, as text, in the order of `domain`).
+    pub instances: Vec<(String, Vec<Vec<String>>)>,
     /// Programs left out: they only read.
     pub read_only: Vec<String>,
     pub instances_cap: usize,
@@ -178,27 +181,39 @@ fn evaluate(c: &mut Client, inv: &Invariant) -> Result<Option<bool>> {
             rows[0].columns()[0].type_().name()
         )));
     }
-    let v: Option<bool> = rows[0]
-        .try_get(0)
-        .map_err(|e| located(format!("{e}")))?;
+    let v: Option<bool> = rows[0].try_get(0).map_err(|e| located(format!("{e}")))?;
     Ok(Some(v.unwrap_or(true)))
 }
 
 /// The tables an invariant reads, as PostgreSQL prints their rows.
-fn snapshot(c: &mut Client, scratch_tables: &[String], inv: &Invariant) -> Vec<(String, Vec<String>)> {
+fn snapshot(
+    c: &mut Client,
+    scratch_tables: &[String],
+    inv: &Invariant,
+) -> Vec<(String, Vec<String>)> {
     let read = crate::frontend::sql::pg::parse(&inv.query)
         .map(|p| p.tables)
         .unwrap_or_default();
     let mut out = vec![];
     for t in scratch_tables {
-        if !read.iter().any(|r| r.rsplit('.').next().unwrap_or(r).trim_matches('"').eq_ignore_ascii_case(t)) {
+        if !read.iter().any(|r| {
+            r.rsplit('.')
+                .next()
+                .unwrap_or(r)
+                .trim_matches('"')
+                .eq_ignore_ascii_case(t)
+        }) {
             continue;
         }
         let id = super::scratch::ident(t);
         let q = format!("SELECT x::text FROM {id} x ORDER BY 1");
         let rows = c
             .query(q.as_str(), &[])
-            .map(|rs| rs.iter().filter_map(|r| r.try_get::<_, String>(0).ok()).collect())
+            .map(|rs| {
+                rs.iter()
+                    .filter_map(|r| r.try_get::<_, String>(0).ok())
+                    .collect()
+            })
             .unwrap_or_default();
         out.push((t.clone(), rows));
     }
@@ -312,7 +327,7 @@ fn txn_infos(txns: &[Txn], levels: &[Level], out: &Outcome) -> Vec<TxnInfo> {
             params: t
                 .params
                 .iter()
-                .map(|(k, v)| (k.clone(), v.literal()))
+                .map(|(k, v)| (k.clone(), shown(v)))
                 .collect(),
             end: match out.ends.get(i) {
                 Some(End::Committed) => "committed".into(),
@@ -327,24 +342,26 @@ fn txn_infos(txns: &[Txn], levels: &[Level], out: &Outcome) -> Vec<TxnInfo> {
 fn steps(out: &Outcome) -> Vec<StepInfo> {
     out.trace
         .iter()
-        .map(|&(i, at)| match at.and_then(|m| out.observed.get(i)?.get(m)) {
-            Some(r) => StepInfo {
-                txn: i,
-                sql: Some(r.source.clone()),
-                rows: r
-                    .rows
-                    .iter()
-                    .map(|row| row.iter().map(|v| v.literal()).collect())
-                    .collect(),
-                affected: r.affected,
+        .map(
+            |&(i, at)| match at.and_then(|m| out.observed.get(i)?.get(m)) {
+                Some(r) => StepInfo {
+                    txn: i,
+                    sql: Some(r.source.clone()),
+                    rows: r
+                        .rows
+                        .iter()
+                        .map(|row| row.iter().map(|v| v.literal()).collect())
+                        .collect(),
+                    affected: r.affected,
+                },
+                None => StepInfo {
+                    txn: i,
+                    sql: None,
+                    rows: vec![],
+                    affected: 0,
+                },
             },
-            None => StepInfo {
-                txn: i,
-                sql: None,
-                rows: vec![],
-                affected: 0,
-            },
-        })
+        )
         .collect()
 }
 
@@ -460,6 +477,24 @@ pub fn search(
             .iter()
             .map(|&p| (w.programs[p].name.clone(), domain_text(&domains[p])))
             .collect(),
+        instances: writers
+            .iter()
+            .map(|&p| {
+                let list = insts[p]
+                    .iter()
+                    .map(|b| {
+                        domains[p]
+                            .iter()
+                            .map(|(n, d)| match d {
+                                Domain::Fresh { .. } => "fresh".to_string(),
+                                Domain::Values(_) => b.get(n).map_or("?".into(), shown),
+                            })
+                            .collect()
+                    })
+                    .collect();
+                (w.programs[p].name.clone(), list)
+            })
+            .collect(),
         read_only: (0..w.programs.len())
             .filter(|p| !writers.contains(p))
             .map(|p| w.programs[p].name.clone())
@@ -489,6 +524,15 @@ pub fn search(
     })
 }
 
+/// A chosen value as people read it: numbers as numbers (the values are
+/// untyped: the server types them by where they go).
+pub fn shown(v: &super::value::Val) -> String {
+    match &v.text {
+        Some(t) if t.parse::<f64>().is_ok() => t.clone(),
+        _ => v.literal(),
+    }
+}
+
 fn domain_text(d: &[(String, Domain)]) -> Vec<(String, String)> {
     d.iter()
         .map(|(n, d)| {
@@ -496,13 +540,7 @@ fn domain_text(d: &[(String, Domain)]) -> Vec<(String, String)> {
                 Domain::Values(v) => {
                     // Numbers as numbers (the values are untyped: the
                     // server types them by where they go).
-                    let vals: Vec<String> = v
-                        .iter()
-                        .map(|x| match &x.text {
-                            Some(t) if t.parse::<f64>().is_ok() => t.clone(),
-                            _ => x.literal(),
-                        })
-                        .collect();
+                    let vals: Vec<String> = v.iter().map(shown).collect();
                     format!("{{{}}}", vals.join(", "))
                 }
                 Domain::Fresh { .. } => "a fresh value per instance".into(),
@@ -704,7 +742,10 @@ fn witness_search(
         })?;
         runs += 1;
         let names: Vec<String> = plan.txns.iter().map(|t| t.name.clone()).collect();
-        let origin = format!("the explorer's schedule of the dangerous cycle {}", names.join(" / "));
+        let origin = format!(
+            "the explorer's schedule of the dangerous cycle {}",
+            names.join(" / ")
+        );
         settle_concurrent(s, &origin, &plan.seed, &plan.txns, &levels, &out, seen)?;
         // Restore the search's own seed for the next stage.
         super::run::reset(&mut s.scratch, seed)?;
@@ -745,7 +786,12 @@ fn systematic(
 ) -> Result<(bool, usize)> {
     let hot: Vec<Vec<usize>> = schedules
         .iter()
-        .map(|(sc, g)| sc.transactions.iter().map(|t| g.nodes[t.node].ltp.program).collect())
+        .map(|(sc, g)| {
+            sc.transactions
+                .iter()
+                .map(|t| g.nodes[t.node].ltp.program)
+                .collect()
+        })
         .collect();
     let k = s.cfg.k.max(1);
     let mut pruned = 0;
@@ -769,7 +815,15 @@ fn systematic(
                 };
                 dfs.advance(&made, &out);
                 if !seen.is_empty() {
-                    settle_concurrent(s, "the systematic search", seed, &txns, &levels, &out, seen)?;
+                    settle_concurrent(
+                        s,
+                        "the systematic search",
+                        seed,
+                        &txns,
+                        &levels,
+                        &out,
+                        seen,
+                    )?;
                 }
             }
             pruned += dfs.pruned;
@@ -814,7 +868,8 @@ fn instance_tuples(ctx: &Ctx, progs: &[usize]) -> Vec<Vec<(usize, usize)>> {
 
 /// Per pair of instances: do their programs touch disjoint tables?
 fn disjointness(w: &Workload, progs: &[usize]) -> Vec<Vec<bool>> {
-    let rels = |p: usize| -> Vec<usize> { w.programs[p].statements.iter().map(|s| s.rel).collect() };
+    let rels =
+        |p: usize| -> Vec<usize> { w.programs[p].statements.iter().map(|s| s.rel).collect() };
     progs
         .iter()
         .map(|&a| {
