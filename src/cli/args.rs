@@ -75,6 +75,9 @@ pub enum Command {
         /// With --invariants: seconds per search.
         #[arg(long, value_name = "SECS", default_value_t = 60)]
         time_budget: u64,
+        /// With --invariants: instances per program at most.
+        #[arg(long, value_name = "N", default_value_t = 16)]
+        instances: usize,
     },
     /// Check stated invariants on PostgreSQL: serial runs first, then concurrent executions at the given levels; each invariant broken (with the run) or held within bounds. Exit 1 if one is broken (docs/invariants.md).
     #[cfg(feature = "postgres")]

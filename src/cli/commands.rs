@@ -39,16 +39,11 @@ pub fn execute(cli: Cli) -> Result<i32> {
             postgres,
             postgres_temp,
             time_budget,
+            instances,
         } => {
             if invariants {
-                allocate_invariants(
-                    input,
-                    settings,
-                    format,
-                    postgres,
-                    postgres_temp,
-                    time_budget,
-                )
+                let server = (postgres, postgres_temp);
+                allocate_invariants(input, settings, format, server, time_budget, instances)
             } else {
                 allocate(&input, &settings, format)
             }
@@ -269,9 +264,9 @@ fn allocate_invariants(
     input: InputArgs,
     settings: SettingsArgs,
     format: Format,
-    postgres: Option<String>,
-    postgres_temp: bool,
+    (postgres, postgres_temp): (Option<String>, bool),
     time_budget: u64,
+    instances: usize,
 ) -> Result<i32> {
     if postgres.is_none() && !postgres_temp {
         return Err(
@@ -288,7 +283,7 @@ fn allocate_invariants(
         levels: None,
         k: 2,
         rows: 2,
-        instances: 16,
+        instances,
         time_budget,
         format,
     })
@@ -299,9 +294,9 @@ fn allocate_invariants(
     _: InputArgs,
     _: SettingsArgs,
     _: Format,
-    _: Option<String>,
-    _: bool,
+    _: (Option<String>, bool),
     _: u64,
+    _: usize,
 ) -> Result<i32> {
     Err(Diag::new(
         "allocate --invariants needs isolint built with the `postgres` feature",

@@ -201,6 +201,13 @@ pub fn allocate(args: &InvariantsArgs) -> Result<i32> {
     let mut tried = 1;
     let held = |r: &Report| r.results.iter().all(|x| matches!(x.verdict, Verdict::Held));
     if held(&last) {
+        // Programs that only read are left out of every search (a plain
+        // read changes no committed state): their level cannot matter.
+        for (prog, l) in current.iter_mut().enumerate() {
+            if !crate::replay::invariants::writes(w, prog) {
+                *l = Level::ReadCommitted;
+            }
+        }
         for prog in 0..w.programs.len() {
             while let Some(lower) = down(current[prog]) {
                 let mut cand = current.clone();

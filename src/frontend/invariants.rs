@@ -219,15 +219,27 @@ fn sql_file(file: &SourceFile) -> Result<Vec<(String, String)>> {
     let mut out = vec![];
     let mut prev = 0;
     for (n, (start, end)) in parts.into_iter().enumerate() {
-        let before = &file.text[prev..start];
-        let name = before
+        // PostgreSQL's split keeps the comments before a statement in it:
+        // the name is in the leading comment lines, the query after them.
+        let text = &file.text[start..end];
+        let mut body = 0;
+        for line in text.split_inclusive('\n') {
+            let t = line.trim();
+            if t.is_empty() || t.starts_with("--") {
+                body += line.len();
+            } else {
+                break;
+            }
+        }
+        let head = format!("{}{}", &file.text[prev..start], &text[..body]);
+        let name = head
             .lines()
             .filter_map(|l| l.trim().strip_prefix("--"))
             .filter_map(|l| l.trim().strip_prefix("invariant:"))
             .map(|l| l.trim().to_string())
             .next_back()
             .unwrap_or_else(|| format!("invariant_{}", n + 1));
-        out.push((name, file.text[start..end].trim().to_string()));
+        out.push((name, text[body..].trim().to_string()));
         prev = end;
     }
     Ok(out)

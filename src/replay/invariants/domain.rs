@@ -8,8 +8,9 @@
 //! value per instance (a duplicate key aborts, which says
 //! nothing about isolation); a text parameter the values the seed holds
 //! in the columns it is compared with (else `k1…k<rows>`); any other
-//! parameter 1…rows and the values the seed holds in the columns it is
-//! compared with. Small on purpose: instances collide on rows.
+//! parameter the values the seed holds in the columns it is compared
+//! with (at most `rows` of them), else 1…rows. Small on purpose:
+//! instances collide on rows.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -196,13 +197,12 @@ pub fn domains(
                     v = (1..=rows).map(|i| format!("k{i}")).collect();
                 }
                 Domain::Values(v.into_iter().map(Val::untyped).collect())
+            } else if !from_seed.is_empty() {
+                // Compared with columns: the rows the seed has there.
+                let v: Vec<String> = from_seed.into_iter().take(rows).collect();
+                Domain::Values(v.into_iter().map(Val::untyped).collect())
             } else {
-                let mut v: Vec<String> = (1..=rows).map(|i| i.to_string()).collect();
-                for s in from_seed.into_iter().take(rows) {
-                    if !v.contains(&s) {
-                        v.push(s);
-                    }
-                }
+                let v: Vec<String> = (1..=rows).map(|i| i.to_string()).collect();
                 Domain::Values(v.into_iter().map(Val::untyped).collect())
             };
             list.push((name, d));

@@ -221,7 +221,7 @@ fn snapshot(
 }
 
 /// Does program `p` write (or lock rows)?
-fn writes(w: &Workload, p: usize) -> bool {
+pub fn writes(w: &Workload, p: usize) -> bool {
     w.programs[p]
         .statements
         .iter()
