@@ -10,6 +10,8 @@ pub enum Stage {
     FixSearch,
     /// The maximal robust subsets; `done` counts program sets tested.
     Subsets,
+    /// `isolint invariants`: executions run on PostgreSQL (issue 25).
+    Invariants,
 }
 
 impl Stage {
@@ -17,6 +19,7 @@ impl Stage {
         match self {
             Stage::FixSearch => "fix search: candidate sets tested",
             Stage::Subsets => "maximal robust subsets: program sets tested",
+            Stage::Invariants => "invariant search: executions run on PostgreSQL",
         }
     }
 }

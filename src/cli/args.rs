@@ -66,7 +66,25 @@ pub enum Command {
         /// text or json (docs/json.md).
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
+        /// Also the lowest levels under which no stated invariant breaks within bounds, searched on PostgreSQL (needs --postgres or --postgres-temp; docs/invariants.md).
+        #[arg(long)]
+        invariants: bool,
+        /// With --invariants: the server (postgresql://USER@HOST:PORT/DB).
+        #[arg(long, value_name = "URL", requires = "invariants")]
+        postgres: Option<String>,
+        /// With --invariants: a throwaway local server.
+        #[arg(long, requires = "invariants")]
+        postgres_temp: bool,
+        /// With --invariants: seconds per search.
+        #[arg(long, value_name = "SECS", default_value_t = 60)]
+        time_budget: u64,
+        /// With --invariants: instances per program at most.
+        #[arg(long, value_name = "N", default_value_t = 16)]
+        instances: usize,
     },
+    /// Check stated invariants on PostgreSQL: serial runs first, then concurrent executions at the given levels; each invariant broken (with the run) or held within bounds. Exit 1 if one is broken (docs/invariants.md).
+    #[cfg(feature = "postgres")]
+    Invariants(super::invariants::InvariantsArgs),
     /// Write a Markdown report (verdict, Table 2 statistics, Figures 6/7 table, witnesses, fix, graph as SVG).
     Report {
         #[command(flatten)]

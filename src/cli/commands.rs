@@ -45,7 +45,21 @@ pub fn execute(cli: Cli) -> Result<i32> {
             input,
             settings,
             format,
-        } => allocate(&input, &settings, format),
+            invariants,
+            postgres,
+            postgres_temp,
+            time_budget,
+            instances,
+        } => {
+            if invariants {
+                let server = (postgres, postgres_temp);
+                allocate_invariants(input, settings, format, server, time_budget, instances)
+            } else {
+                allocate(&input, &settings, format)
+            }
+        }
+        #[cfg(feature = "postgres")]
+        Command::Invariants(args) => super::invariants::invariants(&args),
         Command::Report { args, output } => write_report(&args, &output),
         Command::Subsets {
             input,
@@ -262,4 +276,49 @@ fn write_report(args: &AnalysisArgs, out: &Path) -> Result<i32> {
     write_text(out, &report::markdown::render(w, &f, &graph_name))?;
     super::say(&format!("wrote {} and {graph_name}", out.display()));
     Ok(0)
+}
+
+/// `allocate --invariants` (issue 25, docs/invariants.md).
+#[cfg(feature = "postgres")]
+fn allocate_invariants(
+    input: InputArgs,
+    settings: SettingsArgs,
+    format: Format,
+    (postgres, postgres_temp): (Option<String>, bool),
+    time_budget: u64,
+    instances: usize,
+) -> Result<i32> {
+    if postgres.is_none() && !postgres_temp {
+        return Err(
+            Diag::new("allocate --invariants runs the search on PostgreSQL")
+                .help("add --postgres-temp (a throwaway server) or --postgres URL"),
+        );
+    }
+    super::invariants::allocate(&super::invariants::InvariantsArgs {
+        input,
+        settings,
+        postgres,
+        postgres_temp,
+        level: None,
+        levels: None,
+        k: 2,
+        rows: 2,
+        instances,
+        time_budget,
+        format,
+    })
+}
+
+#[cfg(not(feature = "postgres"))]
+fn allocate_invariants(
+    _: InputArgs,
+    _: SettingsArgs,
+    _: Format,
+    _: (Option<String>, bool),
+    _: u64,
+    _: usize,
+) -> Result<i32> {
+    Err(Diag::new(
+        "allocate --invariants needs isolint built with the `postgres` feature",
+    ))
 }

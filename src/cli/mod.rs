@@ -14,6 +14,8 @@ use crate::model::error::{Diag, Result};
 
 pub mod args;
 pub mod commands;
+#[cfg(feature = "postgres")]
+pub mod invariants;
 pub mod progress;
 #[cfg(feature = "postgres")]
 pub mod replay;

@@ -20,6 +20,7 @@ use crate::model::isolation::{Declared, Level};
 use crate::model::provenance::Provenance;
 
 pub mod builtins;
+pub mod invariants;
 pub mod lower;
 pub mod sql;
 pub mod sql_dir;

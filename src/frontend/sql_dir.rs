@@ -52,6 +52,14 @@ pub(super) struct Manifest {
     /// analysed as the statement it builds.
     #[serde(default)]
     pub(super) bind: std::collections::BTreeMap<String, BindValue>,
+    /// Invariants (name → boolean query), a file of them, and the seed
+    /// data their search starts from: read by `invariants.rs` (issue 25).
+    #[serde(default)]
+    pub(super) invariants: Option<yaml_serde::Value>,
+    #[serde(default)]
+    pub(super) invariants_file: Option<String>,
+    #[serde(default)]
+    pub(super) invariants_seed: Option<String>,
 }
 
 /// A value under `bind:`: a string or a number, as PostgreSQL would see
@@ -79,7 +87,21 @@ impl BindValue {
 /// Load a directory of `.sql` programs with its schema.
 pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
     let manifest_path = dir.join("isolint.yaml");
-    let manifest = read_manifest(&manifest_path)?;
+    let mut manifest = read_manifest(&manifest_path)?;
+    // The invariants' seed and SQL file are data, not programs.
+    for f in [&manifest.invariants_seed, &manifest.invariants_file]
+        .into_iter()
+        .flatten()
+    {
+        if let Some(stem) = Path::new(f).file_stem().and_then(|s| s.to_str()) {
+            let here = Path::new(f)
+                .parent()
+                .is_none_or(|p| p.as_os_str().is_empty());
+            if here && f.ends_with(".sql") && !manifest.exclude.iter().any(|e| e == stem) {
+                manifest.exclude.push(stem.to_string());
+            }
+        }
+    }
     let schema_path = schema_path(dir, schema_override, &manifest, &manifest_path)?;
     let schema_file = super::read_source(&schema_path)?;
     let ddl = parse_ddl(&schema_file)?;
@@ -157,6 +179,14 @@ pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
     };
     loaded.warnings.splice(0..0, files.skipped);
     loaded.deployed = manifest_levels(&manifest, &loaded.workload, &manifest_path)?;
+    // Invariants are checked at load (PostgreSQL's parser, the schema's
+    // relations), whatever the command.
+    if manifest.invariants.is_some()
+        || manifest.invariants_file.is_some()
+        || manifest.invariants_seed.is_some()
+    {
+        super::invariants::load(dir, &loaded.workload.schema)?;
+    }
     if context.skip_referential_checks {
         loaded.warnings.insert(0, Warning {
             file: manifest_path.display().to_string(),
@@ -206,7 +236,7 @@ fn read_manifest(path: &Path) -> Result<Manifest> {
     let f = super::read_source(path)?;
     yaml_serde::from_str(&f.text).map_err(|e| {
         let d = Diag::new(format!("malformed manifest: {}", e.to_string().split(" at line ").next().unwrap_or("")))
-            .help("isolint.yaml may set `schema:` (path relative to the directory), `description:`, `name:`, `programs:`, `exclude:`, `pure_functions:`, `referential_checks:`, `isolation:` and `bind:`");
+            .help("isolint.yaml may set `schema:` (path relative to the directory), `description:`, `name:`, `programs:`, `exclude:`, `pure_functions:`, `referential_checks:`, `isolation:`, `bind:`, `invariants:`, `invariants_file:` and `invariants_seed:`");
         match e.location() {
             Some(l) => d.at_line_col(&f, l.line(), l.column(), "here"),
             None => d,

@@ -21,6 +21,7 @@
 
 pub mod confirmed;
 pub mod executor;
+pub mod invariants;
 pub mod random;
 pub mod run;
 pub mod scratch;

@@ -280,7 +280,7 @@ pub fn replay(
 
 /// `keys` rows per table, parents first (tables ordered by their
 /// foreign keys as PostgreSQL reports them).
-fn seed_rows(scratch: &Scratch, keys: usize) -> Vec<SeedRow> {
+pub(crate) fn seed_rows(scratch: &Scratch, keys: usize) -> Vec<SeedRow> {
     let mut out = vec![];
     for t in &scratch.tables {
         for i in 1..=keys {

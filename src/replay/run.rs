@@ -366,10 +366,22 @@ pub fn run(
     level: Level,
     next: &mut dyn FnMut(&[Status]) -> Option<Action>,
 ) -> Result<Outcome> {
+    run_levels(scratch, seed, txns, &vec![level; txns.len()], next)
+}
+
+/// [`run`] with a level per transaction (a mixed allocation, issue 25).
+pub fn run_levels(
+    scratch: &mut Scratch,
+    seed: &[SeedRow],
+    txns: &[Txn],
+    levels: &[Level],
+    next: &mut dyn FnMut(&[Status]) -> Option<Action>,
+) -> Result<Outcome> {
     reset(scratch, seed)?;
     let mut monitor = scratch.connect()?;
     let mut sessions = vec![];
-    for t in txns {
+    for (ti, t) in txns.iter().enumerate() {
+        let level = levels.get(ti).copied().unwrap_or(Level::ReadCommitted);
         let mut c = scratch.connect()?;
         // A safety net: a statement never waits longer than this.
         c.batch_execute("SET statement_timeout = '60s'")

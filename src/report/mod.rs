@@ -41,6 +41,8 @@ pub struct OnPostgres {
 
 pub mod dot;
 pub mod github;
+#[cfg(feature = "postgres")]
+pub mod invariants;
 pub mod json;
 pub mod markdown;
 #[cfg(feature = "postgres")]

@@ -1,0 +1,260 @@
+//! `isolint invariants` and `isolint allocate --invariants` (issue 25):
+//! arguments and composition — load (with the stated invariants), the
+//! static cycles and the explorer's schedules, the search on PostgreSQL,
+//! render, exit code.
+
+use std::time::Duration;
+
+use clap::{ArgGroup, Args};
+
+use super::args::{Format, InputArgs, SettingsArgs};
+use super::progress::Spinner;
+use super::replay::LevelArg;
+use super::{emit, json_text};
+use crate::analysis::explorer::{Bounds, Confirmation};
+use crate::analysis::limits::admit;
+use crate::analysis::robustness::Method;
+use crate::frontend::{invariants as stated_invariants, load, Loaded};
+use crate::model::error::{Diag, Result};
+use crate::model::isolation::{parse_levels, Level};
+use crate::replay::invariants::{search, Config, Report, Verdict};
+use crate::replay::server::Server;
+use crate::report;
+
+#[derive(Args, Debug, Clone)]
+#[command(group(ArgGroup::new("server").required(true).args(["postgres", "postgres_temp"])))]
+pub struct InvariantsArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub settings: SettingsArgs,
+    /// The server: postgresql://USER@HOST:PORT/DB or `host=… dbname=…` (a scratch schema, dropped afterwards).
+    #[arg(long, value_name = "URL")]
+    pub postgres: Option<String>,
+    /// A throwaway local server from the installed PostgreSQL binaries.
+    #[arg(long)]
+    pub postgres_temp: bool,
+    /// Every program at this level (default read-committed).
+    #[arg(long, value_enum, conflicts_with = "levels")]
+    pub level: Option<LevelArg>,
+    /// A level per program, e.g. `WriteCheck=serializable,TransactSavings=serializable` (the others read-committed).
+    #[arg(long, value_name = "PROG=LEVEL,…")]
+    pub levels: Option<String>,
+    /// Program instances per execution.
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=4))]
+    pub k: u32,
+    /// Rows per table of the made-up seed (without `invariants_seed:`) and size of the numeric parameter domain.
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=8))]
+    pub rows: u32,
+    /// Instances per program at most (from its parameter domain).
+    #[arg(long, value_name = "N", default_value_t = 16)]
+    pub instances: usize,
+    /// Stop searching after this many seconds (the answer then says the bounds were not exhausted).
+    #[arg(long, value_name = "SECS", default_value_t = 120)]
+    pub time_budget: u64,
+    /// text or json (docs/json.md).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+/// What both commands need: the workload, its invariants, the server,
+/// the explorer's schedules.
+struct Prepared {
+    loaded: Loaded,
+    stated: stated_invariants::Stated,
+    server: Server,
+    schedules: Vec<crate::analysis::explorer::Schedule>,
+    findings: crate::analysis::Findings,
+}
+
+fn prepare(args: &InvariantsArgs, text: bool) -> Result<Prepared> {
+    let loaded = load(&args.input.workload, args.input.schema.as_deref())?;
+    let warnings = admit(&loaded.workload)?;
+    if text {
+        for w in loaded.warnings.iter().chain(&warnings) {
+            super::say(&w.to_string());
+        }
+    }
+    if loaded.sources.is_none() {
+        return Err(Diag::new(format!(
+            "{} is a BTP file: it has no SQL to run",
+            args.input.workload.display()
+        ))
+        .help("invariants need a directory of .sql programs with its schema DDL and `invariants:` in isolint.yaml"));
+    }
+    let stated = stated_invariants::load(&args.input.workload, &loaded.workload.schema)?;
+    if stated.invariants.is_empty() {
+        return Err(Diag::new(format!("{} states no invariants", args.input.workload.display()))
+            .help("add `invariants: {name: \"SELECT bool_and(…) FROM …\"}` to isolint.yaml, or `invariants_file:` (docs/invariants.md)"));
+    }
+    let server = match &args.postgres {
+        Some(url) => Server::connect_url(url)?,
+        None => Server::temporary()?,
+    };
+    let bounds = Bounds {
+        max_states: 200_000,
+        ..Bounds::default()
+    };
+    let mut schedules = vec![];
+    let g = crate::analysis::analyze_with(
+        &loaded.workload,
+        args.settings.settings(),
+        Method::TypeII,
+        false,
+        &Spinner::new(),
+    );
+    for x in &g.witnesses {
+        if let Confirmation::Confirmed(s) =
+            crate::analysis::explorer::confirm(&loaded.workload, &g.graph, x, bounds)
+        {
+            schedules.push(s);
+        }
+    }
+    // The schedules refer to `g`'s graph; keep its findings.
+    Ok(Prepared {
+        loaded,
+        stated,
+        server,
+        schedules,
+        findings: g,
+    })
+}
+
+fn allocation(args: &InvariantsArgs, w: &crate::model::btp::Workload) -> Result<Vec<Level>> {
+    let base = args.level.map_or(Level::ReadCommitted, level_of);
+    let mut levels = vec![base; w.programs.len()];
+    if let Some(spec) = &args.levels {
+        let pairs = parse_levels(spec).map_err(|e| {
+            Diag::new(format!("--levels: {e}"))
+                .help("write --levels PROGRAM=LEVEL,… with LEVEL read-committed, repeatable-read or serializable")
+        })?;
+        for (name, l) in pairs {
+            let p = w.program(&name).ok_or_else(|| {
+                Diag::new(format!(
+                    "--levels names `{name}`, which is not a program of this workload"
+                ))
+            })?;
+            levels[p] = l;
+        }
+    }
+    Ok(levels)
+}
+
+fn run_search(p: &Prepared, args: &InvariantsArgs, levels: Vec<Level>) -> Result<Report> {
+    let cfg = Config {
+        k: args.k as usize,
+        rows: args.rows as usize,
+        levels,
+        budget: Duration::from_secs(args.time_budget),
+        instances: args.instances.max(1),
+    };
+    let graph = &p.findings.graph;
+    let schedules: Vec<_> = p.schedules.iter().map(|s| (s.clone(), graph)).collect();
+    let Some(sources) = &p.loaded.sources else {
+        return Err(Diag::new("no SQL sources"));
+    };
+    search(
+        &p.server,
+        sources,
+        &p.loaded.workload,
+        &p.loaded.provenance,
+        &p.stated,
+        &schedules,
+        &cfg,
+        &Spinner::new(),
+    )
+}
+
+/// Exit 1 when an invariant is broken (serially or concurrently), 0 when
+/// every one held within bounds, 2 on bad input.
+pub fn invariants(args: &InvariantsArgs) -> Result<i32> {
+    let format = args
+        .format
+        .require("invariants", &[Format::Text, Format::Json])?;
+    let p = prepare(args, format == Format::Text)?;
+    let levels = allocation(args, &p.loaded.workload)?;
+    let r = run_search(&p, args, levels)?;
+    let server = format!("{} ({})", p.server.version, p.server.display);
+    let text = match format {
+        Format::Json => json_text(&report::invariants::json(&r, &server)),
+        _ => report::invariants::text(&r, &server),
+    };
+    emit(&text)?;
+    let broken = r
+        .results
+        .iter()
+        .any(|x| !matches!(x.verdict, Verdict::Held));
+    Ok(if broken { 1 } else { 0 })
+}
+
+/// `allocate --invariants`: from the robust allocation, lower one
+/// program at a time (a step) while no invariant breaks within bounds.
+pub fn allocate(args: &InvariantsArgs) -> Result<i32> {
+    let format = args
+        .format
+        .require("allocate", &[Format::Text, Format::Json])?;
+    let p = prepare(args, format == Format::Text)?;
+    let w = &p.loaded.workload;
+    let robust = p_robust(&p, args);
+    let mut current = robust.clone();
+    let mut last = run_search(&p, args, current.clone())?;
+    let mut tried = 1;
+    let held = |r: &Report| r.results.iter().all(|x| matches!(x.verdict, Verdict::Held));
+    if held(&last) {
+        // Programs that only read are left out of every search (a plain
+        // read changes no committed state): their level cannot matter.
+        for (prog, l) in current.iter_mut().enumerate() {
+            if !crate::replay::invariants::writes(w, prog) {
+                *l = Level::ReadCommitted;
+            }
+        }
+        for prog in 0..w.programs.len() {
+            while let Some(lower) = down(current[prog]) {
+                let mut cand = current.clone();
+                cand[prog] = lower;
+                let r = run_search(&p, args, cand.clone())?;
+                tried += 1;
+                if held(&r) {
+                    current = cand;
+                    last = r;
+                } else {
+                    break;
+                }
+            }
+        }
+    }
+    let names: Vec<String> = w.programs.iter().map(|p| p.name.clone()).collect();
+    let text = match format {
+        Format::Json => json_text(&report::invariants::allocate_json(
+            &names, &robust, &current, &last, tried,
+        )),
+        _ => report::invariants::allocate_text(&names, &robust, &current, &last, tried),
+    };
+    emit(&text)?;
+    Ok(0)
+}
+
+fn p_robust(p: &Prepared, args: &InvariantsArgs) -> Vec<Level> {
+    let f = crate::analysis::allocate_with(
+        &p.loaded.workload,
+        args.settings.settings(),
+        &Spinner::new(),
+    );
+    f.isolation.as_is.0.clone()
+}
+
+fn down(l: Level) -> Option<Level> {
+    match l {
+        Level::Serializable => Some(Level::RepeatableRead),
+        Level::RepeatableRead => Some(Level::ReadCommitted),
+        Level::ReadCommitted => None,
+    }
+}
+
+fn level_of(l: LevelArg) -> Level {
+    match l {
+        LevelArg::ReadCommitted => Level::ReadCommitted,
+        LevelArg::RepeatableRead => Level::RepeatableRead,
+        LevelArg::Serializable => Level::Serializable,
+    }
+}
