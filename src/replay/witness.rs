@@ -217,7 +217,18 @@ fn search(
             break;
         }
         tried += 1;
-        let mut r = attempt(&mut scratch, sources, w, prov, g, s, level, &space, choice, adjust)?;
+        let mut r = attempt(
+            &mut scratch,
+            sources,
+            w,
+            prov,
+            g,
+            s,
+            level,
+            &space,
+            choice,
+            adjust,
+        )?;
         if r.verdict == Verdict::Reproduced {
             if tried > 1 {
                 r.notes.push(format!(
