@@ -17,6 +17,7 @@
 //! stage does I/O (a database, and `initdb`/`pg_ctl` for the throwaway
 //! server): it is the one exception to "only `cli` spawns processes".
 
+pub mod errcodes;
 pub mod executor;
 pub mod random;
 pub mod run;
