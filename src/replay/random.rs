@@ -11,10 +11,12 @@
 //! i holds i in every column of a unique index (primary keys), each
 //! foreign key of row i points at a parent row drawn from 1..=keys
 //! (several children may share one, some parents have none), and every
-//! other column holds r of its type, r drawn from 1..=keys per cell: a
-//! predicate `b = :x` matches several rows, one, or none (issue 23). A
-//! round whose drawn rows PostgreSQL refuses (a CHECK constraint) runs on
-//! the row i = i data.
+//! other column holds r of its type, r drawn per cell — 1 with
+//! probability 2/3, else from 1..=keys — and so are that round's
+//! parameters: a predicate `b = :x` matches several rows, one, or none,
+//! and instances meet on the same rows more often (issue 23). A round
+//! whose drawn rows PostgreSQL refuses (a CHECK constraint) runs on the
+//! row i = i data.
 //! Columns with a default keep it. The parameters: a parameter a program
 //! compares with a text column is `k<r>`, any other one r, with r drawn
 //! from 1..=keys, so instances collide on rows; a parameter an INSERT puts
@@ -220,7 +222,11 @@ pub fn replay(
                         _ => Val::untyped(fresh.to_string()),
                     }
                 } else {
-                    let r = rng.below(cfg.keys) + 1;
+                    let r = if round % 2 == 1 {
+                        skewed(&mut rng, cfg.keys)
+                    } else {
+                        rng.below(cfg.keys) + 1
+                    };
                     let other = u.other.and_then(|oid| {
                         let col = Column::of_type(name, oid, "");
                         cell(&col, r)
@@ -378,6 +384,17 @@ impl Keys {
     }
 }
 
+/// 1 with probability 2/3, else a number drawn from 1..=n: drawn rows
+/// and parameters meet on 1 often (a predicate matches several rows),
+/// and rows holding another value match none of those predicates.
+fn skewed(rng: &mut Rng, n: usize) -> usize {
+    if rng.below(3) < 2 {
+        1
+    } else {
+        rng.below(n.max(1)) + 1
+    }
+}
+
 /// `keys` rows per table whose values spread (see the module comment),
 /// parents first.
 fn spread_rows(scratch: &Scratch, keys: &Keys, n: usize, rng: &mut Rng) -> Vec<SeedRow> {
@@ -394,7 +411,7 @@ fn spread_rows(scratch: &Scratch, keys: &Keys, n: usize, rng: &mut Rng) -> Vec<S
                 } else if *p == t.name {
                     rng.below(i) + 1
                 } else {
-                    rng.below(n) + 1
+                    skewed(rng, n)
                 };
                 for c in cols {
                     parent.entry(c.as_str()).or_insert(j);
@@ -410,7 +427,7 @@ fn spread_rows(scratch: &Scratch, keys: &Keys, n: usize, rng: &mut Rng) -> Vec<S
                     } else if let Some(&j) = parent.get(c.name.as_str()) {
                         j
                     } else {
-                        rng.below(n) + 1
+                        skewed(rng, n)
                     };
                     cell(c, r).map(|v| (c.name.clone(), v))
                 })
