@@ -334,39 +334,44 @@ impl<'p> Executor<'p> {
                     }
                 }
             };
-            match self.exec(c, node) {
-                Ok(Some(st)) => return Ok(st),
-                Ok(None) => {}
-                Err(h) => {
-                    let code = match &h {
-                        Halt::Db { code, .. } => code.clone(),
-                        _ => String::new(),
-                    };
-                    if let Err(h) = self.handle(c, h) {
-                        // A RAISE nothing catches: the program rolls back.
-                        if matches!(node, Node::Abort) {
-                            self.done = true;
-                            return Ok(Step::RolledBack);
-                        }
-                        return Err(h);
-                    }
-                    // A caught statement error ended a statement of its
-                    // own: other transactions may commit before the
-                    // handler's first statement (PL/pgSQL runs each on a
-                    // fresh snapshot). What it observed is the error.
-                    if let Node::Sql(stmt) = node {
-                        let source = statement_text(&stmt.snip.text);
-                        return Ok(Step::Ran(Box::new(Ran {
-                            sent: source.clone(),
-                            source,
-                            params: vec![],
-                            rows: vec![vec![Val::untyped(format!("error {code}"))]],
-                            affected: 0,
-                        })));
-                    }
-                }
+            let r = match self.exec(c, node) {
+                Ok(r) => r,
+                Err(h) => self.caught(c, node, h)?,
+            };
+            if let Some(st) = r {
+                return Ok(st);
             }
         }
+    }
+
+    /// An error of `node` handed to the EXCEPTION handlers. A RAISE
+    /// nothing catches: the program rolls back. A caught statement error
+    /// ended a statement of its own: other transactions may commit before
+    /// the handler's first statement (PL/pgSQL runs each on a fresh
+    /// snapshot); what it observed is the error.
+    fn caught(&mut self, c: &mut Client, node: &'p Node, h: Halt) -> Result<Option<Step>, Halt> {
+        let code = match &h {
+            Halt::Db { code, .. } => code.clone(),
+            _ => String::new(),
+        };
+        if let Err(h) = self.handle(c, h) {
+            if matches!(node, Node::Abort) {
+                self.done = true;
+                return Ok(Some(Step::RolledBack));
+            }
+            return Err(h);
+        }
+        let Node::Sql(stmt) = node else {
+            return Ok(None);
+        };
+        let source = statement_text(&stmt.snip.text);
+        Ok(Some(Step::Ran(Box::new(Ran {
+            sent: source.clone(),
+            source,
+            params: vec![],
+            rows: vec![vec![Val::untyped(format!("error {code}"))]],
+            affected: 0,
+        }))))
     }
 
     /// Runs one node: `Some` when it ran an SQL statement (or the program
@@ -394,81 +399,7 @@ impl<'p> Executor<'p> {
             }
             Node::Loop {
                 head, body, label, ..
-            } => {
-                let kind = match head {
-                    LoopHead::Plain => LoopKind::Plain,
-                    LoopHead::While(cond) => LoopKind::While(cond),
-                    LoopHead::Range { var, bounds } => {
-                        let n: Vec<i64> = bounds
-                            .iter()
-                            .map(|b| {
-                                let v = self.observe_eval(c, b)?;
-                                v.text
-                                    .as_deref()
-                                    .and_then(|t| t.parse().ok())
-                                    .ok_or_else(|| {
-                                        Halt::Unsupported(format!(
-                                            "loop bound `{}` is not an integer",
-                                            b.snip.text.trim()
-                                        ))
-                                    })
-                            })
-                            .collect::<Result<_, _>>()?;
-                        let (lo, hi) = match n.as_slice() {
-                            [lo, hi, ..] => (*lo, *hi),
-                            _ => {
-                                return Err(Halt::Unsupported("FOR loop without two bounds".into()))
-                            }
-                        };
-                        LoopKind::Range {
-                            var,
-                            next: lo,
-                            last: hi,
-                            by: n.get(2).copied().unwrap_or(1).max(1),
-                        }
-                    }
-                    LoopHead::Query { var, query } => {
-                        // The query runs once, before the first
-                        // iteration (PostgreSQL opens a cursor on one
-                        // snapshot): a step of its own.
-                        let ran = self.run_stmt(c, query)?;
-                        let rows = std::mem::take(&mut self.last_rows);
-                        self.frames.push(Frame::Loop {
-                            body,
-                            at: 0,
-                            label: label.as_deref(),
-                            fresh: true,
-                            kind: LoopKind::Rows { var, rows, next: 0 },
-                        });
-                        return Ok(Some(Step::Ran(Box::new(ran))));
-                    }
-                    LoopHead::Array { var, expr } => {
-                        // The array is evaluated once, before the
-                        // first iteration; its elements are the rows.
-                        let (e, params) = self.bind(expr.expr.clone())?;
-                        let sql = format!("SELECT unnest({e})");
-                        let (rows, _) = query(c, &sql, &params)
-                            .map_err(|err| Halt::from_db(&err, Some(sql.clone())))?;
-                        let rows: Vec<Vec<(String, Val)>> = rows
-                            .into_iter()
-                            .map(|(names, r)| names.into_iter().zip(r).collect())
-                            .collect();
-                        let values = rows
-                            .iter()
-                            .map(|r| r.iter().map(|(_, v)| v.clone()).collect())
-                            .collect();
-                        self.record(expr, sql, params, values);
-                        LoopKind::Rows { var, rows, next: 0 }
-                    }
-                };
-                self.frames.push(Frame::Loop {
-                    body,
-                    at: 0,
-                    label: label.as_deref(),
-                    fresh: true,
-                    kind,
-                });
-            }
+            } => return self.start_loop(c, head, body, label.as_deref()),
             Node::Exit {
                 when, cont, label, ..
             } => {
@@ -563,6 +494,89 @@ impl<'p> Executor<'p> {
             Node::Open(query) => return Ok(Some(Step::Ran(Box::new(self.open(c, query)?)))),
             Node::Prefix(_) => return Err(Halt::Unsupported("an EXCEPTION block prefix".into())),
         }
+        Ok(None)
+    }
+
+    /// A loop reached: its head evaluated (a FOR's bounds, its query — a
+    /// step of its own —, its array) and its frame pushed.
+    fn start_loop(
+        &mut self,
+        c: &mut Client,
+        head: &'p LoopHead,
+        body: &'p [Node],
+        label: Option<&'p str>,
+    ) -> Result<Option<Step>, Halt> {
+        let kind = match head {
+            LoopHead::Plain => LoopKind::Plain,
+            LoopHead::While(cond) => LoopKind::While(cond),
+            LoopHead::Range { var, bounds } => {
+                let n: Vec<i64> = bounds
+                    .iter()
+                    .map(|b| {
+                        let v = self.observe_eval(c, b)?;
+                        v.text
+                            .as_deref()
+                            .and_then(|t| t.parse().ok())
+                            .ok_or_else(|| {
+                                Halt::Unsupported(format!(
+                                    "loop bound `{}` is not an integer",
+                                    b.snip.text.trim()
+                                ))
+                            })
+                    })
+                    .collect::<Result<_, _>>()?;
+                let (lo, hi) = match n.as_slice() {
+                    [lo, hi, ..] => (*lo, *hi),
+                    _ => return Err(Halt::Unsupported("FOR loop without two bounds".into())),
+                };
+                LoopKind::Range {
+                    var,
+                    next: lo,
+                    last: hi,
+                    by: n.get(2).copied().unwrap_or(1).max(1),
+                }
+            }
+            LoopHead::Query { var, query } => {
+                // The query runs once, before the first
+                // iteration (PostgreSQL opens a cursor on one
+                // snapshot): a step of its own.
+                let ran = self.run_stmt(c, query)?;
+                let rows = std::mem::take(&mut self.last_rows);
+                self.frames.push(Frame::Loop {
+                    body,
+                    at: 0,
+                    label,
+                    fresh: true,
+                    kind: LoopKind::Rows { var, rows, next: 0 },
+                });
+                return Ok(Some(Step::Ran(Box::new(ran))));
+            }
+            LoopHead::Array { var, expr } => {
+                // The array is evaluated once, before the
+                // first iteration; its elements are the rows.
+                let (e, params) = self.bind(expr.expr.clone())?;
+                let sql = format!("SELECT unnest({e})");
+                let (rows, _) = query(c, &sql, &params)
+                    .map_err(|err| Halt::from_db(&err, Some(sql.clone())))?;
+                let rows: Vec<Vec<(String, Val)>> = rows
+                    .into_iter()
+                    .map(|(names, r)| names.into_iter().zip(r).collect())
+                    .collect();
+                let values = rows
+                    .iter()
+                    .map(|r| r.iter().map(|(_, v)| v.clone()).collect())
+                    .collect();
+                self.record(expr, sql, params, values);
+                LoopKind::Rows { var, rows, next: 0 }
+            }
+        };
+        self.frames.push(Frame::Loop {
+            body,
+            at: 0,
+            label,
+            fresh: true,
+            kind,
+        });
         Ok(None)
     }
 
