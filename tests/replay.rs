@@ -442,9 +442,11 @@ UPDATE A SET v = v + 1 WHERE id = :k;
 /// Random replay is not blind: on SmallBank's Balance and Amalgamate
 /// alone (the witness's programs), some rounds interleave Amalgamate's
 /// commit between Balance's two balance reads of the same customer, the
-/// read skew above. Seed 3 is fixed, so the rounds are the same on every
-/// run (round 6 is the first such); the assertion is only that the
-/// random replay reports at least one non-serializable round.
+/// read skew above. The seed is fixed, so the rounds are the same on every
+/// run (with seed 1, round 11 is the first such since issue 23's drawn
+/// rounds changed the random sequence; seed 3 found round 6 before); the
+/// assertion is only that the random replay reports at least one
+/// non-serializable round.
 #[test]
 fn random_replay_finds_the_read_skew() {
     let Some(s) = server() else { return };
@@ -457,7 +459,7 @@ fn random_replay_finds_the_read_skew() {
             "--random-txns",
             "2",
             "--seed",
-            "3",
+            "1",
             "--postgres",
         ])
         .arg(s.conninfo())

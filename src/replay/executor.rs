@@ -13,17 +13,18 @@
 //! schedules or witnesses: issue 15 drives it with random programs.
 //!
 //! A block with an EXCEPTION handler runs in a savepoint, as PL/pgSQL runs
-//! it in a subtransaction: an integrity violation (SQLSTATE class 23) or
-//! a RAISE (P0001) inside it rolls back to the savepoint and runs the
-//! first handler. The AST keeps no condition names, so which errors a
-//! handler catches is fixed here: those two, what `model::sqlgen` writes
-//! handlers for (`WHEN integrity_constraint_violation OR
-//! raise_exception`); other errors (deadlocks, serialization failures)
-//! stop the transaction. `GET DIAGNOSTICS v = ROW_COUNT` is the last
-//! statement's row count.
+//! it in a subtransaction: an error of the database inside it (a
+//! statement's, a condition's, a FETCH's), a RAISE, a failing ASSERT
+//! (P0004) or `INTO STRICT` finding no row (P0002) or several (P0003)
+//! rolls back to the savepoint and runs the first handler whose
+//! conditions catch its SQLSTATE (`errcodes`); an error no handler
+//! catches rolls back every block it leaves and stops the program.
+//! Explicit cursors are real cursors of the same name (`DECLARE c CURSOR
+//! FOR …` at OPEN, SQL FETCH/MOVE, CLOSE). `GET DIAGNOSTICS v =
+//! ROW_COUNT` is the last statement's row count.
 //!
-//! Not interpreted (the step reports [`Halt::Unsupported`]): cursors
-//! (OPEN), calls not inlined.
+//! Not interpreted (the step reports [`Halt::Unsupported`]): calls not
+//! inlined.
 
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
@@ -32,10 +33,11 @@ use postgres::fallible_iterator::FallibleIterator;
 use postgres::Client;
 use sqlparser::ast::{visit_expressions_mut, Expr, Value};
 
+use super::scratch::ident;
 use super::value::Val;
 use crate::frontend::lower::{may_read, statement_text};
 use crate::frontend::sql::ast::{Cond, LoopHead, Node, Stmt};
-use crate::frontend::sql::plpgsql::ROW_COUNT_MARK;
+use crate::frontend::sql::plpgsql::{ASSERT_MARK, CURSOR_MARK, HANDLER_MARK, ROW_COUNT_MARK};
 
 /// One SQL statement the executor ran, with what it observed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -124,9 +126,9 @@ enum Frame<'p> {
         nodes: &'p [Node],
         at: usize,
         label: Option<&'p str>,
-        /// An EXCEPTION block: its first handler and the number of its
-        /// savepoint.
-        handler: Option<(&'p [Node], usize)>,
+        /// An EXCEPTION block: its handlers (each body starting with its
+        /// conditions, `HANDLER_MARK`) and the number of its savepoint.
+        handler: Option<(&'p [Vec<Node>], usize)>,
     },
     Loop {
         body: &'p [Node],
@@ -182,6 +184,10 @@ pub struct Executor<'p> {
     observe: bool,
     /// Evaluations done and not yet returned by `step`.
     evals: std::collections::VecDeque<Ran>,
+    /// The cursor the next OPEN declares (its variable's name).
+    opening: Option<String>,
+    /// The row the last FETCH returned, with its column names.
+    fetched: Vec<(String, Val)>,
 }
 
 impl<'p> Executor<'p> {
@@ -202,6 +208,8 @@ impl<'p> Executor<'p> {
             done: false,
             observe: false,
             evals: Default::default(),
+            opening: None,
+            fetched: vec![],
         }
     }
 
@@ -326,232 +334,269 @@ impl<'p> Executor<'p> {
                     }
                 }
             };
-            match node {
-                Node::Sql(stmt) => match self.run_stmt(c, stmt) {
-                    Ok(r) => return Ok(Step::Ran(Box::new(r))),
-                    Err(h) => {
-                        let code = match &h {
-                            Halt::Db { code, .. } => code.clone(),
-                            _ => String::new(),
-                        };
-                        self.handle(c, h)?;
-                        // The caught error ended a statement of its own:
-                        // other transactions may commit before the
-                        // handler's first statement (PL/pgSQL runs each
-                        // on a fresh snapshot). What it observed is the
-                        // error.
-                        let source = statement_text(&stmt.snip.text);
-                        return Ok(Step::Ran(Box::new(Ran {
-                            sent: source.clone(),
-                            source,
-                            params: vec![],
-                            rows: vec![vec![Val::untyped(format!("error {code}"))]],
-                            affected: 0,
-                        })));
-                    }
-                },
-                Node::If(branches) => {
-                    for (cond, body) in branches {
-                        let take = match cond {
-                            None => true,
-                            Some(cond) => self.observe_eval(c, cond)?.is_true(),
-                        };
-                        if take {
-                            self.frames.push(Frame::Block {
-                                nodes: body,
-                                at: 0,
-                                label: None,
-                                handler: None,
-                            });
-                            break;
-                        }
-                    }
-                }
-                Node::Loop {
-                    head, body, label, ..
-                } => {
-                    let kind = match head {
-                        LoopHead::Plain => LoopKind::Plain,
-                        LoopHead::While(cond) => LoopKind::While(cond),
-                        LoopHead::Range { var, bounds } => {
-                            let n: Vec<i64> = bounds
-                                .iter()
-                                .map(|b| {
-                                    let v = self.observe_eval(c, b)?;
-                                    v.text.as_deref().and_then(|t| t.parse().ok()).ok_or_else(
-                                        || {
-                                            Halt::Unsupported(format!(
-                                                "loop bound `{}` is not an integer",
-                                                b.snip.text.trim()
-                                            ))
-                                        },
-                                    )
-                                })
-                                .collect::<Result<_, _>>()?;
-                            let (lo, hi) = match n.as_slice() {
-                                [lo, hi, ..] => (*lo, *hi),
-                                _ => {
-                                    return Err(Halt::Unsupported(
-                                        "FOR loop without two bounds".into(),
-                                    ))
-                                }
-                            };
-                            LoopKind::Range {
-                                var,
-                                next: lo,
-                                last: hi,
-                                by: n.get(2).copied().unwrap_or(1).max(1),
-                            }
-                        }
-                        LoopHead::Query { var, query } => {
-                            // The query runs once, before the first
-                            // iteration (PostgreSQL opens a cursor on one
-                            // snapshot): a step of its own.
-                            let ran = self.run_stmt(c, query)?;
-                            let rows = std::mem::take(&mut self.last_rows);
-                            self.frames.push(Frame::Loop {
-                                body,
-                                at: 0,
-                                label: label.as_deref(),
-                                fresh: true,
-                                kind: LoopKind::Rows { var, rows, next: 0 },
-                            });
-                            return Ok(Step::Ran(Box::new(ran)));
-                        }
-                        LoopHead::Array { var, expr } => {
-                            // The array is evaluated once, before the
-                            // first iteration; its elements are the rows.
-                            let (e, params) = self.bind(expr.expr.clone())?;
-                            let sql = format!("SELECT unnest({e})");
-                            let (rows, _) = query(c, &sql, &params)
-                                .map_err(|err| Halt::from_db(&err, Some(sql.clone())))?;
-                            let rows: Vec<Vec<(String, Val)>> = rows
-                                .into_iter()
-                                .map(|(names, r)| names.into_iter().zip(r).collect())
-                                .collect();
-                            let values = rows
-                                .iter()
-                                .map(|r| r.iter().map(|(_, v)| v.clone()).collect())
-                                .collect();
-                            self.record(expr, sql, params, values);
-                            LoopKind::Rows { var, rows, next: 0 }
-                        }
-                    };
-                    self.frames.push(Frame::Loop {
-                        body,
-                        at: 0,
-                        label: label.as_deref(),
-                        fresh: true,
-                        kind,
-                    });
-                }
-                Node::Exit {
-                    when, cont, label, ..
-                } => {
-                    let go = match when {
-                        None => true,
-                        Some(cond) => self.observe_eval(c, cond)?.is_true(),
-                    };
-                    if go {
-                        self.exit(*cont, label.as_deref())?;
-                    }
-                }
-                // RAISE NOTICE arguments and ASSERT: no effect on data,
-                // but what they read is output.
-                Node::Eval(exprs) => {
-                    if self.observe {
-                        for e in exprs {
-                            self.observe_eval(c, e)?;
-                        }
-                    }
-                }
-                Node::Begin { .. } => {}
-                Node::Assign { var, expr } if expr.snip.text == ROW_COUNT_MARK => {
-                    let v = Val::typed(self.row_count.to_string(), &postgres::types::Type::INT8);
-                    self.vars
-                        .insert(var.trim_start_matches(':').to_lowercase(), v);
-                }
-                // Run as written: the deferral is PostgreSQL's to apply.
-                Node::SetConstraints {
-                    names, deferred, ..
-                } => {
-                    let which = names.as_ref().map_or("ALL".to_string(), |n| {
-                        n.iter()
-                            .map(|x| format!("\"{}\"", x.replace('"', "\"\"")))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    });
-                    let mode = if *deferred { "DEFERRED" } else { "IMMEDIATE" };
-                    c.batch_execute(&format!("SET CONSTRAINTS {which} {mode}"))
-                        .map_err(|e| Halt::from_db(&e, None))?;
-                }
-                Node::Assign { var, expr } => {
-                    let v = self.observe_eval(c, expr)?;
-                    self.vars
-                        .insert(var.trim_start_matches(':').to_lowercase(), v);
-                }
-                // COMMIT splits programs before they get here; RETURN ends
-                // the routine.
-                Node::Commit { .. } | Node::Return { .. } => {
-                    self.frames.clear();
-                }
-                Node::Abort => {
-                    let raise = Halt::Db {
-                        code: "P0001".into(),
-                        message: "RAISE".into(),
-                        source: None,
-                    };
-                    if self.handle(c, raise).is_err() {
-                        self.done = true;
-                        return Ok(Step::RolledBack);
-                    }
-                }
-                Node::Block {
-                    label,
-                    body,
-                    handlers,
-                    ..
-                } => {
-                    let handler = match handlers.as_deref().and_then(|h| h.first()) {
-                        Some(h) => {
-                            self.savepoints += 1;
-                            let n = self.savepoints;
-                            savepoint(c, &format!("SAVEPOINT isolint_block_{n}"))?;
-                            Some((h.as_slice(), n))
-                        }
-                        None => None,
-                    };
-                    self.frames.push(Frame::Block {
-                        nodes: body,
-                        at: 0,
-                        label: label.as_deref(),
-                        handler,
-                    })
-                }
-                Node::Call { .. } => {
-                    return Err(Halt::Unsupported(
-                        "a routine call that was not inlined".into(),
-                    ))
-                }
-                Node::Open(_) => {
-                    return Err(Halt::Unsupported(
-                        "cursors (OPEN) are not replayed yet".into(),
-                    ))
-                }
-                Node::Prefix(_) => {
-                    return Err(Halt::Unsupported("an EXCEPTION block prefix".into()))
-                }
+            let r = match self.exec(c, node) {
+                Ok(r) => r,
+                Err(h) => self.caught(c, node, h)?,
+            };
+            if let Some(st) = r {
+                return Ok(st);
             }
         }
     }
 
-    /// An error inside an EXCEPTION block that catches it (see the module
-    /// comment): back to the block's savepoint, then its handler runs.
-    /// Otherwise the error stops the program.
+    /// An error of `node` handed to the EXCEPTION handlers. A RAISE
+    /// nothing catches: the program rolls back. A caught statement error
+    /// ended a statement of its own: other transactions may commit before
+    /// the handler's first statement (PL/pgSQL runs each on a fresh
+    /// snapshot); what it observed is the error.
+    fn caught(&mut self, c: &mut Client, node: &'p Node, h: Halt) -> Result<Option<Step>, Halt> {
+        let code = match &h {
+            Halt::Db { code, .. } => code.clone(),
+            _ => String::new(),
+        };
+        if let Err(h) = self.handle(c, h) {
+            if matches!(node, Node::Abort) {
+                self.done = true;
+                return Ok(Some(Step::RolledBack));
+            }
+            return Err(h);
+        }
+        let Node::Sql(stmt) = node else {
+            return Ok(None);
+        };
+        let source = statement_text(&stmt.snip.text);
+        Ok(Some(Step::Ran(Box::new(Ran {
+            sent: source.clone(),
+            source,
+            params: vec![],
+            rows: vec![vec![Val::untyped(format!("error {code}"))]],
+            affected: 0,
+        }))))
+    }
+
+    /// Runs one node: `Some` when it ran an SQL statement (or the program
+    /// rolled back), `None` when the walk goes on. An error goes to the
+    /// EXCEPTION handlers ([`Executor::handle`]).
+    fn exec(&mut self, c: &mut Client, node: &'p Node) -> Result<Option<Step>, Halt> {
+        match node {
+            Node::Sql(stmt) => return Ok(Some(Step::Ran(Box::new(self.run_stmt(c, stmt)?)))),
+            Node::If(branches) => {
+                for (cond, body) in branches {
+                    let take = match cond {
+                        None => true,
+                        Some(cond) => self.observe_eval(c, cond)?.is_true(),
+                    };
+                    if take {
+                        self.frames.push(Frame::Block {
+                            nodes: body,
+                            at: 0,
+                            label: None,
+                            handler: None,
+                        });
+                        break;
+                    }
+                }
+            }
+            Node::Loop {
+                head, body, label, ..
+            } => return self.start_loop(c, head, body, label.as_deref()),
+            Node::Exit {
+                when, cont, label, ..
+            } => {
+                let go = match when {
+                    None => true,
+                    Some(cond) => self.observe_eval(c, cond)?.is_true(),
+                };
+                if go {
+                    self.exit(*cont, label.as_deref())?;
+                }
+            }
+            // RAISE NOTICE arguments and ASSERT: no effect on data,
+            // but what they read is output.
+            Node::Eval(exprs) => match exprs.first().map(|e| e.snip.text.as_str()) {
+                // A handler's conditions: read by `handle`.
+                Some(t) if t.starts_with(HANDLER_MARK) => {}
+                Some(ASSERT_MARK) => self.assert(c, &exprs[1..])?,
+                _ if self.observe => {
+                    for e in exprs {
+                        self.observe_eval(c, e)?;
+                    }
+                }
+                _ => {}
+            },
+            Node::Begin { .. } => {}
+            Node::Assign { var, expr } if expr.snip.text.starts_with(CURSOR_MARK) => {
+                self.cursor(c, var, &expr.snip.text[CURSOR_MARK.len()..])?
+            }
+            Node::Assign { var, expr } if expr.snip.text == ROW_COUNT_MARK => {
+                let v = Val::typed(self.row_count.to_string(), &postgres::types::Type::INT8);
+                self.vars
+                    .insert(var.trim_start_matches(':').to_lowercase(), v);
+            }
+            // Run as written: the deferral is PostgreSQL's to apply.
+            Node::SetConstraints {
+                names, deferred, ..
+            } => {
+                let which = names.as_ref().map_or("ALL".to_string(), |n| {
+                    n.iter()
+                        .map(|x| format!("\"{}\"", x.replace('"', "\"\"")))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                });
+                let mode = if *deferred { "DEFERRED" } else { "IMMEDIATE" };
+                c.batch_execute(&format!("SET CONSTRAINTS {which} {mode}"))
+                    .map_err(|e| Halt::from_db(&e, None))?;
+            }
+            Node::Assign { var, expr } => {
+                let v = self.observe_eval(c, expr)?;
+                self.vars
+                    .insert(var.trim_start_matches(':').to_lowercase(), v);
+            }
+            // COMMIT splits programs before they get here; RETURN ends
+            // the routine.
+            Node::Commit { .. } | Node::Return { .. } => {
+                self.frames.clear();
+            }
+            Node::Abort => {
+                return Err(Halt::Db {
+                    code: "P0001".into(),
+                    message: "RAISE".into(),
+                    source: None,
+                })
+            }
+            Node::Block {
+                label,
+                body,
+                handlers,
+                ..
+            } => {
+                let handler = match handlers.as_deref() {
+                    Some(h) if !h.is_empty() => {
+                        self.savepoints += 1;
+                        let n = self.savepoints;
+                        savepoint(c, &format!("SAVEPOINT isolint_block_{n}"))?;
+                        Some((h, n))
+                    }
+                    _ => None,
+                };
+                self.frames.push(Frame::Block {
+                    nodes: body,
+                    at: 0,
+                    label: label.as_deref(),
+                    handler,
+                })
+            }
+            Node::Call { .. } => {
+                return Err(Halt::Unsupported(
+                    "a routine call that was not inlined".into(),
+                ))
+            }
+            Node::Open(query) => return Ok(Some(Step::Ran(Box::new(self.open(c, query)?)))),
+            Node::Prefix(_) => return Err(Halt::Unsupported("an EXCEPTION block prefix".into())),
+        }
+        Ok(None)
+    }
+
+    /// A loop reached: its head evaluated (a FOR's bounds, its query — a
+    /// step of its own —, its array) and its frame pushed.
+    fn start_loop(
+        &mut self,
+        c: &mut Client,
+        head: &'p LoopHead,
+        body: &'p [Node],
+        label: Option<&'p str>,
+    ) -> Result<Option<Step>, Halt> {
+        let kind = match head {
+            LoopHead::Plain => LoopKind::Plain,
+            LoopHead::While(cond) => LoopKind::While(cond),
+            LoopHead::Range { var, bounds } => {
+                let n: Vec<i64> = bounds
+                    .iter()
+                    .map(|b| {
+                        let v = self.observe_eval(c, b)?;
+                        v.text
+                            .as_deref()
+                            .and_then(|t| t.parse().ok())
+                            .ok_or_else(|| {
+                                Halt::Unsupported(format!(
+                                    "loop bound `{}` is not an integer",
+                                    b.snip.text.trim()
+                                ))
+                            })
+                    })
+                    .collect::<Result<_, _>>()?;
+                let (lo, hi) = match n.as_slice() {
+                    [lo, hi, ..] => (*lo, *hi),
+                    _ => return Err(Halt::Unsupported("FOR loop without two bounds".into())),
+                };
+                LoopKind::Range {
+                    var,
+                    next: lo,
+                    last: hi,
+                    by: n.get(2).copied().unwrap_or(1).max(1),
+                }
+            }
+            LoopHead::Query { var, query } => {
+                // The query runs once, before the first
+                // iteration (PostgreSQL opens a cursor on one
+                // snapshot): a step of its own.
+                let ran = self.run_stmt(c, query)?;
+                let rows = std::mem::take(&mut self.last_rows);
+                self.frames.push(Frame::Loop {
+                    body,
+                    at: 0,
+                    label,
+                    fresh: true,
+                    kind: LoopKind::Rows { var, rows, next: 0 },
+                });
+                return Ok(Some(Step::Ran(Box::new(ran))));
+            }
+            LoopHead::Array { var, expr } => {
+                // The array is evaluated once, before the
+                // first iteration; its elements are the rows.
+                let (e, params) = self.bind(expr.expr.clone())?;
+                let sql = format!("SELECT unnest({e})");
+                let (rows, _) = query(c, &sql, &params)
+                    .map_err(|err| Halt::from_db(&err, Some(sql.clone())))?;
+                let rows: Vec<Vec<(String, Val)>> = rows
+                    .into_iter()
+                    .map(|(names, r)| names.into_iter().zip(r).collect())
+                    .collect();
+                let values = rows
+                    .iter()
+                    .map(|r| r.iter().map(|(_, v)| v.clone()).collect())
+                    .collect();
+                self.record(expr, sql, params, values);
+                LoopKind::Rows { var, rows, next: 0 }
+            }
+        };
+        self.frames.push(Frame::Loop {
+            body,
+            at: 0,
+            label,
+            fresh: true,
+            kind,
+        });
+        Ok(None)
+    }
+
+    /// An error inside EXCEPTION blocks, as PL/pgSQL handles it: from the
+    /// innermost block out, each block's subtransaction is rolled back
+    /// (its savepoint) and the first of its handlers whose conditions
+    /// match the SQLSTATE runs (`OTHERS` matches all but query_canceled
+    /// and assert_failure; a class name, or a `SQLSTATE 'xx000'`, its
+    /// class). When none does, the error stops the program. Only errors
+    /// of the database (and ASSERT, RAISE, STRICT) are caught; what the
+    /// executor cannot run is not.
     fn handle(&mut self, c: &mut Client, h: Halt) -> Result<(), Halt> {
-        let caught =
-            matches!(&h, Halt::Db { code, .. } if code.starts_with("23") || code == "P0001");
-        let at = self.frames.iter().rposition(|f| {
+        let Halt::Db { code, message, .. } = &h else {
+            return Err(h);
+        };
+        if code == "08000" {
+            return Err(h);
+        }
+        let (code, message) = (code.clone(), message.clone());
+        while let Some(at) = self.frames.iter().rposition(|f| {
             matches!(
                 f,
                 Frame::Block {
@@ -559,27 +604,154 @@ impl<'p> Executor<'p> {
                     ..
                 }
             )
-        });
-        let (Some(at), true) = (at, caught) else {
-            return Err(h);
+        }) {
+            let Some(Frame::Block {
+                handler: Some((handlers, n)),
+                ..
+            }) = self.frames.get(at)
+            else {
+                return Err(h);
+            };
+            let (handlers, n) = (*handlers, *n);
+            self.frames.truncate(at);
+            savepoint(c, &format!("ROLLBACK TO SAVEPOINT isolint_block_{n}"))?;
+            savepoint(c, &format!("RELEASE SAVEPOINT isolint_block_{n}"))?;
+            let caught = handlers.iter().find(|body| {
+                let conds = match body.first() {
+                    Some(Node::Eval(e)) => e.first().map(|x| x.snip.text.as_str()),
+                    _ => None,
+                };
+                // A handler without its conditions (an AST built
+                // elsewhere): what `model::sqlgen` writes handlers for.
+                conds
+                    .and_then(|t| t.strip_prefix(HANDLER_MARK))
+                    .map_or(code.starts_with("23") || code == "P0001", |t| {
+                        super::errcodes::catches(t, &code)
+                    })
+            });
+            if let Some(body) = caught {
+                self.vars
+                    .insert("sqlstate".into(), Val::untyped(code.clone()));
+                self.vars
+                    .insert("sqlerrm".into(), Val::untyped(message.clone()));
+                self.frames.push(Frame::Block {
+                    nodes: body,
+                    at: 0,
+                    label: None,
+                    handler: None,
+                });
+                return Ok(());
+            }
+        }
+        Err(h)
+    }
+
+    /// ASSERT cond [, message]: assert_failure (P0004) when the condition
+    /// is false or NULL (PL/pgSQL's `plpgsql.check_asserts` is on by
+    /// default).
+    fn assert(&mut self, c: &mut Client, exprs: &[Cond]) -> Result<(), Halt> {
+        let Some(cond) = exprs.first() else {
+            return Ok(());
         };
-        let Some(Frame::Block {
-            handler: Some((body, n)),
-            ..
-        }) = self.frames.get(at)
-        else {
-            return Err(h);
+        let v = if self.observe {
+            self.observe_eval(c, cond)?
+        } else {
+            self.eval(c, &cond.expr)?
         };
-        let (body, n) = (*body, *n);
-        self.frames.truncate(at);
-        savepoint(c, &format!("ROLLBACK TO SAVEPOINT isolint_block_{n}"))?;
-        savepoint(c, &format!("RELEASE SAVEPOINT isolint_block_{n}"))?;
-        self.frames.push(Frame::Block {
-            nodes: body,
-            at: 0,
-            label: None,
-            handler: None,
+        if v.is_true() {
+            return Ok(());
+        }
+        let message = match exprs.get(1) {
+            Some(m) => self.eval(c, &m.expr)?.text.unwrap_or_default(),
+            None => "assertion failed".into(),
+        };
+        Err(Halt::Db {
+            code: "P0004".into(),
+            message,
+            source: Some(statement_text(&cond.snip.text)),
+        })
+    }
+
+    /// OPEN: the cursor's query as a real cursor of the same name
+    /// (`DECLARE c CURSOR FOR …`), so its snapshot is OPEN's, its rows
+    /// (and row locks, FOR UPDATE) come at FETCH, and `WHERE CURRENT OF c`
+    /// names its row, as in PL/pgSQL. A step: the statement the BTP reads
+    /// with.
+    fn open(&mut self, c: &mut Client, stmt: &Stmt) -> Result<Ran, Halt> {
+        let source = statement_text(&stmt.snip.text);
+        let name = self.opening.take().unwrap_or_else(|| {
+            self.savepoints += 1;
+            format!("isolint_cursor_{}", self.savepoints)
         });
+        let (sql, params) = self.bind(stmt.sql.clone())?;
+        let sent = weak_locks(&source, sql.to_string());
+        let sent = format!("DECLARE {} CURSOR FOR {sent}", ident(&name));
+        query(c, &sent, &params).map_err(|e| Halt::from_db(&e, Some(source.clone())))?;
+        Ok(Ran {
+            source,
+            sent,
+            params,
+            rows: vec![],
+            affected: 0,
+        })
+    }
+
+    /// The cursor marks (`CURSOR_MARK`): OPEN names the cursor the next
+    /// `Node::Open` declares; FETCH/MOVE run as SQL on it (FOUND: a row
+    /// fetched, or moved over); a FETCH target takes its column of the
+    /// row fetched (NULL when there was none); CLOSE closes it.
+    fn cursor(&mut self, c: &mut Client, var: &str, mark: &str) -> Result<(), Halt> {
+        let var = var.trim_start_matches(':').to_lowercase();
+        let mut words = mark.split_whitespace();
+        match words.next() {
+            Some("OPEN") => self.opening = Some(var),
+            Some("CLOSE") => {
+                savepoint(c, &format!("CLOSE {}", ident(&var)))?;
+            }
+            Some("INTO") => {
+                let k: usize = words.next().and_then(|w| w.parse().ok()).unwrap_or(0);
+                let n: usize = words.next().and_then(|w| w.parse().ok()).unwrap_or(1);
+                if n == 1 && self.fetched.len() > 1 {
+                    for (name, v) in &self.fetched {
+                        self.vars
+                            .insert(format!("{var}${}", name.to_lowercase()), v.clone());
+                    }
+                }
+                let v = self
+                    .fetched
+                    .get(k)
+                    .map_or_else(Val::null, |(_, v)| v.clone());
+                self.vars.insert(var, v);
+            }
+            Some(_) => {
+                // `FETCH [direction] [FROM|IN] c` is SQL's FETCH too.
+                let sql = mark.trim();
+                let (rows, affected) =
+                    query(c, sql, &[]).map_err(|e| Halt::from_db(&e, Some(sql.to_string())))?;
+                let fetch = sql
+                    .get(..5)
+                    .is_some_and(|w| w.eq_ignore_ascii_case("FETCH"));
+                self.found = if fetch {
+                    !rows.is_empty()
+                } else {
+                    affected > 0
+                };
+                self.row_count = affected;
+                self.fetched = rows
+                    .into_iter()
+                    .next()
+                    .map(|(names, r)| names.into_iter().zip(r).collect())
+                    .unwrap_or_default();
+                // `WHERE CURRENT OF c` reaches the executor as equalities
+                // of the table's key with `:c$col` (`plenv::current_of`):
+                // the fetched row's columns under the cursor's name.
+                for (name, v) in &self.fetched {
+                    self.vars
+                        .insert(format!("{var}${}", name.to_lowercase()), v.clone());
+                }
+            }
+            None => {}
+        }
         Ok(())
     }
 
@@ -664,6 +836,21 @@ impl<'p> Executor<'p> {
         self.found = affected > 0 || !rows.is_empty();
         self.row_count = affected;
         if !stmt.into.is_empty() {
+            // PL/pgSQL: INTO STRICT wants exactly one row; an INSERT,
+            // UPDATE or DELETE … RETURNING INTO at most one, STRICT or not.
+            let strict = into_strict(&stmt.snip.text);
+            let dml = !matches!(stmt.sql, sqlparser::ast::Statement::Query(_));
+            let err = |code: &str, message: &str| Halt::Db {
+                code: code.into(),
+                message: message.into(),
+                source: Some(source.clone()),
+            };
+            if rows.len() > 1 && (strict || dml) {
+                return Err(err("P0003", "query returned more than one row"));
+            }
+            if rows.is_empty() && strict {
+                return Err(err("P0002", "query returned no rows"));
+            }
             let first = rows.first();
             let n = first.map_or(0, |(_, r)| r.len());
             if stmt.into.len() == 1 && n > 1 {
@@ -775,6 +962,16 @@ impl<'p> Executor<'p> {
         sp(c, "RELEASE SAVEPOINT isolint_eval")?;
         Ok(first_value(rows))
     }
+}
+
+/// `… INTO STRICT …` in the statement as written.
+fn into_strict(text: &str) -> bool {
+    let words: Vec<String> = text
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .map(|w| w.to_ascii_uppercase())
+        .collect();
+    words.windows(2).any(|w| w[0] == "INTO" && w[1] == "STRICT")
 }
 
 fn savepoint(c: &mut Client, sql: &str) -> Result<(), Halt> {

@@ -20,6 +20,7 @@
 //! server): it is the one exception to "only `cli` spawns processes".
 
 pub mod confirmed;
+pub mod errcodes;
 pub mod executor;
 pub mod invariants;
 pub mod random;

@@ -4,15 +4,19 @@
 //! never show an anomaly here (Definition 3.1: every schedule allowed
 //! under MVRC is serializable); a non-robust one may, by chance.
 //!
-//! The data, drawn afresh for every round: `keys` rows per table. Row
-//! i holds i in every column of a unique index (primary keys: `k<i>` for
-//! text), each foreign key of row i points at a parent row drawn from
-//! 1..=keys (several children may share one, some parents have none), and
-//! every other column holds r of its type, r drawn from 1..=keys per cell:
-//! a predicate `status = :s` matches several rows, one, or none (issue
-//! 23: with row i = i everywhere each predicate matched one row, and few
-//! not-robust workloads showed an anomaly). A round whose drawn rows
-//! PostgreSQL refuses (a CHECK constraint) runs on the row i = i data.
+//! The data: `keys` rows per table. In even rounds row i holds i in every
+//! integer or numeric column, `k<i>` in every text column (so a foreign
+//! key of row i finds row i of its parent, and `a > :x` has a row at its
+//! boundary). Odd rounds draw the rows afresh so that values spread: row
+//! i holds i in every column of a unique index (primary keys), each
+//! foreign key of row i points at a parent row drawn from 1..=keys
+//! (several children may share one, some parents have none), and every
+//! other column holds r of its type, r drawn per cell — 1 with
+//! probability 2/3, else from 1..=keys — and so are that round's
+//! parameters: a predicate `b = :x` matches several rows, one, or none,
+//! and instances meet on the same rows more often (issue 23). A round
+//! whose drawn rows PostgreSQL refuses (a CHECK constraint) runs on the
+//! row i = i data.
 //! Columns with a default keep it. The parameters: a parameter a program
 //! compares with a text column is `k<r>`, any other one r, with r drawn
 //! from 1..=keys, so instances collide on rows; a parameter an INSERT puts
@@ -193,8 +197,14 @@ pub fn replay(
     }
     let mut fresh = 1_000_000u64;
     for round in 0..cfg.rounds {
-        let drawn = spread_rows(&scratch, &keys, cfg.keys, &mut rng);
-        let seed = super::run::reset(&mut scratch, &drawn).unwrap_or_else(|_| base.clone());
+        // Every other round on row i = i (a predicate `a > :x` finds its
+        // boundary row there), the others on drawn rows.
+        let seed = if round % 2 == 0 {
+            base.clone()
+        } else {
+            let drawn = spread_rows(&scratch, &keys, cfg.keys, &mut rng);
+            super::run::reset(&mut scratch, &drawn).unwrap_or_else(|_| base.clone())
+        };
         let mut txns = vec![];
         for t in 0..cfg.txns.max(1) {
             let p = rng.below(programs);
@@ -212,7 +222,11 @@ pub fn replay(
                         _ => Val::untyped(fresh.to_string()),
                     }
                 } else {
-                    let r = rng.below(cfg.keys) + 1;
+                    let r = if round % 2 == 1 {
+                        skewed(&mut rng, cfg.keys)
+                    } else {
+                        rng.below(cfg.keys) + 1
+                    };
                     let other = u.other.and_then(|oid| {
                         let col = Column::of_type(name, oid, "");
                         cell(&col, r)
@@ -370,6 +384,17 @@ impl Keys {
     }
 }
 
+/// 1 with probability 2/3, else a number drawn from 1..=n: drawn rows
+/// and parameters meet on 1 often (a predicate matches several rows),
+/// and rows holding another value match none of those predicates.
+fn skewed(rng: &mut Rng, n: usize) -> usize {
+    if rng.below(3) < 2 {
+        1
+    } else {
+        rng.below(n.max(1)) + 1
+    }
+}
+
 /// `keys` rows per table whose values spread (see the module comment),
 /// parents first.
 fn spread_rows(scratch: &Scratch, keys: &Keys, n: usize, rng: &mut Rng) -> Vec<SeedRow> {
@@ -386,7 +411,7 @@ fn spread_rows(scratch: &Scratch, keys: &Keys, n: usize, rng: &mut Rng) -> Vec<S
                 } else if *p == t.name {
                     rng.below(i) + 1
                 } else {
-                    rng.below(n) + 1
+                    skewed(rng, n)
                 };
                 for c in cols {
                     parent.entry(c.as_str()).or_insert(j);
@@ -402,7 +427,7 @@ fn spread_rows(scratch: &Scratch, keys: &Keys, n: usize, rng: &mut Rng) -> Vec<S
                     } else if let Some(&j) = parent.get(c.name.as_str()) {
                         j
                     } else {
-                        rng.below(n) + 1
+                        skewed(rng, n)
                     };
                     cell(c, r).map(|v| (c.name.clone(), v))
                 })

@@ -285,7 +285,16 @@ impl P<'_> {
                 "RAISE" => nodes.push(self.raise()?),
                 "ASSERT" => {
                     let semi = self.semi_after("ASSERT", at, "write ASSERT condition;")?;
-                    let e = self.exprs(self.toks[self.pos].2, self.toks[semi].1)?;
+                    let mut e = self.exprs(self.toks[self.pos].2, self.toks[semi].1)?;
+                    // Marked for the replay's executor, which raises
+                    // assert_failure as PL/pgSQL does.
+                    let mut mark = self.cond(Snippet {
+                        text: "NULL".into(),
+                        offset: at,
+                        parsed: None,
+                    })?;
+                    mark.snip.text = super::plpgsql::ASSERT_MARK.into();
+                    e.insert(0, mark);
                     self.pos = semi + 1;
                     nodes.push(Node::Eval(e));
                 }

@@ -184,7 +184,9 @@ impl P<'_> {
             "FETCH" | "MOVE" => nodes.extend(self.fetch()?),
             "CLOSE" => {
                 let semi = self.semi_after(w, at, "end it with `;`")?;
+                let name = self.word(self.pos + 1).unwrap_or_default().to_lowercase();
                 self.pos = semi + 1;
+                nodes.extend(self.cursor_mark(&name, "CURSOR CLOSE", at)?);
             }
             "GET" => nodes.extend(self.diagnostics()?),
             "EXECUTE" => nodes.extend(self.execute()?),
@@ -350,8 +352,17 @@ impl P<'_> {
                     "write EXCEPTION WHEN condition THEN …",
                 ));
             };
+            let conds = self.file.text[self.toks[self.pos].2..self.toks[then].1].trim();
+            let mut mark = self.cond(Snippet {
+                text: "NULL".into(),
+                offset: at,
+                parsed: None,
+            })?;
+            mark.snip.text = format!("{}{conds}", super::HANDLER_MARK);
             self.pos = then + 1;
-            out.push(self.block(Ctx::Handler, opener)?);
+            let mut body = vec![Node::Eval(vec![mark])];
+            body.extend(self.block(Ctx::Handler, opener)?);
+            out.push(body);
         }
         if out.is_empty() {
             let at = self.start();
@@ -963,6 +974,7 @@ impl P<'_> {
             }
             let q = self.sql(self.toks[k].2, end)?;
             self.pos = semi + 1;
+            out.extend(self.cursor_mark(&name, "CURSOR OPEN", at)?);
             out.push(Node::Open(Box::new(q)));
             return Ok(out);
         }
@@ -982,6 +994,7 @@ impl P<'_> {
         out.extend(self.cursor_args(&cursor, name_end, end, at)?);
         self.pos = semi + 1;
         if let Some(q) = cursor.query {
+            out.extend(self.cursor_mark(&name, "CURSOR OPEN", at)?);
             out.push(Node::Open(Box::new(q)));
         }
         Ok(out)
@@ -1084,25 +1097,47 @@ impl P<'_> {
         // The cursor moves: `CURRENT OF c` names another row.
         let last = into.unwrap_or(semi).saturating_sub(1);
         if let Some(c) = self.word(last).map(|w| w.to_lowercase()) {
-            if self
-                .pl
-                .as_ref()
-                .is_some_and(|pl| pl.var(&c) == Some(VarKind::Cursor))
-            {
-                let null = self.cond(Snippet {
-                    text: "NULL".into(),
-                    offset: at,
-                    parsed: None,
-                })?;
-                out.push(Node::Assign { var: c, expr: null });
-            }
+            let upto = into.map_or(self.toks[semi].1, |k| self.toks[k].1);
+            let text = format!("CURSOR {}", self.file.text[at..upto].trim());
+            out.extend(self.cursor_mark(&c, &text, at)?);
         }
         if let Some(k) = into {
             let (from, to) = (self.toks[k].2, self.toks[semi].1);
-            out.extend(self.fresh_targets(from, to, at, false)?);
+            let targets = self.fresh_targets(from, to, at, false)?;
+            let n = targets.len();
+            for (i, mut t) in targets.into_iter().enumerate() {
+                if let Node::Assign { expr, .. } = &mut t {
+                    expr.snip.text = format!("CURSOR INTO {i} {n}");
+                }
+                out.push(t);
+            }
         }
         self.pos = semi + 1;
         Ok(out)
+    }
+
+    /// The cursor variable `c` assigned a fresh value, marked `text` for
+    /// the replay's executor (`CURSOR_MARK`): OPEN, FETCH/MOVE and CLOSE
+    /// move the cursor, so `CURRENT OF c` names another row. Nothing when
+    /// `c` is no cursor variable of the routine.
+    fn cursor_mark(&self, c: &str, text: &str, at: usize) -> Result<Option<Node>> {
+        if !self
+            .pl
+            .as_ref()
+            .is_some_and(|pl| pl.var(c) == Some(VarKind::Cursor))
+        {
+            return Ok(None);
+        }
+        let mut null = self.cond(Snippet {
+            text: "NULL".into(),
+            offset: at,
+            parsed: None,
+        })?;
+        null.snip.text = text.to_string();
+        Ok(Some(Node::Assign {
+            var: c.to_string(),
+            expr: null,
+        }))
     }
 
     /// Comma-separated variables from..to: each assigned a fresh value.

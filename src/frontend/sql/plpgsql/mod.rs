@@ -32,6 +32,26 @@ use crate::model::schema::Schema;
 /// expression written in a program has this text).
 pub const ROW_COUNT_MARK: &str = "GET DIAGNOSTICS ROW_COUNT";
 
+/// Marks for the replay's executor (no expression written in a program
+/// has these texts; lowering sees what it always saw: assignments of
+/// fresh values, and expressions that read nothing). The text of the
+/// cursor variable's assignment at `OPEN c` is `CURSOR OPEN`, at `CLOSE
+/// c` `CURSOR CLOSE`, at `FETCH …`/`MOVE …` `CURSOR ` and the statement
+/// up to INTO (`CURSOR FETCH NEXT FROM c`); a FETCH target k of n has
+/// `CURSOR INTO k n`.
+pub const CURSOR_MARK: &str = "CURSOR ";
+
+/// The first expression of an ASSERT's `Node::Eval` (then the condition
+/// and the message): the executor raises `assert_failure` when the
+/// condition is not true.
+pub const ASSERT_MARK: &str = "ASSERT";
+
+/// The first node of an EXCEPTION handler's body: `Node::Eval` of an
+/// expression with this text followed by the handler's conditions as
+/// written (`EXCEPTION WHEN no_data_found OR SQLSTATE '22012'`), so the
+/// executor catches what PL/pgSQL catches.
+pub const HANDLER_MARK: &str = "EXCEPTION WHEN ";
+
 /// The label of the block an `EXECUTE 'literal'` statement is wrapped
 /// in: EXECUTE sets ROW_COUNT but not FOUND (no user label has a `$`).
 pub const EXECUTE_LABEL: &str = "$execute";
