@@ -9,6 +9,8 @@
 //! ([`MAX_VARIANTS`] at most), each try a full replay with its own serial
 //! runs.
 
+use std::collections::HashSet;
+
 use super::server::Server;
 use super::value::Val;
 use super::witness::{self, Plan, Verdict, WitnessReplay};
@@ -88,7 +90,7 @@ pub fn replay_confirmed(
 }
 
 /// At most this many other value choices are tried for one schedule.
-pub const MAX_VARIANTS: usize = 24;
+pub const MAX_VARIANTS: usize = 32;
 
 /// One value changed in a plan.
 #[derive(Debug, Clone)]
@@ -99,6 +101,13 @@ enum Change {
     /// Seed row `row`'s column `col` takes a value a predicate compares
     /// that column with.
     Cell { row: usize, col: String, val: Val },
+    /// The parameters one statement compares with columns take seed row
+    /// `row`'s values of those columns, in every transaction running it
+    /// (`(txn, parameter, value)`): the statement meets that row.
+    Row {
+        row: usize,
+        set: Vec<(usize, String, Val)>,
+    },
 }
 
 impl Change {
@@ -107,6 +116,18 @@ impl Change {
             Change::Param { txn, name, val } => {
                 if let Some(t) = p.txns.get_mut(*txn) {
                     t.params.insert(name.clone(), val.clone());
+                }
+            }
+            Change::Row { set, .. } => {
+                for (txn, name, val) in set {
+                    if let Some(t) = p.txns.get_mut(*txn) {
+                        let oid = t.params.get(name).map_or(val.oid, |v| v.oid);
+                        let val = Val {
+                            text: val.text.clone(),
+                            oid,
+                        };
+                        t.params.insert(name.clone(), val);
+                    }
                 }
             }
             Change::Cell { row, col, val } => {
@@ -135,6 +156,24 @@ impl Change {
                 row + 1,
                 p.seed.get(*row).map_or("?", |r| r.table.as_str())
             ),
+            Change::Row { row, set } => format!(
+                "{} (seed row {} of {}, which the statement comparing them meets)",
+                set.iter()
+                    .map(|(t, n, v)| format!("T{} {n} = {v}", t + 1))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                row + 1,
+                p.seed.get(*row).map_or("?", |r| r.table.as_str())
+            ),
+        }
+    }
+
+    /// The (transaction, parameter) pairs or seed cells it sets.
+    fn targets(&self) -> Vec<String> {
+        match self {
+            Change::Param { txn, name, .. } => vec![format!("{txn}:{name}")],
+            Change::Row { set, .. } => set.iter().map(|(t, n, _)| format!("{t}:{n}")).collect(),
+            Change::Cell { row, col, .. } => vec![format!("{row}.{col}")],
         }
     }
 }
@@ -208,57 +247,66 @@ fn replay_searching(
 
 /// Two changes of the same parameter or cell cannot both hold.
 fn conflicts(a: &Change, b: &Change) -> bool {
-    match (a, b) {
-        (
-            Change::Param { txn, name, .. },
-            Change::Param {
-                txn: t2, name: n2, ..
-            },
-        ) => txn == t2 && name == n2,
-        (
-            Change::Cell { row, col, .. },
-            Change::Cell {
-                row: r2, col: c2, ..
-            },
-        ) => row == r2 && col == c2,
-        _ => false,
-    }
+    let tb = b.targets();
+    a.targets().iter().any(|x| tb.contains(x))
 }
 
 /// The value changes worth trying for `plan` (see [`replay_searching`]).
 fn candidates(plan: &Plan, w: &Workload, s: &Schedule) -> Vec<Change> {
-    let mut out = vec![];
-    for (t, tx) in plan.txns.iter().enumerate() {
-        for (name, v) in &tx.params {
-            for (u, other) in plan.txns.iter().enumerate() {
-                match other.params.get(name) {
-                    Some(x) if u != t && x.text != v.text && x.text.is_some() => {
-                        out.push(Change::Param {
-                            txn: t,
-                            name: name.clone(),
-                            val: x.clone(),
-                        })
-                    }
-                    _ => {}
-                }
-            }
-        }
-    }
     let mut programs: Vec<usize> = s.transactions.iter().map(|t| t.program).collect();
     programs.sort_unstable();
     programs.dedup();
+    let names: HashSet<String> = plan
+        .txns
+        .iter()
+        .flat_map(|t| t.params.keys().cloned())
+        .collect();
     let mut lits: Vec<(String, String)> = vec![];
+    let mut rows = vec![];
+    // Parameters some statement compares with a column: the ones that
+    // decide which rows a statement meets.
+    let mut compared: HashSet<String> = HashSet::new();
     for p in programs {
         for st in &w.programs[p].statements {
-            if let Some(sql) = &st.sql {
-                for x in compared_literals(sql) {
-                    if !lits.contains(&x) {
-                        lits.push(x);
+            let Some(sql) = &st.sql else { continue };
+            let mut params = vec![];
+            for (col, other) in comparisons(sql, &names) {
+                match other {
+                    Other::Lit(l) if !lits.contains(&(col.clone(), l.clone())) => {
+                        lits.push((col, l))
                     }
+                    Other::Param(n) => {
+                        compared.insert(n.clone());
+                        params.push((col, n));
+                    }
+                    Other::Lit(_) => {}
                 }
             }
+            rows.extend(row_changes(plan, s, p, &params));
         }
     }
+    // First: a statement meets a seeded row, the statements pinning most
+    // parameters first (a customer's warehouse, district and id).
+    rows.sort_by_key(|c| match c {
+        Change::Row { set, .. } => std::cmp::Reverse(set.len()),
+        _ => std::cmp::Reverse(0),
+    });
+    let mut out: Vec<Change> = vec![];
+    for c in rows {
+        let dup = out.iter().any(|x| match (x, &c) {
+            (Change::Row { set: a, .. }, Change::Row { set: b, .. }) => {
+                a.len() == b.len()
+                    && a.iter()
+                        .zip(b)
+                        .all(|(p, q)| p.0 == q.0 && p.1 == q.1 && p.2.text == q.2.text)
+            }
+            _ => false,
+        });
+        if !dup {
+            out.push(c);
+        }
+    }
+    // Then: a seeded cell at a literal a predicate compares it with.
     for (row, r) in plan.seed.iter().enumerate() {
         for (col, v) in &r.values {
             for (c, lit) in &lits {
@@ -277,7 +325,63 @@ fn candidates(plan: &Plan, w: &Workload, s: &Schedule) -> Vec<Change> {
             }
         }
     }
+    // Last: a compared parameter equal to another transaction's.
+    for (t, tx) in plan.txns.iter().enumerate() {
+        for (name, v) in tx.params.iter().filter(|(n, _)| compared.contains(*n)) {
+            for (u, other) in plan.txns.iter().enumerate() {
+                match other.params.get(name) {
+                    Some(x) if u != t && x.text != v.text && x.text.is_some() => {
+                        out.push(Change::Param {
+                            txn: t,
+                            name: name.clone(),
+                            val: x.clone(),
+                        })
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
     out
+}
+
+/// For a statement of program `p` comparing columns with parameters
+/// (`params`: column, parameter), one change per seed row that has those
+/// columns: every transaction of `p` takes the row's values.
+fn row_changes(plan: &Plan, s: &Schedule, p: usize, params: &[(String, String)]) -> Vec<Change> {
+    let mut out = vec![];
+    for (row, r) in plan.seed.iter().enumerate() {
+        let mut set: Vec<(usize, String, Val)> = vec![];
+        for (t, tr) in s.transactions.iter().enumerate() {
+            let Some(tx) = plan.txns.get(t).filter(|_| tr.program == p) else {
+                continue;
+            };
+            for (col, name) in params {
+                let Some((_, v)) = r.values.iter().find(|(c, _)| c.eq_ignore_ascii_case(col))
+                else {
+                    continue;
+                };
+                let known = set.iter().any(|(u, n, _)| *u == t && n == name);
+                if v.text.is_some() && !known && tx.params.contains_key(name) {
+                    set.push((t, name.clone(), v.clone()));
+                }
+            }
+        }
+        let changes = set
+            .iter()
+            .any(|(t, n, v)| plan.txns[*t].params.get(n).map(|x| &x.text) != Some(&v.text));
+        if changes {
+            out.push(Change::Row { row, set });
+        }
+    }
+    out
+}
+
+/// What a statement compares a column with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Other {
+    Lit(String),
+    Param(String),
 }
 
 /// A literal and, for an integer, its neighbours (a predicate `= 10`
@@ -293,33 +397,40 @@ fn near(lit: &str) -> Vec<String> {
     }
 }
 
-/// `(column, literal)` for every comparison of a column with a constant
-/// in `sql` (PostgreSQL's parse; `:name` parameters read as `$1`). Text
-/// PostgreSQL does not parse gives nothing.
-fn compared_literals(sql: &str) -> Vec<(String, String)> {
+/// `(column, what it is compared with)` for every comparison in `sql` of
+/// a column with a constant or with a parameter (`:name`, or a bare
+/// identifier among `params`, as PL/pgSQL writes them), from PostgreSQL's
+/// parse. Text PostgreSQL does not parse gives nothing.
+fn comparisons(sql: &str, params: &HashSet<String>) -> Vec<(String, Other)> {
     use crate::frontend::sql::pg::{self, protobuf::a_const::Val as C, NodeEnum, NodeRef};
-    let text = without_into(&positional(sql));
-    let Ok(parsed) = pg::parse(&text) else {
+    type N = Option<Box<pg::protobuf::Node>>;
+    let (text, names) = positional(sql);
+    let Ok(parsed) = pg::parse(&without_into(&text)) else {
         return vec![];
     };
-    let column =
-        |n: &Option<Box<pg::protobuf::Node>>| match n.as_ref().and_then(|n| n.node.as_ref()) {
-            Some(NodeEnum::ColumnRef(c)) => match c.fields.last().and_then(|f| f.node.as_ref()) {
-                Some(NodeEnum::String(s)) => Some(s.sval.clone()),
-                _ => None,
-            },
+    let name = |n: &N| match n.as_ref().and_then(|n| n.node.as_ref()) {
+        Some(NodeEnum::ColumnRef(c)) => match c.fields.last().and_then(|f| f.node.as_ref()) {
+            Some(NodeEnum::String(s)) => Some((s.sval.clone(), c.fields.len())),
             _ => None,
-        };
-    let constant =
-        |n: &Option<Box<pg::protobuf::Node>>| match n.as_ref().and_then(|n| n.node.as_ref()) {
-            Some(NodeEnum::AConst(c)) => match &c.val {
-                Some(C::Ival(i)) => Some(i.ival.to_string()),
-                Some(C::Fval(f)) => Some(f.fval.clone()),
-                Some(C::Sval(s)) => Some(s.sval.clone()),
-                _ => None,
-            },
+        },
+        _ => None,
+    };
+    let param = |n: &N| match n.as_ref().and_then(|n| n.node.as_ref()) {
+        Some(NodeEnum::ParamRef(p)) => names.get((p.number as usize).wrapping_sub(1)).cloned(),
+        _ => name(n)
+            .filter(|(x, k)| *k == 1 && params.contains(&x.to_ascii_lowercase()))
+            .map(|(x, _)| x.to_ascii_lowercase()),
+    };
+    let column = |n: &N| name(n).map(|(x, _)| x).filter(|_| param(n).is_none());
+    let other = |n: &N| match n.as_ref().and_then(|n| n.node.as_ref()) {
+        Some(NodeEnum::AConst(c)) => match &c.val {
+            Some(C::Ival(i)) => Some(Other::Lit(i.ival.to_string())),
+            Some(C::Fval(f)) => Some(Other::Lit(f.fval.clone())),
+            Some(C::Sval(s)) => Some(Other::Lit(s.sval.clone())),
             _ => None,
-        };
+        },
+        _ => param(n).map(Other::Param),
+    };
     let mut out = vec![];
     for (n, _, _) in parsed.tree.nodes() {
         if let NodeRef::AExpr(e) = n {
@@ -331,9 +442,9 @@ fn compared_literals(sql: &str) -> Vec<(String, String)> {
             if !["=", "<>", "!=", "<", "<=", ">", ">="].contains(&op) {
                 continue;
             }
-            let pair = match (column(&e.lexpr), constant(&e.rexpr)) {
+            let pair = match (column(&e.lexpr), other(&e.rexpr)) {
                 (Some(c), Some(v)) => Some((c, v)),
-                _ => column(&e.rexpr).zip(constant(&e.lexpr)),
+                _ => column(&e.rexpr).zip(other(&e.lexpr)),
             };
             if let Some(p) = pair {
                 out.push(p);
@@ -343,34 +454,74 @@ fn compared_literals(sql: &str) -> Vec<(String, String)> {
     out
 }
 
-/// `text` without `INTO [STRICT] $1, $1…` (the program's variables a
-/// statement reads into, after [`positional`]): PostgreSQL's grammar has
-/// no such target list.
+/// `text` without the `INTO [STRICT] target, …` lists of a statement
+/// reading into program variables (`$k` after [`positional`], or PL/pgSQL's
+/// bare names), wherever they stand (`SELECT … INTO … FROM`, `RETURNING …
+/// INTO …`): PostgreSQL's grammar has no such list. `INSERT INTO` stays.
 fn without_into(text: &str) -> String {
     let lower = text.to_ascii_lowercase();
-    let Some(at) = lower.find("into ") else {
-        return text.to_string();
-    };
-    let mut rest = lower[at + 5..].trim_start();
-    rest = rest.strip_prefix("strict ").unwrap_or(rest).trim_start();
-    if !rest.starts_with("$1") {
-        return text.to_string();
-    }
-    while let Some(r) = rest.strip_prefix("$1") {
-        rest = r.trim_start();
-        match rest.strip_prefix(',') {
-            Some(r) if r.trim_start().starts_with("$1") => rest = r.trim_start(),
-            _ => break,
+    let bytes = lower.as_bytes();
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b == b'.';
+    let mut out = String::with_capacity(text.len());
+    let mut from = 0;
+    let mut search = 0;
+    while let Some(k) = lower[search..].find("into") {
+        let at = search + k;
+        search = at + 4;
+        let standalone = (at == 0 || !word(bytes[at - 1]))
+            && bytes.get(at + 4).is_some_and(|b| b.is_ascii_whitespace());
+        let before = lower[..at].trim_end();
+        if !standalone || before.ends_with("insert") || before.ends_with("merge") {
+            continue;
         }
+        // The targets: names or `$k`, separated by commas.
+        let mut end = at + 4;
+        let skip_ws = |mut e: usize| {
+            while bytes.get(e).is_some_and(|b| b.is_ascii_whitespace()) {
+                e += 1;
+            }
+            e
+        };
+        end = skip_ws(end);
+        if lower[end..].starts_with("strict ") {
+            end = skip_ws(end + 7);
+        }
+        let mut targets = 0;
+        loop {
+            let start = end;
+            while bytes.get(end).copied().is_some_and(word) {
+                end += 1;
+            }
+            if end == start {
+                break;
+            }
+            targets += 1;
+            let after = skip_ws(end);
+            if bytes.get(after) == Some(&b',') {
+                end = skip_ws(after + 1);
+            } else {
+                end = after;
+                break;
+            }
+        }
+        if targets == 0 {
+            continue;
+        }
+        out.push_str(&text[from..at]);
+        out.push(' ');
+        from = end;
+        search = end;
     }
-    let end = text.len() - rest.len();
-    format!("{} {}", &text[..at], &text[end..])
+    out.push_str(&text[from..]);
+    out
 }
 
-/// `sql` with each `:name` parameter written `$1`, so PostgreSQL's
-/// parser reads it (`::type` casts are left alone).
-fn positional(sql: &str) -> String {
+/// `sql` with each `:name` parameter written `$k` (one number per name,
+/// `names[k - 1]`), so PostgreSQL's parser reads it (`::type` casts are
+/// left alone).
+fn positional(sql: &str) -> (String, Vec<String>) {
     let mut out = String::with_capacity(sql.len());
+    let mut names: Vec<String> = vec![];
     let mut chars = sql.chars().peekable();
     let mut prev = ' ';
     while let Some(c) = chars.next() {
@@ -378,54 +529,99 @@ fn positional(sql: &str) -> String {
             .peek()
             .is_some_and(|n| n.is_ascii_alphabetic() || *n == '_');
         if c == ':' && prev != ':' && next_ident {
-            out.push_str("$1");
-            while chars
-                .peek()
-                .is_some_and(|n| n.is_ascii_alphanumeric() || *n == '_')
-            {
-                chars.next();
+            let mut name = String::new();
+            while let Some(n) = chars.next_if(|n| n.is_ascii_alphanumeric() || *n == '_') {
+                name.push(n.to_ascii_lowercase());
             }
-            prev = '1';
+            let k = match names.iter().position(|x| *x == name) {
+                Some(k) => k + 1,
+                None => {
+                    names.push(name);
+                    names.len()
+                }
+            };
+            out.push_str(&format!("${k}"));
+            prev = '0';
             continue;
         }
         out.push(c);
         prev = c;
     }
-    out
+    (out, names)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn literals(sql: &str) -> Vec<(String, String)> {
+        comparisons(sql, &HashSet::new())
+            .into_iter()
+            .filter_map(|(c, o)| match o {
+                Other::Lit(l) => Some((c, l)),
+                Other::Param(_) => None,
+            })
+            .collect()
+    }
+
+    fn pair(c: &str, l: &str) -> (String, String) {
+        (c.to_string(), l.to_string())
+    }
+
     /// The comparisons PostgreSQL's parse shows, not arithmetic; `:name`
     /// parameters and `::` casts do not stop the parse.
     #[test]
     fn literals_of_comparisons_only() {
         assert_eq!(
-            compared_literals("DELETE FROM website WHERE hits = 10"),
-            vec![("hits".to_string(), "10".to_string())]
+            literals("DELETE FROM website WHERE hits = 10"),
+            vec![pair("hits", "10")]
         );
-        assert!(compared_literals("UPDATE website SET hits = hits + 1").is_empty());
+        assert!(literals("UPDATE website SET hits = hits + 1").is_empty());
         assert_eq!(
-            compared_literals(
-                "SELECT a FROM t WHERE id = :id AND 'open' = t.status AND x::int > 3"
+            literals("SELECT a FROM t WHERE id = :id AND 'open' = t.status AND x::int > 3"),
+            vec![pair("status", "open")]
+        );
+        assert!(literals("not sql at all").is_empty());
+        // Statements reading into program variables.
+        assert_eq!(
+            literals("SELECT seats INTO STRICT :s, :t FROM flight WHERE seats > 1000000"),
+            vec![pair("seats", "1000000")]
+        );
+        assert_eq!(
+            literals("UPDATE c SET b = b - 1 WHERE id = 7 RETURNING b, d INTO p_b, p_d"),
+            vec![pair("id", "7")]
+        );
+        assert_eq!(
+            literals("INSERT INTO c (id) SELECT 1 WHERE 2 = x"),
+            vec![pair("x", "2")]
+        );
+    }
+
+    /// Parameters by name, and PL/pgSQL's bare parameter identifiers.
+    #[test]
+    fn columns_compared_with_parameters() {
+        let names: HashSet<String> = ["p_c_id".to_string()].into();
+        assert_eq!(
+            comparisons(
+                "SELECT c INTO :x FROM customer WHERE c_w_id = :w AND c_id = p_c_id AND c_d_id = :w",
+                &names
             ),
-            vec![("status".to_string(), "open".to_string())]
-        );
-        assert!(compared_literals("not sql at all").is_empty());
-        // A statement reading into program variables.
-        assert_eq!(
-            compared_literals("SELECT seats INTO STRICT :s, :t FROM flight WHERE seats > 1000000"),
-            vec![("seats".to_string(), "1000000".to_string())]
+            vec![
+                ("c_w_id".to_string(), Other::Param("w".into())),
+                ("c_id".to_string(), Other::Param("p_c_id".into())),
+                ("c_d_id".to_string(), Other::Param("w".into())),
+            ]
         );
     }
 
     #[test]
     fn named_parameters_read_as_positional() {
         assert_eq!(
-            positional("WHERE a = :x AND b = c::int AND d = :y_2"),
-            "WHERE a = $1 AND b = c::int AND d = $1"
+            positional("WHERE a = :x AND b = c::int AND d = :Y_2 AND e = :x"),
+            (
+                "WHERE a = $1 AND b = c::int AND d = $2 AND e = $1".to_string(),
+                vec!["x".to_string(), "y_2".to_string()]
+            )
         );
     }
 
