@@ -193,6 +193,7 @@ fn named(l: &isolint::frontend::Loaded, reads: &[(usize, usize)]) -> Vec<String>
 ///   Balance:1 locked, A cannot write savings(n) before B commits, and
 ///   B's checking read is its last statement, so no edge can come back
 ///   into B after it: Balance:2 is not needed.
+///
 /// So the fix has 7 reads (of 8 candidates): more than the exhaustive
 /// search's 6, where the search used to print "no fix by promoting
 /// key-based reads (8 candidate reads, 7 combinations tried)".
