@@ -372,9 +372,10 @@ def changing_tables(sqls, keys, ddl):
     appear later (or the other way round)."""
     out = set()
     for sql in sqls:
-        for m in re.finditer(r"\b(?:INSERT\s+INTO|DELETE\s+FROM)\s+(\w+)", sql, re.I):
+        name = r'(?:"?\w+"?\.)?"?(\w+)"?'  # [schema.]table, either quoted
+        for m in re.finditer(r"\b(?:INSERT\s+INTO|DELETE\s+FROM|MERGE\s+INTO|TRUNCATE(?:\s+TABLE)?)\s+" + name, sql, re.I):
             out.add(m.group(1).lower())
-        m = re.search(r"\bUPDATE\s+(\w+)\s+SET\s+(.*?)(?:\bWHERE\b|$)", sql, re.I | re.S)
+        m = re.search(r"\bUPDATE\s+" + name + r"(?:\s+(?:AS\s+)?\w+)?\s+SET\s+(.*?)(?:\bWHERE\b|$)", sql, re.I | re.S)
         if m:
             t = m.group(1).lower()
             assigned = {c.lower() for c in re.findall(r"(\w+)\s*=", m.group(2))}

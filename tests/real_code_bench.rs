@@ -193,6 +193,7 @@ fn named(l: &isolint::frontend::Loaded, reads: &[(usize, usize)]) -> Vec<String>
 ///   Balance:1 locked, A cannot write savings(n) before B commits, and
 ///   B's checking read is its last statement, so no edge can come back
 ///   into B after it: Balance:2 is not needed.
+///
 /// So the fix has 7 reads (of 8 candidates): more than the exhaustive
 /// search's 6, where the search used to print "no fix by promoting
 /// key-based reads (8 candidate reads, 7 combinations tried)".
@@ -423,4 +424,28 @@ fn sql_function_named_in_programs_is_a_program() {
 #[test]
 fn sql_function_program_control() {
     assert!(robust_of(&dump_programs("Move, one")));
+}
+
+// ---------------------------------------------------------------------------
+// Found by the PL/pgSQL fuzzing rerun (PROPTEST_CASES=8000): a statement
+// ending right after INTO (`SELECT MIN(x) INTO; …`) panicked in the
+// PostgreSQL gate (an index one past the text). Now a located error.
+
+#[test]
+fn into_at_the_end_of_a_statement_is_an_error_not_a_panic() {
+    let f = "CREATE FUNCTION g(k int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE y int;
+BEGIN
+  SELECT a FROM t2 WHERE id = k INTO; y FROM u2;
+  RETURN y;
+END $$;
+";
+    assert!(routine(f).is_err());
+    // The fuzzer's own input: the bundled TPC-C routines with "; " put in
+    // right after Delivery's `SELECT MIN(NO_O_ID) INTO`.
+    let src = std::fs::read_to_string("workloads/tpcc-plpgsql/V3__tpcc_routines.sql").unwrap();
+    let at = src.find("SELECT MIN(NO_O_ID) INTO").unwrap() + "SELECT MIN(NO_O_ID) INTO".len();
+    let mutated = format!("{}; {}", &src[..at], &src[at..]);
+    let schema = std::fs::read_to_string("schemas/tpcc-pgdump.sql").unwrap();
+    assert!(load(&schema, "", &[("r.sql", &mutated)]).is_err());
 }

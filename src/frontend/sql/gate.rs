@@ -175,7 +175,8 @@ fn to_postgres(text: &str, prefix: &str) -> (String, Anchors) {
 /// `:name` at `i` (not the second colon of a `::` cast): its end.
 fn named_param_end(text: &str, i: usize) -> Option<usize> {
     let b = text.as_bytes();
-    let named = b[i] == b':'
+    // `i` may be the end of the text (`… INTO` at the end of a statement).
+    let named = b.get(i) == Some(&b':')
         && (i == 0 || b[i - 1] != b':')
         && b.get(i + 1)
             .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_');

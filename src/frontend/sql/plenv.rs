@@ -64,8 +64,11 @@ pub struct PlEnv {
     /// lower-cased, a quoted one as written) and the names it declared
     /// with the variable each stands for, for `label.x` (PostgreSQL's
     /// `plpgsql_ns_lookup`: the nearest block so labelled that declares x).
-    pub(super) blocks: Vec<(Option<String>, Vec<(String, String)>)>,
+    pub(super) blocks: Vec<LabelledBlock>,
 }
+
+/// A block's label and the (name, variable) pairs it declared.
+pub(super) type LabelledBlock = (Option<String>, Vec<(String, String)>);
 
 impl PlEnv {
     pub fn new(routine: &str, schema: &Schema, callable: HashSet<String>) -> PlEnv {

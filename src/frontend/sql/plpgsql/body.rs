@@ -131,9 +131,14 @@ impl P<'_> {
         let lead = inner.len() - inner.trim_start().len();
         let at = self.prev_end() + open + 2 + lead;
         let (name, end) = ident_at(text, at)?;
+        // Not inside a comment: no `--` earlier on its line, no open `/*`.
+        let lead_text = &text[self.prev_end()..self.prev_end() + open];
+        let line = &lead_text[lead_text.rfind('\n').map_or(0, |k| k + 1)..];
+        let in_comment = line.contains("--") || lead_text.rfind("/*") > lead_text.rfind("*/");
         (text.as_bytes()[at] == b'"'
+            && !in_comment
             && text[end..s].trim_start().starts_with(">>")
-            && is_blank(&text[self.prev_end()..self.prev_end() + open]))
+            && is_blank(lead_text))
         .then_some(name)
     }
 
