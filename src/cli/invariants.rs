@@ -199,7 +199,10 @@ pub fn allocate(args: &InvariantsArgs) -> Result<i32> {
     let mut current = robust.clone();
     let mut last = run_search(&p, args, current.clone())?;
     let mut tried = 1;
-    let held = |r: &Report| r.results.iter().all(|x| matches!(x.verdict, Verdict::Held));
+    // A search the budget cut short is no ground to lower a level.
+    let held = |r: &Report| {
+        r.complete && r.results.iter().all(|x| matches!(x.verdict, Verdict::Held))
+    };
     if held(&last) {
         // Programs that only read are left out of every search (a plain
         // read changes no committed state): their level cannot matter.
