@@ -430,14 +430,25 @@ fn seed_breaking_an_invariant_is_reported() {
 fn allocate_with_invariants_lowers_what_the_invariant_allows() {
     let Some(s) = server() else { return };
     let out = isolint()
-        .args(["allocate", "workloads/smallbank-invariant", "--invariants", "--postgres"])
+        .args([
+            "allocate",
+            "workloads/smallbank-invariant",
+            "--invariants",
+            "--postgres",
+        ])
         .arg(s.conninfo())
-        .args(["--instances", "2", "--time-budget", "120", "--format", "json"])
+        .args([
+            "--instances",
+            "2",
+            "--time-budget",
+            "120",
+            "--format",
+            "json",
+        ])
         .output()
         .expect("run");
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!("{e}: {}", String::from_utf8_lossy(&out.stderr))
-    });
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
     assert_eq!(out.status.code(), Some(0), "{v}");
     assert_eq!(v["bounded"], true);
     let level = |p: &str, key: &str| -> String {
@@ -447,11 +458,24 @@ fn allocate_with_invariants_lowers_what_the_invariant_allows() {
             .map(|x| x[key].as_str().unwrap_or("").to_string())
             .unwrap_or_default()
     };
-    for p in ["Balance", "DepositChecking", "TransactSavings", "WriteCheck"] {
+    for p in [
+        "Balance",
+        "DepositChecking",
+        "TransactSavings",
+        "WriteCheck",
+    ] {
         assert_eq!(level(p, "robust"), "SERIALIZABLE", "{p}: {v}");
     }
     assert_eq!(level("Balance", "invariants"), "READ COMMITTED", "{v}");
-    assert_eq!(level("DepositChecking", "invariants"), "READ COMMITTED", "{v}");
-    assert_eq!(level("TransactSavings", "invariants"), "SERIALIZABLE", "{v}");
+    assert_eq!(
+        level("DepositChecking", "invariants"),
+        "READ COMMITTED",
+        "{v}"
+    );
+    assert_eq!(
+        level("TransactSavings", "invariants"),
+        "SERIALIZABLE",
+        "{v}"
+    );
     assert_eq!(level("WriteCheck", "invariants"), "SERIALIZABLE", "{v}");
 }

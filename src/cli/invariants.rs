@@ -200,9 +200,8 @@ pub fn allocate(args: &InvariantsArgs) -> Result<i32> {
     let mut last = run_search(&p, args, current.clone())?;
     let mut tried = 1;
     // A search the budget cut short is no ground to lower a level.
-    let held = |r: &Report| {
-        r.complete && r.results.iter().all(|x| matches!(x.verdict, Verdict::Held))
-    };
+    let held =
+        |r: &Report| r.complete && r.results.iter().all(|x| matches!(x.verdict, Verdict::Held));
     if held(&last) {
         // Programs that only read are left out of every search (a plain
         // read changes no committed state): their level cannot matter.

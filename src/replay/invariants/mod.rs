@@ -452,13 +452,6 @@ pub fn search(
     let (complete, pruned) = systematic(&mut s, &ctx, schedules, &seed, &mut fresh)?;
     let interleavings = s.runs as usize - before;
     s.progress.finish(Stage::Invariants);
-    let mut seed_rows: Vec<(String, usize)> = vec![];
-    for r in &seed {
-        match seed_rows.iter_mut().find(|(t, _)| *t == r.table) {
-            Some(x) => x.1 += 1,
-            None => seed_rows.push((r.table.clone(), 1)),
-        }
-    }
     Ok(Report {
         server_version: server.version.clone(),
         k: cfg.k,
@@ -472,29 +465,12 @@ pub fn search(
             Some(f) => f.name.clone(),
             None => format!("made up: {} rows per table, row i holding i", cfg.rows),
         },
-        seed_rows,
+        seed_rows: rows_per_table(&seed),
         domain: writers
             .iter()
             .map(|&p| (w.programs[p].name.clone(), domain_text(&domains[p])))
             .collect(),
-        instances: writers
-            .iter()
-            .map(|&p| {
-                let list = insts[p]
-                    .iter()
-                    .map(|b| {
-                        domains[p]
-                            .iter()
-                            .map(|(n, d)| match d {
-                                Domain::Fresh { .. } => "fresh".to_string(),
-                                Domain::Values(_) => b.get(n).map_or("?".into(), shown),
-                            })
-                            .collect()
-                    })
-                    .collect();
-                (w.programs[p].name.clone(), list)
-            })
-            .collect(),
+        instances: instances_text(w, &writers, &domains, &insts),
         read_only: (0..w.programs.len())
             .filter(|p| !writers.contains(p))
             .map(|p| w.programs[p].name.clone())
@@ -522,6 +498,44 @@ pub fn search(
             })
             .collect(),
     })
+}
+
+fn rows_per_table(seed: &[SeedRow]) -> Vec<(String, usize)> {
+    let mut out: Vec<(String, usize)> = vec![];
+    for r in seed {
+        match out.iter_mut().find(|(t, _)| *t == r.table) {
+            Some(x) => x.1 += 1,
+            None => out.push((r.table.clone(), 1)),
+        }
+    }
+    out
+}
+
+/// Per writing program, its instances' values as text.
+fn instances_text(
+    w: &Workload,
+    writers: &[usize],
+    domains: &domain::Domains,
+    insts: &[Vec<BTreeMap<String, super::value::Val>>],
+) -> Vec<(String, Vec<Vec<String>>)> {
+    writers
+        .iter()
+        .map(|&p| {
+            let list = insts[p]
+                .iter()
+                .map(|b| {
+                    domains[p]
+                        .iter()
+                        .map(|(n, d)| match d {
+                            Domain::Fresh { .. } => "fresh".to_string(),
+                            Domain::Values(_) => b.get(n).map_or("?".into(), shown),
+                        })
+                        .collect()
+                })
+                .collect();
+            (w.programs[p].name.clone(), list)
+        })
+        .collect()
 }
 
 /// A chosen value as people read it: numbers as numbers (the values are
