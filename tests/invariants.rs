@@ -415,6 +415,18 @@ fn seed_breaking_an_invariant_is_reported() {
     let (code, v) = search(&s.conninfo(), d.path(), &[]);
     assert_eq!(code, 1, "{v}");
     assert_eq!(verdict(&v, "non_negative"), "false_on_seed", "{v}");
+    // The Markdown form says the same.
+    let out = isolint()
+        .arg("invariants")
+        .arg(d.path())
+        .args(["--postgres", &s.conninfo(), "--format", "markdown"])
+        .output()
+        .expect("run");
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        md.contains("| `non_negative` | false on the seed data"),
+        "{md}"
+    );
 }
 
 /// `allocate --invariants` on the SmallBank variant. The robust

@@ -274,6 +274,8 @@ pub enum Format {
     Dot,
     /// BTP YAML (`btp`).
     Yaml,
+    /// Markdown (`invariants`).
+    Markdown,
 }
 
 impl Format {
@@ -285,6 +287,7 @@ impl Format {
             Format::Github => "github",
             Format::Dot => "dot",
             Format::Yaml => "yaml",
+            Format::Markdown => "markdown",
         }
     }
 

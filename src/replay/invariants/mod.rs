@@ -146,6 +146,9 @@ pub struct Report {
     pub interleavings: usize,
     /// Choices the reduction pruned.
     pub pruned: usize,
+    /// Per program multiset the systematic search reached: (programs,
+    /// instance tuples whose every interleaving ran, instance tuples).
+    pub coverage: Vec<(String, usize, usize)>,
     /// The concurrent search covered every execution within the bounds.
     pub complete: bool,
     pub aborted: usize,
@@ -245,6 +248,9 @@ struct Search<'a, 's> {
     aborted: usize,
     failed: usize,
     first_failure: Option<String>,
+    /// Per program multiset searched: (programs, instance tuples whose
+    /// interleavings all ran, instance tuples).
+    coverage: Vec<(String, usize, usize)>,
 }
 
 /// A violation seen during a run: invariant, after which commit (index
@@ -418,6 +424,7 @@ pub fn search(
         aborted: 0,
         failed: 0,
         first_failure: None,
+        coverage: vec![],
     };
     // 1. The seed.
     for (i, inv) in stated.invariants.iter().enumerate() {
@@ -481,6 +488,7 @@ pub fn search(
         witness_runs,
         interleavings,
         pruned,
+        coverage: s.coverage.clone(),
         complete,
         aborted: s.aborted,
         failed: s.failed,
@@ -810,7 +818,13 @@ fn systematic(
     let k = s.cfg.k.max(1);
     let mut pruned = 0;
     for progs in program_tuples(ctx.writers, k, &hot) {
-        for picks in instance_tuples(ctx, &progs) {
+        let tuples = instance_tuples(ctx, &progs);
+        let names: Vec<&str> = progs
+            .iter()
+            .map(|&p| ctx.w.programs[p].name.as_str())
+            .collect();
+        s.coverage.push((names.join(" + "), 0, tuples.len()));
+        for picks in tuples {
             if !s.open.iter().any(|&o| o) {
                 return Ok((true, pruned));
             }
@@ -841,6 +855,9 @@ fn systematic(
                 }
             }
             pruned += dfs.pruned;
+            if let Some(c) = s.coverage.last_mut() {
+                c.1 += 1;
+            }
         }
     }
     Ok((true, pruned))
