@@ -222,6 +222,11 @@ fn smallbank_variant_breaks_at_repeatable_read() {
     let mut progs = programs_of_counterexample(&v, "total_non_negative");
     progs.sort();
     assert_eq!(progs, ["TransactSavings", "WriteCheck"], "{v}");
+    // The same driver actions, run again, break it again.
+    assert_eq!(
+        v["invariants"][0]["counterexample"]["replayed"], true,
+        "{v}"
+    );
 }
 
 /// At the lowest robust allocation (`isolint allocate`: every program of

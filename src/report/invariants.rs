@@ -138,6 +138,9 @@ fn run_lines(c: &Counterexample) -> Vec<String> {
     for n in &c.notes {
         out.push(format!("    note: {n}"));
     }
+    if c.replayed {
+        out.push("    run again with the same driver actions: broken again on PostgreSQL".into());
+    }
     out
 }
 
@@ -186,6 +189,7 @@ fn cx_json(c: &Counterexample) -> Value {
         "result": c.result,
         "state": c.state.iter().map(|(t, rows)| json!({"table": t, "rows": rows})).collect::<Vec<_>>(),
         "notes": c.notes,
+        "replayed": c.replayed,
     })
 }
 

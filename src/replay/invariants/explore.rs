@@ -44,9 +44,14 @@ pub enum Kind {
 /// sequence). Anything else, or a text that does not parse, is a write.
 pub fn classify(r: &Ran) -> Kind {
     let lower = r.sent.to_ascii_lowercase();
-    let locking = [" for update", " for share", " for no key update", " for key share"]
-        .iter()
-        .any(|l| lower.contains(l));
+    let locking = [
+        " for update",
+        " for share",
+        " for no key update",
+        " for key share",
+    ]
+    .iter()
+    .any(|l| lower.contains(l));
     let Ok(t) = crate::frontend::sql::pg::touches(&r.sent) else {
         return Kind::Write;
     };
@@ -88,6 +93,22 @@ pub struct Dfs {
 pub struct Choices {
     pub picks: Vec<(usize, bool)>,
     enabled: Vec<Vec<usize>>,
+}
+
+impl Choices {
+    /// The driver actions this run took, to run it again.
+    pub fn actions(&self) -> Vec<Action> {
+        self.picks
+            .iter()
+            .map(|&(i, commit)| {
+                if commit {
+                    Action::Commit(i)
+                } else {
+                    Action::Step(i)
+                }
+            })
+            .collect()
+    }
 }
 
 impl Dfs {

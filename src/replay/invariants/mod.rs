@@ -99,6 +99,9 @@ pub struct Counterexample {
     /// The query's result (`f`).
     pub result: String,
     pub notes: Vec<String>,
+    /// Run once more with the same driver actions, PostgreSQL broke the
+    /// invariant again.
+    pub replayed: bool,
 }
 
 /// The answer for one invariant.
@@ -386,6 +389,7 @@ fn counterexample(
         state: seen.3.clone(),
         result: seen.2.clone(),
         notes: out.notes.clone(),
+        replayed: false,
     }
 }
 
@@ -674,15 +678,21 @@ fn settle_concurrent(
     s: &mut Search,
     origin: &str,
     seed: &[SeedRow],
-    txns: &[Txn],
-    levels: &[Level],
+    (txns, levels, actions): (&[Txn], &[Level], &[Action]),
     out: &Outcome,
     seen: Vec<Seen>,
 ) -> Result<()> {
+    // The same driver actions once more: does PostgreSQL break it again?
+    let mut k = 0;
+    let (_, again) = s.run(seed, txns, levels, &mut |_| {
+        k += 1;
+        actions.get(k - 1).copied()
+    })?;
     for v in seen {
         if !s.open[v.0] {
             continue;
         }
+        let replayed = again.iter().any(|x| x.0 == v.0);
         let committed = out.committed();
         let mut serial_break = None;
         for order in super::run::permutations(&committed) {
@@ -709,13 +719,11 @@ fn settle_concurrent(
         s.open[v.0] = false;
         s.verdicts[v.0] = Some(match serial_break {
             Some(c) => Verdict::BrokenSerially(Box::new(c)),
-            None => Verdict::Broken(Box::new(counterexample(
-                origin.to_string(),
-                txns,
-                levels,
-                out,
-                &v,
-            ))),
+            None => {
+                let mut c = counterexample(origin.to_string(), txns, levels, out, &v);
+                c.replayed = replayed;
+                Verdict::Broken(Box::new(c))
+            }
         });
     }
     Ok(())
@@ -768,7 +776,12 @@ fn witness_search(
             "the explorer's schedule of the dangerous cycle {}",
             names.join(" / ")
         );
-        settle_concurrent(s, &origin, &plan.seed, &plan.txns, &levels, &out, seen)?;
+        let run = (
+            plan.txns.as_slice(),
+            levels.as_slice(),
+            plan.actions.as_slice(),
+        );
+        settle_concurrent(s, &origin, &plan.seed, run, &out, seen)?;
         // Restore the search's own seed for the next stage.
         super::run::reset(&mut s.scratch, seed)?;
     }
@@ -843,15 +856,9 @@ fn systematic(
                 };
                 dfs.advance(&made, &out);
                 if !seen.is_empty() {
-                    settle_concurrent(
-                        s,
-                        "the systematic search",
-                        seed,
-                        &txns,
-                        &levels,
-                        &out,
-                        seen,
-                    )?;
+                    let actions = made.actions();
+                    let run = (txns.as_slice(), levels.as_slice(), actions.as_slice());
+                    settle_concurrent(s, "the systematic search", seed, run, &out, seen)?;
                 }
             }
             pruned += dfs.pruned;
