@@ -222,6 +222,11 @@ fn smallbank_variant_breaks_at_repeatable_read() {
     let mut progs = programs_of_counterexample(&v, "total_non_negative");
     progs.sort();
     assert_eq!(progs, ["TransactSavings", "WriteCheck"], "{v}");
+    // The same driver actions, run again, break it again.
+    assert_eq!(
+        v["invariants"][0]["counterexample"]["replayed"], true,
+        "{v}"
+    );
 }
 
 /// At the lowest robust allocation (`isolint allocate`: every program of
@@ -415,4 +420,79 @@ fn seed_breaking_an_invariant_is_reported() {
     let (code, v) = search(&s.conninfo(), d.path(), &[]);
     assert_eq!(code, 1, "{v}");
     assert_eq!(verdict(&v, "non_negative"), "false_on_seed", "{v}");
+    // The Markdown form says the same.
+    let out = isolint()
+        .arg("invariants")
+        .arg(d.path())
+        .args(["--postgres", &s.conninfo(), "--format", "markdown"])
+        .output()
+        .expect("run");
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        md.contains("| `non_negative` | false on the seed data"),
+        "{md}"
+    );
+}
+
+/// `allocate --invariants` on the SmallBank variant. The robust
+/// allocation puts every program at SERIALIZABLE. Balance only reads (no
+/// committed state changes with it): READ COMMITTED. DepositChecking only
+/// adds a non-negative amount, which never lowers a sum another
+/// transaction checked: READ COMMITTED holds. TransactSavings lowered to
+/// REPEATABLE READ beside WriteCheck at SERIALIZABLE: PostgreSQL checks
+/// rw-conflicts only for SERIALIZABLE writers and readers, so the
+/// REPEATABLE READ side of the write skew is invisible to SSI and the
+/// skew commits — it stays SERIALIZABLE; WriteCheck likewise.
+#[test]
+fn allocate_with_invariants_lowers_what_the_invariant_allows() {
+    let Some(s) = server() else { return };
+    let out = isolint()
+        .args([
+            "allocate",
+            "workloads/smallbank-invariant",
+            "--invariants",
+            "--postgres",
+        ])
+        .arg(s.conninfo())
+        .args([
+            "--instances",
+            "2",
+            "--time-budget",
+            "120",
+            "--format",
+            "json",
+        ])
+        .output()
+        .expect("run");
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(out.status.code(), Some(0), "{v}");
+    assert_eq!(v["bounded"], true);
+    let level = |p: &str, key: &str| -> String {
+        v["programs"]
+            .as_array()
+            .and_then(|a| a.iter().find(|x| x["name"] == p))
+            .map(|x| x[key].as_str().unwrap_or("").to_string())
+            .unwrap_or_default()
+    };
+    for p in [
+        "Balance",
+        "DepositChecking",
+        "TransactSavings",
+        "WriteCheck",
+    ] {
+        assert_eq!(level(p, "robust"), "SERIALIZABLE", "{p}: {v}");
+    }
+    assert_eq!(level("Balance", "invariants"), "READ COMMITTED", "{v}");
+    assert_eq!(
+        level("DepositChecking", "invariants"),
+        "READ COMMITTED",
+        "{v}"
+    );
+    assert_eq!(
+        level("TransactSavings", "invariants"),
+        "SERIALIZABLE",
+        "{v}"
+    );
+    assert_eq!(level("WriteCheck", "invariants"), "SERIALIZABLE", "{v}");
 }

@@ -277,6 +277,8 @@ pub enum Format {
     Dot,
     /// BTP YAML (`btp`).
     Yaml,
+    /// Markdown (`invariants`).
+    Markdown,
 }
 
 impl Format {
@@ -288,6 +290,7 @@ impl Format {
             Format::Github => "github",
             Format::Dot => "dot",
             Format::Yaml => "yaml",
+            Format::Markdown => "markdown",
         }
     }
 

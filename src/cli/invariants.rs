@@ -52,7 +52,7 @@ pub struct InvariantsArgs {
     /// Stop searching after this many seconds (the answer then says the bounds were not exhausted).
     #[arg(long, value_name = "SECS", default_value_t = 120)]
     pub time_budget: u64,
-    /// text or json (docs/json.md).
+    /// text, json (docs/json.md) or markdown (a report section).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 }
@@ -168,15 +168,17 @@ fn run_search(p: &Prepared, args: &InvariantsArgs, levels: Vec<Level>) -> Result
 /// Exit 1 when an invariant is broken (serially or concurrently), 0 when
 /// every one held within bounds, 2 on bad input.
 pub fn invariants(args: &InvariantsArgs) -> Result<i32> {
-    let format = args
-        .format
-        .require("invariants", &[Format::Text, Format::Json])?;
+    let format = args.format.require(
+        "invariants",
+        &[Format::Text, Format::Json, Format::Markdown],
+    )?;
     let p = prepare(args, format == Format::Text)?;
     let levels = allocation(args, &p.loaded.workload)?;
     let r = run_search(&p, args, levels)?;
     let server = format!("{} ({})", p.server.version, p.server.display);
     let text = match format {
         Format::Json => json_text(&report::invariants::json(&r, &server)),
+        Format::Markdown => report::invariants::markdown(&r, &server),
         _ => report::invariants::text(&r, &server),
     };
     emit(&text)?;
@@ -199,7 +201,9 @@ pub fn allocate(args: &InvariantsArgs) -> Result<i32> {
     let mut current = robust.clone();
     let mut last = run_search(&p, args, current.clone())?;
     let mut tried = 1;
-    let held = |r: &Report| r.results.iter().all(|x| matches!(x.verdict, Verdict::Held));
+    // A search the budget cut short is no ground to lower a level.
+    let held =
+        |r: &Report| r.complete && r.results.iter().all(|x| matches!(x.verdict, Verdict::Held));
     if held(&last) {
         // Programs that only read are left out of every search (a plain
         // read changes no committed state): their level cannot matter.

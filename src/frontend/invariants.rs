@@ -265,7 +265,7 @@ fn checked(
     })?;
     let bad = |what: &str| {
         Diag::new(format!("invariant `{name}` {what}"))
-            .at(file, offset, query.len().min(40).max(1), "this query")
+            .at(file, offset, query.len().clamp(1, 40), "this query")
             .help(hint)
     };
     let stmts = &parsed.tree.stmts;

@@ -55,6 +55,17 @@ pub fn bounds(r: &Report) -> Vec<String> {
         r.budget.as_secs(),
         if r.complete { "" } else { " — the budget ran out before every execution within these bounds was run" }
     ));
+    if !r.coverage.is_empty() {
+        let c: Vec<String> = r
+            .coverage
+            .iter()
+            .map(|(p, done, all)| format!("{p} {done}/{all}"))
+            .collect();
+        out.push(format!(
+            "instance tuples whose every interleaving ran, per program multiset: {}",
+            c.join(", ")
+        ));
+    }
     if r.failed > 0 {
         out.push(format!(
             "{} transactions stopped for another reason than concurrency (first: {})",
@@ -127,6 +138,9 @@ fn run_lines(c: &Counterexample) -> Vec<String> {
     for n in &c.notes {
         out.push(format!("    note: {n}"));
     }
+    if c.replayed {
+        out.push("    run again with the same driver actions: broken again on PostgreSQL".into());
+    }
     out
 }
 
@@ -175,6 +189,7 @@ fn cx_json(c: &Counterexample) -> Value {
         "result": c.result,
         "state": c.state.iter().map(|(t, rows)| json!({"table": t, "rows": rows})).collect::<Vec<_>>(),
         "notes": c.notes,
+        "replayed": c.replayed,
     })
 }
 
@@ -203,6 +218,7 @@ pub fn report_json(r: &Report) -> Value {
             "explorer_runs": r.witness_runs,
             "interleavings": r.interleavings,
             "pruned": r.pruned,
+            "coverage": r.coverage.iter().map(|(p, d, a)| json!({"programs": p, "done": d, "tuples": a})).collect::<Vec<_>>(),
             "complete": r.complete,
             "aborted": r.aborted,
             "failed": r.failed,
@@ -261,4 +277,48 @@ pub fn allocate_json(
         "allocations_searched": tried,
         "last_search": report_json(last),
     })
+}
+
+/// The same as [`text`], as a Markdown section (for a report or a PR).
+pub fn markdown(r: &Report, server: &str) -> String {
+    let mut out = vec![
+        "## Invariants under weak isolation".to_string(),
+        String::new(),
+        format!("Checked on {server} at {}.", levels_line(r)),
+        String::new(),
+        "| invariant | answer |".into(),
+        "|---|---|".into(),
+    ];
+    for res in &r.results {
+        let answer = match &res.verdict {
+            Verdict::FalseOnSeed { .. } => "false on the seed data (not searched)",
+            Verdict::BrokenSerially(_) => {
+                "**broken by a serial execution** (a property the programs do not have)"
+            }
+            Verdict::Broken(_) => "**broken** by a concurrent execution",
+            Verdict::Held => "held within bounds (not a proof)",
+        };
+        out.push(format!("| `{}` | {answer} |", res.name));
+    }
+    for res in &r.results {
+        if let Verdict::Broken(c) | Verdict::BrokenSerially(c) = &res.verdict {
+            out.push(String::new());
+            out.push(format!("### `{}`", res.name));
+            out.push(String::new());
+            out.push(format!("```sql\n{}\n```", res.query));
+            out.push(String::new());
+            out.push("```text".into());
+            out.extend(run_lines(c).into_iter().map(|l| l.trim_start().to_string()));
+            out.push("```".into());
+        }
+    }
+    out.push(String::new());
+    out.push("### Bounds".into());
+    out.push(String::new());
+    out.extend(
+        bounds(r)
+            .into_iter()
+            .map(|l| format!("- {}", l.trim_start())),
+    );
+    out.join("\n") + "\n"
 }

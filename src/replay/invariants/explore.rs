@@ -8,8 +8,8 @@
 //!
 //! Reduction (docs/invariants.md, "what the search skips"). Two adjacent
 //! steps of different transactions commute when neither is a commit and
-//! one of them is a plain read (a SELECT without a locking clause, or a
-//! step that ran no statement): no commit lies between them, so every
+//! one of them is a plain read (a SELECT without a locking clause, or the
+//! no-op step at the end of a program that then committed): no commit lies between them, so every
 //! snapshot either takes is the same in both orders, a plain read takes
 //! no row lock and waits for none, and the other step's effect does not
 //! depend on a read of another transaction. Steps of two transactions
@@ -25,7 +25,7 @@
 use std::collections::BTreeSet;
 
 use super::super::executor::Ran;
-use super::super::run::{Action, Outcome, Status};
+use super::super::run::{Action, End, Outcome, Status};
 
 /// What a step did, for the commutation test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,9 +37,13 @@ pub enum Kind {
     Commit,
 }
 
-/// A statement's kind from its text.
+/// A statement's kind, from PostgreSQL's parse of what was sent: a read
+/// is a SELECT without a locking clause that writes nothing (no
+/// data-modifying WITH) and calls only built-ins that touch nothing but
+/// their arguments (a user function may write; `nextval` draws from a
+/// sequence). Anything else, or a text that does not parse, is a write.
 pub fn classify(r: &Ran) -> Kind {
-    let s = r.source.trim_start().to_ascii_lowercase();
+    let lower = r.sent.to_ascii_lowercase();
     let locking = [
         " for update",
         " for share",
@@ -47,12 +51,16 @@ pub fn classify(r: &Ran) -> Kind {
         " for key share",
     ]
     .iter()
-    .any(|l| s.contains(l));
-    let volatile = ["nextval(", "setval(", "pg_advisory"]
-        .iter()
-        .any(|f| s.contains(f));
-    // `SELECT … INTO :var` binds a variable: still a plain read.
-    if s.starts_with("select") && !locking && !volatile {
+    .any(|l| lower.contains(l));
+    let Ok(t) = crate::frontend::sql::pg::touches(&r.sent) else {
+        return Kind::Write;
+    };
+    let pure = t.functions.iter().all(|f| {
+        let bare = f.rsplit('.').next().unwrap_or(f).to_ascii_lowercase();
+        crate::frontend::builtins::lookup(&bare)
+            .is_some_and(|b| b.access == crate::frontend::builtins::Access::None)
+    });
+    if lower.trim_start().starts_with("select") && !locking && !t.writes && pure {
         Kind::Read
     } else {
         Kind::Write
@@ -85,6 +93,22 @@ pub struct Dfs {
 pub struct Choices {
     pub picks: Vec<(usize, bool)>,
     enabled: Vec<Vec<usize>>,
+}
+
+impl Choices {
+    /// The driver actions this run took, to run it again.
+    pub fn actions(&self) -> Vec<Action> {
+        self.picks
+            .iter()
+            .map(|&(i, commit)| {
+                if commit {
+                    Action::Commit(i)
+                } else {
+                    Action::Step(i)
+                }
+            })
+            .collect()
+    }
 }
 
 impl Dfs {
@@ -209,10 +233,14 @@ fn kinds(made: &Choices, out: &Outcome) -> Vec<Kind> {
             }
             let m = steps[i];
             steps[i] += 1;
-            out.observed
-                .get(i)
-                .and_then(|o| o.get(m))
-                .map_or(Kind::Read, classify)
+            match out.observed.get(i).and_then(|o| o.get(m)) {
+                Some(r) => classify(r),
+                // No statement: the program's end (a no-op before the
+                // commit) when it committed; else the step that failed,
+                // was aborted or rolled back — treated as a write.
+                None if out.ends.get(i) == Some(&End::Committed) => Kind::Read,
+                None => Kind::Write,
+            }
         })
         .collect()
 }

@@ -99,6 +99,9 @@ pub struct Counterexample {
     /// The query's result (`f`).
     pub result: String,
     pub notes: Vec<String>,
+    /// Run once more with the same driver actions, PostgreSQL broke the
+    /// invariant again.
+    pub replayed: bool,
 }
 
 /// The answer for one invariant.
@@ -146,6 +149,9 @@ pub struct Report {
     pub interleavings: usize,
     /// Choices the reduction pruned.
     pub pruned: usize,
+    /// Per program multiset the systematic search reached: (programs,
+    /// instance tuples whose every interleaving ran, instance tuples).
+    pub coverage: Vec<(String, usize, usize)>,
     /// The concurrent search covered every execution within the bounds.
     pub complete: bool,
     pub aborted: usize,
@@ -245,6 +251,9 @@ struct Search<'a, 's> {
     aborted: usize,
     failed: usize,
     first_failure: Option<String>,
+    /// Per program multiset searched: (programs, instance tuples whose
+    /// interleavings all ran, instance tuples).
+    coverage: Vec<(String, usize, usize)>,
 }
 
 /// A violation seen during a run: invariant, after which commit (index
@@ -380,6 +389,7 @@ fn counterexample(
         state: seen.3.clone(),
         result: seen.2.clone(),
         notes: out.notes.clone(),
+        replayed: false,
     }
 }
 
@@ -418,6 +428,7 @@ pub fn search(
         aborted: 0,
         failed: 0,
         first_failure: None,
+        coverage: vec![],
     };
     // 1. The seed.
     for (i, inv) in stated.invariants.iter().enumerate() {
@@ -452,13 +463,6 @@ pub fn search(
     let (complete, pruned) = systematic(&mut s, &ctx, schedules, &seed, &mut fresh)?;
     let interleavings = s.runs as usize - before;
     s.progress.finish(Stage::Invariants);
-    let mut seed_rows: Vec<(String, usize)> = vec![];
-    for r in &seed {
-        match seed_rows.iter_mut().find(|(t, _)| *t == r.table) {
-            Some(x) => x.1 += 1,
-            None => seed_rows.push((r.table.clone(), 1)),
-        }
-    }
     Ok(Report {
         server_version: server.version.clone(),
         k: cfg.k,
@@ -472,29 +476,12 @@ pub fn search(
             Some(f) => f.name.clone(),
             None => format!("made up: {} rows per table, row i holding i", cfg.rows),
         },
-        seed_rows,
+        seed_rows: rows_per_table(&seed),
         domain: writers
             .iter()
             .map(|&p| (w.programs[p].name.clone(), domain_text(&domains[p])))
             .collect(),
-        instances: writers
-            .iter()
-            .map(|&p| {
-                let list = insts[p]
-                    .iter()
-                    .map(|b| {
-                        domains[p]
-                            .iter()
-                            .map(|(n, d)| match d {
-                                Domain::Fresh { .. } => "fresh".to_string(),
-                                Domain::Values(_) => b.get(n).map_or("?".into(), shown),
-                            })
-                            .collect()
-                    })
-                    .collect();
-                (w.programs[p].name.clone(), list)
-            })
-            .collect(),
+        instances: instances_text(w, &writers, &domains, &insts),
         read_only: (0..w.programs.len())
             .filter(|p| !writers.contains(p))
             .map(|p| w.programs[p].name.clone())
@@ -505,6 +492,7 @@ pub fn search(
         witness_runs,
         interleavings,
         pruned,
+        coverage: s.coverage.clone(),
         complete,
         aborted: s.aborted,
         failed: s.failed,
@@ -522,6 +510,44 @@ pub fn search(
             })
             .collect(),
     })
+}
+
+fn rows_per_table(seed: &[SeedRow]) -> Vec<(String, usize)> {
+    let mut out: Vec<(String, usize)> = vec![];
+    for r in seed {
+        match out.iter_mut().find(|(t, _)| *t == r.table) {
+            Some(x) => x.1 += 1,
+            None => out.push((r.table.clone(), 1)),
+        }
+    }
+    out
+}
+
+/// Per writing program, its instances' values as text.
+fn instances_text(
+    w: &Workload,
+    writers: &[usize],
+    domains: &domain::Domains,
+    insts: &[Vec<BTreeMap<String, super::value::Val>>],
+) -> Vec<(String, Vec<Vec<String>>)> {
+    writers
+        .iter()
+        .map(|&p| {
+            let list = insts[p]
+                .iter()
+                .map(|b| {
+                    domains[p]
+                        .iter()
+                        .map(|(n, d)| match d {
+                            Domain::Fresh { .. } => "fresh".to_string(),
+                            Domain::Values(_) => b.get(n).map_or("?".into(), shown),
+                        })
+                        .collect()
+                })
+                .collect();
+            (w.programs[p].name.clone(), list)
+        })
+        .collect()
 }
 
 /// A chosen value as people read it: numbers as numbers (the values are
@@ -652,15 +678,21 @@ fn settle_concurrent(
     s: &mut Search,
     origin: &str,
     seed: &[SeedRow],
-    txns: &[Txn],
-    levels: &[Level],
+    (txns, levels, actions): (&[Txn], &[Level], &[Action]),
     out: &Outcome,
     seen: Vec<Seen>,
 ) -> Result<()> {
+    // The same driver actions once more: does PostgreSQL break it again?
+    let mut k = 0;
+    let (_, again) = s.run(seed, txns, levels, &mut |_| {
+        k += 1;
+        actions.get(k - 1).copied()
+    })?;
     for v in seen {
         if !s.open[v.0] {
             continue;
         }
+        let replayed = again.iter().any(|x| x.0 == v.0);
         let committed = out.committed();
         let mut serial_break = None;
         for order in super::run::permutations(&committed) {
@@ -687,13 +719,11 @@ fn settle_concurrent(
         s.open[v.0] = false;
         s.verdicts[v.0] = Some(match serial_break {
             Some(c) => Verdict::BrokenSerially(Box::new(c)),
-            None => Verdict::Broken(Box::new(counterexample(
-                origin.to_string(),
-                txns,
-                levels,
-                out,
-                &v,
-            ))),
+            None => {
+                let mut c = counterexample(origin.to_string(), txns, levels, out, &v);
+                c.replayed = replayed;
+                Verdict::Broken(Box::new(c))
+            }
         });
     }
     Ok(())
@@ -746,7 +776,12 @@ fn witness_search(
             "the explorer's schedule of the dangerous cycle {}",
             names.join(" / ")
         );
-        settle_concurrent(s, &origin, &plan.seed, &plan.txns, &levels, &out, seen)?;
+        let run = (
+            plan.txns.as_slice(),
+            levels.as_slice(),
+            plan.actions.as_slice(),
+        );
+        settle_concurrent(s, &origin, &plan.seed, run, &out, seen)?;
         // Restore the search's own seed for the next stage.
         super::run::reset(&mut s.scratch, seed)?;
     }
@@ -796,7 +831,13 @@ fn systematic(
     let k = s.cfg.k.max(1);
     let mut pruned = 0;
     for progs in program_tuples(ctx.writers, k, &hot) {
-        for picks in instance_tuples(ctx, &progs) {
+        let tuples = instance_tuples(ctx, &progs);
+        let names: Vec<&str> = progs
+            .iter()
+            .map(|&p| ctx.w.programs[p].name.as_str())
+            .collect();
+        s.coverage.push((names.join(" + "), 0, tuples.len()));
+        for picks in tuples {
             if !s.open.iter().any(|&o| o) {
                 return Ok((true, pruned));
             }
@@ -815,18 +856,15 @@ fn systematic(
                 };
                 dfs.advance(&made, &out);
                 if !seen.is_empty() {
-                    settle_concurrent(
-                        s,
-                        "the systematic search",
-                        seed,
-                        &txns,
-                        &levels,
-                        &out,
-                        seen,
-                    )?;
+                    let actions = made.actions();
+                    let run = (txns.as_slice(), levels.as_slice(), actions.as_slice());
+                    settle_concurrent(s, "the systematic search", seed, run, &out, seen)?;
                 }
             }
             pruned += dfs.pruned;
+            if let Some(c) = s.coverage.last_mut() {
+                c.1 += 1;
+            }
         }
     }
     Ok((true, pruned))
