@@ -415,6 +415,14 @@ fn sql_function_named_in_programs_is_a_program() {
     let shapes = stmt_shapes(&l, p);
     assert_eq!(shapes.len(), 4, "{shapes:?}");
     assert!(shapes[0].contains("acct") && shapes[1].contains("summary"));
+    // The call is modelled through its body: no "reads no table" warning.
+    assert!(
+        !l.warnings
+            .iter()
+            .any(|w| w.message.contains("reads no table")),
+        "{:?}",
+        l.warnings.iter().map(|w| &w.message).collect::<Vec<_>>()
+    );
     assert!(!robust_of(&l));
 }
 
