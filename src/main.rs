@@ -1,6 +1,7 @@
 use clap::Parser;
 
-fn main() {
+fn main() -> std::process::ExitCode {
+    isolint::cli::install_panic_hook();
     let cli = isolint::cli::Cli::parse();
-    std::process::exit(isolint::cli::run(cli));
+    isolint::cli::run(cli).into()
 }

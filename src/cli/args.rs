@@ -20,7 +20,7 @@ use crate::model::settings::{Granularity, Settings};
 READ COMMITTED (MVRC): every schedule allowed under MVRC is serializable. It implements Vandevoort, \
 Koch, Ketsman and Neven, EDBT 2023: BTPs, Unfold≤2, the summary graph (Algorithm 1) and the type-II \
 cycle test (Algorithm 2).\n\nA WORKLOAD is a directory of .sql programs with a schema (docs/sql-frontend.md) or a BTP YAML \
-file (docs/btp-format.md).\n\nExit codes: 0 success (check: robust; replay: nothing reproduced), 1 check: not robust (replay: an anomaly reproduced on PostgreSQL), 2 bad input."
+file (docs/btp-format.md).\n\nExit codes: 0 success (check: robust; replay: nothing reproduced), 1 check: not robust (replay: an anomaly reproduced on PostgreSQL), 2 no answer (bad input, a PostgreSQL server that failed, output that could not be written)."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -43,7 +43,7 @@ pub enum Command {
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
     },
-    /// Pre-deploy check for CI: exit 0 if robust, 1 if not, 2 on bad input; explains each dangerous cycle and suggests a verified fix.
+    /// Pre-deploy check for CI: exit 0 if robust, 1 if not, 2 when there is no answer (bad input, a failed server or write); explains each dangerous cycle and suggests a verified fix.
     Check {
         #[command(flatten)]
         args: AnalysisArgs,
@@ -130,7 +130,7 @@ pub enum Command {
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
     },
-    /// Replay each confirmed counterexample on PostgreSQL (and, with --random, random interleavings): exit 1 if an anomaly is reproduced, 0 if none, 2 on bad input (docs/replay.md).
+    /// Replay each confirmed counterexample on PostgreSQL (and, with --random, random interleavings): exit 1 if an anomaly is reproduced, 0 if none, 2 when there is no answer (docs/replay.md).
     #[cfg(feature = "postgres")]
     Replay(super::replay::ReplayArgs),
     /// Generate a synthetic workload as BTP YAML.

@@ -1,6 +1,7 @@
 //! One function per subcommand: load (front-end), admit (size guard),
 //! analyse, render (report), emit. Only composition lives here.
 
+use super::exit::Exit;
 use std::path::Path;
 
 use super::args::{
@@ -18,7 +19,7 @@ use crate::model::settings::Settings;
 use crate::report;
 
 /// Run one subcommand; returns the exit code.
-pub fn execute(cli: Cli) -> Result<i32> {
+pub fn execute(cli: Cli) -> Result<Exit> {
     match cli.command {
         Command::Analyze {
             args,
@@ -110,14 +111,14 @@ pub fn execute(cli: Cli) -> Result<i32> {
         } => {
             let text = report::yaml::to_yaml(&crate::model::generate::auction(n as usize));
             match output {
-                Some(path) => write_text(&path, &text).map(|_| 0),
+                Some(path) => write_text(&path, &text).map(|_| Exit::Success),
                 None => emit(&text),
             }
         }
     }
 }
 
-fn analyze(args: &AnalysisArgs, subsets: bool, level: LevelArg, format: Format) -> Result<i32> {
+fn analyze(args: &AnalysisArgs, subsets: bool, level: LevelArg, format: Format) -> Result<Exit> {
     let format = format.require("analyze", &[Format::Text, Format::Json])?;
     let loaded = load_workload(&args.input, format == Format::Text)?;
     let w = &loaded.workload;
@@ -144,7 +145,7 @@ fn check(
     format: Format,
     levels: Option<&str>,
     replay: &OnPostgres,
-) -> Result<i32> {
+) -> Result<Exit> {
     let offered = [Format::Text, Format::Json, Format::Sarif, Format::Github];
     let format = format.require("check", &offered)?;
     let mut loaded = load_workload(&args.input, format == Format::Text)?;
@@ -162,7 +163,7 @@ fn check(
         _ => report::text::check(w, &f, &pg),
     };
     emit(&text)?;
-    Ok(if f.robust { 0 } else { 1 })
+    Ok(Exit::finding_if(!f.robust))
 }
 
 /// The levels a team runs: PostgreSQL's default, the programs' own
@@ -207,7 +208,7 @@ fn deployed_levels(loaded: &mut Loaded, flag: Option<&str>, text: bool) -> Resul
 
 /// `isolint allocate`: the lowest robust allocation, with and without
 /// the verified read promotion.
-fn allocate(input: &InputArgs, settings: &SettingsArgs, format: Format) -> Result<i32> {
+fn allocate(input: &InputArgs, settings: &SettingsArgs, format: Format) -> Result<Exit> {
     let format = format.require("allocate", &[Format::Text, Format::Json])?;
     let loaded = load_workload(input, format == Format::Text)?;
     let w = &loaded.workload;
@@ -223,7 +224,7 @@ fn subsets(
     rows: &[Settings],
     methods: &[Method],
     format: Format,
-) -> Result<i32> {
+) -> Result<Exit> {
     let format = format.require("subsets", &[Format::Text, Format::Json])?;
     let loaded = load_workload(input, format == Format::Text)?;
     let w = &loaded.workload;
@@ -259,7 +260,7 @@ fn load_workload(input: &InputArgs, text: bool) -> Result<Loaded> {
 
 /// Writes the Markdown report to `out` and the summary graph next to it
 /// (SVG when Graphviz is installed, DOT otherwise).
-fn write_report(args: &AnalysisArgs, out: &Path) -> Result<i32> {
+fn write_report(args: &AnalysisArgs, out: &Path) -> Result<Exit> {
     let loaded = load_workload(&args.input, true)?;
     let w = &loaded.workload;
     let (settings, method) = (args.settings.settings(), args.method.method());
@@ -275,7 +276,7 @@ fn write_report(args: &AnalysisArgs, out: &Path) -> Result<i32> {
     write_text(&dir.join(&graph_name), &graph_text)?;
     write_text(out, &report::markdown::render(w, &f, &graph_name))?;
     super::say(&format!("wrote {} and {graph_name}", out.display()));
-    Ok(0)
+    Ok(Exit::Success)
 }
 
 /// `allocate --invariants` (issue 25, docs/invariants.md).
@@ -287,7 +288,7 @@ fn allocate_invariants(
     (postgres, postgres_temp): (Option<String>, bool),
     time_budget: u64,
     instances: usize,
-) -> Result<i32> {
+) -> Result<Exit> {
     if postgres.is_none() && !postgres_temp {
         return Err(
             Diag::new("allocate --invariants runs the search on PostgreSQL")
@@ -317,7 +318,7 @@ fn allocate_invariants(
     _: (Option<String>, bool),
     _: u64,
     _: usize,
-) -> Result<i32> {
+) -> Result<Exit> {
     Err(Diag::new(
         "allocate --invariants needs isolint built with the `postgres` feature",
     ))

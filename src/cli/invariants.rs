@@ -3,6 +3,7 @@
 //! static cycles and the explorer's schedules, the search on PostgreSQL,
 //! render, exit code.
 
+use super::exit::Exit;
 use std::time::Duration;
 
 use clap::{ArgGroup, Args};
@@ -167,7 +168,7 @@ fn run_search(p: &Prepared, args: &InvariantsArgs, levels: Vec<Level>) -> Result
 
 /// Exit 1 when an invariant is broken (serially or concurrently), 0 when
 /// every one held within bounds, 2 on bad input.
-pub fn invariants(args: &InvariantsArgs) -> Result<i32> {
+pub fn invariants(args: &InvariantsArgs) -> Result<Exit> {
     let format = args.format.require(
         "invariants",
         &[Format::Text, Format::Json, Format::Markdown],
@@ -186,12 +187,12 @@ pub fn invariants(args: &InvariantsArgs) -> Result<i32> {
         .results
         .iter()
         .any(|x| !matches!(x.verdict, Verdict::Held));
-    Ok(if broken { 1 } else { 0 })
+    Ok(Exit::finding_if(broken))
 }
 
 /// `allocate --invariants`: from the robust allocation, lower one
 /// program at a time (a step) while no invariant breaks within bounds.
-pub fn allocate(args: &InvariantsArgs) -> Result<i32> {
+pub fn allocate(args: &InvariantsArgs) -> Result<Exit> {
     let format = args
         .format
         .require("allocate", &[Format::Text, Format::Json])?;
@@ -235,7 +236,7 @@ pub fn allocate(args: &InvariantsArgs) -> Result<i32> {
         _ => report::invariants::allocate_text(&names, &robust, &current, &last, tried),
     };
     emit(&text)?;
-    Ok(0)
+    Ok(Exit::Success)
 }
 
 fn p_robust(p: &Prepared, args: &InvariantsArgs) -> Vec<Level> {

@@ -3,8 +3,7 @@
 //! the only place that prints, writes output files or picks exit codes.
 //! Must not contain analysis logic or formatting of results.
 //!
-//! Exit codes: 0 success (check: robust; replay: nothing reproduced), 1
-//! check: not robust (replay: an anomaly reproduced), 2 bad input.
+//! Exit codes: one enum, [`exit::Exit`].
 
 use std::io::Write;
 use std::path::Path;
@@ -14,6 +13,7 @@ use crate::model::error::{Diag, Result};
 
 pub mod args;
 pub mod commands;
+pub mod exit;
 #[cfg(feature = "postgres")]
 pub mod invariants;
 pub mod progress;
@@ -21,16 +21,31 @@ pub mod progress;
 pub mod replay;
 
 pub use args::Cli;
+pub use exit::Exit;
 
 /// Run a parsed command line; returns the process exit code.
-pub fn run(cli: Cli) -> i32 {
+pub fn run(cli: Cli) -> Exit {
     match commands::execute(cli) {
         Ok(code) => code,
         Err(diag) => {
             say(&format!("{:?}", miette::Report::new(*diag)));
-            2
+            Exit::Error
         }
     }
+}
+
+/// A panic is a bug of isolint, never of the input: say so, and where to
+/// report it, before the default message (ripgrep and rustc do the same).
+pub fn install_panic_hook() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        say(&format!(
+            "isolint {} hit an internal error (a bug, not a problem of your input). \
+             Please report it with the command line and, if you can, the input.",
+            env!("CARGO_PKG_VERSION")
+        ));
+        default(info);
+    }));
 }
 
 /// Write a line to standard error. A closed pipe (`isolint … 2>&1 | head
@@ -41,13 +56,19 @@ pub(crate) fn say(text: &str) {
     let _ = writeln!(err, "{text}");
 }
 
-/// Write `text` to standard output.
-fn emit(text: &str) -> Result<i32> {
+/// Write `text` to standard output. A closed pipe (`isolint … | head`)
+/// ends the output quietly, as ripgrep does; any other write error (a
+/// full disk, a closed file) is an error: a truncated SARIF file must not
+/// pass for a complete one.
+fn emit(text: &str) -> Result<Exit> {
     let mut out = std::io::stdout().lock();
-    // A closed pipe (`isolint … | head`) is not an error worth a message.
-    let _ = out.write_all(text.as_bytes());
-    let _ = out.flush();
-    Ok(0)
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(Diag::new(format!("cannot write to standard output: {e}"))
+                .help("check the file or pipe standard output goes to (disk space, permissions)"))
+        }
+        _ => Ok(Exit::Success),
+    }
 }
 
 fn json_text(v: &serde_json::Value) -> String {

@@ -2,6 +2,7 @@
 //! confirm the dangerous cycles (as `check` does), replay each confirmed
 //! schedule on PostgreSQL, optionally random rounds, render, exit code.
 
+use super::exit::Exit;
 use clap::{ArgGroup, Args, ValueEnum};
 
 use super::args::{Format, InputArgs, SettingsArgs};
@@ -67,7 +68,7 @@ impl LevelArg {
 }
 
 /// Exit 1 when an anomaly is reproduced, 0 when none.
-pub fn replay(args: &ReplayArgs) -> Result<i32> {
+pub fn replay(args: &ReplayArgs) -> Result<Exit> {
     let format = args
         .format
         .require("replay", &[Format::Text, Format::Json])?;
@@ -172,7 +173,7 @@ pub fn replay(args: &ReplayArgs) -> Result<i32> {
         .iter()
         .any(|(_, _, _, r)| r.verdict == Verdict::Reproduced)
         || random.as_ref().is_some_and(|r| !r.anomalies.is_empty());
-    Ok(if reproduced { 1 } else { 0 })
+    Ok(Exit::finding_if(reproduced))
 }
 
 /// `Amalgamate → Balance`: the programs on a witness cycle.
