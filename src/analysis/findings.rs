@@ -44,6 +44,27 @@ pub struct Findings {
     pub confirmations: Vec<Confirmation>,
 }
 
+/// What a `check` verdict is against, decided once here so that every
+/// output format says the same (SARIF and GitHub said "READ COMMITTED"
+/// under `--levels` while the text was right).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Against {
+    /// Every program at READ COMMITTED (the paper's question).
+    ReadCommitted,
+    /// The levels the team deploys (`--levels`, `isolation:`, SET TRANSACTION).
+    Deployed,
+}
+
+impl Findings {
+    /// What the verdict is against.
+    pub fn against(&self) -> Against {
+        match &self.isolation.deployed {
+            Some(d) if !d.deployed.is_default() => Against::Deployed,
+            _ => Against::ReadCommitted,
+        }
+    }
+}
+
 /// The level each program needs: the lowest robust allocation over
 /// READ COMMITTED < REPEATABLE READ < SERIALIZABLE (docs/allocation.md;
 /// unique, see `allocation`), with the cycle that forces each raised

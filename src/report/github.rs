@@ -3,7 +3,6 @@
 use super::{edge_line, edit_line, programs_of, split_origin};
 use crate::analysis::findings::Findings;
 use crate::model::btp::Workload;
-use crate::model::isolation::Level;
 
 /// GitHub Actions workflow commands: one `::error` per witness at the
 /// statement that starts its counterflow dependency, `::notice` per fix.
@@ -15,6 +14,7 @@ pub fn check(w: &Workload, a: &Findings, workload_path: &str, pg: &[super::OnPos
             .replace('\r', "%0D")
             .replace('\n', "%0A")
     };
+    let against = super::against(a);
     let mut o = String::new();
     for (i, st) in a.cycles.iter().enumerate() {
         let primary = st.iter().find(|s| s.counterflow).unwrap_or(&st[0]);
@@ -26,7 +26,7 @@ pub fn check(w: &Workload, a: &Findings, workload_path: &str, pg: &[super::OnPos
         }
         o.push_str(&format!(
             "::error file={file}{line},title=isolint%3A not robust against {}::{}\n",
-            Level::ReadCommitted,
+            against,
             esc(&format!(
                 "Dangerous cycle through {}:\n{}",
                 programs_of(st).join(", "),
@@ -53,8 +53,7 @@ pub fn check(w: &Workload, a: &Findings, workload_path: &str, pg: &[super::OnPos
     if a.robust {
         o.push_str(&format!(
             "isolint: {} is robust against {}\n",
-            w.name,
-            Level::ReadCommitted
+            w.name, against
         ));
     }
     o

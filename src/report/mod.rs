@@ -20,6 +20,20 @@ use crate::model::btp::{Body, Program, Workload};
 /// a read whose missing row the program handles as predicate-based, so
 /// the assumption is only relied on where the program does not go on
 /// without the row.
+/// The words for what a check verdict is against when the levels are the
+/// team's own.
+pub const DEPLOYED: &str = "the deployed isolation levels";
+
+/// What `a`'s verdict is against, in words (SARIF, GitHub).
+pub fn against(a: &crate::analysis::findings::Findings) -> String {
+    match a.against() {
+        crate::analysis::findings::Against::Deployed => DEPLOYED.to_string(),
+        crate::analysis::findings::Against::ReadCommitted => {
+            crate::model::isolation::Level::ReadCommitted.to_string()
+        }
+    }
+}
+
 pub const ASSUMPTION: &str = "assumes, as the paper's Section 5.4, that each statement reads the last committed versions at its start, that writes wait for uncommitted writes of the same row, and that a key-based statement finds its row or its transaction aborts (reads whose missing row the program handles are analysed as predicate reads)";
 
 /// Per dangerous cycle, what `check --postgres-temp`/`--postgres URL`

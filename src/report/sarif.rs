@@ -33,7 +33,8 @@ pub fn check(w: &Workload, a: &Findings, workload_path: &str, pg: &[super::OnPos
         let primary = st.iter().find(|s| s.counterflow).unwrap_or(&st[0]);
         let (file, line) = split_origin(&primary.from_origin, workload_path);
         let mut message = format!(
-            "Not robust against READ COMMITTED: dangerous cycle through {}. ",
+            "Not robust against {}: dangerous cycle through {}. ",
+            super::against(a),
             programs_of(st).join(", ")
         );
         message.push_str(&st.iter().map(edge_line).collect::<Vec<_>>().join(" ; "));

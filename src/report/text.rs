@@ -1,8 +1,10 @@
 //! Text for terminals: comfy-table tables and plain lines (`analyze`,
 //! `check`, `subsets`, `btp`).
 
-use super::{body_text, edge_line, edit_line, new_table, programs_of, subsets_inline, ASSUMPTION};
-use crate::analysis::findings::{Findings, Step, SubsetTable};
+use super::{
+    body_text, edge_line, edit_line, new_table, programs_of, subsets_inline, ASSUMPTION, DEPLOYED,
+};
+use crate::analysis::findings::{Against, Findings, Step, SubsetTable};
 use crate::analysis::promote::Suggestion;
 use crate::analysis::robustness::{Method, Reason, Witness};
 use crate::model::btp::{Statement, Workload};
@@ -228,9 +230,9 @@ pub fn check(w: &Workload, a: &Findings, pg: &[super::OnPostgres]) -> String {
         .deployed
         .as_ref()
         .filter(|d| !d.deployed.is_default());
-    let against = match deployed {
-        Some(_) => "the deployed isolation levels".to_string(),
-        None => RC.abbreviation().to_string(),
+    let against = match a.against() {
+        Against::Deployed => DEPLOYED.to_string(),
+        Against::ReadCommitted => RC.abbreviation().to_string(),
     };
     let mut o = format!(
         "isolint check: {} — {} against {} ({}, {})\n",
