@@ -830,44 +830,77 @@ fn systematic(
         .collect();
     let k = s.cfg.k.max(1);
     let mut pruned = 0;
-    for progs in program_tuples(ctx.writers, k, &hot) {
-        let tuples = instance_tuples(ctx, &progs);
+    // Breadth first over the program multisets: round r runs the r-th
+    // instance tuple of each, so a budget that ends early has tried
+    // every pair of programs (those of a dangerous cycle first).
+    let multisets: Vec<(Vec<usize>, Vec<Picks>)> = program_tuples(ctx.writers, k, &hot)
+        .into_iter()
+        .map(|progs| {
+            let t = instance_tuples(ctx, &progs);
+            (progs, t)
+        })
+        .collect();
+    let base = s.coverage.len();
+    for (progs, tuples) in &multisets {
         let names: Vec<&str> = progs
             .iter()
             .map(|&p| ctx.w.programs[p].name.as_str())
             .collect();
         s.coverage.push((names.join(" + "), 0, tuples.len()));
-        for picks in tuples {
+    }
+    let rounds = multisets.iter().map(|(_, t)| t.len()).max().unwrap_or(0);
+    for r in 0..rounds {
+        for (m, (progs, tuples)) in multisets.iter().enumerate() {
+            let Some(picks) = tuples.get(r) else { continue };
             if !s.open.iter().any(|&o| o) {
                 return Ok((true, pruned));
             }
-            let txns = ctx.txns(&picks, fresh);
-            let levels: Vec<Level> = picks.iter().map(|&(p, _)| s.cfg.levels[p]).collect();
-            let disjoint = disjointness(ctx.w, &progs);
-            let mut dfs = explore::Dfs::new(disjoint);
-            while !dfs.done {
-                if s.over_budget() {
-                    return Ok((false, pruned + dfs.pruned));
-                }
-                let mut made = explore::Choices::default();
-                let (out, seen) = {
-                    let d = &dfs;
-                    s.run(seed, &txns, &levels, &mut |st| d.choose(st, &mut made))?
-                };
-                dfs.advance(&made, &out);
-                if !seen.is_empty() {
-                    let actions = made.actions();
-                    let run = (txns.as_slice(), levels.as_slice(), actions.as_slice());
-                    settle_concurrent(s, "the systematic search", seed, run, &out, seen)?;
-                }
+            match interleavings(s, ctx, seed, fresh, progs, picks)? {
+                Some(p) => pruned += p,
+                None => return Ok((false, pruned)),
             }
-            pruned += dfs.pruned;
-            if let Some(c) = s.coverage.last_mut() {
-                c.1 += 1;
-            }
+            s.coverage[base + m].1 += 1;
         }
     }
     Ok((true, pruned))
+}
+
+/// An instance tuple: (program, instance) per transaction.
+type Picks = Vec<(usize, usize)>;
+
+/// Every interleaving of one instance tuple (up to the reduction).
+/// Returns the choices pruned, or `None` when the budget ran out first.
+fn interleavings(
+    s: &mut Search,
+    ctx: &Ctx,
+    seed: &[SeedRow],
+    fresh: &mut u64,
+    progs: &[usize],
+    picks: &[(usize, usize)],
+) -> Result<Option<usize>> {
+    let txns = ctx.txns(picks, fresh);
+    let levels: Vec<Level> = picks.iter().map(|&(p, _)| s.cfg.levels[p]).collect();
+    let mut dfs = explore::Dfs::new(disjointness(ctx.w, progs));
+    while !dfs.done {
+        if !s.open.iter().any(|&o| o) {
+            break;
+        }
+        if s.over_budget() {
+            return Ok(None);
+        }
+        let mut made = explore::Choices::default();
+        let (out, seen) = {
+            let d = &dfs;
+            s.run(seed, &txns, &levels, &mut |st| d.choose(st, &mut made))?
+        };
+        dfs.advance(&made, &out);
+        if !seen.is_empty() {
+            let actions = made.actions();
+            let run = (txns.as_slice(), levels.as_slice(), actions.as_slice());
+            settle_concurrent(s, "the systematic search", seed, run, &out, seen)?;
+        }
+    }
+    Ok(Some(dfs.pruned))
 }
 
 /// Instance tuples of a program multiset: instances of one program in
