@@ -302,7 +302,13 @@ fn robust_levels(a: &Value) -> String {
 /// SERIALIZABLE), EnrollStudent(s, 2) reads course 2 while RemoveCourse(2)
 /// counts no enrolment of course 2, and both commit: at READ COMMITTED
 /// and at REPEATABLE READ alike (the two write different tables, so no
-/// row lock or first-updater rule stops either).
+/// row lock or first-updater rule stops either). Run by hand on
+/// PostgreSQL 15 at REPEATABLE READ from the workload's seed:
+///   S1: BEGIN; SELECT name FROM student WHERE id = 2; SELECT title FROM course WHERE id = 2; -- 'c2'
+///   S2: BEGIN; SELECT count(*) FROM enrolled WHERE course_id = 2; -- 0
+///   S1: INSERT INTO enrolled VALUES (2, 2);
+///   S2: DELETE FROM course WHERE id = 2; COMMIT;
+///   S1: COMMIT;   → enrolled (2, 2) names no course: the invariant is false.
 #[test]
 fn courseware_broken_below_its_robust_allocation() {
     let Some(s) = server() else { return };

@@ -829,46 +829,93 @@ fn systematic(
         })
         .collect();
     let k = s.cfg.k.max(1);
-    let mut pruned = 0;
-    for progs in program_tuples(ctx.writers, k, &hot) {
-        let tuples = instance_tuples(ctx, &progs);
+    // Round robin: every instance tuple (ordered by rank, then program
+    // multiset, those of a dangerous cycle first) runs at most QUOTA
+    // interleavings per turn, its search resumed at its next turn, so a
+    // budget that ends early has tried every pair of programs even when
+    // one tuple has very many interleavings (TPC-C's Delivery).
+    const QUOTA: usize = 8;
+    let multisets: Vec<(Vec<usize>, Vec<Picks>)> = program_tuples(ctx.writers, k, &hot)
+        .into_iter()
+        .map(|progs| {
+            let t = instance_tuples(ctx, &progs);
+            (progs, t)
+        })
+        .collect();
+    let base = s.coverage.len();
+    let mut work: Vec<Work> = vec![];
+    for (m, (progs, tuples)) in multisets.iter().enumerate() {
         let names: Vec<&str> = progs
             .iter()
             .map(|&p| ctx.w.programs[p].name.as_str())
             .collect();
         s.coverage.push((names.join(" + "), 0, tuples.len()));
-        for picks in tuples {
-            if !s.open.iter().any(|&o| o) {
-                return Ok((true, pruned));
-            }
-            let txns = ctx.txns(&picks, fresh);
-            let levels: Vec<Level> = picks.iter().map(|&(p, _)| s.cfg.levels[p]).collect();
-            let disjoint = disjointness(ctx.w, &progs);
-            let mut dfs = explore::Dfs::new(disjoint);
-            while !dfs.done {
-                if s.over_budget() {
-                    return Ok((false, pruned + dfs.pruned));
-                }
-                let mut made = explore::Choices::default();
-                let (out, seen) = {
-                    let d = &dfs;
-                    s.run(seed, &txns, &levels, &mut |st| d.choose(st, &mut made))?
-                };
-                dfs.advance(&made, &out);
-                if !seen.is_empty() {
-                    let actions = made.actions();
-                    let run = (txns.as_slice(), levels.as_slice(), actions.as_slice());
-                    settle_concurrent(s, "the systematic search", seed, run, &out, seen)?;
-                }
-            }
-            pruned += dfs.pruned;
-            if let Some(c) = s.coverage.last_mut() {
-                c.1 += 1;
-            }
+        for (r, picks) in tuples.iter().enumerate() {
+            work.push(Work {
+                rank: (r, m),
+                txns: ctx.txns(picks, fresh),
+                levels: picks.iter().map(|&(p, _)| s.cfg.levels[p]).collect(),
+                dfs: explore::Dfs::new(disjointness(ctx.w, progs)),
+            });
         }
     }
-    Ok((true, pruned))
+    work.sort_by_key(|w| w.rank);
+    let mut pruned = 0;
+    loop {
+        let mut open_work = false;
+        for w in work.iter_mut().filter(|w| !w.dfs.done) {
+            open_work = true;
+            for _ in 0..QUOTA {
+                if !s.open.iter().any(|&o| o) {
+                    return Ok((true, pruned));
+                }
+                if s.over_budget() {
+                    return Ok((false, pruned));
+                }
+                if w.dfs.done {
+                    break;
+                }
+                let before = w.dfs.pruned;
+                interleaving(s, seed, w)?;
+                pruned += w.dfs.pruned - before;
+            }
+            if w.dfs.done {
+                s.coverage[base + w.rank.1].1 += 1;
+            }
+        }
+        if !open_work {
+            return Ok((true, pruned));
+        }
+    }
 }
+
+/// One instance tuple's search in progress.
+struct Work {
+    /// (rank of the tuple in its multiset, multiset).
+    rank: (usize, usize),
+    txns: Vec<Txn>,
+    levels: Vec<Level>,
+    dfs: explore::Dfs,
+}
+
+/// The next interleaving of `w`'s search (up to the reduction).
+fn interleaving(s: &mut Search, seed: &[SeedRow], w: &mut Work) -> Result<()> {
+    let mut made = explore::Choices::default();
+    let (out, seen) = {
+        let d = &w.dfs;
+        s.run(seed, &w.txns, &w.levels, &mut |st| d.choose(st, &mut made))?
+    };
+    w.dfs.advance(&made, &out);
+    if !seen.is_empty() {
+        let actions = made.actions();
+        let run = (w.txns.as_slice(), w.levels.as_slice(), actions.as_slice());
+        settle_concurrent(s, "the systematic search", seed, run, &out, seen)?;
+    }
+    Ok(())
+}
+
+/// An instance tuple: (program, instance) per transaction.
+type Picks = Vec<(usize, usize)>;
 
 /// Instance tuples of a program multiset: instances of one program in
 /// non-decreasing order (the rest are renamings), fewest distinct
