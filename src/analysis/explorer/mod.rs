@@ -444,21 +444,28 @@ fn explore_with(
         search_pass(w, g, nodes, bounds, alloc, one_snapshot, None, &mut out);
         return out;
     }
+    // With values first, within half the budget; the BTP model with the
+    // rest (its schedules are labelled).
     let mut why: Option<String> = None;
-    search_pass(
-        w,
-        g,
-        nodes,
-        bounds,
-        alloc,
-        one_snapshot,
-        Some((prov, &mut why)),
-        &mut out,
-    );
-    if out.found.is_some() || out.explored.exhausted {
+    let half = Bounds {
+        max_states: bounds.max_states / 2,
+        ..bounds
+    };
+    let valued = Some((prov, &mut why));
+    search_pass(w, g, nodes, half, alloc, one_snapshot, valued, &mut out);
+    if out.found.is_some() {
         return out;
     }
+    let cut = out.explored.exhausted;
+    out.explored.exhausted = false;
+    if cut {
+        why = Some(format!(
+            "the search with values ran out of its budget ({} states) first",
+            half.max_states
+        ));
+    }
     search_pass(w, g, nodes, bounds, alloc, one_snapshot, None, &mut out);
+    out.explored.exhausted |= cut && out.found.is_none();
     if let Some(s) = &mut out.found {
         s.model_only = Some(why.unwrap_or_else(|| {
             "within the bounds no schedule of the programs with values is non-serializable; this one needs what PostgreSQL does not do (a predicate that matches a row its values cannot match, a predicate UPDATE/DELETE that writes only some of the rows it matches, a DELETE that a foreign-key check's FOR KEY SHARE lock would block, or a computed value other than the one the program computes)".into()

@@ -279,11 +279,12 @@ pub fn lower_units(
                 &mut counter,
                 &mut warnings,
             );
-            if let Some((program, (pins, sources, shared))) = errors.take(lowered) {
+            if let Some((program, (pins, sources, shared, alts))) = errors.take(lowered) {
                 programs.push(program);
                 provenance.programs.push(pins);
                 provenance.sources.push(sources);
                 provenance.key_share.push(shared);
+                provenance.alternatives.push(alts);
                 declared.push(declared_level(f, nodes));
             }
         }
@@ -431,7 +432,7 @@ fn lower_transaction(
     let shared: Vec<usize> = (0..l.facts.len())
         .filter(|&q| l.facts[q].key_share)
         .collect();
-    let pins = (l.pins(), l.sources.clone(), shared);
+    let pins = (l.pins(), l.sources.clone(), shared, l.alternatives());
     let program = Program {
         name,
         abbrev,
@@ -553,6 +554,7 @@ type Provenance1 = (
     Vec<Pins>,
     Vec<(usize, crate::model::provenance::Source)>,
     Vec<usize>,
+    Vec<crate::model::provenance::Alternative>,
 );
 
 /// What FK and same-tuple inference needs to know about a statement.

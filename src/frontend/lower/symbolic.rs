@@ -179,6 +179,44 @@ impl Lowerer<'_> {
             .collect()
     }
 
+    /// Provenance: the pins whose value is an IF's result, per branch
+    /// (`model::provenance::Provenance::alternatives`).
+    pub(super) fn alternatives(&self) -> Vec<crate::model::provenance::Alternative> {
+        let mut out = vec![];
+        for (q, f) in self.facts.iter().enumerate() {
+            let pins = f.bound.iter().chain(f.value_pins.iter().map(|(c, t)| (c, t)));
+            for (c, t) in pins {
+                let Term::Phi(k) = self.resolve(t, &f.path, 0) else {
+                    continue;
+                };
+                let (if_id, values) = &self.phis[k];
+                let options = values
+                    .iter()
+                    .enumerate()
+                    .map(|(b, v)| {
+                        let mut path = f.path.clone();
+                        path.push((*if_id, b));
+                        // Statements directly in the branch that run
+                        // whenever it runs mark it (a branch without one
+                        // has none: the explorer then cannot tell).
+                        let marks: Vec<usize> = (0..self.facts.len())
+                            .filter(|&x| {
+                                let g = &self.facts[x];
+                                g.path.last() == Some(&(*if_id, b))
+                                    && g.certain
+                                    && !g.rolled_back
+                                    && g.loops.len() <= f.loops.len()
+                            })
+                            .collect();
+                        (marks, self.value(&self.resolve(v, &path, 0)))
+                    })
+                    .collect();
+                out.push((q, *c, options));
+            }
+        }
+        out
+    }
+
     fn value(&self, t: &Term) -> PinValue {
         match t {
             Term::Param(p) => PinValue::Param(p.clone()),
