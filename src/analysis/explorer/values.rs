@@ -102,21 +102,29 @@ enum Var {
     Other(usize, String),
 }
 
+/// The variables, shared by the union-finds a valuation's enumeration
+/// clones (only `parent` differs between them).
 #[derive(Clone, Default)]
-struct Classes {
+struct Names {
     ids: HashMap<Var, usize>,
     vars: Vec<Var>,
+}
+
+#[derive(Clone, Default)]
+struct Classes {
+    names: std::rc::Rc<Names>,
     parent: Vec<usize>,
 }
 
 impl Classes {
     fn id(&mut self, v: Var) -> usize {
-        if let Some(&i) = self.ids.get(&v) {
+        if let Some(&i) = self.names.ids.get(&v) {
             return i;
         }
-        let i = self.vars.len();
-        self.ids.insert(v.clone(), i);
-        self.vars.push(v);
+        let names = std::rc::Rc::make_mut(&mut self.names);
+        let i = names.vars.len();
+        names.ids.insert(v.clone(), i);
+        names.vars.push(v);
         self.parent.push(i);
         i
     }
@@ -133,13 +141,13 @@ impl Classes {
         }
     }
     fn root_of(&self, v: &Var) -> Option<usize> {
-        self.ids.get(v).map(|&i| self.find(i))
+        self.names.ids.get(v).map(|&i| self.find(i))
     }
     /// No class holds two literals, nor two iterations' values of one
     /// computed value (a loop variable takes a new value per iteration).
     fn consistent(&self) -> bool {
         let mut lit: HashMap<usize, &Var> = HashMap::new();
-        for (i, v) in self.vars.iter().enumerate() {
+        for (i, v) in self.names.vars.iter().enumerate() {
             let r = self.find(i);
             if let Var::Lit(_) | Var::Computed(..) = v {
                 if let Some(prev) = lit.insert(r, v) {
@@ -233,7 +241,13 @@ pub(super) fn valuations(
     if !p.cl.consistent() || !distinct(w, inst, &p.cl) {
         return Ok(vec![]);
     }
-    // A value read from a row is that row's column: one choice per row.
+    // A value read from a row is that row's column: one choice per row
+    // (the columns' variables made first, so the enumeration shares them).
+    for r in &p.reads {
+        for t in (0..inst.tuples.len()).filter(|&t| inst.tuples[t].rel == r.rel) {
+            p.cl.id(Var::Col(t, r.attr));
+        }
+    }
     let mut chosen = vec![];
     choose_reads(w, inst, &p.reads, 0, p.cl.clone(), &mut vec![], &mut chosen);
     let mut out = vec![];
@@ -352,7 +366,7 @@ impl Pinned<'_> {
         let inst = self.inst;
         for (id, a, why) in &self.loose {
             let root = self.cl.find(*id);
-            for (i, v) in self.cl.vars.iter().enumerate() {
+            for (i, v) in self.cl.names.vars.iter().enumerate() {
                 if i == *id || self.cl.find(i) != root {
                     continue;
                 }
@@ -416,7 +430,10 @@ impl Pinned<'_> {
                 }
             },
             Value::Element { .. } => {
-                self.unfollowed(a, unknown("of an array element, which the explorer does not follow"));
+                self.unfollowed(
+                    a,
+                    unknown("of an array element, which the explorer does not follow"),
+                );
                 (Var::Other(a, format!("{v:?}")), None)
             }
         };
@@ -629,8 +646,23 @@ fn merge(
     };
     let mut items = now(pinned);
     let npins = items.len();
-    items.extend(now(rows).into_iter().filter(|r| !items.contains(r)).collect::<Vec<_>>());
-    blocks(w, inst, groups, gi, (&items, npins), 0, &mut vec![], cl, out);
+    items.extend(
+        now(rows)
+            .into_iter()
+            .filter(|r| !items.contains(r))
+            .collect::<Vec<_>>(),
+    );
+    blocks(
+        w,
+        inst,
+        groups,
+        gi,
+        (&items, npins),
+        0,
+        &mut vec![],
+        cl,
+        out,
+    );
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -655,7 +687,17 @@ fn blocks(
     if pin {
         heads.push(x);
     }
-    blocks(w, inst, groups, gi, (items, npins), i + 1, heads, cl.clone(), out);
+    blocks(
+        w,
+        inst,
+        groups,
+        gi,
+        (items, npins),
+        i + 1,
+        heads,
+        cl.clone(),
+        out,
+    );
     if pin {
         heads.pop();
     }
@@ -680,7 +722,7 @@ fn finish(
     // the others as small numbers no literal uses.
     let mut number: HashMap<usize, u16> = HashMap::new();
     let mut lits: HashMap<usize, String> = HashMap::new();
-    for (i, v) in cl.vars.iter().enumerate() {
+    for (i, v) in cl.names.vars.iter().enumerate() {
         let r = cl.find(i);
         let next = number.len() as u16;
         number.entry(r).or_insert(next);
@@ -713,7 +755,12 @@ fn finish(
         .map(|(t, s)| {
             cols[s.rel]
                 .iter()
-                .map(|&c| cl.ids.get(&Var::Col(t, c)).map_or(FRESH, |&v| class(v)))
+                .map(|&c| {
+                    cl.names
+                        .ids
+                        .get(&Var::Col(t, c))
+                        .map_or(FRESH, |&v| class(v))
+                })
                 .collect()
         })
         .collect();
@@ -737,7 +784,7 @@ fn finish(
         .collect();
     // Parameters and computed values, per transaction.
     let mut params: Vec<Vec<(String, String)>> = vec![vec![]; inst.txns.len()];
-    for (i, v) in cl.vars.iter().enumerate() {
+    for (i, v) in cl.names.vars.iter().enumerate() {
         let (a, n) = match v {
             Var::Param(a, p) => (*a, format!(":{p}")),
             Var::Computed(a, n, it) if *n != usize::MAX => {

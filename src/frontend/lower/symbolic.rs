@@ -184,7 +184,10 @@ impl Lowerer<'_> {
     pub(super) fn alternatives(&self) -> Vec<crate::model::provenance::Alternative> {
         let mut out = vec![];
         for (q, f) in self.facts.iter().enumerate() {
-            let pins = f.bound.iter().chain(f.value_pins.iter().map(|(c, t)| (c, t)));
+            let pins = f
+                .bound
+                .iter()
+                .chain(f.value_pins.iter().map(|(c, t)| (c, t)));
             for (c, t) in pins {
                 let Term::Phi(k) = self.resolve(t, &f.path, 0) else {
                     continue;
