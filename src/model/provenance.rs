@@ -61,6 +61,10 @@ pub struct Provenance {
     /// unfolding takes the branch whose statements it runs (or the one
     /// without statements when it runs none of the others').
     pub alternatives: Vec<Vec<Alternative>>,
+    /// Per program: statements whose WHERE has conjuncts beyond its pins
+    /// on the pinned columns or on no column (`a = :x AND a > 3`,
+    /// `a = :x AND :flag`): the pins are necessary, not sufficient.
+    pub inexact: Vec<Vec<usize>>,
 }
 
 /// See [`Provenance::alternatives`].
@@ -81,6 +85,11 @@ impl Provenance {
         self.key_share
             .get(program)
             .is_some_and(|v| v.contains(&stmt))
+    }
+
+    /// Does statement `stmt` of `program` select more than its pins say?
+    pub fn inexact(&self, program: usize, stmt: usize) -> bool {
+        self.inexact.get(program).is_some_and(|v| v.contains(&stmt))
     }
 
     /// The per-branch values of pin `attr` of statement `stmt`, when it

@@ -286,6 +286,13 @@ impl Pinned<'_> {
                     got.push((*c, self.eval(a, pos, &v)?));
                 }
                 let predicate = s.tuple.is_none();
+                if predicate && self.prov.inexact(ltp.program, stmt_ix) {
+                    return Err(format!(
+                        "predicate not instantiated: the WHERE of {} of {} has conditions beyond its equalities to values",
+                        ltp.occurrence_label(w, pos),
+                        w.programs[ltp.program].name
+                    ));
+                }
                 if predicate {
                     let pread: Vec<usize> =
                         stmt.pread.as_ref().map_or(vec![], |p| p.iter().collect());

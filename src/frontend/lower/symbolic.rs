@@ -92,6 +92,15 @@ impl Lowerer<'_> {
         }
     }
 
+    /// Binds the equalities of `u` and notes, for the provenance, when the
+    /// WHERE says more about the pinned columns than the equalities (a
+    /// conjunct on a pinned column or on no column at all).
+    pub(super) fn bind_uses(&mut self, q: usize, u: &super::clauses::Uses) {
+        let eq = u.eq.clone();
+        self.bind(q, &eq);
+        self.facts[q].inexact |= u.opaque || eq.iter().any(|(c, _)| u.extra.contains(c));
+    }
+
     /// The value a term denotes on the path `path`: columns pinned by
     /// their statement are followed, phis of IFs on the path resolved.
     pub(super) fn resolve(&self, t: &Term, path: &[(usize, usize)], depth: usize) -> Term {
