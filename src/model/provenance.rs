@@ -55,7 +55,20 @@ pub struct Provenance {
     /// index. PostgreSQL holds that lock to commit: it blocks a DELETE or
     /// key update of the parent row (the BTP's key sel does not say so).
     pub key_share: Vec<Vec<usize>>,
+    /// Per program: pins whose value is an IF's result (the pin says
+    /// `Unknown(usize::MAX)`): (statement, attribute, per branch the
+    /// statements of that branch and the value the branch gives). An
+    /// unfolding takes the branch whose statements it runs (or the one
+    /// without statements when it runs none of the others').
+    pub alternatives: Vec<Vec<Alternative>>,
+    /// Per program: statements whose WHERE has conjuncts beyond its pins
+    /// on the pinned columns or on no column (`a = :x AND a > 3`,
+    /// `a = :x AND :flag`): the pins are necessary, not sufficient.
+    pub inexact: Vec<Vec<usize>>,
 }
+
+/// See [`Provenance::alternatives`].
+pub type Alternative = (usize, usize, Vec<(Vec<usize>, Value)>);
 
 impl Provenance {
     /// What statement `stmt` of program `program` pins (nothing when the
@@ -72,6 +85,20 @@ impl Provenance {
         self.key_share
             .get(program)
             .is_some_and(|v| v.contains(&stmt))
+    }
+
+    /// Does statement `stmt` of `program` select more than its pins say?
+    pub fn inexact(&self, program: usize, stmt: usize) -> bool {
+        self.inexact.get(program).is_some_and(|v| v.contains(&stmt))
+    }
+
+    /// The per-branch values of pin `attr` of statement `stmt`, when it
+    /// is an IF's result.
+    pub fn alternatives(&self, program: usize, stmt: usize, attr: usize) -> &[(Vec<usize>, Value)] {
+        self.alternatives
+            .get(program)
+            .and_then(|v| v.iter().find(|(s, a, _)| *s == stmt && *a == attr))
+            .map_or(&[], |(_, _, o)| o.as_slice())
     }
 
     /// The source of `Value::Unknown(n)` in program `program`, if known.

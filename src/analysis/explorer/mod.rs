@@ -255,7 +255,8 @@ pub fn confirm_in(
                 max_txns: k,
                 ..bounds
             };
-            match confirm_one(w, prov, g, &wit, part, alloc) {
+            let mut spent = Stats::default();
+            match confirm_one(w, prov, g, &wit, part, alloc, &mut spent) {
                 Confirmation::Confirmed(mut s) => {
                     s.bounds = Bounds {
                         max_txns: k,
@@ -267,7 +268,10 @@ pub fn confirm_in(
                     if s.model_only.is_none() {
                         return Confirmation::Confirmed(s);
                     }
+                    // In the model only: the other cycles may have one
+                    // with values, within the budget left.
                     model_only.get_or_insert(s);
+                    explored.add(&spent);
                     searched.push(set);
                 }
                 Confirmation::NotWithinBounds { explored: e, .. } => {
@@ -315,6 +319,7 @@ fn confirm_one(
     witness: &Witness,
     bounds: Bounds,
     alloc: &Allocation,
+    spent: &mut Stats,
 ) -> Confirmation {
     let nodes = witness_nodes(witness);
     let mut on_cycle = Allocation::uniform(w.programs.len(), Level::ReadCommitted);
@@ -334,6 +339,7 @@ fn confirm_one(
         ));
     }
     let e = explore_with(w, prov, g, &nodes, bounds, &on_cycle, true);
+    *spent = e.explored;
     match (e.found, e.skipped) {
         (Some(s), _) => Confirmation::Confirmed(s),
         (None, Some(why)) => Confirmation::NotChecked(why),
@@ -444,21 +450,28 @@ fn explore_with(
         search_pass(w, g, nodes, bounds, alloc, one_snapshot, None, &mut out);
         return out;
     }
+    // With values first, within half the budget; the BTP model with the
+    // rest (its schedules are labelled).
     let mut why: Option<String> = None;
-    search_pass(
-        w,
-        g,
-        nodes,
-        bounds,
-        alloc,
-        one_snapshot,
-        Some((prov, &mut why)),
-        &mut out,
-    );
-    if out.found.is_some() || out.explored.exhausted {
+    let half = Bounds {
+        max_states: bounds.max_states / 2,
+        ..bounds
+    };
+    let valued = Some((prov, &mut why));
+    search_pass(w, g, nodes, half, alloc, one_snapshot, valued, &mut out);
+    if out.found.is_some() {
         return out;
     }
+    let cut = out.explored.exhausted;
+    out.explored.exhausted = false;
+    if cut {
+        why = Some(format!(
+            "the search with values ran out of its budget ({} states) first",
+            half.max_states
+        ));
+    }
     search_pass(w, g, nodes, bounds, alloc, one_snapshot, None, &mut out);
+    out.explored.exhausted |= cut && out.found.is_none();
     if let Some(s) = &mut out.found {
         s.model_only = Some(why.unwrap_or_else(|| {
             "within the bounds no schedule of the programs with values is non-serializable; this one needs what PostgreSQL does not do (a predicate that matches a row its values cannot match, a predicate UPDATE/DELETE that writes only some of the rows it matches, a DELETE that a foreign-key check's FOR KEY SHARE lock would block, or a computed value other than the one the program computes)".into()
@@ -482,58 +495,95 @@ fn search_pass(
     out: &mut Exploration,
 ) {
     let nrel = w.schema.relations.len();
+    // With values, each transaction set gets an equal share of the budget
+    // left (one set's many valuations must not starve the others).
+    let mut cut = false;
     for size in 2..=bounds.max_txns.clamp(2, 8) {
-        let mut chosen = vec![];
-        let flow = multisets(nodes, size, 0, &mut chosen, &mut |set| {
-            instance::instances(w, g, set, bounds.tuples_per_relation, alloc, &mut |inst| {
-                let mut x = inst.clone();
-                if !one_snapshot {
-                    x.txns
-                        .iter_mut()
-                        .for_each(|t| t.steps.iter_mut().for_each(|s| s.cont = false));
-                }
-                let vals = match &mut valued {
-                    None => vec![None],
-                    Some((prov, why)) => match values::valuations(w, g, prov, &x) {
-                        Ok(vs) if !vs.is_empty() => {
-                            values::mark_key_share(g, prov, &mut x);
-                            vs.into_iter().map(Some).collect()
-                        }
-                        Ok(vs) => vs.into_iter().map(Some).collect(),
-                        Err(e) => {
-                            why.get_or_insert(e);
-                            vec![]
-                        }
-                    },
-                };
-                for v in vals {
-                    x.vals = v;
-                    let budget = bounds.max_states.saturating_sub(out.explored.states);
-                    let mut search = mvrc::Search::new(&x, nrel, budget, bounds.reduce);
-                    let found = search.run(search.initial());
-                    out.explored.add(&Stats {
-                        instances: 1,
-                        states: search.states,
-                        schedules: search.schedules,
-                        exhausted: search.exhausted,
-                        cycles: 0,
-                        split: false,
-                    });
-                    if let Some(end) = found {
-                        out.found = Some(build(w, g, &x, search.path, &end, bounds));
-                        return ControlFlow::Break(());
-                    }
-                    if search.exhausted {
-                        return ControlFlow::Break(());
-                    }
-                }
-                ControlFlow::Continue(())
-            })
+        let mut sets: Vec<Vec<usize>> = vec![];
+        let _ = multisets(nodes, size, 0, &mut vec![], &mut |set| {
+            sets.push(set.to_vec());
+            ControlFlow::Continue(())
         });
-        if flow.is_break() {
+        // With values, sets of more distinct programs first: a cycle
+        // through several programs is what the alarm is about, and two
+        // instances of one program can use up a share quickly.
+        if valued.is_some() {
+            sets.sort_by_key(|set| {
+                let mut p: Vec<usize> = set.iter().map(|&v| g.nodes[v].ltp.program).collect();
+                p.dedup();
+                std::cmp::Reverse(p.len())
+            });
+        }
+        let mut sets_left = sets.len() as u64;
+        let mut each = |set: &[usize]| {
+            let left = bounds.max_states.saturating_sub(out.explored.states);
+            let share = match valued {
+                Some(_) => left / sets_left.max(1),
+                None => left,
+            };
+            sets_left = sets_left.saturating_sub(1);
+            let cap = out.explored.states + share;
+            let mut capped = false;
+            let flow =
+                instance::instances(w, g, set, bounds.tuples_per_relation, alloc, &mut |inst| {
+                    let mut x = inst.clone();
+                    if !one_snapshot {
+                        x.txns
+                            .iter_mut()
+                            .for_each(|t| t.steps.iter_mut().for_each(|s| s.cont = false));
+                    }
+                    let vals = match &mut valued {
+                        None => vec![None],
+                        Some((prov, why)) => match values::valuations(w, g, prov, &x) {
+                            Ok(vs) if !vs.is_empty() => {
+                                values::mark_key_share(g, prov, &mut x);
+                                vs.into_iter().map(Some).collect()
+                            }
+                            Ok(vs) => vs.into_iter().map(Some).collect(),
+                            Err(e) => {
+                                why.get_or_insert(e);
+                                vec![]
+                            }
+                        },
+                    };
+                    for v in vals {
+                        x.vals = v;
+                        let budget = cap.saturating_sub(out.explored.states);
+                        let mut search = mvrc::Search::new(&x, nrel, budget, bounds.reduce);
+                        let found = search.run(search.initial());
+                        out.explored.add(&Stats {
+                            instances: 1,
+                            states: search.states,
+                            schedules: search.schedules,
+                            exhausted: false,
+                            cycles: 0,
+                            split: false,
+                        });
+                        if let Some(end) = found {
+                            out.found = Some(build(w, g, &x, search.path, &end, bounds));
+                            return ControlFlow::Break(());
+                        }
+                        if search.exhausted {
+                            capped = true;
+                            return ControlFlow::Break(());
+                        }
+                    }
+                    ControlFlow::Continue(())
+                });
+            cut |= capped;
+            // A set cut at its share: the next sets still get theirs.
+            let spent = out.explored.states >= bounds.max_states;
+            if out.found.is_some() || spent {
+                return ControlFlow::Break(());
+            }
+            let _ = flow;
+            ControlFlow::Continue(())
+        };
+        if sets.iter().any(|set| each(set).is_break()) {
             break;
         }
     }
+    out.explored.exhausted |= cut && out.found.is_none();
 }
 
 /// Calls `f` on every multiset of `size` elements of `nodes` (as sorted

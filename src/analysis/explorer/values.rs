@@ -102,21 +102,29 @@ enum Var {
     Other(usize, String),
 }
 
+/// The variables, shared by the union-finds a valuation's enumeration
+/// clones (only `parent` differs between them).
 #[derive(Clone, Default)]
-struct Classes {
+struct Names {
     ids: HashMap<Var, usize>,
     vars: Vec<Var>,
+}
+
+#[derive(Clone, Default)]
+struct Classes {
+    names: std::rc::Rc<Names>,
     parent: Vec<usize>,
 }
 
 impl Classes {
     fn id(&mut self, v: Var) -> usize {
-        if let Some(&i) = self.ids.get(&v) {
+        if let Some(&i) = self.names.ids.get(&v) {
             return i;
         }
-        let i = self.vars.len();
-        self.ids.insert(v.clone(), i);
-        self.vars.push(v);
+        let names = std::rc::Rc::make_mut(&mut self.names);
+        let i = names.vars.len();
+        names.ids.insert(v.clone(), i);
+        names.vars.push(v);
         self.parent.push(i);
         i
     }
@@ -133,13 +141,13 @@ impl Classes {
         }
     }
     fn root_of(&self, v: &Var) -> Option<usize> {
-        self.ids.get(v).map(|&i| self.find(i))
+        self.names.ids.get(v).map(|&i| self.find(i))
     }
     /// No class holds two literals, nor two iterations' values of one
     /// computed value (a loop variable takes a new value per iteration).
     fn consistent(&self) -> bool {
         let mut lit: HashMap<usize, &Var> = HashMap::new();
-        for (i, v) in self.vars.iter().enumerate() {
+        for (i, v) in self.names.vars.iter().enumerate() {
             let r = self.find(i);
             if let Var::Lit(_) | Var::Computed(..) = v {
                 if let Some(prev) = lit.insert(r, v) {
@@ -185,6 +193,8 @@ struct Pinned<'a> {
     /// Per txn, per step: a predicate step's pins as (attr, variable).
     pins: Vec<Vec<Vec<(usize, usize)>>>,
     reads: Vec<ReadVal>,
+    /// Values the explorer does not follow: (variable, transaction, why).
+    loose: Vec<(usize, usize, String)>,
 }
 
 /// (transaction, predicate step, tuple) triples of `Valuation::only`.
@@ -207,6 +217,7 @@ pub(super) fn valuations(
         cl: Classes::default(),
         pins: vec![],
         reads: vec![],
+        loose: vec![],
     };
     p.collect()?;
     // The slots: columns some predicate pins, per relation.
@@ -226,10 +237,17 @@ pub(super) fn valuations(
             p.cl.id(Var::Col(t, c));
         }
     }
+    p.check_loose(&cols)?;
     if !p.cl.consistent() || !distinct(w, inst, &p.cl) {
         return Ok(vec![]);
     }
-    // A value read from a row is that row's column: one choice per row.
+    // A value read from a row is that row's column: one choice per row
+    // (the columns' variables made first, so the enumeration shares them).
+    for r in &p.reads {
+        for t in (0..inst.tuples.len()).filter(|&t| inst.tuples[t].rel == r.rel) {
+            p.cl.id(Var::Col(t, r.attr));
+        }
+    }
     let mut chosen = vec![];
     choose_reads(w, inst, &p.reads, 0, p.cl.clone(), &mut vec![], &mut chosen);
     let mut out = vec![];
@@ -262,10 +280,19 @@ impl Pinned<'_> {
             for (pos, s) in t.steps.iter().enumerate() {
                 let stmt = ltp.statement(w, pos);
                 let mut got: Vec<(usize, usize)> = vec![];
-                for (c, v) in self.prov.pins(ltp.program, ltp.occurrences[pos].stmt) {
-                    got.push((*c, self.eval(a, pos, v)?));
+                let stmt_ix = ltp.occurrences[pos].stmt;
+                for (c, v) in self.prov.pins(ltp.program, stmt_ix) {
+                    let v = self.branch_value(a, stmt_ix, *c, v);
+                    got.push((*c, self.eval(a, pos, &v)?));
                 }
                 let predicate = s.tuple.is_none();
+                if predicate && self.prov.inexact(ltp.program, stmt_ix) {
+                    return Err(format!(
+                        "predicate not instantiated: the WHERE of {} of {} has conditions beyond its equalities to values",
+                        ltp.occurrence_label(w, pos),
+                        w.programs[ltp.program].name
+                    ));
+                }
                 if predicate {
                     let pread: Vec<usize> =
                         stmt.pread.as_ref().map_or(vec![], |p| p.iter().collect());
@@ -300,11 +327,73 @@ impl Pinned<'_> {
         Ok(())
     }
 
+    /// An IF's result (`Unknown(usize::MAX)`): the value of the branch
+    /// this transaction's unfolding ran (`Provenance::alternatives`); the
+    /// pin unchanged when that is not known.
+    fn branch_value(&self, a: usize, stmt: usize, attr: usize, v: &Value) -> Value {
+        if *v != Value::Unknown(usize::MAX) {
+            return v.clone();
+        }
+        let ltp = &self.g.nodes[self.inst.txns[a].node].ltp;
+        let ran = |s: &usize| ltp.occurrences.iter().any(|o| o.stmt == *s);
+        let options = self.prov.alternatives(ltp.program, stmt, attr);
+        let taken: Vec<&Value> = options
+            .iter()
+            .filter(|(marks, _)| marks.iter().any(ran))
+            .map(|(_, x)| x)
+            .collect();
+        let quiet: Vec<&Value> = options
+            .iter()
+            .filter(|(marks, _)| marks.is_empty())
+            .map(|(_, x)| x)
+            .collect();
+        match (taken.as_slice(), quiet.as_slice()) {
+            ([x], _) | ([], [x]) => (*x).clone(),
+            _ => v.clone(),
+        }
+    }
+
     /// The variable a pinned value denotes in transaction `a` at step
     /// `pos`. A value the program computes is instantiated when its
     /// source is known (a range loop's variable, a column of the one row
     /// a predicate read) or when the step cannot meet another
     /// transaction; otherwise the instance is not instantiated.
+    /// Records a value the explorer does not follow (its variable is set
+    /// by `eval` right after).
+    fn unfollowed(&mut self, a: usize, why: String) {
+        self.loose.push((usize::MAX, a, why));
+    }
+
+    /// A value the explorer does not follow is harmless only where no
+    /// other transaction can see it: its class holds nothing but columns
+    /// no predicate pins, of tuples no other transaction touches (a key
+    /// the program computes for a row of its own). Otherwise the instance
+    /// is not instantiated, with the reason.
+    fn check_loose(&self, cols: &[Vec<usize>]) -> Result<(), String> {
+        let inst = self.inst;
+        for (id, a, why) in &self.loose {
+            let root = self.cl.find(*id);
+            for (i, v) in self.cl.names.vars.iter().enumerate() {
+                if i == *id || self.cl.find(i) != root {
+                    continue;
+                }
+                let fine = match v {
+                    Var::Col(t, c) => {
+                        !cols[inst.tuples[*t].rel].contains(c)
+                            && inst.txns.iter().enumerate().all(|(b, x)| {
+                                b == *a || x.steps.iter().all(|s| s.tuple != Some(*t))
+                            })
+                    }
+                    _ => false,
+                };
+                if !fine {
+                    return Err(why.clone());
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn eval(&mut self, a: usize, pos: usize, v: &Value) -> Result<usize, String> {
         let (w, inst) = (self.w, self.inst);
         let ltp = &self.g.nodes[inst.txns[a].node].ltp;
@@ -320,7 +409,6 @@ impl Pinned<'_> {
                 w.programs[ltp.program].name
             )
         };
-        let hot = inst.txns[a].steps[pos].hot;
         let (var, from) = match v {
             Value::Param(p) => (Var::Param(a, p.clone()), None),
             Value::Literal(l) => (Var::Lit(literal(l)), None),
@@ -329,27 +417,37 @@ impl Pinned<'_> {
                     Some(t) => (Var::Col(t, *attr), None),
                     None => (Var::Read(a, p, *attr), Some((p, *attr))),
                 },
-                None if hot => return Err(unknown("of a statement that did not run")),
-                None => (Var::Other(a, format!("{v:?}@{pos}")), None),
+                None => {
+                    self.unfollowed(a, unknown("of a statement that did not run"));
+                    (Var::Other(a, format!("{v:?}@{pos}")), None)
+                }
             },
             Value::Unknown(n) => match self.prov.source(ltp.program, *n) {
                 Some(Source::RangeLoop) => (Var::Computed(a, *n, iteration), None),
                 Some(Source::Read { stmt, attr }) => match read(before(stmt)) {
                     Some(p) => (Var::Computed(a, *n, iteration), Some((p, attr))),
-                    None if hot => return Err(unknown("read by a statement that did not run")),
-                    None => (Var::Computed(a, *n, iteration), None),
+                    None => {
+                        self.unfollowed(a, unknown("read by a statement that did not run"));
+                        (Var::Computed(a, *n, iteration), None)
+                    }
                 },
-                None if hot => return Err(unknown(
-                    "the program computes (an expression, an aggregate, a branch's result), which the explorer does not follow",
-                )),
-                None => (Var::Computed(a, *n, iteration), None),
+                None => {
+                    self.unfollowed(a, unknown("the program computes (an expression, an aggregate, a branch's result), which the explorer does not follow"));
+                    (Var::Computed(a, *n, iteration), None)
+                }
             },
-            Value::Element { .. } if hot => {
-                return Err(unknown("of an array element, which the explorer does not follow"))
+            Value::Element { .. } => {
+                self.unfollowed(
+                    a,
+                    unknown("of an array element, which the explorer does not follow"),
+                );
+                (Var::Other(a, format!("{v:?}")), None)
             }
-            Value::Element { .. } => (Var::Other(a, format!("{v:?}")), None),
         };
         let id = self.cl.id(var);
+        if let Some(u) = self.loose.last_mut().filter(|u| u.0 == usize::MAX) {
+            u.0 = id;
+        }
         if let Some((p, attr)) = from {
             if !self.reads.iter().any(|r| r.var == id) {
                 let rel = inst.txns[a].steps[p].rel;
@@ -405,24 +503,29 @@ fn choose_reads(
     }
 }
 
+/// A group of classes a valuation may merge: the predicates' pinned
+/// classes and the tuples' classes of one column.
+type Group = (Vec<usize>, Vec<usize>);
+
 /// The groups whose classes a valuation may merge: per (relation, column
-/// slot), the tuples' classes and the predicates' pinned ones.
+/// slot), the predicates' pinned classes and the tuples' classes.
 fn groups(
     inst: &Instance,
     cl: &Classes,
     cols: &[Vec<usize>],
     pins: &[Vec<Vec<(usize, usize)>>],
-) -> Vec<Vec<usize>> {
-    let mut groups: Vec<Vec<usize>> = vec![];
+) -> Vec<Group> {
+    let mut groups: Vec<Group> = vec![];
     for (rel, cs) in cols.iter().enumerate() {
         for &c in cs {
-            let mut g: Vec<usize> = inst
+            let rows: Vec<usize> = inst
                 .tuples
                 .iter()
                 .enumerate()
                 .filter(|(_, s)| s.rel == rel)
                 .filter_map(|(t, _)| cl.root_of(&Var::Col(t, c)))
                 .collect();
+            let mut g = vec![];
             for (a, t) in inst.txns.iter().enumerate() {
                 for (pos, s) in t.steps.iter().enumerate() {
                     if s.rel == rel {
@@ -437,10 +540,42 @@ fn groups(
             }
             g.sort_unstable();
             g.dedup();
-            groups.push(g);
+            groups.push((g, rows));
         }
     }
     groups
+}
+
+/// Can every step of `v.only` read exactly its row? Not when the row's
+/// values never match the step's pins, or when another row always does
+/// (alive from the start, never deleted, its pinned values never
+/// written): such a valuation has no schedule, and searching it would
+/// only cost states.
+fn reads_possible(inst: &Instance, v: &Valuation) -> bool {
+    let stable = |t: usize| {
+        !v.writes
+            .iter()
+            .any(|((_, _, u), slots)| *u == t && slots.iter().any(Option::is_some))
+    };
+    let deleted = |t: usize| {
+        inst.txns.iter().flat_map(|x| &x.steps).any(|s| {
+            (s.ty == StmtType::KeyDel && s.tuple == Some(t))
+                || (s.ty == StmtType::PredDel && s.rel == inst.tuples[t].rel)
+        })
+    };
+    v.only.iter().all(|&(a, pos, t)| {
+        if stable(t) && !v.matches(a, pos, true, &v.init[t]) {
+            return false;
+        }
+        (0..inst.tuples.len()).all(|u| {
+            u == t
+                || inst.tuples[u].rel != inst.tuples[t].rel
+                || matches!(inst.tuples[u].kind, super::instance::TupleKind::Inserted(_))
+                || !stable(u)
+                || deleted(u)
+                || !v.matches(a, pos, true, &v.init[u])
+        })
+    })
 }
 
 /// Marks the foreign-key existence reads (FOR KEY SHARE until commit,
@@ -489,12 +624,15 @@ fn distinct(w: &Workload, inst: &Instance, cl: &Classes) -> bool {
     true
 }
 
-/// Every way of merging classes within each group (restricted growth:
-/// each class joins an earlier block or starts a new one), consistent.
+/// Every way of merging classes within each group, consistent: the
+/// predicates' pinned classes in restricted growth (each joins an earlier
+/// block or starts a new one), then each tuple's class alone or in a
+/// block of pinned ones (equalities among tuples' classes alone change
+/// no match: they are left out).
 fn merge(
     w: &Workload,
     inst: &Instance,
-    groups: &[Vec<usize>],
+    groups: &[Group],
     gi: usize,
     cl: Classes,
     out: &mut Vec<Classes>,
@@ -502,24 +640,45 @@ fn merge(
     if out.len() >= MAX_VALUATIONS {
         return;
     }
-    let Some(group) = groups.get(gi) else {
+    let Some((pinned, rows)) = groups.get(gi) else {
         out.push(cl);
         return;
     };
     // The group's classes as they are now (earlier merges may join some).
-    let mut items: Vec<usize> = group.iter().map(|&c| cl.find(c)).collect();
-    items.sort_unstable();
-    items.dedup();
-    blocks(w, inst, groups, gi, &items, 0, &mut vec![], cl, out);
+    let now = |v: &[usize]| {
+        let mut x: Vec<usize> = v.iter().map(|&c| cl.find(c)).collect();
+        x.sort_unstable();
+        x.dedup();
+        x
+    };
+    let mut items = now(pinned);
+    let npins = items.len();
+    items.extend(
+        now(rows)
+            .into_iter()
+            .filter(|r| !items.contains(r))
+            .collect::<Vec<_>>(),
+    );
+    blocks(
+        w,
+        inst,
+        groups,
+        gi,
+        (&items, npins),
+        0,
+        &mut vec![],
+        cl,
+        out,
+    );
 }
 
 #[allow(clippy::too_many_arguments)]
 fn blocks(
     w: &Workload,
     inst: &Instance,
-    groups: &[Vec<usize>],
+    groups: &[Group],
     gi: usize,
-    items: &[usize],
+    (items, npins): (&[usize], usize),
     i: usize,
     heads: &mut Vec<usize>,
     cl: Classes,
@@ -529,15 +688,31 @@ fn blocks(
         merge(w, inst, groups, gi + 1, cl, out);
         return;
     };
-    // Alone first (the finest valuation: fewest equalities).
-    heads.push(x);
-    blocks(w, inst, groups, gi, items, i + 1, heads, cl.clone(), out);
-    heads.pop();
+    // Alone first (the finest valuation: fewest equalities); only pinned
+    // classes head blocks.
+    let pin = i < npins;
+    if pin {
+        heads.push(x);
+    }
+    blocks(
+        w,
+        inst,
+        groups,
+        gi,
+        (items, npins),
+        i + 1,
+        heads,
+        cl.clone(),
+        out,
+    );
+    if pin {
+        heads.pop();
+    }
     for h in heads.clone() {
         let mut c = cl.clone();
         c.union(h, x);
         if c.consistent() && distinct(w, inst, &c) {
-            blocks(w, inst, groups, gi, items, i + 1, heads, c, out);
+            blocks(w, inst, groups, gi, (items, npins), i + 1, heads, c, out);
         }
     }
 }
@@ -554,7 +729,7 @@ fn finish(
     // the others as small numbers no literal uses.
     let mut number: HashMap<usize, u16> = HashMap::new();
     let mut lits: HashMap<usize, String> = HashMap::new();
-    for (i, v) in cl.vars.iter().enumerate() {
+    for (i, v) in cl.names.vars.iter().enumerate() {
         let r = cl.find(i);
         let next = number.len() as u16;
         number.entry(r).or_insert(next);
@@ -587,7 +762,12 @@ fn finish(
         .map(|(t, s)| {
             cols[s.rel]
                 .iter()
-                .map(|&c| cl.ids.get(&Var::Col(t, c)).map_or(FRESH, |&v| class(v)))
+                .map(|&c| {
+                    cl.names
+                        .ids
+                        .get(&Var::Col(t, c))
+                        .map_or(FRESH, |&v| class(v))
+                })
                 .collect()
         })
         .collect();
@@ -611,7 +791,7 @@ fn finish(
         .collect();
     // Parameters and computed values, per transaction.
     let mut params: Vec<Vec<(String, String)>> = vec![vec![]; inst.txns.len()];
-    for (i, v) in cl.vars.iter().enumerate() {
+    for (i, v) in cl.names.vars.iter().enumerate() {
         let (a, n) = match v {
             Var::Param(a, p) => (*a, format!(":{p}")),
             Var::Computed(a, n, it) if *n != usize::MAX => {
@@ -715,7 +895,9 @@ fn with_writes(
             };
             v.writes[entry].1[*slot] = Some(opts[pick[i]]);
         }
-        out.push(v);
+        if reads_possible(inst, &v) {
+            out.push(v);
+        }
         if out.len() >= MAX_VALUATIONS {
             return;
         }

@@ -23,6 +23,10 @@ pub(super) struct Uses {
     /// once per element (a loop); a read is one snapshot over all the
     /// elements, so it treats them as join columns (`for_reads`).
     pub(super) elem: BTreeSet<usize>,
+    /// A conjunct on no column of the statement's tables (parameters or
+    /// other tables only): the WHERE is more than its equalities and
+    /// extra columns say (provenance: `Provenance::inexact`).
+    pub(super) opaque: bool,
 }
 
 impl Uses {
@@ -318,6 +322,9 @@ impl Lowerer<'_> {
             }
             for (t, u) in cols.iter().enumerate() {
                 uses[t].extra.extend(u.pred.iter().copied());
+            }
+            if n_cols == 0 {
+                uses.iter_mut().for_each(|u| u.opaque = true);
             }
         }
         Ok(())

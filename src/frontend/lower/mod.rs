@@ -279,11 +279,13 @@ pub fn lower_units(
                 &mut counter,
                 &mut warnings,
             );
-            if let Some((program, (pins, sources, shared))) = errors.take(lowered) {
+            if let Some((program, (pins, sources, shared, alts, inexact))) = errors.take(lowered) {
                 programs.push(program);
                 provenance.programs.push(pins);
                 provenance.sources.push(sources);
                 provenance.key_share.push(shared);
+                provenance.alternatives.push(alts);
+                provenance.inexact.push(inexact);
                 declared.push(declared_level(f, nodes));
             }
         }
@@ -431,7 +433,14 @@ fn lower_transaction(
     let shared: Vec<usize> = (0..l.facts.len())
         .filter(|&q| l.facts[q].key_share)
         .collect();
-    let pins = (l.pins(), l.sources.clone(), shared);
+    let inexact: Vec<usize> = (0..l.facts.len()).filter(|&q| l.facts[q].inexact).collect();
+    let pins = (
+        l.pins(),
+        l.sources.clone(),
+        shared,
+        l.alternatives(),
+        inexact,
+    );
     let program = Program {
         name,
         abbrev,
@@ -553,6 +562,8 @@ type Provenance1 = (
     Vec<Pins>,
     Vec<(usize, crate::model::provenance::Source)>,
     Vec<usize>,
+    Vec<crate::model::provenance::Alternative>,
+    Vec<usize>,
 );
 
 /// What FK and same-tuple inference needs to know about a statement.
@@ -588,6 +599,9 @@ struct Facts {
     /// A foreign-key existence read (`SELECT 1 … FOR KEY SHARE`): for the
     /// provenance (`Provenance::key_share`), not the BTP.
     key_share: bool,
+    /// The WHERE has conjuncts on pinned columns or on no column beyond
+    /// its equalities (`bind_uses`): for the provenance.
+    inexact: bool,
 }
 
 struct Lowerer<'a> {

@@ -918,7 +918,7 @@ impl Lowerer<'_> {
             if key.is_none() {
                 self.statements[s].pread = self.set(rel, &uses.pred);
             }
-            self.bind(s, &uses.eq);
+            self.bind_uses(s, uses);
             parts.push(Body::Stmt(s));
             let del_ty = if key.is_some() {
                 StmtType::KeyDel
@@ -930,7 +930,7 @@ impl Lowerer<'_> {
             if key.is_none() {
                 self.statements[d].pread = self.set(rel, &uses.pred);
             }
-            self.bind(d, &uses.eq);
+            self.bind_uses(d, uses);
             parts.push(Body::Stmt(d));
             let i = self.new_statement(StmtType::Ins, rel, snip);
             self.statements[i].write = self.all(rel);
@@ -960,7 +960,7 @@ impl Lowerer<'_> {
                 } else {
                     self.statements[q].write = self.all(rel);
                 }
-                self.bind(q, &uses.eq);
+                self.bind_uses(q, uses);
                 self.facts[q].key = Some(key);
                 self.facts[q].assigns = writes.clone();
                 self.assign_into(into, q, true, returning_cols, &writes);
@@ -972,7 +972,7 @@ impl Lowerer<'_> {
                 self.facts[q].certain = false;
                 let s = self.new_statement(StmtType::KeySel, rel, snip);
                 self.statements[s].read = self.set(rel, &extra);
-                self.bind(s, &uses.eq);
+                self.bind_uses(s, uses);
                 self.facts[s].key = self.facts[q].key.clone();
                 Ok(Body::Branch(vec![Body::Stmt(q), Body::Stmt(s)]))
             }
@@ -990,7 +990,7 @@ impl Lowerer<'_> {
                 } else {
                     self.statements[q].write = self.all(rel);
                 }
-                self.bind(q, &uses.eq);
+                self.bind_uses(q, uses);
                 self.facts[q].assigns = writes;
                 self.assign_into(into, q, false, returning_cols, &BTreeSet::new());
                 Ok(Body::Stmt(q))
@@ -1050,8 +1050,8 @@ impl Lowerer<'_> {
                 self.statements[s].read = self.set(rel, &read);
                 s
             };
-            let eq = u.eq.clone();
-            self.bind(s, &eq);
+            let u2 = u.clone();
+            self.bind_uses(s, &u2);
             self.facts[s].pred = u.pred.iter().chain(&u.join).copied().collect();
             parts.push(Body::Stmt(s));
         }

@@ -92,6 +92,15 @@ impl Lowerer<'_> {
         }
     }
 
+    /// Binds the equalities of `u` and notes, for the provenance, when the
+    /// WHERE says more about the pinned columns than the equalities (a
+    /// conjunct on a pinned column or on no column at all).
+    pub(super) fn bind_uses(&mut self, q: usize, u: &super::clauses::Uses) {
+        let eq = u.eq.clone();
+        self.bind(q, &eq);
+        self.facts[q].inexact |= u.opaque || eq.iter().any(|(c, _)| u.extra.contains(c));
+    }
+
     /// The value a term denotes on the path `path`: columns pinned by
     /// their statement are followed, phis of IFs on the path resolved.
     pub(super) fn resolve(&self, t: &Term, path: &[(usize, usize)], depth: usize) -> Term {
@@ -177,6 +186,47 @@ impl Lowerer<'_> {
                 v
             })
             .collect()
+    }
+
+    /// Provenance: the pins whose value is an IF's result, per branch
+    /// (`model::provenance::Provenance::alternatives`).
+    pub(super) fn alternatives(&self) -> Vec<crate::model::provenance::Alternative> {
+        let mut out = vec![];
+        for (q, f) in self.facts.iter().enumerate() {
+            let pins = f
+                .bound
+                .iter()
+                .chain(f.value_pins.iter().map(|(c, t)| (c, t)));
+            for (c, t) in pins {
+                let Term::Phi(k) = self.resolve(t, &f.path, 0) else {
+                    continue;
+                };
+                let (if_id, values) = &self.phis[k];
+                let options = values
+                    .iter()
+                    .enumerate()
+                    .map(|(b, v)| {
+                        let mut path = f.path.clone();
+                        path.push((*if_id, b));
+                        // Statements directly in the branch that run
+                        // whenever it runs mark it (a branch without one
+                        // has none: the explorer then cannot tell).
+                        let marks: Vec<usize> = (0..self.facts.len())
+                            .filter(|&x| {
+                                let g = &self.facts[x];
+                                g.path.last() == Some(&(*if_id, b))
+                                    && g.certain
+                                    && !g.rolled_back
+                                    && g.loops.len() <= f.loops.len()
+                            })
+                            .collect();
+                        (marks, self.value(&self.resolve(v, &path, 0)))
+                    })
+                    .collect();
+                out.push((q, *c, options));
+            }
+        }
+        out
     }
 
     fn value(&self, t: &Term) -> PinValue {
