@@ -165,19 +165,27 @@ fn existing_schema_is_refused_and_kept() {
 /// (T1 SELECT, T2 SELECT, T1 UPDATE, C1, T2 UPDATE — it waits for no one
 /// after C1 — C2: the second write is computed from the balance before
 /// the first; serially the second reads the first's result). The
-/// derived values can give the two calls different accounts; `check`'s
-/// value search treats `p_id` as `$1` (issue 23) and sets both calls'
-/// `$1` to one seeded account.
+/// key is computed on the by-name path (`SELECT id INTO p_id`), so the
+/// derived values give the two calls different accounts; `check`'s value
+/// search treats `p_id` as `$1` (issue 23: a local copied from a
+/// parameter is that parameter) and sets both calls' `$1` to one seeded
+/// account. The note naming `$1` asserts the search did it.
 const PAY: &str = "
-CREATE TABLE acct (id integer PRIMARY KEY, bal integer NOT NULL);
-CREATE FUNCTION pay(integer, integer) RETURNS void LANGUAGE plpgsql AS $$
+CREATE TABLE acct (id integer PRIMARY KEY, name text NOT NULL, bal integer NOT NULL);
+CREATE FUNCTION pay(integer, integer, text, integer) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
   p_id_in ALIAS FOR $1;
   amt ALIAS FOR $2;
+  p_name ALIAS FOR $3;
+  byname ALIAS FOR $4;
   p_id integer;
   b integer;
 BEGIN
-  p_id := p_id_in;
+  IF byname = 1 THEN
+    SELECT id INTO p_id FROM acct WHERE name = p_name;
+  ELSE
+    p_id := p_id_in;
+  END IF;
   SELECT bal INTO b FROM acct WHERE id = p_id;
   UPDATE acct SET bal = b - amt WHERE id = p_id;
 END $$;
@@ -192,6 +200,8 @@ fn local_copy_of_a_parameter_lost_update_is_reproduced() {
     let wit = &v["witnesses"][0];
     assert_eq!(wit["confirmation"]["status"], "confirmed", "{wit}");
     assert_eq!(wit["postgres"]["status"], "reproduced", "{wit}");
+    let notes = wit["postgres"]["notes"].to_string();
+    assert!(notes.contains("reproduced with T1 $1 = "), "{notes}");
 }
 
 /// Control, one line away: `SELECT … FOR UPDATE` makes the second call
