@@ -304,7 +304,11 @@ fn branch_literals(nodes: &[Node], out: &mut Vec<(String, String)>) {
     for c in conds {
         let _ = sqlparser::ast::visit_expressions(c, |x| {
             match x {
-                Expr::BinaryOp { left, op, right } if matches!(op, B::Eq | B::NotEq) => {
+                Expr::BinaryOp {
+                    left,
+                    op: B::Eq | B::NotEq,
+                    right,
+                } => {
                     let pair = param(left).zip(lit(right)).or(param(right).zip(lit(left)));
                     out.extend(pair);
                 }
