@@ -16,6 +16,7 @@ use super::value::Val;
 use super::witness::{self, Plan, Verdict, WitnessReplay};
 use crate::analysis::explorer::{Confirmation, Schedule};
 use crate::analysis::graph::SummaryGraph;
+use crate::frontend::sql::ast::Node;
 use crate::frontend::Sources;
 use crate::model::btp::Workload;
 use crate::model::isolation::Level;
@@ -203,7 +204,7 @@ fn replay_searching(
     if first.verdict == Verdict::Reproduced || first.outcome.is_none() {
         return Ok(first);
     }
-    let changes = candidates(&plan, w, s);
+    let changes = candidates(&plan, w, s, sources);
     let mut tries = vec![];
     for (i, a) in changes.iter().enumerate() {
         tries.push(vec![a.clone()]);
@@ -252,7 +253,7 @@ fn conflicts(a: &Change, b: &Change) -> bool {
 }
 
 /// The value changes worth trying for `plan` (see [`replay_searching`]).
-fn candidates(plan: &Plan, w: &Workload, s: &Schedule) -> Vec<Change> {
+fn candidates(plan: &Plan, w: &Workload, s: &Schedule, sources: &Sources) -> Vec<Change> {
     let mut programs: Vec<usize> = s.transactions.iter().map(|t| t.program).collect();
     programs.sort_unstable();
     programs.dedup();
@@ -267,10 +268,25 @@ fn candidates(plan: &Plan, w: &Workload, s: &Schedule) -> Vec<Change> {
     // decide which rows a statement meets.
     let mut compared: HashSet<String> = HashSet::new();
     for p in programs {
+        // A local the program copies a parameter into (`p_c_id :=
+        // p_c_id_in`) stands for that parameter (issue 23, HammerDB).
+        let copies = sources.programs.get(p).map(|a| copies_of(a, &names));
+        let copies = copies.unwrap_or_default();
+        let mut known = names.clone();
+        known.extend(copies.iter().map(|(v, _)| v.clone()));
         for st in &w.programs[p].statements {
             let Some(sql) = &st.sql else { continue };
             let mut params = vec![];
-            for (col, other) in comparisons(sql, &names) {
+            for (col, other) in comparisons(sql, &known) {
+                let other = match other {
+                    Other::Param(n) => Other::Param(
+                        copies
+                            .iter()
+                            .find(|(v, _)| *v == n)
+                            .map_or(n, |(_, p)| p.clone()),
+                    ),
+                    o => o,
+                };
                 match other {
                     Other::Lit(l) if !lits.contains(&(col.clone(), l.clone())) => {
                         lits.push((col, l))
@@ -340,6 +356,58 @@ fn candidates(plan: &Plan, w: &Workload, s: &Schedule) -> Vec<Change> {
                     _ => {}
                 }
             }
+        }
+    }
+    out
+}
+
+/// `(variable, parameter)` for each `variable := parameter` of `ast` (the
+/// whole expression one parameter among `names`, as PL/pgSQL writes a
+/// copy: `p_c_id := p_c_id_in`), names lower-case without `:`. Only a
+/// variable every assignment of which is such a copy of one parameter
+/// (an `INTO` elsewhere may overwrite it: the value search tries the
+/// parameter's values, and each try is a full replay, so a wrong guess
+/// costs a try, never a false "reproduced").
+fn copies_of(ast: &[Node], names: &HashSet<String>) -> Vec<(String, String)> {
+    fn walk(nodes: &[Node], out: &mut Vec<(String, Option<String>)>, names: &HashSet<String>) {
+        for n in nodes {
+            match n {
+                Node::Assign { var, expr } => {
+                    let v = bare(var);
+                    let e = bare(&expr.expr.to_string());
+                    // A declaration without a default (`p_c_id INTEGER;`).
+                    if e == "null" {
+                        continue;
+                    }
+                    let p = names.iter().find(|k| bare(k) == e && bare(k) != v).cloned();
+                    out.push((v, p));
+                }
+                Node::If(arms) => arms.iter().for_each(|(_, b)| walk(b, out, names)),
+                Node::Loop { body, .. } | Node::Prefix(body) => walk(body, out, names),
+                Node::Block { body, handlers, .. } => {
+                    walk(body, out, names);
+                    for h in handlers.iter().flatten() {
+                        walk(h, out, names);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    fn bare(x: &str) -> String {
+        x.trim().trim_start_matches(':').to_ascii_lowercase()
+    }
+    let mut all = vec![];
+    walk(ast, &mut all, names);
+    let mut out: Vec<(String, String)> = vec![];
+    for (v, p) in &all {
+        let Some(p) = p else { continue };
+        let same = all
+            .iter()
+            .filter(|(w, _)| w == v)
+            .all(|(_, q)| q.as_ref() == Some(p));
+        if same && !out.iter().any(|(w, _)| w == v) && !names.iter().any(|k| bare(k) == *v) {
+            out.push((v.clone(), p.clone()));
         }
     }
     out

@@ -987,30 +987,117 @@ pub fn param_types(c: &mut Client, program: &[Node]) -> BTreeMap<String, postgre
     each_stmt(program, &mut stmts);
     let mut out = BTreeMap::new();
     for st in stmts {
-        let mut names: Vec<String> = vec![];
         let mut node = st.sql.clone();
-        let _ = visit_expressions_mut(&mut node, |e| {
-            if let Expr::Value(v) = e {
-                if let Value::Placeholder(p) = &v.value {
-                    let name = p.trim_start_matches(':').to_lowercase();
-                    let k = names.iter().position(|n| *n == name).unwrap_or_else(|| {
-                        names.push(name);
-                        names.len() - 1
-                    });
-                    *e = Expr::Value(Value::Placeholder(format!("${}", k + 1)).with_empty_span());
+        let names = numbered(&mut node);
+        infer(c, &node.to_string(), names, &mut out);
+    }
+    // Then the conditions and assignments, as `SELECT expr`: a parameter
+    // only a condition reads (graphile-worker's `job_key_mode IN
+    // ('replace', …)`) is typed there, text here, not a made-up number.
+    let mut conds: Vec<&Cond> = vec![];
+    each_cond(program, &mut conds);
+    for cond in conds {
+        let mut bare = &cond.expr;
+        while let Expr::Nested(e) = bare {
+            bare = e;
+        }
+        // `v := :p` says nothing of `:p`'s type (PostgreSQL would say text).
+        if matches!(bare, Expr::Value(_)) {
+            continue;
+        }
+        let mut e = cond.expr.clone();
+        let names = numbered(&mut e);
+        // One parameter at a time, the others NULL: `$1 IS NULL OR $2 IN
+        // ('replace', …)` as a whole is refused ("could not determine data
+        // type of parameter $1"), `NULL IS NULL OR $1 IN (…)` types $1.
+        for (k, name) in names.iter().enumerate() {
+            let mut one = e.clone();
+            let _ = visit_expressions_mut(&mut one, |x| {
+                if let Expr::Value(v) = x {
+                    if let Value::Placeholder(p) = &v.value {
+                        let mine = *p == format!("${}", k + 1);
+                        *x = if mine {
+                            Expr::Value(Value::Placeholder("$1".into()).with_empty_span())
+                        } else {
+                            Expr::Value(Value::Null.with_empty_span())
+                        };
+                    }
                 }
-            }
-            ControlFlow::<()>::Continue(())
-        });
-        if let Ok(prepared) = c.prepare(&node.to_string()) {
-            for (name, ty) in names.into_iter().zip(prepared.params()) {
-                if ty.oid() != 0 && *ty != postgres::types::Type::UNKNOWN {
-                    out.entry(name).or_insert_with(|| ty.clone());
-                }
-            }
+                ControlFlow::<()>::Continue(())
+            });
+            infer(c, &format!("SELECT {one}"), vec![name.clone()], &mut out);
         }
     }
     out
+}
+
+/// Each `:name` placeholder of `node` written `$k` (one number per name);
+/// the names in number order, lower-case.
+fn numbered<T: sqlparser::ast::VisitMut>(node: &mut T) -> Vec<String> {
+    let mut names: Vec<String> = vec![];
+    let _ = visit_expressions_mut(node, |e| {
+        if let Expr::Value(v) = e {
+            if let Value::Placeholder(p) = &v.value {
+                let name = p.trim_start_matches(':').to_lowercase();
+                let k = names.iter().position(|n| *n == name).unwrap_or_else(|| {
+                    names.push(name);
+                    names.len() - 1
+                });
+                *e = Expr::Value(Value::Placeholder(format!("${}", k + 1)).with_empty_span());
+            }
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    names
+}
+
+/// The parameter types PostgreSQL infers when it prepares `sql`, added to
+/// `out` for names not typed yet (text it cannot prepare adds nothing).
+fn infer(
+    c: &mut Client,
+    sql: &str,
+    names: Vec<String>,
+    out: &mut BTreeMap<String, postgres::types::Type>,
+) {
+    if let Ok(prepared) = c.prepare(sql) {
+        for (name, ty) in names.into_iter().zip(prepared.params()) {
+            if ty.oid() != 0 && *ty != postgres::types::Type::UNKNOWN {
+                out.entry(name).or_insert_with(|| ty.clone());
+            }
+        }
+    }
+}
+
+/// The conditions and assigned expressions of `nodes` (IF, WHILE, EXIT,
+/// `:=`, FOR bounds and arrays, RAISE/ASSERT arguments).
+fn each_cond<'a>(nodes: &'a [Node], out: &mut Vec<&'a Cond>) {
+    for n in nodes {
+        match n {
+            Node::If(bs) => {
+                for (c, b) in bs {
+                    out.extend(c.iter());
+                    each_cond(b, out);
+                }
+            }
+            Node::Loop { head, body, .. } => {
+                match head {
+                    LoopHead::While(c) | LoopHead::Array { expr: c, .. } => out.push(c),
+                    LoopHead::Range { bounds, .. } => out.extend(bounds.iter()),
+                    _ => {}
+                }
+                each_cond(body, out);
+            }
+            Node::Exit { when, .. } => out.extend(when.iter()),
+            Node::Assign { expr, .. } => out.push(expr),
+            Node::Eval(cs) => out.extend(cs.iter()),
+            Node::Block { body, handlers, .. } => {
+                each_cond(body, out);
+                handlers.iter().flatten().for_each(|h| each_cond(h, out));
+            }
+            Node::Prefix(b) => each_cond(b, out),
+            _ => {}
+        }
+    }
 }
 
 fn each_stmt<'a>(nodes: &'a [Node], out: &mut Vec<&'a Stmt>) {

@@ -335,7 +335,7 @@ struct Keys {
 impl Keys {
     fn of(scratch: &mut Scratch) -> Keys {
         let order = scratch.parents_first();
-        let schema = scratch.name.clone();
+        let schema = scratch.namespaces();
         let c = scratch.admin();
         let unique = c
             .query(
@@ -343,7 +343,7 @@ impl Keys {
                  JOIN pg_class t ON t.oid = i.indrelid
                  JOIN pg_namespace n ON n.oid = t.relnamespace
                  JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = ANY(i.indkey)
-                 WHERE i.indisunique AND n.nspname = $1",
+                 WHERE i.indisunique AND n.nspname = ANY($1)",
                 &[&schema],
             )
             .map(|rows| rows.iter().map(|r| (r.get(0), r.get(1))).collect())
@@ -360,7 +360,7 @@ impl Keys {
                     "SELECT k.relname::text, {}, p.relname::text, {} FROM pg_constraint f
                      JOIN pg_class k ON k.oid = f.conrelid JOIN pg_class p ON p.oid = f.confrelid
                      JOIN pg_namespace n ON n.oid = k.relnamespace
-                     WHERE f.contype = 'f' AND n.nspname = $1",
+                     WHERE f.contype = 'f' AND n.nspname = ANY($1)",
                     cols("conkey", "conrelid"),
                     cols("confkey", "confrelid")
                 ),

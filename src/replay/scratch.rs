@@ -100,6 +100,10 @@ pub struct Scratch<'s> {
     /// The schema DDL calls `random` (a default, a trigger, a function):
     /// floating-point values a run makes up are not compared.
     pub random_in_ddl: bool,
+    /// The schemas the DDL created (`CREATE SCHEMA app`, pg_dump's
+    /// schema-qualified objects): made for this scratch, on the search_path
+    /// after the scratch schema, dropped with it.
+    pub created: Vec<String>,
 }
 
 impl<'s> Scratch<'s> {
@@ -123,6 +127,7 @@ impl<'s> Scratch<'s> {
             tables: vec![],
             seq_ranges: vec![],
             random_in_ddl: ddl.text.to_ascii_lowercase().contains("random("),
+            created: vec![],
         };
         s.admin
             .batch_execute(SESSION)
@@ -138,13 +143,18 @@ impl<'s> Scratch<'s> {
                         .help("replay creates the workload's tables in one scratch schema and drops it afterwards; objects in other schemas would stay behind"));
                 }
                 Keep::Run(sql) => sql,
+                Keep::Schema(schema) => {
+                    let lead = text[from..to].len() - text[from..to].trim_start().len();
+                    let here = (from + lead, text[from..to].trim().len());
+                    s.create_schema(&schema, &text[from..to])
+                        .map_err(|d| d.at(ddl, here.0, here.1, "here"))?;
+                    continue;
+                }
             };
             let sql = sql.as_str();
             // The DDL may not move the search_path (pg_dump empties it):
             // every statement runs in the scratch schema.
-            let _ = s
-                .admin
-                .batch_execute(&format!("SET search_path TO {}", s.name));
+            let _ = s.admin.batch_execute(&s.search_path());
             if let Err(e) = s.admin.batch_execute(sql) {
                 let lead = sql.len() - sql.trim_start().len();
                 let (at, len) = match e.as_db_error().and_then(|d| d.position()) {
@@ -168,10 +178,58 @@ impl<'s> Scratch<'s> {
         Ok(s)
     }
 
+    /// `SET search_path TO` the scratch schema, then the schemas the DDL
+    /// created (so unqualified names resolve as in the dump's database).
+    fn search_path(&self) -> String {
+        format!("SET search_path TO {}", self.schemas().join(", "))
+    }
+
+    /// The scratch schema and the schemas its DDL created, as identifiers.
+    pub fn schemas(&self) -> Vec<String> {
+        let mut v = vec![self.name.clone()];
+        v.extend(self.created.iter().map(|n| ident(n)));
+        v
+    }
+
+    /// The schema names to read tables, keys and sequences from.
+    pub fn namespaces(&self) -> Vec<String> {
+        let mut v = vec![self.name.clone()];
+        v.extend(self.created.iter().cloned());
+        v
+    }
+
+    /// Runs the DDL's `CREATE SCHEMA name` (issue 23: graphile-worker's
+    /// dump qualifies every object with its schema). Only a schema that
+    /// does not exist yet is created, so dropping it afterwards removes
+    /// nothing of the server's own; one that exists is refused.
+    fn create_schema(&mut self, schema: &str, sql: &str) -> Result<()> {
+        let exists = self
+            .admin
+            .query_one(
+                "SELECT count(*) FROM pg_namespace WHERE nspname = $1",
+                &[&schema],
+            )
+            .map(|r| r.get::<_, i64>(0) > 0)
+            .map_err(|e| db_diag("cannot read the server's schemas", &e))?;
+        if exists {
+            return Err(Diag::new(format!(
+                "the schema DDL creates the schema `{schema}`, which already exists on this server"
+            ))
+            .help("replay creates the DDL's schemas for the replay and drops them afterwards; it never touches a schema it did not create: use --postgres-temp, or a database without this schema"));
+        }
+        // Recorded first: Drop removes it even if a later statement fails.
+        self.created.push(schema.to_string());
+        if let Err(e) = self.admin.batch_execute(sql) {
+            self.created.pop();
+            return Err(db_diag("PostgreSQL rejected the schema DDL", &e));
+        }
+        Ok(())
+    }
+
     /// A new connection whose `search_path` is the scratch schema.
     pub fn connect(&self) -> Result<Client> {
         let mut c = self.server.connect()?;
-        c.batch_execute(&format!("SET search_path TO {}; {SESSION}", self.name))
+        c.batch_execute(&format!("{}; {SESSION}", self.search_path()))
             .map_err(|e| db_diag("cannot set the search_path", &e))?;
         Ok(c)
     }
@@ -199,10 +257,10 @@ impl<'s> Scratch<'s> {
                  JOIN pg_type t ON t.oid = a.atttypid
                  JOIN pg_type b ON b.oid = CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END
                  LEFT JOIN pg_type e ON e.oid = b.typelem AND b.typcategory = 'A'
-                 WHERE n.nspname = $1 AND c.relkind IN ('r', 'p')
+                 WHERE n.nspname = ANY($1) AND c.relkind IN ('r', 'p')
                    AND NOT EXISTS (SELECT 1 FROM pg_inherits i WHERE i.inhrelid = c.oid)
                  ORDER BY c.relname, a.attnum",
-                &[&self.name],
+                &[&self.namespaces()],
             )
             .map_err(|e| db_diag("cannot read the scratch schema's tables", &e))?;
         let mut out: Vec<Table> = vec![];
@@ -245,8 +303,8 @@ impl<'s> Scratch<'s> {
                 "SELECT k.relname::text, p.relname::text FROM pg_constraint f
                  JOIN pg_class k ON k.oid = f.conrelid JOIN pg_class p ON p.oid = f.confrelid
                  JOIN pg_namespace n ON n.oid = k.relnamespace
-                 WHERE f.contype = 'f' AND n.nspname = $1",
-                &[&self.name],
+                 WHERE f.contype = 'f' AND n.nspname = ANY($1)",
+                &[&self.namespaces()],
             )
             .map_err(|e| db_diag("cannot read the foreign keys", &e))
         }) {
@@ -388,8 +446,8 @@ impl Scratch<'_> {
             .query(
                 "SELECT format('%I.%I', n.nspname, c.relname), s.seqstart, s.seqincrement, s.seqmin, s.seqmax
                  FROM pg_sequence s JOIN pg_class c ON c.oid = s.seqrelid
-                 JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1",
-                &[&self.name],
+                 JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ANY($1)",
+                &[&self.namespaces()],
             )
             .map_err(|e| db_diag("cannot read the scratch schema's sequences", &e))?;
         let mut ranges = vec![];
@@ -476,14 +534,14 @@ impl Drop for Scratch<'_> {
     fn drop(&mut self) {
         // A connection left in a failed transaction cannot run DDL.
         let _ = self.admin.batch_execute("ROLLBACK");
-        if self
-            .admin
-            .batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name))
-            .is_err()
-        {
+        let drop = format!(
+            "DROP SCHEMA IF EXISTS {} CASCADE",
+            self.schemas().join(", ")
+        );
+        if self.admin.batch_execute(&drop).is_err() {
             // The admin connection may be broken: try a fresh one.
             if let Ok(mut c) = self.server.connect() {
-                let _ = c.batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name));
+                let _ = c.batch_execute(&drop);
             }
         }
     }
@@ -517,6 +575,8 @@ enum Keep {
     Run(String),
     Skip,
     Refuse(String),
+    /// `CREATE SCHEMA name`: created for the replay (see `create_schema`).
+    Schema(String),
 }
 
 /// What to do with one DDL statement: session settings run as written
@@ -527,8 +587,8 @@ enum Keep {
 /// …)`, `SET ROLE`, `SET SESSION AUTHORIZATION`, `RESET ALL`,
 /// `client_encoding`); ownership,
 /// grants and comments are skipped (they say nothing about the data);
-/// `CREATE SCHEMA` is refused (its objects would outlive the scratch
-/// schema); `public.` qualifiers (pg_dump writes them) are blanked so the
+/// `CREATE SCHEMA name` is run for the replay, then dropped with the
+/// scratch schema (`Scratch::create_schema`); `public.` qualifiers (pg_dump writes them) are blanked so the
 /// objects land in the scratch schema, offsets kept.
 fn keep(sql: &str) -> Keep {
     let words: Vec<String> = code_words(sql);
@@ -550,9 +610,28 @@ fn keep(sql: &str) -> Keep {
         return Keep::Skip;
     }
     if w(0) == "create" && w(1) == "schema" {
-        return Keep::Refuse("the schema DDL creates a schema".into());
+        return match schema_name(sql) {
+            Some(n) => Keep::Schema(n),
+            None => Keep::Refuse(
+                "the schema DDL creates a schema isolint cannot name (`CREATE SCHEMA AUTHORIZATION role`)".into(),
+            ),
+        };
     }
     Keep::Run(blank_public(sql))
+}
+
+/// The name `CREATE SCHEMA [IF NOT EXISTS] name …` creates, as PostgreSQL
+/// folds it (PostgreSQL's own parse); `None` for `CREATE SCHEMA
+/// AUTHORIZATION role` (named after a role) and anything else.
+fn schema_name(sql: &str) -> Option<String> {
+    use crate::frontend::sql::pg;
+    use pg_query::protobuf::node::Node;
+    let parsed = pg::parse(sql).ok()?;
+    let stmt = parsed.tree.stmts.first()?.stmt.as_ref()?.node.as_ref()?;
+    match stmt {
+        Node::CreateSchemaStmt(c) if !c.schemaname.is_empty() => Some(c.schemaname.clone()),
+        _ => None,
+    }
 }
 
 /// The lower-case words of `sql` outside comments and quotes (as
@@ -670,7 +749,14 @@ mod tests {
             keep("ALTER TABLE public.account OWNER TO postgres"),
             Keep::Skip
         ));
-        assert!(matches!(keep("CREATE SCHEMA app"), Keep::Refuse(_)));
+        assert!(matches!(keep("CREATE SCHEMA app"), Keep::Schema(n) if n == "app"));
+        assert!(
+            matches!(keep("CREATE SCHEMA IF NOT EXISTS \"App\""), Keep::Schema(n) if n == "App")
+        );
+        assert!(matches!(
+            keep("CREATE SCHEMA AUTHORIZATION joe"),
+            Keep::Refuse(_)
+        ));
         assert_eq!(
             blank_public("REFERENCES public.account(id) DEFAULT 'public.x'"),
             "REFERENCES        account(id) DEFAULT 'public.x'"

@@ -100,6 +100,7 @@ impl Space {
             .filter(|&i| sp.matches[i].strong && !sp.matches[i].written.is_empty())
             .take(MAX_DIMS)
             .collect();
+        let mut lit_params: Vec<(usize, String)> = vec![];
         for (t, tr) in s.transactions.iter().enumerate() {
             let Some(program) = sources.programs.get(tr.program) else {
                 continue;
@@ -107,12 +108,22 @@ impl Space {
             let params = super::witness::parameters(program);
             let mut found = vec![];
             branch_params(program, &mut found);
+            let mut lits = vec![];
+            branch_literals(program, &mut lits);
             for (p, boolean) in found {
                 if !params.contains(&p) || sp.branch.iter().any(|(t2, p2, _)| *t2 == t && *p2 == p)
                 {
                     continue;
                 }
-                let cands = if boolean {
+                let mine: Vec<Val> = lits
+                    .iter()
+                    .filter(|(q, _)| *q == p)
+                    .map(|(_, l)| Val::untyped(l.clone()))
+                    .collect();
+                let cands = if !mine.is_empty() {
+                    lit_params.push((t, p.clone()));
+                    mine
+                } else if boolean {
                     vec![Val::boolean(true), Val::boolean(false)]
                 } else {
                     vec![Val::untyped("0"), Val::untyped("1")]
@@ -120,6 +131,10 @@ impl Space {
                 sp.branch.push((t, p, cands));
             }
         }
+        // Parameters a condition compares with literals first (a made-up
+        // text never equals 'replace'): the search has few dimensions.
+        sp.branch
+            .sort_by_key(|(t, p, _)| !lit_params.contains(&(*t, p.clone())));
         sp.branch.truncate(MAX_DIMS);
         sp
     }
@@ -255,6 +270,89 @@ fn matches(w: &Workload, prov: &Provenance, g: &SummaryGraph, s: &Schedule) -> V
         }
     }
     out
+}
+
+/// `(parameter, literal)` for each comparison of a parameter with a
+/// literal in an IF, WHILE or EXIT WHEN condition (`:mode = 'replace'`,
+/// `:mode IN ('replace', 'preserve_run_at')`, casts allowed): the values
+/// that decide the branch (graphile-worker's `job_key_mode`).
+fn branch_literals(nodes: &[Node], out: &mut Vec<(String, String)>) {
+    use sqlparser::ast::{BinaryOperator as B, Expr, Value};
+    fn param(e: &Expr) -> Option<String> {
+        match e {
+            Expr::Nested(x) | Expr::Cast { expr: x, .. } => param(x),
+            Expr::Value(v) => match &v.value {
+                Value::Placeholder(p) => Some(p.trim_start_matches(':').to_lowercase()),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+    fn lit(e: &Expr) -> Option<String> {
+        match e {
+            Expr::Nested(x) | Expr::Cast { expr: x, .. } => lit(x),
+            Expr::Value(v) => match &v.value {
+                Value::SingleQuotedString(t) => Some(t.clone()),
+                Value::Number(n, _) => Some(n.to_string()),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+    let mut conds: Vec<&Expr> = vec![];
+    each_condition(nodes, &mut conds);
+    for c in conds {
+        let _ = sqlparser::ast::visit_expressions(c, |x| {
+            match x {
+                Expr::BinaryOp {
+                    left,
+                    op: B::Eq | B::NotEq,
+                    right,
+                } => {
+                    let pair = param(left).zip(lit(right)).or(param(right).zip(lit(left)));
+                    out.extend(pair);
+                }
+                Expr::InList { expr, list, .. } => {
+                    if let Some(p) = param(expr) {
+                        out.extend(list.iter().filter_map(lit).map(|l| (p.clone(), l)));
+                    }
+                }
+                _ => {}
+            }
+            std::ops::ControlFlow::<()>::Continue(())
+        });
+    }
+    out.dedup();
+}
+
+/// The IF, WHILE and EXIT WHEN conditions of `nodes`.
+fn each_condition<'a>(nodes: &'a [Node], out: &mut Vec<&'a sqlparser::ast::Expr>) {
+    for n in nodes {
+        match n {
+            Node::If(bs) => {
+                for (c, b) in bs {
+                    out.extend(c.iter().map(|c| &c.expr));
+                    each_condition(b, out);
+                }
+            }
+            Node::Loop { head, body, .. } => {
+                if let LoopHead::While(c) = head {
+                    out.push(&c.expr);
+                }
+                each_condition(body, out);
+            }
+            Node::Exit { when: Some(c), .. } => out.push(&c.expr),
+            Node::Block { body, handlers, .. } => {
+                each_condition(body, out);
+                handlers
+                    .iter()
+                    .flatten()
+                    .for_each(|h| each_condition(h, out));
+            }
+            Node::Prefix(b) => each_condition(b, out),
+            _ => {}
+        }
+    }
 }
 
 /// Parameters in IF, WHILE and EXIT WHEN conditions; `true` when the

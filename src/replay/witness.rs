@@ -527,6 +527,31 @@ impl Fresh {
     }
 }
 
+/// A parameter of type `ty` as a column, with what PostgreSQL's type says
+/// of its shape: an array's element type (`$1::bigint[]` is `{"10"}`, not
+/// `10`), an enum's labels, a domain's base type.
+fn param_column(name: &str, ty: &Type) -> Column {
+    use postgres::types::Kind;
+    let mut col = Column::of_type(name, ty.oid(), ty.name());
+    let sh = &mut col.shape;
+    match ty.kind() {
+        Kind::Array(e) => {
+            sh.elem = e.oid();
+            sh.elem_name = e.name().to_string();
+            if let Kind::Enum(labels) = e.kind() {
+                sh.labels = labels.clone();
+            }
+        }
+        Kind::Enum(labels) => sh.labels = labels.clone(),
+        Kind::Domain(b) => {
+            sh.base = b.oid();
+            sh.base_name = b.name().to_string();
+        }
+        _ => {}
+    }
+    col
+}
+
 /// Value number `n` of column `col`'s type as PostgreSQL's text input,
 /// within the type: an enum's labels in turn, a domain's base type, an
 /// array of one element, numbers within `smallint`/`integer`/`numeric(p,
@@ -1063,9 +1088,7 @@ fn transactions(
                 (Some(r), _) => value.get(&r).cloned().unwrap_or_else(Val::null),
                 (None, Some(v)) => v.clone(),
                 (None, None) => {
-                    let col = types
-                        .get(&p)
-                        .map(|ty| Column::of_type(&p, ty.oid(), ty.name()));
+                    let col = types.get(&p).map(|ty| param_column(&p, ty));
                     fresh.value(col.as_ref()).or_else(|_| fresh.value(None))?
                 }
             };
