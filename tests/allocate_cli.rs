@@ -24,10 +24,15 @@ fn run(args: &[&str]) -> (i32, String, String) {
 
 /// SmallBank: WriteCheck is the pivot of the read-only anomaly (Balance
 /// →rw WriteCheck →rw TransactSavings →wr Balance, Fekete et al. 2005),
-/// so SERIALIZABLE; every program is a P3 or P5 of it (tests/allocation.rs
-/// lists the edges), and PostgreSQL's SSI sees the structure only among
-/// SERIALIZABLE transactions. With the verified FOR UPDATE edits every
-/// program may run READ COMMITTED (tests/check.rs).
+/// so SERIALIZABLE; Amalgamate, Balance and TransactSavings are a P3 or P5
+/// of it, and PostgreSQL's SSI sees the structure only among SERIALIZABLE
+/// transactions. DepositChecking is READ COMMITTED (as in the [VLDB25]
+/// artefact): its only counterflow edge from WriteCheck leaves WriteCheck's
+/// read of the Checking row WriteCheck updates later, which first-updater-
+/// wins rules out at a snapshot pivot (docs/allocation.md Lemma 3, checked
+/// on PostgreSQL in tests/allocation_si.rs); before Lemma 3 it was
+/// SERIALIZABLE. With the verified FOR UPDATE edits every program may run
+/// READ COMMITTED (tests/check.rs).
 #[test]
 fn allocate_smallbank_text_and_json() {
     let (code, out, _) = run(&["allocate", "workloads/smallbank"]);
@@ -51,7 +56,12 @@ fn allocate_smallbank_text_and_json() {
         "TransactSavings",
         "WriteCheck",
     ] {
-        assert_eq!(v["isolation"]["as_is"][p], "SERIALIZABLE", "{p}");
+        let lowest = if p == "DepositChecking" {
+            "READ COMMITTED"
+        } else {
+            "SERIALIZABLE"
+        };
+        assert_eq!(v["isolation"]["as_is"][p], lowest, "{p}");
         assert_eq!(
             v["isolation"]["with_suggested_edits"][p], "READ COMMITTED",
             "{p}"
@@ -59,7 +69,7 @@ fn allocate_smallbank_text_and_json() {
     }
     assert_eq!(v["isolation"]["unique"], true);
     let reasons = v["isolation"]["reasons"].as_array().expect("reasons");
-    assert_eq!(reasons.len(), 5);
+    assert_eq!(reasons.len(), 4);
     assert!(reasons
         .iter()
         .all(|r| r["cycle"].as_array().is_some_and(|c| c.len() >= 2)));

@@ -938,8 +938,12 @@ END;",
   q1 key sel a P- R{k} W-
   q2 key upd a P- R{k,x} W{x}
   q3 pred sel a P{k} R{k} W-
-  q4 ins b P- R- W{k,ak,z}",
+  q4 ins b P- R- W{k,ak,z}
+  q2 = id(q1)",
     );
+    // q2 = id(q1) is a forward same-tuple link (the key sel q1 before the
+    // key upd q2 of row k = p): only the snapshot levels use it
+    // (docs/same-tuple.md, issue 24).
 }
 
 /// Calls across routine files (migrations define a helper in one file and

@@ -103,7 +103,15 @@ fn same_tuple_constraints_inferred() {
     let all = constraint_texts(&s, true);
     let same: Vec<&String> = all.iter().filter(|c| c.contains("= id(")).collect();
     // Payment updates the customer (q12) before reading and writing C_DATA.
-    assert_eq!(same, ["Payment: q12 = id(q13)", "Payment: q12 = id(q14)"]);
+    // And reads C_DATA (q13) before writing it (q14): a forward link.
+    assert_eq!(
+        same,
+        [
+            "Payment: q12 = id(q13)",
+            "Payment: q12 = id(q14)",
+            "Payment: q14 = id(q13)"
+        ]
+    );
     // The spec version: Payment's FK constraints to District are gone
     // (remote customers), the same-tuple ones remain.
     // (Its NewOrder has one statement more, the foreign-key check of the
@@ -433,7 +441,22 @@ fn same_tuple_needs_an_earlier_write_of_the_same_key() {
     assert_eq!(constraints(&w), ["q1 = id(q2)"]);
     let w =
         lower("SELECT y FROM A WHERE k = :a;\nUPDATE A SET x = 1 WHERE k = :a;").expect("lowers");
-    assert!(constraints(&w).is_empty(), "the write must come first");
+    // The write after the read gives a forward link (parent after child),
+    // which only the snapshot levels use (docs/same-tuple.md, "Forward
+    // links"; issue 24): it protects nothing under READ COMMITTED.
+    assert_eq!(constraints(&w), ["q2 = id(q1)"]);
+    // Not when the UPDATE has another conjunct (it may match no row of the
+    // snapshot and write nothing), nor for another key value.
+    let w = lower("SELECT y FROM A WHERE k = :a;\nUPDATE A SET x = 1 WHERE k = :a AND y > 0;")
+        .expect("lowers");
+    assert!(
+        !constraints(&w).iter().any(|c| c.ends_with("= id(q1)")),
+        "{:?}",
+        constraints(&w)
+    );
+    let w =
+        lower("SELECT y FROM A WHERE k = :a;\nUPDATE A SET x = 1 WHERE k = :b;").expect("lowers");
+    assert!(constraints(&w).is_empty(), "{:?}", constraints(&w));
 }
 
 // ---- errors: each with file:line:col, exit code 2 ----

@@ -76,6 +76,9 @@ struct NodePairs {
     si_in: Option<usize>,
     latest_in: Option<usize>,
     earliest_cf_out: Option<usize>,
+    /// A counterflow edge out that first-updater-wins does not rule out
+    /// at the snapshot levels (`SummaryGraph::fuw`).
+    si_cf_out: Option<usize>,
 }
 
 /// The lowest robust allocation for the programs of `g` (the module
@@ -118,6 +121,9 @@ pub fn lowest(g: &SummaryGraph) -> Lowest {
             {
                 q.earliest_cf_out = Some(i);
             }
+            if e.counterflow && !g.fuw.contains(i) && q.si_cf_out.is_none() {
+                q.si_cf_out = Some(i);
+            }
         }
     }
     let reason = |inc: usize| {
@@ -141,14 +147,14 @@ pub fn lowest(g: &SummaryGraph) -> Lowest {
             continue;
         };
         let pv = prog(v);
-        if let Some(inc) = p.si_in {
+        if let (Some(inc), Some(si_out)) = (p.si_in, p.si_cf_out) {
             // SI-dangerous: v must be SERIALIZABLE.
             ssi_pivots.push(v);
             if levels[pv] < Level::Serializable {
                 levels[pv] = Level::Serializable;
                 why[pv] = Some((
                     Cause::Pivot,
-                    witness_through(g, &comp, &mut outs, (inc, out), reason(inc)),
+                    witness_through(g, &comp, &mut outs, (inc, si_out), reason(inc)),
                 ));
             }
         } else if let Some(inc) = p.strong_in.or(p
@@ -184,7 +190,7 @@ pub fn lowest(g: &SummaryGraph) -> Lowest {
     let rw_in = rw_edges_into(g, &comp, &ssi_pivots);
     for &v in &ssi_pivots {
         let pv = prog(v);
-        let Some(out) = pairs[v].earliest_cf_out else {
+        let Some(out) = pairs[v].si_cf_out else {
             continue;
         };
         let Some(strong) = pairs[v].si_in else {
@@ -204,7 +210,7 @@ pub fn lowest(g: &SummaryGraph) -> Lowest {
         }
         for i in g.out_start[v]..g.out_start[v + 1] {
             let e = &g.edges[i];
-            if e.counterflow && comp[e.to as usize] == comp[v] {
+            if e.counterflow && !g.fuw.contains(i) && comp[e.to as usize] == comp[v] {
                 force(prog(e.to as usize), strong, i, &mut levels);
             }
         }

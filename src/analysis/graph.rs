@@ -48,8 +48,8 @@ use std::collections::HashMap;
 
 use fixedbitset::FixedBitSet;
 
-use super::rules::{edge_kinds, rw_capable, Effective};
-use super::unfold::{unfold_workload, Ltp};
+use super::rules::{edge_kinds, fuw_blocked, rw_capable, Effective};
+use super::unfold::{unfold_workload, Ltp, Mode};
 use crate::model::btp::{ConstraintKind, StmtType, Workload};
 use crate::model::schema::AttrSet;
 pub use crate::model::settings::{Granularity, Settings};
@@ -88,6 +88,10 @@ pub struct SummaryGraph {
     /// object (`rules::si::rw_capable`; every counterflow edge is one).
     /// Only the snapshot levels look at it (docs/allocation.md).
     pub rw: FixedBitSet,
+    /// Per edge: a counterflow edge that cannot occur when its source
+    /// program runs at REPEATABLE READ or SERIALIZABLE (`rules::si::
+    /// fuw_blocked`, docs/allocation.md Lemma 3).
+    pub fuw: FixedBitSet,
 }
 
 impl SummaryGraph {
@@ -127,7 +131,7 @@ pub fn build_from_ltps(w: &Workload, ltps: Vec<Ltp>, settings: Settings) -> Summ
     let (nodes, program_nodes) = make_nodes(w, ltps);
     let occ = Occurrences::classify(w, &nodes, settings);
     let kinds = occ.kind_tables();
-    let (edges, out_start, rw) = occ.edges(&kinds);
+    let (edges, out_start, rw, fuw) = occ.edges(&kinds);
     SummaryGraph {
         settings,
         nodes,
@@ -135,6 +139,7 @@ pub fn build_from_ltps(w: &Workload, ltps: Vec<Ltp>, settings: Settings) -> Summ
         out_start,
         program_nodes,
         rw,
+        fuw,
     }
 }
 
@@ -222,7 +227,8 @@ impl Occurrences {
 
     /// kinds[rel][ci * L + cj]: bit 0 non-counterflow, bit 1 counterflow,
     /// bit 2 the non-counterflow edge may be an rw-antidependency from a
-    /// non-writing operation (`rules::si`).
+    /// non-writing operation (`rules::si`), bit 3 the counterflow edge is
+    /// `rules::si::fuw_blocked`.
     fn kind_tables(&self) -> Vec<Vec<u8>> {
         self.rel_classes
             .iter()
@@ -233,7 +239,13 @@ impl Occurrences {
                         let (a, b) = (&self.class_list[ci as usize], &self.class_list[cj as usize]);
                         let (nc, cf) = edge_kinds(a, b);
                         let rw = nc && rw_capable(a, b);
-                        t.push(u8::from(nc) | (u8::from(cf) << 1) | (u8::from(rw) << 2));
+                        let fuw = cf && fuw_blocked(a, b);
+                        t.push(
+                            u8::from(nc)
+                                | (u8::from(cf) << 1)
+                                | (u8::from(rw) << 2)
+                                | (u8::from(fuw) << 3),
+                        );
                     }
                 }
                 t
@@ -276,11 +288,12 @@ impl Occurrences {
     }
 
     /// The edges, written once, already grouped by source.
-    fn edges(&self, kinds: &[Vec<u8>]) -> (Vec<Edge>, Vec<usize>, FixedBitSet) {
+    fn edges(&self, kinds: &[Vec<u8>]) -> (Vec<Edge>, Vec<usize>, FixedBitSet, FixedBitSet) {
         let out_start = self.out_start(kinds);
         let total = out_start.last().copied().unwrap_or(0);
         let mut edges = Vec::with_capacity(total);
         let mut rw = FixedBitSet::with_capacity(total);
+        let mut fuw = FixedBitSet::with_capacity(total);
         for (ni, occ) in self.node_occ.iter().enumerate() {
             let from = ni as u32;
             for &(rel, from_pos, ci) in occ {
@@ -305,13 +318,14 @@ impl Occurrences {
                     }
                     if k & 2 != 0 {
                         rw.insert(edges.len());
+                        fuw.set(edges.len(), k & 8 != 0);
                         edges.push(edge(true));
                     }
                 }
             }
         }
         debug_assert_eq!(Some(&edges.len()), out_start.last());
-        (edges, out_start, rw)
+        (edges, out_start, rw, fuw)
     }
 }
 
@@ -343,8 +357,21 @@ fn effective(w: &Workload, ltp: &Ltp, pos: usize, settings: Settings) -> Effecti
     };
     let mut protected_by = vec![];
     let mut same_tuple = false;
+    let mut rewritten_later = false;
     for l in ltp.links.iter().filter(|l| l.child == pos) {
         let parent_ty = ltp.statement(w, l.parent).ty;
+        // A forward same-tuple link (the write comes later): only on a
+        // literal LTP is the later write on every execution the node
+        // stands for (an approximate node joins unfoldings).
+        if l.parent > pos
+            && l.kind == ConstraintKind::SameTuple
+            && settings.same_tuple
+            && ltp.mode == Mode::Literal
+            && matches!(parent_ty, StmtType::KeyUpd | StmtType::KeyDel)
+            && s.ty == StmtType::KeySel
+        {
+            rewritten_later = true;
+        }
         if l.parent >= pos || !parent_ty.is_key_write() {
             continue;
         }
@@ -364,5 +391,6 @@ fn effective(w: &Workload, ltp: &Ltp, pos: usize, settings: Settings) -> Effecti
         protected_by,
         same_tuple,
         locking: s.locking,
+        rewritten_later,
     }
 }

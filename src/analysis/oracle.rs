@@ -61,6 +61,9 @@ struct Group {
     rep_si: u32,
     rep_latest: u32,
     rep_cf: u32,
+    /// A counterflow edge not ruled out at the snapshot levels
+    /// (`SummaryGraph::fuw`), or `NONE`.
+    rep_cf_si: u32,
 }
 
 impl Group {
@@ -94,6 +97,7 @@ enum Rep {
     Si,
     Latest,
     Cf,
+    CfSi,
     Path,
 }
 
@@ -163,6 +167,7 @@ impl Compact {
                     i as u32,
                     strong,
                     g.rw.contains(i),
+                    g.fuw.contains(i),
                 );
             }
         }
@@ -255,7 +260,14 @@ impl Compact {
                 {
                     latest_in[v] = gi as u32;
                 }
-                if g.has_cf()
+                // Snapshot: the position of e4 does not matter, only that
+                // first-updater-wins does not rule it out.
+                let cf_ok = if method == Method::Snapshot {
+                    g.rep_cf_si != NONE
+                } else {
+                    g.has_cf()
+                };
+                if cf_ok
                     && (earliest_cf_out[u] == NONE
                         || self.groups[earliest_cf_out[u] as usize].min_cf_from > g.min_cf_from)
                 {
@@ -339,7 +351,12 @@ impl Compact {
     ) -> Cycle {
         let mut steps: Vec<(u32, Rep)> = vec![(f.first, f.first_rep)];
         if method != Method::TypeI {
-            steps.push((f.second, Rep::Cf));
+            let rep = if method == Method::Snapshot {
+                Rep::CfSi
+            } else {
+                Rep::Cf
+            };
+            steps.push((f.second, rep));
         }
         let source = self.source_of(f.first);
         let end = self.groups[steps[steps.len() - 1].0 as usize].to;
@@ -394,6 +411,7 @@ impl Compact {
             Rep::Si => g.rep_si,
             Rep::Latest => g.rep_latest,
             Rep::Cf => g.rep_cf,
+            Rep::CfSi => g.rep_cf_si,
             // Any edge will do on the way back; a non-counterflow one is
             // never removed by a promotion.
             Rep::Path if g.nc => g.rep_nc,
@@ -473,12 +491,16 @@ fn new_group(to: u32, tag: u32) -> Group {
         rep_si: NONE,
         rep_latest: NONE,
         rep_cf: NONE,
+        rep_cf_si: NONE,
     }
 }
 
-fn add(g: &mut Group, e: &Edge, i: u32, strong: bool, rw: bool) {
+fn add(g: &mut Group, e: &Edge, i: u32, strong: bool, rw: bool, fuw: bool) {
     if rw && g.rep_si == NONE {
         g.rep_si = i;
+    }
+    if e.counterflow && !fuw && g.rep_cf_si == NONE {
+        g.rep_cf_si = i;
     }
     if !e.counterflow && !g.nc {
         g.nc = true;

@@ -203,6 +203,9 @@ fn find_test(
     let mut si_in: Vec<Option<usize>> = vec![None; n];
     let mut si_in_plain: Vec<Option<usize>> = vec![None; n];
     let mut cf_out_plain: Vec<Option<usize>> = vec![None; n];
+    // Snapshot levels: a counterflow edge out that first-updater-wins does
+    // not rule out (`SummaryGraph::fuw`, docs/allocation.md Lemma 3).
+    let mut si_cf_out: Vec<Option<usize>> = vec![None; n];
     // Latest to_pos of latest_in, earliest from_pos of earliest_cf_out,
     // kept beside them so the pass reads each edge once, in edge order
     // (source node by source node, as `edges_within` visits them).
@@ -248,7 +251,11 @@ fn find_test(
                 earliest_cf_out[u] = Some(i);
                 earliest_pos[u] = e.from_pos;
             }
-            if e.counterflow && cf_out_plain[u].is_none() && !ssi(v) {
+            let snapshot_cf = e.counterflow && !g.fuw.contains(i);
+            if snapshot_cf && si_cf_out[u].is_none() {
+                si_cf_out[u] = Some(i);
+            }
+            if snapshot_cf && cf_out_plain[u].is_none() && !ssi(v) {
                 cf_out_plain[u] = Some(i);
             }
         }
@@ -265,7 +272,11 @@ fn find_test(
         if c == u32::MAX || !has_nc.contains(c as usize) || done.contains(c as usize) {
             continue;
         }
-        let Some(out) = earliest_cf_out[v] else {
+        let out = match level(v) {
+            Level::ReadCommitted => earliest_cf_out[v],
+            Level::RepeatableRead | Level::Serializable => si_cf_out[v],
+        };
+        let Some(out) = out else {
             continue;
         };
         let pair = match level(v) {
@@ -547,8 +558,12 @@ pub fn check_witness_under(
     let rw = e3.counterflow
         || (g.out_start[e3.from as usize]..g.out_start[e3.from as usize + 1])
             .any(|i| g.edges[i] == *e3 && g.rw.contains(i));
+    // e4 must be realisable at a snapshot level (`SummaryGraph::fuw`).
+    let fuw = (g.out_start[e4.from as usize]..g.out_start[e4.from as usize + 1])
+        .all(|i| g.edges[i] != *e4 || g.fuw.contains(i));
     let ok = match level(e4.from) {
         Level::ReadCommitted => strong || e4.from_pos < e3.to_pos,
+        _ if fuw => false,
         Level::RepeatableRead => rw,
         Level::Serializable => {
             rw && !(level(e3.from) == Level::Serializable && level(e4.to) == Level::Serializable)

@@ -11,7 +11,7 @@ pub mod mvrc;
 pub mod si;
 
 pub(crate) use mvrc::edge_kinds;
-pub(crate) use si::rw_capable;
+pub(crate) use si::{fuw_blocked, rw_capable};
 
 /// A statement occurrence as Algorithm 1 sees it: its sets after the
 /// granularity setting, and which constraints protect it.
@@ -28,4 +28,9 @@ pub(crate) struct Effective {
     pub(crate) same_tuple: bool,
     /// q_i takes row locks on what it reads (`FOR UPDATE`/`FOR SHARE`).
     pub(crate) locking: bool,
+    /// q_i is a key sel whose tuple a later key upd/key del of the same
+    /// literal LTP writes (a forward same-tuple link): first-updater-wins
+    /// then stops a counterflow rw from q_i when the transaction runs on a
+    /// snapshot (`si::fuw_blocked`, docs/allocation.md Lemma 3).
+    pub(crate) rewritten_later: bool,
 }

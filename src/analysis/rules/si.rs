@@ -35,3 +35,18 @@ pub(crate) fn rw_capable(a: &Effective, b: &Effective) -> bool {
         Ins | KeyUpd | KeyDel => false,
     }
 }
+
+/// Can a counterflow dependency from an occurrence of `a` to one of `b`
+/// NOT occur when `a`'s transaction runs at REPEATABLE READ or
+/// SERIALIZABLE? True when `a` is a key sel of a tuple t that its own
+/// transaction writes later (`Effective::rewritten_later`) and the edge can
+/// only come from that read of t (not from a predicate read): `b` writes t
+/// and commits first, after `a`'s snapshot (it is missing from it), so
+/// `a`'s later write of t is a serialization failure (first-updater-wins,
+/// whatever `b`'s level) — or, if `a` writes t first, `b` waits for `a`'s
+/// commit and the dependency is not counterflow. docs/allocation.md,
+/// Lemma 3. Read COMMITTED sources are unaffected (no first-updater-wins:
+/// EvalPlanQual re-reads the new version).
+pub(crate) fn fuw_blocked(a: &Effective, b: &Effective) -> bool {
+    a.ty == StmtType::KeySel && a.rewritten_later && !meets(&a.pread, &b.write)
+}

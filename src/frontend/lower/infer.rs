@@ -154,6 +154,37 @@ impl Lowerer<'_> {
                         }
                     }
                 }
+                // Same tuple, written later: a key sel q_i whose tuple the
+                // later key upd/key del q_j writes. The link points forward
+                // (parent after child); CDEPCONDS ignores it, the snapshot
+                // levels use it (rules/si.rs::fuw_blocked). Only a q_j that
+                // runs whenever its path runs and pins nothing but the key:
+                // an UPDATE with another conjunct may match no row of the
+                // snapshot and then writes nothing.
+                if ri == rj
+                    && i < j
+                    && ti == StmtType::KeySel
+                    && matches!(tj, StmtType::KeyUpd | StmtType::KeyDel)
+                    && self.facts[j].certain
+                    && !self.facts[j].may_miss
+                    && !self.facts[i].may_miss
+                {
+                    if let (Some(kj), Some(ki)) = (&self.facts[j].key, &self.facts[i].key) {
+                        let only_key = self.facts[j].pred.iter().all(|c| kj.contains(c));
+                        if kj == ki
+                            && only_key
+                            && kj
+                                .iter()
+                                .all(|c| self.same_value(Term::Col(i, *c), Term::Col(j, *c), &path))
+                        {
+                            out.push(Constraint {
+                                kind: ConstraintKind::SameTuple,
+                                child: i,
+                                parent: j,
+                            });
+                        }
+                    }
+                }
             }
         }
         out.sort();
