@@ -207,13 +207,18 @@ fn update_of_a_foreign_key_column_reads_the_parent() {
 /// x).
 #[test]
 fn data_modifying_cte() {
+    // The snapshot read of the UPDATE's row (q1) and the update (q2) are
+    // of the same key `k = :p`, the update unconditional: the forward
+    // same-tuple link of issue 24 (docs/allocation.md, Lemma 3).
     check(
         "WITH u AS (UPDATE A SET x = x + 1 WHERE k = :p RETURNING y)\nSELECT y INTO :v FROM u;",
-        "q1 key sel A ⊥ {k} ⊥\nq2 key upd A ⊥ {x, y} {x}\nbody: q1; q2",
+        "q1 key sel A ⊥ {k} ⊥\nq2 key upd A ⊥ {x, y} {x}\nbody: q1; q2\nconstraint: q2 = id(q1)",
     );
     check(
         "WITH r AS (SELECT x FROM A WHERE y = :p)\nDELETE FROM B WHERE k = :b;",
-        "q1 pred sel A {y} {x} ⊥\nq2 key sel B ⊥ {k} ⊥\nq3 key del B ⊥ ⊥ {k, ak, z}\nbody: q1; q2; q3",
+        // The DELETE's snapshot read of its row (q2) and the delete (q3):
+        // the same forward link.
+        "q1 pred sel A {y} {x} ⊥\nq2 key sel B ⊥ {k} ⊥\nq3 key del B ⊥ ⊥ {k, ak, z}\nbody: q1; q2; q3\nconstraint: q3 = id(q2)",
     );
 }
 
