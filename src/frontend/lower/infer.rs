@@ -52,6 +52,14 @@ impl Lowerer<'_> {
             if !(self.facts[q].may_miss && ty.is_key_based()) {
                 continue;
             }
+            // A locked re-read whose snapshot scan reads the key's
+            // existence (`locked_after_snapshot`): the scan becomes the
+            // predicate read over the key; the re-read reads the row under
+            // its lock when there is one (docs/rules.md, "Locking reads in
+            // a WITH").
+            if ty == StmtType::KeySel && self.statements[q].locking && self.facts[q].scanned {
+                continue;
+            }
             let rel = self.statements[q].rel;
             let mut pred = self.facts[q].pred.clone();
             pred.extend(self.facts[q].key.take().unwrap_or_default());

@@ -602,6 +602,11 @@ struct Facts {
     /// The WHERE has conjuncts on pinned columns or on no column beyond
     /// its equalities (`bind_uses`): for the provenance.
     inexact: bool,
+    /// The locked re-read of a key-based locking read whose existence
+    /// the statement's snapshot scan (an earlier statement over the same
+    /// key) already reads: a missing row leaves it a locking key sel
+    /// (`apply_may_miss`; docs/rules.md, "Locking reads in a WITH").
+    scanned: bool,
 }
 
 struct Lowerer<'a> {

@@ -1231,7 +1231,25 @@ impl Lowerer<'_> {
         let mut first = None;
         for (ti, _) in tables.iter().enumerate().filter(|(ti, _)| locking[*ti]) {
             let r = ti..ti + 1;
+            let mark = self.statements.len();
             let s = self.table_reads(&tables[r.clone()], &uses[r], 0, &[true], snip, late);
+            // The locked re-read of a key-based read: its snapshot scan
+            // (above) reads the key's existence, so a missing row need not
+            // make the locked read predicate-based; it re-checks the key
+            // after a lock wait (EvalPlanQual), so it reads the key too.
+            for q in mark..self.statements.len() {
+                if !self.statements[q].locking {
+                    continue;
+                }
+                if let Some(key) = self.facts[q].key.clone() {
+                    let rel = self.statements[q].rel;
+                    let mut read: BTreeSet<usize> =
+                        self.statements[q].read.iter().flat_map(|a| a.iter()).collect();
+                    read.extend(key);
+                    self.statements[q].read = self.set(rel, &read);
+                    self.facts[q].scanned = true;
+                }
+            }
             first = first.or(s);
         }
         first

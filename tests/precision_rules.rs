@@ -1,0 +1,123 @@
+//! Issue 24, item 3: alarms that value reasoning removes. Each refinement
+//! of the conflict rules (docs/rules.md, "Refinements") has (a) a workload
+//! whose alarm it removes — robust on PostgreSQL 15, the two-session
+//! schedule in the comment — and (b) a one-line variant outside the
+//! proof's assumptions that is not robust on PostgreSQL 15 and must stay
+//! not robust, so a rule that removed every edge would fail here.
+//!
+//! Schedules were run on PostgreSQL 15 at READ COMMITTED with two psql
+//! sessions fed step by step (0.4 s between steps, a blocked step shown
+//! as "-- waits"), and the outcome compared with both serial orders.
+
+use std::path::Path;
+
+use isolint::analysis::analyze;
+use isolint::analysis::graph::Settings;
+use isolint::analysis::robustness::Method;
+
+fn run(schema: &str, files: &[(&str, &str)]) -> Result<bool, String> {
+    let d = tempfile::tempdir().map_err(|e| e.to_string())?;
+    std::fs::write(d.path().join("schema.sql"), schema).map_err(|e| e.to_string())?;
+    std::fs::write(d.path().join("isolint.yaml"), "schema: schema.sql\n")
+        .map_err(|e| e.to_string())?;
+    for (n, t) in files {
+        std::fs::write(d.path().join(n), t).map_err(|e| e.to_string())?;
+    }
+    let loaded =
+        isolint::frontend::load(Path::new(d.path()), None).map_err(|e| e.message.clone())?;
+    let a = analyze(&loaded.workload, Settings::default(), Method::TypeII, false);
+    Ok(a.robust)
+}
+
+fn robust(schema: &str, files: &[(&str, &str)]) -> bool {
+    run(schema, files).unwrap_or_else(|e| panic!("expected a verdict, got: {e}"))
+}
+
+// ---------------------------------------------------------------------
+// (a) `… WHERE id = $1 FOR UPDATE` inside a WITH is a key-based locking
+// read (docs/rules.md, "Locking reads in a WITH").
+// ---------------------------------------------------------------------
+
+const ACCT: &str = "CREATE TABLE acct (id int PRIMARY KEY, bal int NOT NULL);\n";
+
+const WITHDRAW_CTE: &str = "WITH a AS (SELECT bal FROM acct WHERE id = :i FOR UPDATE)
+UPDATE acct SET bal = (SELECT bal FROM a) - 1 WHERE id = :i;\n";
+
+/// Two Withdraws of the same account, each a locking read in a WITH then
+/// the UPDATE. PostgreSQL 15, acct(1, 100):
+///
+/// ```text
+/// S1: BEGIN; WITH a AS (SELECT bal FROM acct WHERE id = 1 FOR UPDATE)
+///            UPDATE acct SET bal = (SELECT bal FROM a) - 1 WHERE id = 1;
+/// S2: BEGIN; (the same)                           -- waits for S1's row lock
+/// S1: COMMIT;
+/// S2: (returns; the locked read re-read 99); COMMIT;   final bal 98 = serial
+/// ```
+///
+/// Before: the locked read became a non-locking predicate read (a row a
+/// WITH does not find does not stop the statement), with a counterflow
+/// rw to the other Withdraw's UPDATE: a lost-update alarm.
+#[test]
+fn cte_for_update_is_a_locking_key_read() {
+    assert!(robust(ACCT, &[("Withdraw.sql", WITHDRAW_CTE)]));
+    // The same read outside a WITH was already a locking key read.
+    assert!(robust(
+        ACCT,
+        &[(
+            "Withdraw.sql",
+            "SELECT bal INTO :b FROM acct WHERE id = :i FOR UPDATE;\n\
+             UPDATE acct SET bal = :b - 1 WHERE id = :i;\n"
+        )]
+    ));
+    // The join through the WITH (graphile-worker's shape): also robust.
+    let jobs = "CREATE TABLE jobs (id int PRIMARY KEY, attempts int NOT NULL);\n";
+    assert!(robust(
+        jobs,
+        &[(
+            "Bump.sql",
+            "WITH j AS (SELECT id, attempts FROM jobs WHERE id = $1 FOR UPDATE)\n\
+             UPDATE jobs SET attempts = j.attempts + 1 FROM j WHERE jobs.id = j.id;\n"
+        )]
+    ));
+}
+
+/// Control: the same WITH without `FOR UPDATE` is a lost update.
+/// PostgreSQL 15, acct(1, 100), the schedule above without FOR UPDATE:
+/// S2's UPDATE waits for S1's row lock, then writes 100 − 1 from its
+/// snapshot: final bal 99, which no serial order gives (98). Also the
+/// missing-row side stays: the snapshot scan is a predicate read over the
+/// key, so a Withdraw that finds no row still conflicts with an insert.
+#[test]
+fn cte_without_for_update_stays_not_robust() {
+    let plain = WITHDRAW_CTE.replace(" FOR UPDATE", "");
+    assert!(!robust(ACCT, &[("Withdraw.sql", &plain)]));
+    // SKIP LOCKED takes no wait, so it orders nothing.
+    let skip = WITHDRAW_CTE.replace("FOR UPDATE", "FOR UPDATE SKIP LOCKED");
+    assert!(!robust(ACCT, &[("Withdraw.sql", &skip)]));
+}
+
+/// The snapshot scan keeps the missing row: Open inserts account :i,
+/// Withdraw (locking read in a WITH, row absent) then writes a log row
+/// whose existence Open reads. Withdraw's scan of `id = :i` sees no row
+/// (rw to Open's insert, counterflow when Open commits first).
+/// PostgreSQL 15, both tables empty:
+///
+/// ```text
+/// S1: BEGIN; WITH a AS (SELECT bal FROM acct WHERE id = 1 FOR UPDATE)
+///            INSERT INTO log (id, n) SELECT 1, count(*) FROM a;   -- n = 0
+/// S2: BEGIN; SELECT count(*) FROM log;                             -- 0
+/// S2: INSERT INTO acct VALUES (1, 0); COMMIT;
+/// S1: COMMIT;              -- n = 0 and count 0: no serial order gives both
+/// ```
+#[test]
+fn cte_for_update_missing_row_still_conflicts_with_inserts() {
+    let schema = "CREATE TABLE acct (id int PRIMARY KEY, bal int NOT NULL);
+CREATE TABLE log (id int PRIMARY KEY, n int NOT NULL);\n";
+    let withdraw = "WITH a AS (SELECT bal FROM acct WHERE id = :i FOR UPDATE)
+INSERT INTO log (id, n) SELECT :l, count(*) FROM a;\n";
+    let open = "SELECT count(*) INTO :k FROM log;\nINSERT INTO acct (id, bal) VALUES (:i, 0);\n";
+    assert!(!robust(
+        schema,
+        &[("Withdraw.sql", withdraw), ("Open.sql", open)]
+    ));
+}
