@@ -121,3 +121,103 @@ INSERT INTO log (id, n) SELECT :l, count(*) FROM a;\n";
         &[("Withdraw.sql", withdraw), ("Open.sql", open)]
     ));
 }
+
+// ---------------------------------------------------------------------
+// (b) Foreign-key checks and the parent row's lock (docs/rules.md).
+// ---------------------------------------------------------------------
+
+const COURSE_FK: &str = "CREATE TABLE course (id int PRIMARY KEY, title text NOT NULL);
+CREATE TABLE enrolled (student int NOT NULL, course_id int NOT NULL REFERENCES course(id),
+                       PRIMARY KEY (student, course_id));\n";
+
+const REMOVE: &str = "DELETE FROM course WHERE id = :c;\n";
+const ENROLL: &str = "INSERT INTO enrolled (student, course_id) VALUES (:s, :c);\n";
+
+/// RemoveCourse's DELETE runs the NO ACTION check `enrolled WHERE
+/// course_id = :c` while it holds course :c's row lock; Enroll's INSERT
+/// KEY SHARE locks course :c (its own check). Before: two counterflow
+/// edges (the check → the insert, the KEY SHARE read → the delete), a
+/// type-II cycle. PostgreSQL 15, course rows 1 and 2:
+///
+/// ```text
+/// RC: S1: BEGIN; INSERT INTO enrolled VALUES (1, 1);
+///     S2: BEGIN; DELETE FROM course WHERE id = 1;      -- waits (KEY SHARE)
+///     S1: COMMIT;
+///     S2: ERROR: update or delete on table "course" violates foreign key
+///         constraint … Key (id)=(1) is still referenced   (S2 aborts)
+/// RC: S2: BEGIN; DELETE FROM course WHERE id = 1;
+///     S1: BEGIN; INSERT INTO enrolled VALUES (1, 1);   -- waits
+///     S2: COMMIT;
+///     S1: ERROR: … Key (course_id)=(1) is not present in table "course"
+/// RR: the same two schedules: S2's check sees S1's enrolment (the same
+///     error); S1: ERROR: could not serialize access due to concurrent
+///     update (its FOR KEY SHARE check).
+/// ```
+///
+/// With different courses they touch different rows: serial.
+#[test]
+fn fk_check_of_a_deleted_parent_is_ordered_by_the_parent_lock() {
+    assert!(robust(
+        COURSE_FK,
+        &[("RemoveCourse.sql", REMOVE), ("Enroll.sql", ENROLL)]
+    ));
+    // Enroll updates the course row first (no check read then: it holds
+    // the row's lock). PostgreSQL 15 RC: S1 UPDATE course 1, INSERT
+    // enrolled (1, 1); S2 DELETE course 1 waits; S1 COMMIT; S2: ERROR
+    // (still referenced).
+    let touch = "UPDATE course SET title = :t WHERE id = :c;\n\
+                 INSERT INTO enrolled (student, course_id) VALUES (:s, :c);\n";
+    assert!(robust(
+        COURSE_FK,
+        &[("RemoveCourse.sql", REMOVE), ("Enroll.sql", touch)]
+    ));
+}
+
+/// Control: the same invariant kept by the application, without the
+/// declared foreign key (one line: no `REFERENCES`, the check written by
+/// hand — the bundled Courseware): RemoveCourse counts the enrolments,
+/// EnrollStudent reads the course; no lock orders them. PostgreSQL 15 RC,
+/// course rows 1 and 2:
+///
+/// ```text
+/// S1: BEGIN; SELECT title FROM course WHERE id = 2;              -- found
+/// S2: BEGIN; SELECT count(*) FROM enrolled WHERE course_id = 2;  -- 0
+/// S1: INSERT INTO enrolled VALUES (1, 2); COMMIT;
+/// S2: DELETE FROM course WHERE id = 2; COMMIT;  -- enrolment (1, 2) without its course
+/// ```
+#[test]
+fn application_level_check_stays_not_robust() {
+    let no_fk = COURSE_FK.replace(" REFERENCES course(id)", "");
+    let remove = "SELECT count(*) INTO :k FROM enrolled WHERE course_id = :c;\n\
+                  IF :k = 0 THEN\n    DELETE FROM course WHERE id = :c;\nEND IF;\n";
+    let enroll = "SELECT title INTO :t FROM course WHERE id = :c;\n\
+                  INSERT INTO enrolled (student, course_id) VALUES (:s, :c);\n";
+    assert!(!robust(
+        &no_fk,
+        &[("RemoveCourse.sql", remove), ("Enroll.sql", enroll)]
+    ));
+    // The bundled workload is that text.
+    let l = isolint::frontend::load(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/courseware"),
+        None,
+    )
+    .expect("courseware loads");
+    assert!(!analyze(&l.workload, Settings::default(), Method::TypeII, false).robust);
+}
+
+/// Outside the rule the alarm stays: a check that is not PostgreSQL's
+/// (the application's count, with the foreign key declared). On
+/// PostgreSQL this one is still ordered (RemoveCourse's DELETE then fails
+/// its own check), but the count's snapshot read is not under the row
+/// lock, which is all the rule may use: a conservative alarm.
+#[test]
+fn fk_rule_needs_the_check_and_the_pinned_parent() {
+    let remove = "SELECT count(*) INTO :k FROM enrolled WHERE course_id = :c;\n\
+                  IF :k = 0 THEN\n    DELETE FROM course WHERE id = :c;\nEND IF;\n";
+    let enroll = "SELECT title INTO :t FROM course WHERE id = :c;\n\
+                  INSERT INTO enrolled (student, course_id) VALUES (:s, :c);\n";
+    assert!(!robust(
+        COURSE_FK,
+        &[("RemoveCourse.sql", remove), ("Enroll.sql", enroll)]
+    ));
+}

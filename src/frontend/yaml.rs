@@ -12,7 +12,7 @@ use indexmap::IndexMap;
 use serde::Deserialize;
 
 use crate::model::btp::{
-    validate, Body, Constraint, ConstraintKind, Invalid, Origin, Program, Site, Statement,
+    validate, Body, Constraint, ConstraintKind, FkLock, Invalid, Origin, Program, Site, Statement,
     StmtType, Workload,
 };
 use crate::model::error::{did_you_mean, Diag, Result, SourceFile};
@@ -89,6 +89,13 @@ struct RawStatement {
     origin: Option<String>,
     #[serde(default)]
     lock: bool,
+    /// `Statement::fk_lock`: a foreign-key check's KEY SHARE read.
+    #[serde(default)]
+    key_share: bool,
+    /// `Statement::fk_lock`: the NO ACTION check of the named foreign key
+    /// for a parent row the statement deleted.
+    #[serde(default)]
+    checks_children_of: Option<String>,
 }
 
 /// An error found while converting: where, and optionally the exact token.
@@ -344,6 +351,18 @@ fn convert_statement(
             line: line.parse().ok()?,
         })
     });
+    let fk_lock = match (&s.checks_children_of, s.key_share) {
+        (Some(name), _) => Some(FkLock::Children(schema.foreign_key(name).ok_or_else(|| {
+            problem(
+                Site::Field(pi, si, "checks_children_of"),
+                Some(name),
+                format!("unknown foreign key `{name}`"),
+                did_you_mean(name, schema.foreign_keys.iter().map(|f| f.name.as_str())),
+            )
+        })?)),
+        (None, true) => Some(FkLock::KeyShare),
+        (None, false) => None,
+    };
     Ok(Statement {
         id: s.id.clone(),
         ty,
@@ -354,6 +373,7 @@ fn convert_statement(
         sql: s.sql.clone(),
         origin,
         locking: s.lock,
+        fk_lock,
     })
 }
 

@@ -109,6 +109,25 @@ pub struct Statement {
     /// A key-based read that takes the row lock (`SELECT … FOR UPDATE`,
     /// `FOR NO KEY UPDATE`, `FOR SHARE`). Used by `check` fix suggestions.
     pub locking: bool,
+    /// A row lock PostgreSQL's referential-integrity checks hold for this
+    /// statement until commit (`None` for every other statement); the
+    /// conflict rules use it (docs/rules.md, "Foreign-key checks and the
+    /// parent row's lock").
+    pub fk_lock: Option<FkLock>,
+}
+
+/// See [`Statement::fk_lock`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FkLock {
+    /// A key sel that is a foreign-key check of an INSERT or UPDATE
+    /// (`SELECT 1 FROM parent WHERE key = … FOR KEY SHARE`): the parent
+    /// row it finds is KEY SHARE locked until commit (it blocks deletes).
+    KeyShare,
+    /// A pred sel that is the NO ACTION / RESTRICT check of foreign key
+    /// `f` for a parent row this statement deleted (or whose key it
+    /// changed): it reads the children whose `f` columns equal that row's
+    /// key while the transaction holds the row's FOR UPDATE lock.
+    Children(FkId),
 }
 
 /// Control structure of a BTP: `P ← loop(P) | (P | P) | (P | ε) | P;P | q`.
@@ -415,6 +434,18 @@ fn validate_statement(w: &Workload, pi: usize, si: usize, s: &Statement) -> Resu
             Site::Field(pi, si, "lock"),
             format!("`{}` is a {} statement; only a key sel can be a locking read", s.id, s.ty),
             Some("a row lock taken by a predicate read does not cover the predicate (docs/locking-reads.md); remove `lock: true`"),
+        ));
+    }
+    let (fk_lock_ok, field) = match s.fk_lock {
+        None => (true, "key_share"),
+        Some(FkLock::KeyShare) => (s.ty == KeySel, "key_share"),
+        Some(FkLock::Children(_)) => (s.ty == PredSel, "checks_children_of"),
+    };
+    if !fk_lock_ok {
+        return Err(invalid(
+            Site::Field(pi, si, field),
+            format!("`{}` is a {} statement; `key_share` needs a key sel, `checks_children_of` a pred sel", s.id, s.ty),
+            None,
         ));
     }
     check("write", &s.write, write.is_some())?;

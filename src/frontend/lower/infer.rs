@@ -71,6 +71,9 @@ impl Lowerer<'_> {
                 _ => StmtType::PredDel,
             };
             st.locking = false;
+            // A missed row takes no lock (a FK check that misses aborts,
+            // but the rules need not know).
+            st.fk_lock = None;
             st.pread = Some(AttrSet::from_indices(self.schema.rel(rel).arity(), pred));
         }
         for q in 0..n {
@@ -250,6 +253,7 @@ impl Lowerer<'_> {
         st.read = read.or_else(|| Some(AttrSet::empty(arity)));
         st.write = None;
         st.locking = false;
+        st.fk_lock = None;
         self.facts[q].may_miss = false;
         self.facts[q].assigns.clear();
     }

@@ -730,6 +730,7 @@ impl<'a> Lowerer<'a> {
                 line: self.line_of(snip.offset + first),
             }),
             locking: false,
+            fk_lock: None,
         });
         self.facts.push(Facts {
             path: self.path.clone(),

@@ -785,10 +785,10 @@ impl Lowerer<'_> {
                     };
                     let when = self.when(fi, check);
                     if when != super::hooks::When::Commit {
-                        parts.push(Body::Stmt(self.child_check(&fk, snip)));
+                        parts.push(Body::Stmt(self.child_check(fi, &fk, snip)));
                     }
                     if when != super::hooks::When::Now {
-                        let q = self.child_check(&fk, snip);
+                        let q = self.child_check(fi, &fk, snip);
                         self.defer(q);
                     }
                 }
