@@ -221,3 +221,66 @@ fn fk_rule_needs_the_check_and_the_pinned_parent() {
         &[("RemoveCourse.sql", remove), ("Enroll.sql", enroll)]
     ));
 }
+
+// ---------------------------------------------------------------------
+// (c) Reads of the transaction's own inserts (docs/rules.md).
+// ---------------------------------------------------------------------
+
+const JOBS: &str = "CREATE TABLE jobs (id bigserial PRIMARY KEY, payload text NOT NULL,
+                   done boolean NOT NULL DEFAULT false);\n";
+
+const ADD_JOBS: &str = "INSERT INTO jobs (payload) VALUES (:p) RETURNING id INTO :a;
+INSERT INTO jobs (payload) VALUES (:q) RETURNING id INTO :b;
+SELECT count(*) INTO :n FROM jobs WHERE id = ANY(ARRAY[:a, :b]) AND NOT done;\n";
+
+const ADD_JOB: &str = "INSERT INTO jobs (payload) VALUES (:p) RETURNING id INTO :a;
+SELECT payload INTO :x FROM jobs WHERE id = :a;\n";
+
+/// AddJobs reads back the two jobs it inserted (`id = ANY(ARRAY[:a,
+/// :b])`, a predicate read); before, it had a counterflow rw to every
+/// other insert into jobs (another AddJobs, AddJob). No other transaction
+/// can write a row with those keys before AddJobs commits: the rows are
+/// invisible to it, and an insert of the same key waits for AddJobs and
+/// then fails. PostgreSQL 15, empty table:
+///
+/// ```text
+/// S1: BEGIN; INSERT INTO jobs (payload) VALUES ('a') RETURNING id;  -- 1
+/// S1: INSERT INTO jobs (payload) VALUES ('b') RETURNING id;         -- 2
+/// S2: BEGIN; INSERT INTO jobs (id, payload) VALUES (1, 'x');        -- waits
+/// S1: SELECT count(*) FROM jobs WHERE id = ANY(ARRAY[1, 2]) AND NOT done; -- 2
+/// S1: COMMIT;
+/// S2: ERROR: duplicate key value violates unique constraint "jobs_pkey"
+/// ```
+///
+/// An explicit key (S2 above) is as harmless as a sequence's: freshness
+/// is not needed, the key's uniqueness is.
+#[test]
+fn reads_of_own_inserts_have_no_counterflow_edge() {
+    assert!(robust(
+        JOBS,
+        &[("AddJobs.sql", ADD_JOBS), ("AddJob.sql", ADD_JOB)]
+    ));
+    let explicit = "INSERT INTO jobs (id, payload) VALUES (:i, :p);\n";
+    assert!(robust(
+        JOBS,
+        &[("AddJobs.sql", ADD_JOBS), ("Put.sql", explicit)]
+    ));
+}
+
+/// Control: one key of the array is a parameter, not a key this
+/// transaction inserted (one token changed). Two AddJobs that each guess
+/// the other's key: PostgreSQL 15, empty table:
+///
+/// ```text
+/// S1: BEGIN; INSERT INTO jobs (payload) VALUES ('a') RETURNING id;  -- 1
+/// S2: BEGIN; INSERT INTO jobs (payload) VALUES ('b') RETURNING id;  -- 2
+/// S1: SELECT count(*) FROM jobs WHERE id = ANY(ARRAY[1, 2]) AND NOT done; -- 1
+/// S2: SELECT count(*) FROM jobs WHERE id = ANY(ARRAY[2, 1]) AND NOT done; -- 1
+/// S1: COMMIT; S2: COMMIT;     -- both counted 1; any serial order gives 1 and 2
+/// ```
+#[test]
+fn reads_of_other_keys_stay_not_robust() {
+    let guess = "INSERT INTO jobs (payload) VALUES (:p) RETURNING id INTO :a;
+SELECT count(*) INTO :n FROM jobs WHERE id = ANY(ARRAY[:a, :x]) AND NOT done;\n";
+    assert!(!robust(JOBS, &[("AddJobs.sql", guess)]));
+}

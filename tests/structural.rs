@@ -241,7 +241,7 @@ fn optional_protector_is_not_trusted() {
         sql: None,
         origin: None,
         locking: false,
-        fk_lock: None,
+        held: None,
     };
     let p = Program {
         name: "P".into(),

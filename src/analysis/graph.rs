@@ -50,7 +50,7 @@ use fixedbitset::FixedBitSet;
 
 use super::rules::{edge_kinds, fuw_blocked, rw_capable, Effective};
 use super::unfold::{unfold_workload, Ltp, Mode};
-use crate::model::btp::{ConstraintKind, FkLock, StmtType, Workload};
+use crate::model::btp::{ConstraintKind, Held, StmtType, Workload};
 use crate::model::schema::AttrSet;
 pub use crate::model::settings::{Granularity, Settings};
 
@@ -380,7 +380,7 @@ fn effective(w: &Workload, ltp: &Ltp, pos: usize, settings: Settings) -> Effecti
             let parent = ltp.statement(w, l.parent);
             if settings.foreign_keys
                 && s.ty == StmtType::Ins
-                && (parent_ty.is_key_write() || parent.fk_lock == Some(FkLock::KeyShare))
+                && (parent_ty.is_key_write() || parent.held == Some(Held::KeyShare))
             {
                 parent_locked.push(f);
             }
@@ -407,11 +407,12 @@ fn effective(w: &Workload, ltp: &Ltp, pos: usize, settings: Settings) -> Effecti
         same_tuple,
         locking: s.locking,
         rewritten_later,
-        key_share: s.fk_lock == Some(FkLock::KeyShare),
-        children_of: match s.fk_lock {
-            Some(FkLock::Children(f)) => Some(f),
+        key_share: s.held == Some(Held::KeyShare),
+        children_of: match s.held {
+            Some(Held::Children(f)) => Some(f),
             _ => None,
         },
         parent_locked,
+        own_inserts: s.held == Some(Held::OwnInserts),
     }
 }

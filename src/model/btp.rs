@@ -109,16 +109,15 @@ pub struct Statement {
     /// A key-based read that takes the row lock (`SELECT … FOR UPDATE`,
     /// `FOR NO KEY UPDATE`, `FOR SHARE`). Used by `check` fix suggestions.
     pub locking: bool,
-    /// A row lock PostgreSQL's referential-integrity checks hold for this
-    /// statement until commit (`None` for every other statement); the
-    /// conflict rules use it (docs/rules.md, "Foreign-key checks and the
-    /// parent row's lock").
-    pub fk_lock: Option<FkLock>,
+    /// What the statement's transaction holds that orders other writers
+    /// against this statement's reads (`None` for most statements); the
+    /// conflict rules use it (docs/rules.md, "Refinements").
+    pub held: Option<Held>,
 }
 
-/// See [`Statement::fk_lock`].
+/// See [`Statement::held`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum FkLock {
+pub enum Held {
     /// A key sel that is a foreign-key check of an INSERT or UPDATE
     /// (`SELECT 1 FROM parent WHERE key = … FOR KEY SHARE`): the parent
     /// row it finds is KEY SHARE locked until commit (it blocks deletes).
@@ -128,6 +127,12 @@ pub enum FkLock {
     /// changed): it reads the children whose `f` columns equal that row's
     /// key while the transaction holds the row's FOR UPDATE lock.
     Children(FkId),
+    /// A key sel or pred sel whose key is pinned to keys of rows its own
+    /// transaction inserted earlier (`WHERE id = :new_id`, `id =
+    /// ANY(ARRAY[:a, :b])` after `INSERT … RETURNING id INTO …`): until
+    /// its commit no other transaction can write a row with such a key
+    /// (the rows are invisible to others, and a uniqueness check waits).
+    OwnInserts,
 }
 
 /// Control structure of a BTP: `P ← loop(P) | (P | P) | (P | ε) | P;P | q`.
@@ -436,12 +441,13 @@ fn validate_statement(w: &Workload, pi: usize, si: usize, s: &Statement) -> Resu
             Some("a row lock taken by a predicate read does not cover the predicate (docs/locking-reads.md); remove `lock: true`"),
         ));
     }
-    let (fk_lock_ok, field) = match s.fk_lock {
+    let (held_ok, field) = match s.held {
         None => (true, "key_share"),
-        Some(FkLock::KeyShare) => (s.ty == KeySel, "key_share"),
-        Some(FkLock::Children(_)) => (s.ty == PredSel, "checks_children_of"),
+        Some(Held::KeyShare) => (s.ty == KeySel, "key_share"),
+        Some(Held::Children(_)) => (s.ty == PredSel, "checks_children_of"),
+        Some(Held::OwnInserts) => (matches!(s.ty, KeySel | PredSel), "own_inserts"),
     };
-    if !fk_lock_ok {
+    if !held_ok {
         return Err(invalid(
             Site::Field(pi, si, field),
             format!("`{}` is a {} statement; `key_share` needs a key sel, `checks_children_of` a pred sel", s.id, s.ty),

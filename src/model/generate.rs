@@ -76,7 +76,7 @@ fn stmt(id: &str, ty: StmtType, rel: usize, sets: [Option<AttrSet>; 3], sql: Str
         sql: Some(sql),
         origin: None,
         locking: false,
-        fk_lock: None,
+        held: None,
     }
 }
 

@@ -212,7 +212,7 @@ pub fn random_statement(
         sql: None,
         origin: None,
         locking,
-        fk_lock: None,
+        held: None,
     }
 }
 

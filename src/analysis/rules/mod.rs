@@ -34,13 +34,15 @@ pub(crate) struct Effective {
     /// snapshot (`si::fuw_blocked`, docs/allocation.md Lemma 3).
     pub(crate) rewritten_later: bool,
     /// q_i is a foreign-key check's KEY SHARE read of the parent row
-    /// (`FkLock::KeyShare`): it blocks that row's deletion until commit.
+    /// (`Held::KeyShare`): it blocks that row's deletion until commit.
     pub(crate) key_share: bool,
     /// q_i is the NO ACTION check of foreign key f for a parent row its
-    /// transaction has deleted (`FkLock::Children`).
+    /// transaction has deleted (`Held::Children`).
     pub(crate) children_of: Option<FkId>,
     /// q_i is an insert whose parent row under foreign key f its
     /// transaction locks or writes (a link q_k = f(q_i) with q_k a KEY
     /// SHARE check, a key upd, key del or ins, anywhere in the LTP).
     pub(crate) parent_locked: Vec<FkId>,
+    /// q_i reads only rows its transaction inserted (`Held::OwnInserts`).
+    pub(crate) own_inserts: bool,
 }

@@ -88,10 +88,14 @@ fn decide(
 pub(crate) fn edge_kinds(a: &Effective, b: &Effective) -> (bool, bool) {
     (
         decide(&NCDEPTABLE, a, b, ncdep_conds),
-        decide(&CDEPTABLE, a, b, cdep_conds) && !parent_lock_orders(a, b),
+        decide(&CDEPTABLE, a, b, cdep_conds) && !parent_lock_orders(a, b) && !a.own_inserts,
     )
 }
 
+/// (`a.own_inserts`: a read of rows its transaction inserted has no
+/// counterflow rw at all — docs/rules.md, "Reads of the transaction's own
+/// inserts".)
+///
 /// A counterflow rw q_i → q_j that the parent row's lock rules out
 /// (docs/rules.md, "Foreign-key checks and the parent row's lock"): both
 /// transactions hold conflicting locks on one parent row until commit, so

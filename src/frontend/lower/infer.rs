@@ -72,8 +72,10 @@ impl Lowerer<'_> {
             };
             st.locking = false;
             // A missed row takes no lock (a FK check that misses aborts,
-            // but the rules need not know).
-            st.fk_lock = None;
+            // but the rules need not know); own inserts stay own.
+            if st.held != Some(Held::OwnInserts) {
+                st.held = None;
+            }
             st.pread = Some(AttrSet::from_indices(self.schema.rel(rel).arity(), pred));
         }
         for q in 0..n {
@@ -253,7 +255,10 @@ impl Lowerer<'_> {
         st.read = read.or_else(|| Some(AttrSet::empty(arity)));
         st.write = None;
         st.locking = false;
-        st.fk_lock = None;
+        // Its reads stay, and so do the keys they are pinned to.
+        if st.held != Some(Held::OwnInserts) {
+            st.held = None;
+        }
         self.facts[q].may_miss = false;
         self.facts[q].assigns.clear();
     }

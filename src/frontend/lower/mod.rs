@@ -30,7 +30,8 @@ use crate::frontend::sql::procedural::{
 };
 use crate::frontend::sql::{parse_one, same_name, Snippet};
 use crate::model::btp::{
-    validate, Body, Constraint, ConstraintKind, Origin, Program, Statement, StmtType, Workload,
+    validate, Body, Constraint, ConstraintKind, Held, Origin, Program, Statement, StmtType,
+    Workload,
 };
 use crate::model::error::{did_you_mean, Diag, Errors, Result, SourceFile, Warning};
 use crate::model::isolation::{Declared, Level};
@@ -607,6 +608,9 @@ struct Facts {
     /// key) already reads: a missing row leaves it a locking key sel
     /// (`apply_may_miss`; docs/rules.md, "Locking reads in a WITH").
     scanned: bool,
+    /// A plain INSERT (no ON CONFLICT): the row it returns is one it
+    /// inserted (`Held::OwnInserts`).
+    plain_insert: bool,
 }
 
 struct Lowerer<'a> {
@@ -730,7 +734,7 @@ impl<'a> Lowerer<'a> {
                 line: self.line_of(snip.offset + first),
             }),
             locking: false,
-            fk_lock: None,
+            held: None,
         });
         self.facts.push(Facts {
             path: self.path.clone(),

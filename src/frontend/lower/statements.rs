@@ -416,6 +416,7 @@ impl Lowerer<'_> {
         let unique = self.unique_checks(rel, snip);
         let q = self.new_statement(StmtType::Ins, rel, snip);
         self.statements[q].write = self.all(rel);
+        self.facts[q].plain_insert = ins.on.is_none();
         self.bind(q, &eq);
         self.facts[q].key = self.key_of(rel, &eq);
         let returning_cols = returning_columns(&ins.returning, &tables, self.schema);
@@ -1151,6 +1152,9 @@ impl Lowerer<'_> {
             } else {
                 self.table_reads(&tables, &uses, 0, &locking, snip, &mut parts)
             };
+        if single {
+            self.mark_own_inserts(tables[0].rel, &uses[0], mark);
+        }
         // An aggregate over no rows still returns a row (COUNT 0, SUM
         // NULL): the program goes on when the keyed row is missing.
         let grouped = !matches!(&sel.group_by, sqlparser::ast::GroupByExpr::Expressions(v, _) if v.is_empty());
@@ -1202,6 +1206,38 @@ impl Lowerer<'_> {
         } else {
             Body::Seq(parts)
         })
+    }
+
+    /// `Held::OwnInserts` on the reads `mark..` of a one-table SELECT whose
+    /// primary key (one column) is pinned, by `=` or `= ANY(ARRAY[…])`, to
+    /// keys that plain INSERTs of this transaction returned (not rolled
+    /// back): docs/rules.md, "Reads of the transaction's own inserts".
+    fn mark_own_inserts(&mut self, rel: RelId, u: &Uses, mark: usize) {
+        let [c] = self.schema.rel(rel).primary_key[..] else {
+            return;
+        };
+        let own = |t: &Term| {
+            matches!(*t, Term::Col(q, a) if a == c
+                && q < mark
+                && self.statements[q].ty == StmtType::Ins
+                && self.statements[q].rel == rel
+                && self.facts[q].plain_insert
+                && !self.facts[q].rolled_back)
+        };
+        let pinned = u.eq.iter().any(|(a, t)| *a == c && own(t))
+            || u
+                .any_of
+                .iter()
+                .any(|(a, ts)| *a == c && !ts.is_empty() && ts.iter().all(own));
+        if !pinned {
+            return;
+        }
+        for q in mark..self.statements.len() {
+            let s = &mut self.statements[q];
+            if s.rel == rel && matches!(s.ty, StmtType::KeySel | StmtType::PredSel) {
+                s.held = Some(Held::OwnInserts);
+            }
+        }
     }
 
     /// A SELECT whose lock clause locks some of its tables, beside tables
