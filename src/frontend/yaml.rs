@@ -355,14 +355,16 @@ fn convert_statement(
         })
     });
     let held = match (&s.checks_children_of, s.key_share) {
-        (Some(name), _) => Some(Held::Children(schema.foreign_key(name).ok_or_else(|| {
-            problem(
-                Site::Field(pi, si, "checks_children_of"),
-                Some(name),
-                format!("unknown foreign key `{name}`"),
-                did_you_mean(name, schema.foreign_keys.iter().map(|f| f.name.as_str())),
-            )
-        })?)),
+        (Some(name), _) => Some(Held::Children(schema.foreign_key(name).ok_or_else(
+            || {
+                problem(
+                    Site::Field(pi, si, "checks_children_of"),
+                    Some(name),
+                    format!("unknown foreign key `{name}`"),
+                    did_you_mean(name, schema.foreign_keys.iter().map(|f| f.name.as_str())),
+                )
+            },
+        )?)),
         (None, true) => Some(Held::KeyShare),
         (None, false) if s.own_inserts => Some(Held::OwnInserts),
         (None, false) => None,

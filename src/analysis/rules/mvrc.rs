@@ -84,7 +84,10 @@ fn decide(
     }
 }
 
-/// `(non-counterflow edge?, counterflow edge?)` for q_i → q_j.
+/// `(non-counterflow edge?, counterflow edge?)` for q_i → q_j. Issue 24's
+/// refinements (docs/rules.md, "Refinements") remove counterflow edges
+/// only: a read of rows its own transaction inserted has none
+/// (`own_inserts`), and a parent row's lock orders two more kinds.
 pub(crate) fn edge_kinds(a: &Effective, b: &Effective) -> (bool, bool) {
     (
         decide(&NCDEPTABLE, a, b, ncdep_conds),
@@ -92,10 +95,6 @@ pub(crate) fn edge_kinds(a: &Effective, b: &Effective) -> (bool, bool) {
     )
 }
 
-/// (`a.own_inserts`: a read of rows its transaction inserted has no
-/// counterflow rw at all — docs/rules.md, "Reads of the transaction's own
-/// inserts".)
-///
 /// A counterflow rw q_i → q_j that the parent row's lock rules out
 /// (docs/rules.md, "Foreign-key checks and the parent row's lock"): both
 /// transactions hold conflicting locks on one parent row until commit, so

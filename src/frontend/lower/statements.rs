@@ -1225,8 +1225,7 @@ impl Lowerer<'_> {
                 && !self.facts[q].rolled_back)
         };
         let pinned = u.eq.iter().any(|(a, t)| *a == c && own(t))
-            || u
-                .any_of
+            || u.any_of
                 .iter()
                 .any(|(a, ts)| *a == c && !ts.is_empty() && ts.iter().all(own));
         if !pinned {
@@ -1279,8 +1278,11 @@ impl Lowerer<'_> {
                 }
                 if let Some(key) = self.facts[q].key.clone() {
                     let rel = self.statements[q].rel;
-                    let mut read: BTreeSet<usize> =
-                        self.statements[q].read.iter().flat_map(|a| a.iter()).collect();
+                    let mut read: BTreeSet<usize> = self.statements[q]
+                        .read
+                        .iter()
+                        .flat_map(|a| a.iter())
+                        .collect();
                     read.extend(key);
                     self.statements[q].read = self.set(rel, &read);
                     self.facts[q].scanned = true;
