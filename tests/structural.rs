@@ -241,6 +241,7 @@ fn optional_protector_is_not_trusted() {
         sql: None,
         origin: None,
         locking: false,
+        held: None,
     };
     let p = Program {
         name: "P".into(),

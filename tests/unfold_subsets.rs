@@ -78,6 +78,7 @@ fn stmt(id: &str, ty: StmtType, read: &[usize], write: &[usize]) -> Statement {
         sql: None,
         origin: None,
         locking: false,
+        held: None,
     }
 }
 

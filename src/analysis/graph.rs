@@ -50,7 +50,7 @@ use fixedbitset::FixedBitSet;
 
 use super::rules::{edge_kinds, fuw_blocked, rw_capable, Effective};
 use super::unfold::{unfold_workload, Ltp, Mode};
-use crate::model::btp::{ConstraintKind, StmtType, Workload};
+use crate::model::btp::{ConstraintKind, Held, StmtType, Workload};
 use crate::model::schema::AttrSet;
 pub use crate::model::settings::{Granularity, Settings};
 
@@ -356,6 +356,7 @@ fn effective(w: &Workload, ltp: &Ltp, pos: usize, settings: Settings) -> Effecti
         Granularity::Tuple => set.as_ref().map(|_| AttrSet::full(arity)),
     };
     let mut protected_by = vec![];
+    let mut parent_locked = vec![];
     let mut same_tuple = false;
     let mut rewritten_later = false;
     for l in ltp.links.iter().filter(|l| l.child == pos) {
@@ -372,6 +373,18 @@ fn effective(w: &Workload, ltp: &Ltp, pos: usize, settings: Settings) -> Effecti
         {
             rewritten_later = true;
         }
+        // The insert's parent row is locked by its transaction until
+        // commit, wherever in the LTP the lock is taken (docs/rules.md,
+        // "Foreign-key checks and the parent row's lock").
+        if let ConstraintKind::ForeignKey(f) = l.kind {
+            let parent = ltp.statement(w, l.parent);
+            if settings.foreign_keys
+                && s.ty == StmtType::Ins
+                && (parent_ty.is_key_write() || parent.held == Some(Held::KeyShare))
+            {
+                parent_locked.push(f);
+            }
+        }
         if l.parent >= pos || !parent_ty.is_key_write() {
             continue;
         }
@@ -383,6 +396,8 @@ fn effective(w: &Workload, ltp: &Ltp, pos: usize, settings: Settings) -> Effecti
     }
     protected_by.sort_unstable();
     protected_by.dedup();
+    parent_locked.sort_unstable();
+    parent_locked.dedup();
     Effective {
         ty: s.ty,
         pread: widen(&s.pread),
@@ -392,5 +407,12 @@ fn effective(w: &Workload, ltp: &Ltp, pos: usize, settings: Settings) -> Effecti
         same_tuple,
         locking: s.locking,
         rewritten_later,
+        key_share: s.held == Some(Held::KeyShare),
+        children_of: match s.held {
+            Some(Held::Children(f)) => Some(f),
+            _ => None,
+        },
+        parent_locked,
+        own_inserts: s.held == Some(Held::OwnInserts),
     }
 }

@@ -12,7 +12,7 @@ use indexmap::IndexMap;
 use serde::Deserialize;
 
 use crate::model::btp::{
-    validate, Body, Constraint, ConstraintKind, Invalid, Origin, Program, Site, Statement,
+    validate, Body, Constraint, ConstraintKind, Held, Invalid, Origin, Program, Site, Statement,
     StmtType, Workload,
 };
 use crate::model::error::{did_you_mean, Diag, Result, SourceFile};
@@ -89,6 +89,16 @@ struct RawStatement {
     origin: Option<String>,
     #[serde(default)]
     lock: bool,
+    /// `Statement::held`: a foreign-key check's KEY SHARE read.
+    #[serde(default)]
+    key_share: bool,
+    /// `Statement::held`: the NO ACTION check of the named foreign key
+    /// for a parent row the statement deleted.
+    #[serde(default)]
+    checks_children_of: Option<String>,
+    /// `Statement::held`: reads only rows its transaction inserted.
+    #[serde(default)]
+    own_inserts: bool,
 }
 
 /// An error found while converting: where, and optionally the exact token.
@@ -344,6 +354,21 @@ fn convert_statement(
             line: line.parse().ok()?,
         })
     });
+    let held = match (&s.checks_children_of, s.key_share) {
+        (Some(name), _) => Some(Held::Children(schema.foreign_key(name).ok_or_else(
+            || {
+                problem(
+                    Site::Field(pi, si, "checks_children_of"),
+                    Some(name),
+                    format!("unknown foreign key `{name}`"),
+                    did_you_mean(name, schema.foreign_keys.iter().map(|f| f.name.as_str())),
+                )
+            },
+        )?)),
+        (None, true) => Some(Held::KeyShare),
+        (None, false) if s.own_inserts => Some(Held::OwnInserts),
+        (None, false) => None,
+    };
     Ok(Statement {
         id: s.id.clone(),
         ty,
@@ -354,6 +379,7 @@ fn convert_statement(
         sql: s.sql.clone(),
         origin,
         locking: s.lock,
+        held,
     })
 }
 

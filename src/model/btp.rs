@@ -109,6 +109,30 @@ pub struct Statement {
     /// A key-based read that takes the row lock (`SELECT … FOR UPDATE`,
     /// `FOR NO KEY UPDATE`, `FOR SHARE`). Used by `check` fix suggestions.
     pub locking: bool,
+    /// What the statement's transaction holds that orders other writers
+    /// against this statement's reads (`None` for most statements); the
+    /// conflict rules use it (docs/rules.md, "Refinements").
+    pub held: Option<Held>,
+}
+
+/// See [`Statement::held`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Held {
+    /// A key sel that is a foreign-key check of an INSERT or UPDATE
+    /// (`SELECT 1 FROM parent WHERE key = … FOR KEY SHARE`): the parent
+    /// row it finds is KEY SHARE locked until commit (it blocks deletes).
+    KeyShare,
+    /// A pred sel that is the NO ACTION / RESTRICT check of foreign key
+    /// `f` for a parent row this statement deleted (or whose key it
+    /// changed): it reads the children whose `f` columns equal that row's
+    /// key while the transaction holds the row's FOR UPDATE lock.
+    Children(FkId),
+    /// A key sel or pred sel whose key is pinned to keys of rows its own
+    /// transaction inserted earlier (`WHERE id = :new_id`, `id =
+    /// ANY(ARRAY[:a, :b])` after `INSERT … RETURNING id INTO …`): until
+    /// its commit no other transaction can write a row with such a key
+    /// (the rows are invisible to others, and a uniqueness check waits).
+    OwnInserts,
 }
 
 /// Control structure of a BTP: `P ← loop(P) | (P | P) | (P | ε) | P;P | q`.
@@ -415,6 +439,19 @@ fn validate_statement(w: &Workload, pi: usize, si: usize, s: &Statement) -> Resu
             Site::Field(pi, si, "lock"),
             format!("`{}` is a {} statement; only a key sel can be a locking read", s.id, s.ty),
             Some("a row lock taken by a predicate read does not cover the predicate (docs/locking-reads.md); remove `lock: true`"),
+        ));
+    }
+    let (held_ok, field) = match s.held {
+        None => (true, "key_share"),
+        Some(Held::KeyShare) => (s.ty == KeySel, "key_share"),
+        Some(Held::Children(_)) => (s.ty == PredSel, "checks_children_of"),
+        Some(Held::OwnInserts) => (matches!(s.ty, KeySel | PredSel), "own_inserts"),
+    };
+    if !held_ok {
+        return Err(invalid(
+            Site::Field(pi, si, field),
+            format!("`{}` is a {} statement; `key_share` needs a key sel, `checks_children_of` a pred sel", s.id, s.ty),
+            None,
         ));
     }
     check("write", &s.write, write.is_some())?;

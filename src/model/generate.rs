@@ -76,6 +76,7 @@ fn stmt(id: &str, ty: StmtType, rel: usize, sets: [Option<AttrSet>; 3], sql: Str
         sql: Some(sql),
         origin: None,
         locking: false,
+        held: None,
     }
 }
 

@@ -2,7 +2,7 @@
 //! one per line in flow style, the way a person would write them; what it
 //! writes `frontend::yaml::parse` reads back unchanged.
 
-use crate::model::btp::{Body, Program, Workload};
+use crate::model::btp::{Body, Held, Program, Workload};
 
 /// YAML scalar: plain when unambiguous, JSON-quoted (valid YAML) otherwise.
 fn scalar(s: &str) -> String {
@@ -140,6 +140,15 @@ pub fn to_yaml(w: &Workload) -> String {
             }
             if s.locking {
                 fields.push("lock: true".to_string());
+            }
+            match s.held {
+                Some(Held::KeyShare) => fields.push("key_share: true".to_string()),
+                Some(Held::Children(f)) => fields.push(format!(
+                    "checks_children_of: {}",
+                    scalar(&w.schema.foreign_keys[f].name)
+                )),
+                Some(Held::OwnInserts) => fields.push("own_inserts: true".to_string()),
+                None => {}
             }
             if let Some(sql) = &s.sql {
                 fields.push(format!(

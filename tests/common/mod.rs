@@ -212,6 +212,7 @@ pub fn random_statement(
         sql: None,
         origin: None,
         locking,
+        held: None,
     }
 }
 

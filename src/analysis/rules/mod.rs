@@ -5,7 +5,7 @@
 //! `mvrc` and no change to the builder.
 
 use crate::model::btp::StmtType;
-use crate::model::schema::AttrSet;
+use crate::model::schema::{AttrSet, FkId};
 
 pub mod mvrc;
 pub mod si;
@@ -33,4 +33,16 @@ pub(crate) struct Effective {
     /// then stops a counterflow rw from q_i when the transaction runs on a
     /// snapshot (`si::fuw_blocked`, docs/allocation.md Lemma 3).
     pub(crate) rewritten_later: bool,
+    /// q_i is a foreign-key check's KEY SHARE read of the parent row
+    /// (`Held::KeyShare`): it blocks that row's deletion until commit.
+    pub(crate) key_share: bool,
+    /// q_i is the NO ACTION check of foreign key f for a parent row its
+    /// transaction has deleted (`Held::Children`).
+    pub(crate) children_of: Option<FkId>,
+    /// q_i is an insert whose parent row under foreign key f its
+    /// transaction locks or writes (a link q_k = f(q_i) with q_k a KEY
+    /// SHARE check, a key upd, key del or ins, anywhere in the LTP).
+    pub(crate) parent_locked: Vec<FkId>,
+    /// q_i reads only rows its transaction inserted (`Held::OwnInserts`).
+    pub(crate) own_inserts: bool,
 }

@@ -84,10 +84,32 @@ fn decide(
     }
 }
 
-/// `(non-counterflow edge?, counterflow edge?)` for q_i → q_j.
+/// `(non-counterflow edge?, counterflow edge?)` for q_i → q_j. Issue 24's
+/// refinements (docs/rules.md, "Refinements") remove counterflow edges
+/// only: a read of rows its own transaction inserted has none
+/// (`own_inserts`), and a parent row's lock orders two more kinds.
 pub(crate) fn edge_kinds(a: &Effective, b: &Effective) -> (bool, bool) {
     (
         decide(&NCDEPTABLE, a, b, ncdep_conds),
-        decide(&CDEPTABLE, a, b, cdep_conds),
+        decide(&CDEPTABLE, a, b, cdep_conds) && !parent_lock_orders(a, b) && !a.own_inserts,
     )
+}
+
+/// A counterflow rw q_i → q_j that the parent row's lock rules out
+/// (docs/rules.md, "Foreign-key checks and the parent row's lock"): both
+/// transactions hold conflicting locks on one parent row until commit, so
+/// the reader's read comes after the writer's commit or the writer's
+/// commit after the reader's.
+/// * q_i a FK check's KEY SHARE read of t, q_j a delete (of t): the delete
+///   waits for the reader's commit, or the read for the delete's commit
+///   (and then finds no row: the reader aborts).
+/// * q_i the NO ACTION check of f for a row its transaction deleted, q_j
+///   an insert of a child under f whose parent row its transaction locks:
+///   the child can match only if that parent is the deleted row.
+fn parent_lock_orders(a: &Effective, b: &Effective) -> bool {
+    use crate::model::btp::StmtType::{Ins, KeyDel, PredDel, PredSel};
+    (a.key_share && matches!(b.ty, KeyDel | PredDel))
+        || (a.ty == PredSel
+            && b.ty == Ins
+            && a.children_of.is_some_and(|f| b.parent_locked.contains(&f)))
 }

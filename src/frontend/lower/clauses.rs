@@ -27,6 +27,9 @@ pub(super) struct Uses {
     /// other tables only): the WHERE is more than its equalities and
     /// extra columns say (provenance: `Provenance::inexact`).
     pub(super) opaque: bool,
+    /// `col = ANY(ARRAY[v₁, …])` conjuncts: the column and the values (also
+    /// in `extra`; only `Held::OwnInserts` looks at them).
+    pub(super) any_of: Vec<(usize, Vec<Term>)>,
 }
 
 impl Uses {
@@ -320,6 +323,9 @@ impl Lowerer<'_> {
                     continue;
                 }
             }
+            if let Some((t, a, terms)) = self.any_of_values(tables, c, snip)? {
+                uses[t].any_of.push((a, terms));
+            }
             for (t, u) in cols.iter().enumerate() {
                 uses[t].extra.extend(u.pred.iter().copied());
             }
@@ -328,6 +334,43 @@ impl Lowerer<'_> {
             }
         }
         Ok(())
+    }
+
+    /// `col = ANY(ARRAY[v₁, …])` with values (no column) in the array: the
+    /// table, the column and the values' terms.
+    fn any_of_values(
+        &mut self,
+        tables: &[TableRef],
+        c: &Expr,
+        snip: &Snippet,
+    ) -> Result<Option<(usize, usize, Vec<Term>)>> {
+        let Expr::AnyOp {
+            left,
+            compare_op: BinaryOperator::Eq,
+            right,
+            ..
+        } = c
+        else {
+            return Ok(None);
+        };
+        let (q, id) = match strip_nested(left) {
+            Expr::Identifier(i) => (None, i.clone()),
+            Expr::CompoundIdentifier(v) if v.len() >= 2 => {
+                (Some(v[v.len() - 2].clone()), v[v.len() - 1].clone())
+            }
+            _ => return Ok(None),
+        };
+        let Expr::Array(arr) = strip_nested(right) else {
+            return Ok(None);
+        };
+        if arr.elem.iter().any(has_identifier) {
+            return Ok(None);
+        }
+        let Some((t, a)) = self.resolve_column(tables, q.as_ref(), &id, snip)? else {
+            return Ok(None);
+        };
+        let terms = arr.elem.iter().map(|e| self.term(e)).collect();
+        Ok(Some((t, a, terms)))
     }
 
     /// `t.c = x.e` with x a values item (UNNEST, VALUES: from.rs): t.c is

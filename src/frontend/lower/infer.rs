@@ -52,6 +52,14 @@ impl Lowerer<'_> {
             if !(self.facts[q].may_miss && ty.is_key_based()) {
                 continue;
             }
+            // A locked re-read whose snapshot scan reads the key's
+            // existence (`locked_after_snapshot`): the scan becomes the
+            // predicate read over the key; the re-read reads the row under
+            // its lock when there is one (docs/rules.md, "Locking reads in
+            // a WITH").
+            if ty == StmtType::KeySel && self.statements[q].locking && self.facts[q].scanned {
+                continue;
+            }
             let rel = self.statements[q].rel;
             let mut pred = self.facts[q].pred.clone();
             pred.extend(self.facts[q].key.take().unwrap_or_default());
@@ -63,6 +71,11 @@ impl Lowerer<'_> {
                 _ => StmtType::PredDel,
             };
             st.locking = false;
+            // A missed row takes no lock (a FK check that misses aborts,
+            // but the rules need not know); own inserts stay own.
+            if st.held != Some(Held::OwnInserts) {
+                st.held = None;
+            }
             st.pread = Some(AttrSet::from_indices(self.schema.rel(rel).arity(), pred));
         }
         for q in 0..n {
@@ -242,6 +255,10 @@ impl Lowerer<'_> {
         st.read = read.or_else(|| Some(AttrSet::empty(arity)));
         st.write = None;
         st.locking = false;
+        // Its reads stay, and so do the keys they are pinned to.
+        if st.held != Some(Held::OwnInserts) {
+            st.held = None;
+        }
         self.facts[q].may_miss = false;
         self.facts[q].assigns.clear();
     }

@@ -18,6 +18,7 @@
 
 use super::hooks::{FkCheck, When};
 use super::*;
+use crate::model::btp::Held;
 use crate::model::schema::ForeignKey;
 
 impl Lowerer<'_> {
@@ -64,6 +65,7 @@ impl Lowerer<'_> {
                         self.bind(q, &vals);
                         self.facts[q].key = Some(parent_key.into_iter().collect());
                         self.facts[q].key_share = true;
+                        self.statements[q].held = Some(Held::KeyShare);
                         self.label_check(q, &fk.name);
                         pre.push(Body::Stmt(q));
                     }
@@ -136,11 +138,16 @@ impl Lowerer<'_> {
 
     /// The NO ACTION / RESTRICT check of a deleted (or re-keyed) referenced
     /// row: is any row of `fk`'s referencing table still pointing at it?
-    pub(super) fn child_check(&mut self, fk: &ForeignKey, snip: &Snippet) -> usize {
+    /// PostgreSQL runs it per deleted (re-keyed) row, after the statement
+    /// took that row's FOR UPDATE lock, which the transaction holds to
+    /// commit: `Held::Children` (docs/rules.md, "Foreign-key checks and
+    /// the parent row's lock").
+    pub(super) fn child_check(&mut self, fi: usize, fk: &ForeignKey, snip: &Snippet) -> usize {
         let cols: BTreeSet<usize> = fk.columns.iter().map(|(d, _)| *d).collect();
         let q = self.new_statement(StmtType::PredSel, fk.domain, snip);
         self.statements[q].pread = self.set(fk.domain, &cols);
         self.statements[q].read = self.set(fk.domain, &cols);
+        self.statements[q].held = Some(Held::Children(fi));
         self.label_check(q, &fk.name);
         q
     }

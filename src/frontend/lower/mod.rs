@@ -30,7 +30,8 @@ use crate::frontend::sql::procedural::{
 };
 use crate::frontend::sql::{parse_one, same_name, Snippet};
 use crate::model::btp::{
-    validate, Body, Constraint, ConstraintKind, Origin, Program, Statement, StmtType, Workload,
+    validate, Body, Constraint, ConstraintKind, Held, Origin, Program, Statement, StmtType,
+    Workload,
 };
 use crate::model::error::{did_you_mean, Diag, Errors, Result, SourceFile, Warning};
 use crate::model::isolation::{Declared, Level};
@@ -602,6 +603,14 @@ struct Facts {
     /// The WHERE has conjuncts on pinned columns or on no column beyond
     /// its equalities (`bind_uses`): for the provenance.
     inexact: bool,
+    /// The locked re-read of a key-based locking read whose existence
+    /// the statement's snapshot scan (an earlier statement over the same
+    /// key) already reads: a missing row leaves it a locking key sel
+    /// (`apply_may_miss`; docs/rules.md, "Locking reads in a WITH").
+    scanned: bool,
+    /// A plain INSERT (no ON CONFLICT): the row it returns is one it
+    /// inserted (`Held::OwnInserts`).
+    plain_insert: bool,
 }
 
 struct Lowerer<'a> {
@@ -725,6 +734,7 @@ impl<'a> Lowerer<'a> {
                 line: self.line_of(snip.offset + first),
             }),
             locking: false,
+            held: None,
         });
         self.facts.push(Facts {
             path: self.path.clone(),

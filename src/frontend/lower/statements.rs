@@ -416,6 +416,7 @@ impl Lowerer<'_> {
         let unique = self.unique_checks(rel, snip);
         let q = self.new_statement(StmtType::Ins, rel, snip);
         self.statements[q].write = self.all(rel);
+        self.facts[q].plain_insert = ins.on.is_none();
         self.bind(q, &eq);
         self.facts[q].key = self.key_of(rel, &eq);
         let returning_cols = returning_columns(&ins.returning, &tables, self.schema);
@@ -785,10 +786,10 @@ impl Lowerer<'_> {
                     };
                     let when = self.when(fi, check);
                     if when != super::hooks::When::Commit {
-                        parts.push(Body::Stmt(self.child_check(&fk, snip)));
+                        parts.push(Body::Stmt(self.child_check(fi, &fk, snip)));
                     }
                     if when != super::hooks::When::Now {
-                        let q = self.child_check(&fk, snip);
+                        let q = self.child_check(fi, &fk, snip);
                         self.defer(q);
                     }
                 }
@@ -1151,6 +1152,9 @@ impl Lowerer<'_> {
             } else {
                 self.table_reads(&tables, &uses, 0, &locking, snip, &mut parts)
             };
+        if single {
+            self.mark_own_inserts(tables[0].rel, &uses[0], mark);
+        }
         // An aggregate over no rows still returns a row (COUNT 0, SUM
         // NULL): the program goes on when the keyed row is missing.
         let grouped = !matches!(&sel.group_by, sqlparser::ast::GroupByExpr::Expressions(v, _) if v.is_empty());
@@ -1204,6 +1208,37 @@ impl Lowerer<'_> {
         })
     }
 
+    /// `Held::OwnInserts` on the reads `mark..` of a one-table SELECT whose
+    /// primary key (one column) is pinned, by `=` or `= ANY(ARRAY[…])`, to
+    /// keys that plain INSERTs of this transaction returned (not rolled
+    /// back): docs/rules.md, "Reads of the transaction's own inserts".
+    fn mark_own_inserts(&mut self, rel: RelId, u: &Uses, mark: usize) {
+        let [c] = self.schema.rel(rel).primary_key[..] else {
+            return;
+        };
+        let own = |t: &Term| {
+            matches!(*t, Term::Col(q, a) if a == c
+                && q < mark
+                && self.statements[q].ty == StmtType::Ins
+                && self.statements[q].rel == rel
+                && self.facts[q].plain_insert
+                && !self.facts[q].rolled_back)
+        };
+        let pinned = u.eq.iter().any(|(a, t)| *a == c && own(t))
+            || u.any_of
+                .iter()
+                .any(|(a, ts)| *a == c && !ts.is_empty() && ts.iter().all(own));
+        if !pinned {
+            return;
+        }
+        for q in mark..self.statements.len() {
+            let s = &mut self.statements[q];
+            if s.rel == rel && matches!(s.ty, StmtType::KeySel | StmtType::PredSel) {
+                s.held = Some(Held::OwnInserts);
+            }
+        }
+    }
+
     /// A SELECT whose lock clause locks some of its tables, beside tables
     /// it does not lock (`FOR UPDATE OF t`) or other parts of a WITH: the
     /// unlocked tables are read on the statement's snapshot, and so is the
@@ -1231,7 +1266,28 @@ impl Lowerer<'_> {
         let mut first = None;
         for (ti, _) in tables.iter().enumerate().filter(|(ti, _)| locking[*ti]) {
             let r = ti..ti + 1;
+            let mark = self.statements.len();
             let s = self.table_reads(&tables[r.clone()], &uses[r], 0, &[true], snip, late);
+            // The locked re-read of a key-based read: its snapshot scan
+            // (above) reads the key's existence, so a missing row need not
+            // make the locked read predicate-based; it re-checks the key
+            // after a lock wait (EvalPlanQual), so it reads the key too.
+            for q in mark..self.statements.len() {
+                if !self.statements[q].locking {
+                    continue;
+                }
+                if let Some(key) = self.facts[q].key.clone() {
+                    let rel = self.statements[q].rel;
+                    let mut read: BTreeSet<usize> = self.statements[q]
+                        .read
+                        .iter()
+                        .flat_map(|a| a.iter())
+                        .collect();
+                    read.extend(key);
+                    self.statements[q].read = self.set(rel, &read);
+                    self.facts[q].scanned = true;
+                }
+            }
             first = first.or(s);
         }
         first
