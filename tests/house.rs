@@ -247,3 +247,103 @@ fn rule_ids_agree_across_formats() {
         }
     }
 }
+
+/// The rows of docs/sql-frontend.md's positions table: (position, the
+/// third column).
+fn positions_rows() -> Vec<(String, String)> {
+    let doc = std::fs::read_to_string("docs/sql-frontend.md").expect("doc");
+    let table = doc
+        .split_once("| Position | Rule | Code · test · generated forms |")
+        .expect("the positions table has its code/test column")
+        .1;
+    table
+        .lines()
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| {
+            // Cells split at ` | ` (a `\|` inside a cell is escaped).
+            let cells: Vec<&str> = l.trim_matches('|').split(" | ").collect();
+            (
+                cells[0].trim().to_string(),
+                cells.last().unwrap_or(&"").trim().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// The backticked words of `cell`.
+fn ticked(cell: &str) -> Vec<&str> {
+    cell.split('`').skip(1).step_by(2).collect()
+}
+
+/// Every construct of the positions table names the code that lowers or
+/// rejects it and a test, and both exist: the file, the function in
+/// parentheses, the test function in its file. Every form the random
+/// generator writes (`sqlgen::Form::ALL`, the constructs the differential
+/// tests cover) has a row. A row without a test, a renamed test or a new
+/// generated form without a row fails here.
+#[test]
+fn positions_table_names_code_and_test_of_every_construct() {
+    let rows = positions_rows();
+    assert!(rows.len() >= 40, "{} rows", rows.len());
+    let mut forms_named = std::collections::BTreeSet::new();
+    for (position, cell) in &rows {
+        let words = ticked(cell);
+        let files: Vec<&str> = words
+            .iter()
+            .copied()
+            .filter(|w| w.ends_with(".rs"))
+            .collect();
+        assert!(!files.is_empty(), "no code named for {position}: {cell}");
+        let mut sources = String::new();
+        for f in &files {
+            let path = format!("src/frontend/{f}");
+            let text =
+                std::fs::read_to_string(&path).unwrap_or_else(|_| panic!("{path} ({position})"));
+            sources.push_str(&text);
+        }
+        // Functions named in parentheses after the files.
+        for part in cell.split('(').skip(1) {
+            for f in ticked(part.split(')').next().unwrap_or("")) {
+                assert!(
+                    sources.contains(&format!("fn {f}(")) || sources.contains(&format!("fn {f}<")),
+                    "no fn {f} in {files:?} ({position})"
+                );
+            }
+        }
+        let tests: Vec<&str> = words.iter().copied().filter(|w| w.contains("::")).collect();
+        assert!(!tests.is_empty(), "no test named for {position}: {cell}");
+        for t in tests {
+            let (file, name) = t.rsplit_once("::").expect("file::test");
+            let text =
+                std::fs::read_to_string(file).unwrap_or_else(|_| panic!("{file} ({position})"));
+            let at = text
+                .find(&format!("fn {name}()"))
+                .unwrap_or_else(|| panic!("no test {name} in {file} ({position})"));
+            assert!(
+                text[..at]
+                    .rfind("#[test]")
+                    .is_some_and(|t| !text[t..at].contains("\nfn ")),
+                "{name} in {file} is not a #[test] ({position})"
+            );
+        }
+        if let Some((_, forms)) = cell.split_once("forms ") {
+            forms_named.extend(ticked(forms).into_iter().map(str::to_string));
+        }
+    }
+    for form in isolint::model::sqlgen::Form::ALL {
+        let name = format!("{form:?}");
+        assert!(
+            forms_named.contains(&name),
+            "the generated form {name} has no row in docs/sql-frontend.md's positions table"
+        );
+    }
+    // Every name in a forms list is a real form (no typo hides a gap).
+    let all: std::collections::BTreeSet<String> = isolint::model::sqlgen::Form::ALL
+        .iter()
+        .map(|f| format!("{f:?}"))
+        .collect();
+    for f in &forms_named {
+        assert!(all.contains(f), "{f} is no sqlgen::Form");
+    }
+}

@@ -640,7 +640,19 @@ impl Gen {
     }
 
     fn control(&mut self) -> String {
-        match self.rng.below(26) {
+        // One draw picks the form; the families are functions of their own.
+        let n = self.rng.below(26);
+        match n {
+            0 | 1 | 2 | 8 => self.branch(n),
+            3 | 4 | 5 | 9 | 10 | 11 => self.looping(n),
+            6 | 7 | 12 | 13 | 20 => self.raise(n),
+            _ => self.other_control(n),
+        }
+    }
+
+    /// IF/ELSIF/ELSE, searched and simple CASE.
+    fn branch(&mut self, n: usize) -> String {
+        match n {
             0 | 1 => {
                 self.forms.insert(Form::If);
                 let c = self.condition();
@@ -664,6 +676,21 @@ impl Gen {
                     self.body()
                 )
             }
+            _ => {
+                self.forms.insert(Form::CaseSimple);
+                format!(
+                    "CASE :x WHEN 0 THEN\n{}WHEN 1 THEN\n{}ELSE\n{}END CASE;\n",
+                    self.body(),
+                    self.body(),
+                    self.body()
+                )
+            }
+        }
+    }
+
+    /// WHILE, FOR over a range, a query or an array, CONTINUE WHEN.
+    fn looping(&mut self, n: usize) -> String {
+        match n {
             3 => {
                 self.forms.insert(Form::While);
                 self.forms.insert(Form::Assign);
@@ -688,6 +715,43 @@ impl Gen {
                 s += &self.maybe_exit();
                 s + "END LOOP;\n"
             }
+            9 => {
+                self.forms.insert(Form::ForRange);
+                self.forms.insert(Form::ContinueWhen);
+                let c = self.condition();
+                format!(
+                    "FOR i IN 1..2 LOOP\n{}CONTINUE WHEN {c};\n{}END LOOP;\n",
+                    self.body(),
+                    self.body()
+                )
+            }
+            10 => {
+                self.forms.insert(Form::ForRangeQueryBounds);
+                let t = self.table();
+                format!(
+                    "FOR i IN 1..(SELECT count(*) FROM {t} WHERE a > :x) BY 2 LOOP\n{}END LOOP;\n",
+                    self.body()
+                )
+            }
+            _ => {
+                self.forms.insert(Form::ForArray);
+                let t = self.table();
+                let head = match self.dialect {
+                    Dialect::Sql => "FOR e IN ARRAY",
+                    Dialect::Plpgsql => "FOREACH e IN ARRAY",
+                };
+                // An empty array, not NULL: FOREACH refuses NULL.
+                format!(
+                    "{head} coalesce((SELECT array_agg(id) FROM {t} WHERE b = :x), '{{}}') LOOP\n{}END LOOP;\n",
+                    self.body()
+                )
+            }
+        }
+    }
+
+    /// RAISE at every level, SQLSTATE forms, ASSERT.
+    fn raise(&mut self, n: usize) -> String {
+        match n {
             6 => {
                 self.forms.insert(Form::RaiseException);
                 let c = self.condition();
@@ -712,46 +776,6 @@ impl Gen {
                 };
                 format!("RAISE {level} 'n %', (SELECT count(*) FROM {t} WHERE a > :x){using};\n")
             }
-            8 => {
-                self.forms.insert(Form::CaseSimple);
-                format!(
-                    "CASE :x WHEN 0 THEN\n{}WHEN 1 THEN\n{}ELSE\n{}END CASE;\n",
-                    self.body(),
-                    self.body(),
-                    self.body()
-                )
-            }
-            9 => {
-                self.forms.insert(Form::ForRange);
-                self.forms.insert(Form::ContinueWhen);
-                let c = self.condition();
-                format!(
-                    "FOR i IN 1..2 LOOP\n{}CONTINUE WHEN {c};\n{}END LOOP;\n",
-                    self.body(),
-                    self.body()
-                )
-            }
-            10 => {
-                self.forms.insert(Form::ForRangeQueryBounds);
-                let t = self.table();
-                format!(
-                    "FOR i IN 1..(SELECT count(*) FROM {t} WHERE a > :x) BY 2 LOOP\n{}END LOOP;\n",
-                    self.body()
-                )
-            }
-            11 => {
-                self.forms.insert(Form::ForArray);
-                let t = self.table();
-                let head = match self.dialect {
-                    Dialect::Sql => "FOR e IN ARRAY",
-                    Dialect::Plpgsql => "FOREACH e IN ARRAY",
-                };
-                // An empty array, not NULL: FOREACH refuses NULL.
-                format!(
-                    "{head} coalesce((SELECT array_agg(id) FROM {t} WHERE b = :x), '{{}}') LOOP\n{}END LOOP;\n",
-                    self.body()
-                )
-            }
             12 => {
                 self.forms.insert(Form::RaiseSqlstate);
                 let c = self.condition();
@@ -762,11 +786,18 @@ impl Gen {
                 ]);
                 format!("IF {c} THEN\n{raise};\nEND IF;\n")
             }
-            13 => {
+            _ => {
                 self.forms.insert(Form::Assert);
                 let t = self.table();
                 format!("ASSERT (SELECT count(*) FROM {t} WHERE b = :x) >= 0, 'never';\n")
             }
+        }
+    }
+
+    /// Assignments, COMMIT, routine calls, FOUND and ROW_COUNT idioms,
+    /// EXCEPTION blocks, comments; else a plain statement.
+    fn other_control(&mut self, n: usize) -> String {
+        match n {
             14 => {
                 self.forms.insert(Form::AssignQuery);
                 self.forms.insert(Form::Assign);
@@ -926,6 +957,17 @@ impl Gen {
             1 => *self.rng.pick(&[0, 2, 3, 4, 8, 26, 27, 29]),
             _ => self.rng.below(32),
         };
+        // One draw picks the statement; the families are functions of
+        // their own (choice 20 and above 31: DELETE … USING).
+        match choice {
+            0..=9 => self.plain_statement(choice, &t, k),
+            10..=19 => self.subquery_statement(choice, &t, &t2, k),
+            _ => self.other_statement(choice, &t, &t2, k),
+        }
+    }
+
+    /// Key and predicate reads, writes and inserts.
+    fn plain_statement(&mut self, choice: usize, t: &str, k: &str) -> String {
         match choice {
             0 => {
                 self.forms.insert(Form::KeySelect);
@@ -990,12 +1032,18 @@ impl Gen {
                 self.note_cascade(&t);
                 format!("DELETE FROM {t} WHERE a > :x + 1;\n")
             }
-            8 | 9 => {
+            _ => {
                 self.forms.insert(Form::InsertValues);
                 let (cols, vals) = self.insert_cols(&t);
                 let oc = self.on_conflict(&t);
                 format!("INSERT INTO {t} ({cols}) VALUES ({vals}){oc};\n")
             }
+        }
+    }
+
+    /// Subqueries, CTEs, INSERT … SELECT, UPDATE … FROM.
+    fn subquery_statement(&mut self, choice: usize, t: &str, t2: &str, k: &str) -> String {
+        match choice {
             10 => {
                 self.forms.insert(Form::InsertSelect);
                 let oc = self.on_conflict(&t);
@@ -1061,12 +1109,18 @@ impl Gen {
                 };
                 format!("WITH w AS (UPDATE {t} SET a = a + 1 WHERE id = {k} RETURNING id, a)\nINSERT INTO {t2} (id, a, b) SELECT id + 3, a, 0 FROM w{oc};\n")
             }
-            19 => {
+            _ => {
                 self.forms.insert(Form::UpdateFrom);
                 format!(
                     "UPDATE {t} SET a = s.a + 1 FROM {t2} s WHERE {t}.id = s.id AND s.b = :x;\n"
                 )
             }
+        }
+    }
+
+    /// GROUP BY, joins, RETURNING, ON CONFLICT, functions, UNIQUE columns, DELETE … USING.
+    fn other_statement(&mut self, choice: usize, t: &str, t2: &str, k: &str) -> String {
+        match choice {
             21 => {
                 self.forms.insert(Form::GroupByHaving);
                 let v = self.new_var();
