@@ -1024,18 +1024,18 @@ impl Gen {
             }
             6 => {
                 self.forms.insert(Form::KeyDelete);
-                self.note_cascade(&t);
+                self.note_cascade(t);
                 format!("DELETE FROM {t} WHERE id = {k};\n")
             }
             7 => {
                 self.forms.insert(Form::PredDelete);
-                self.note_cascade(&t);
+                self.note_cascade(t);
                 format!("DELETE FROM {t} WHERE a > :x + 1;\n")
             }
             _ => {
                 self.forms.insert(Form::InsertValues);
-                let (cols, vals) = self.insert_cols(&t);
-                let oc = self.on_conflict(&t);
+                let (cols, vals) = self.insert_cols(t);
+                let oc = self.on_conflict(t);
                 format!("INSERT INTO {t} ({cols}) VALUES ({vals}){oc};\n")
             }
         }
@@ -1046,7 +1046,7 @@ impl Gen {
         match choice {
             10 => {
                 self.forms.insert(Form::InsertSelect);
-                let oc = self.on_conflict(&t);
+                let oc = self.on_conflict(t);
                 if self
                     .tables
                     .iter()
@@ -1068,9 +1068,9 @@ impl Gen {
             13 => {
                 self.forms.insert(Form::SubqueryValues);
                 self.forms.insert(Form::InsertValues);
-                let (cols, vals) = self.insert_cols(&t);
+                let (cols, vals) = self.insert_cols(t);
                 let vals = vals.replacen(", ", &format!(", (SELECT count(*) FROM {t2}) + "), 1);
-                let oc = self.on_conflict(&t);
+                let oc = self.on_conflict(t);
                 format!("INSERT INTO {t} ({cols}) VALUES ({vals}){oc};\n")
             }
             14 => {
@@ -1140,12 +1140,12 @@ impl Gen {
             24 => {
                 self.forms.insert(Form::InsertValues);
                 self.forms.insert(Form::OnConflictWhere);
-                let (cols, vals) = self.insert_cols(&t);
+                let (cols, vals) = self.insert_cols(t);
                 format!("INSERT INTO {t} ({cols}) VALUES ({vals}) ON CONFLICT (id) DO UPDATE SET a = {t}.a + 1 WHERE {t}.b < (SELECT count(*) FROM {t2}) + 1;\n")
             }
             25 => {
                 self.forms.insert(Form::InsertWhereNotExists);
-                let (cols, vals) = self.insert_cols(&t);
+                let (cols, vals) = self.insert_cols(t);
                 let id = vals.split(", ").next().unwrap_or(":k").to_string();
                 format!("INSERT INTO {t} ({cols}) SELECT {vals} WHERE NOT EXISTS (SELECT 1 FROM {t} WHERE id = {id});\n")
             }
@@ -1191,18 +1191,18 @@ impl Gen {
                     _ => format!("UPDATE {t} SET b = {f}(a)::int WHERE id = {k};\n"),
                 }
             }
-            29 => self.upsert_unique(&t),
+            29 => self.upsert_unique(t),
             30 => {
                 self.forms.insert(Form::InsertValues);
                 self.forms.insert(Form::InsertUniqueColumn);
-                let (cols, vals) = self.insert_cols(&t);
+                let (cols, vals) = self.insert_cols(t);
                 let u = self.unique_value();
                 format!("INSERT INTO {t} ({cols}, u) VALUES ({vals}, {u});\n")
             }
             31 => {
                 self.forms.insert(Form::UpdateUniqueColumn);
                 let u = self.unique_value();
-                let col = if self.unique_index(&t) && self.rng.chance(50) {
+                let col = if self.unique_index(t) && self.rng.chance(50) {
                     "c"
                 } else {
                     "u"
@@ -1211,7 +1211,7 @@ impl Gen {
             }
             _ => {
                 self.forms.insert(Form::DeleteUsing);
-                self.note_cascade(&t);
+                self.note_cascade(t);
                 format!("DELETE FROM {t} USING {t2} s WHERE {t}.id = s.id AND s.a > :x + 1;\n")
             }
         }
