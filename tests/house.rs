@@ -331,7 +331,7 @@ fn positions_table_names_code_and_test_of_every_construct() {
             forms_named.extend(ticked(forms).into_iter().map(str::to_string));
         }
     }
-    for form in isolint::model::sqlgen::Form::ALL {
+    for form in isolint_testkit::sqlgen::Form::ALL {
         let name = format!("{form:?}");
         assert!(
             forms_named.contains(&name),
@@ -339,7 +339,7 @@ fn positions_table_names_code_and_test_of_every_construct() {
         );
     }
     // Every name in a forms list is a real form (no typo hides a gap).
-    let all: std::collections::BTreeSet<String> = isolint::model::sqlgen::Form::ALL
+    let all: std::collections::BTreeSet<String> = isolint_testkit::sqlgen::Form::ALL
         .iter()
         .map(|f| format!("{f:?}"))
         .collect();

@@ -39,7 +39,7 @@ use crate::model::btp::{StmtType, Workload};
 use crate::model::error::Result;
 use crate::model::isolation::Level;
 use crate::model::provenance::{Provenance, Value};
-use crate::model::sqlgen::Rng;
+use crate::model::rng::Rng;
 
 /// What to run.
 #[derive(Debug, Clone, Copy)]
