@@ -347,3 +347,46 @@ fn positions_table_names_code_and_test_of_every_construct() {
         assert!(all.contains(f), "{f} is no sqlgen::Form");
     }
 }
+
+/// `blk.a` where `blk` labels a block that declares no `a` and is also
+/// the alias of a table: PostgreSQL reads it as that table's column.
+/// Checked on PostgreSQL 15.8: with t = {(1, 10)}, `SELECT f(1)` returns
+/// 10 and leaves a = 11. isolint wrote the reference twice (`blk.ablk.a`,
+/// found while splitting `plenv::rewrite`) and rejected the routine.
+/// Control: the same routine with the alias `x` gives the same BTPs (a
+/// key sel reading {a}, then the key upd).
+#[test]
+fn block_label_naming_a_table_alias_is_its_column() {
+    let btp = |alias: &str| {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path();
+        std::fs::write(
+            p.join("schema.sql"),
+            "CREATE TABLE t (id int PRIMARY KEY, a int);\n",
+        )
+        .expect("schema");
+        std::fs::write(p.join("isolint.yaml"), "schema: schema.sql\n").expect("yaml");
+        std::fs::write(
+            p.join("f.sql"),
+            format!(
+                "CREATE FUNCTION f(k int) RETURNS int LANGUAGE plpgsql AS $$\n<<blk>>\nDECLARE\n  v int;\nBEGIN\n  SELECT {alias}.a INTO v FROM t {alias} WHERE {alias}.id = k;\n  UPDATE t SET a = v + 1 WHERE id = k;\n  RETURN v;\nEND;\n$$;\n"
+            ),
+        )
+        .expect("f");
+        let (code, out, err) = run(&["btp", p.to_str().expect("utf-8")]);
+        assert_eq!(code, 0, "{alias}: {err}");
+        // The table, without the temporary directory's name.
+        out.lines()
+            .skip(1)
+            .map(|l| l.split(p.to_str().unwrap_or("")).collect::<String>())
+            .collect::<Vec<_>>()
+    };
+    let labelled = btp("blk");
+    assert_eq!(labelled, btp("x"));
+    assert!(
+        labelled
+            .iter()
+            .any(|l| l.contains("key sel") && l.contains("{a}")),
+        "{labelled:#?}"
+    );
+}

@@ -329,9 +329,12 @@ impl PlEnv {
         if self.block_label(w) {
             // A block label whose blocks declare no `field`: not a
             // variable for PostgreSQL either (then a column of a table
-            // `w`).
+            // `w`). Written once: before, the text fell through to the
+            // cases below and was written twice (`blk.ablk.a`).
             out.push_str(&t[s..fe]);
-        } else if self.is_qualifier(w) && self.canon(&field).starts_with(&format!("{field}__")) {
+            return Ok(fe);
+        }
+        if self.is_qualifier(w) && self.canon(&field).starts_with(&format!("{field}__")) {
             // An inner block redeclares the name; `label.x` may mean an
             // outer block's x, which the alias chain no longer knows:
             // refuse rather than read the wrong one.
