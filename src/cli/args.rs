@@ -50,8 +50,8 @@ pub enum Command {
         format: TextOrJson,
     },
     /// Pre-deploy check for CI: exit 0 if robust, 1 if not, 2 when there is no answer (bad input, a failed server or write); explains each dangerous cycle and suggests a verified fix. With --postgres-temp or --postgres URL, each confirmed cycle is then replayed on PostgreSQL and the answer said beside it (docs/replay.md); the exit code stays the static verdict's.
-    #[command(mut_arg("postgres", |a| a.conflicts_with("no_confirm")))]
-    #[command(mut_arg("postgres_temp", |a| a.conflicts_with("no_confirm")))]
+    #[cfg_attr(feature = "postgres", command(mut_arg("postgres", |a| a.conflicts_with("no_confirm"))))]
+    #[cfg_attr(feature = "postgres", command(mut_arg("postgres_temp", |a| a.conflicts_with("no_confirm"))))]
     Check {
         #[command(flatten)]
         args: AnalysisArgs,
