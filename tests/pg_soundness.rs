@@ -1,5 +1,5 @@
 //! The front-end against the real database (issue 15): random workloads
-//! (`model::sqlgen`: `.sql` programs and PL/pgSQL routines) run
+//! (`isolint_testkit::sqlgen`: `.sql` programs and PL/pgSQL routines) run
 //! concurrently on PostgreSQL at READ COMMITTED must never contradict a
 //! "robust" verdict. Runs against a throwaway server (the code behind
 //! `--postgres-temp`) and skips, saying why, only when this machine has no
@@ -22,13 +22,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use isolint::model::isolation::Level;
-use isolint::model::sqlgen::{workload, SqlWorkload};
 use isolint::replay::random::RandomConfig;
 use isolint::replay::server::Server;
+use isolint_testkit::sqlgen::{workload, SqlWorkload};
 
 #[path = "common/postgres.rs"]
 mod postgres;
-use isolint::replay::soundness::{check, check_loaded, regression_files, Check};
+use isolint_testkit::soundness::{check, check_loaded, regression_files, Check};
 use postgres::server;
 
 fn env_or(name: &str, default: u64) -> u64 {

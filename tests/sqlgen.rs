@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 
 use isolint::model::error::SourceFile;
-use isolint::model::sqlgen::{workload, Form};
+use isolint_testkit::sqlgen::{workload, Form};
 
 fn load(seed: u64) -> Result<isolint::frontend::Loaded, String> {
     let w = workload(seed);

@@ -12,7 +12,7 @@ use super::graph::SummaryGraph;
 use super::promote::Suggestion;
 use super::robustness::{Method, Reason, Witness};
 use super::subsets::Subsets;
-use crate::model::btp::{StmtType, Workload};
+use crate::model::btp::{Origin, StmtType, Workload};
 use crate::model::isolation::{Allocation, Deployed, Level};
 use crate::model::schema::{meets, AttrSet};
 use crate::model::settings::{Granularity, Settings};
@@ -158,12 +158,12 @@ pub struct Step {
     pub from_program: String,
     pub from_stmt: String,
     pub from_sql: Option<String>,
-    pub from_origin: Option<String>,
+    pub from_origin: Option<Origin>,
     pub to: String,
     pub to_program: String,
     pub to_stmt: String,
     pub to_sql: Option<String>,
-    pub to_origin: Option<String>,
+    pub to_origin: Option<Origin>,
     pub counterflow: bool,
     pub kinds: Vec<&'static str>,
 }
@@ -178,9 +178,7 @@ pub fn steps(w: &Workload, g: &SummaryGraph, wit: &Witness) -> Vec<Step> {
                 a.ltp.statement(w, e.from_pos as usize),
                 b.ltp.statement(w, e.to_pos as usize),
             );
-            let origin = |s: &crate::model::btp::Statement| {
-                s.origin.as_ref().map(|o| format!("{}:{}", o.file, o.line))
-            };
+            let origin = |s: &crate::model::btp::Statement| s.origin.clone();
             Step {
                 from: a.name.clone(),
                 from_program: w.programs[a.ltp.program].name.clone(),

@@ -40,14 +40,6 @@ pub enum Method {
 }
 
 impl Method {
-    pub fn label(self) -> &'static str {
-        match self {
-            Method::TypeII => "type-II (Algorithm 2)",
-            Method::TypeI => "type-I (Alomari & Fekete)",
-            Method::Snapshot => "snapshot isolation (docs/allocation.md)",
-        }
-    }
-
     /// The level every program runs at under this method's verdict.
     pub fn level(self) -> Level {
         match self {
@@ -70,21 +62,6 @@ pub enum Reason {
     IncomingFromRead,
     /// Type-I method: the cycle contains a counterflow edge.
     Counterflow,
-}
-
-impl Reason {
-    pub fn describe(self) -> &'static str {
-        match self {
-            Reason::AdjacentCounterflow => "two adjacent counterflow edges",
-            Reason::OutgoingBeforeIncoming => {
-                "ordered-counterflow pair: the counterflow edge leaves from a statement that precedes the one the incoming edge enters"
-            }
-            Reason::IncomingFromRead => {
-                "ordered-counterflow pair: the incoming edge comes from a read (key sel, pred sel, pred upd or pred del)"
-            }
-            Reason::Counterflow => "cycle with a counterflow edge",
-        }
-    }
 }
 
 /// A dangerous closed walk in the summary graph.

@@ -1,14 +1,17 @@
-//! The command line: clap's derive types. Input arguments (what to read)
-//! are apart from setting arguments (how to analyse), and every command
-//! shares one output-format enum.
+//! The command line: clap's derive types, every one of them (the
+//! commands' modules import from here, never the reverse). Input
+//! arguments (what to read) are apart from setting arguments (how to
+//! analyse) and from the server arguments ([`ServerArgs`]); each command
+//! has its own output-format enum, so its `--help` lists only the formats
+//! it accepts.
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
 
 use crate::analysis::explorer::Bounds;
 use crate::analysis::robustness::Method;
-use crate::model::error::{Diag, Result};
+use crate::model::isolation::Level;
 use crate::model::settings::{Granularity, Settings};
 
 #[derive(Parser, Debug)]
@@ -25,6 +28,9 @@ file (docs/btp-format.md).\n\nExit codes: 0 success (check: robust; replay: noth
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Print nothing on standard output and no warnings: the exit code is the answer (errors still go to standard error; files named by --output are still written).
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -37,44 +43,45 @@ pub enum Command {
         #[arg(long)]
         subsets: bool,
         /// The level every program runs at: read-committed (MVRC, the paper) or repeatable-read (snapshot isolation, docs/allocation.md).
-        #[arg(long, value_enum, default_value_t = LevelArg::ReadCommitted)]
-        level: LevelArg,
+        #[arg(long, value_enum, default_value_t = UniformLevel::ReadCommitted)]
+        level: UniformLevel,
         /// Output format; json keys are documented in docs/json.md.
-        #[arg(long, value_enum, default_value_t = Format::Text)]
-        format: Format,
+        #[arg(long, value_enum, default_value_t = TextOrJson::Text)]
+        format: TextOrJson,
     },
-    /// Pre-deploy check for CI: exit 0 if robust, 1 if not, 2 when there is no answer (bad input, a failed server or write); explains each dangerous cycle and suggests a verified fix.
+    /// Pre-deploy check for CI: exit 0 if robust, 1 if not, 2 when there is no answer (bad input, a failed server or write); explains each dangerous cycle and suggests a verified fix. With --postgres-temp or --postgres URL, each confirmed cycle is then replayed on PostgreSQL and the answer said beside it (docs/replay.md); the exit code stays the static verdict's.
+    #[cfg_attr(feature = "postgres", command(mut_arg("postgres", |a| a.conflicts_with("no_confirm"))))]
+    #[cfg_attr(feature = "postgres", command(mut_arg("postgres_temp", |a| a.conflicts_with("no_confirm"))))]
     Check {
         #[command(flatten)]
         args: AnalysisArgs,
         /// text for people; json (docs/json.md), sarif (SARIF 2.1.0) or github (Actions annotations) for CI.
-        #[arg(long, value_enum, default_value_t = Format::Text)]
-        format: Format,
+        #[arg(long, value_enum, default_value_t = CheckFormat::Text)]
+        format: CheckFormat,
         /// The levels deployed, e.g. `Balance=read-committed,WriteCheck=serializable`; overrides `isolation:` in isolint.yaml and the programs' own SET TRANSACTION lines (docs/allocation.md).
         #[arg(long, value_name = "PROG=LEVEL,…")]
         levels: Option<String>,
         #[cfg(feature = "postgres")]
         #[command(flatten)]
-        postgres: super::replay::CheckPostgres,
+        server: ServerArgs,
     },
     /// The lowest robust isolation level per program (READ COMMITTED < REPEATABLE READ < SERIALIZABLE), with the cycle that forces each raised program (docs/allocation.md).
+    #[command(mut_arg("postgres", |a| a.requires("invariants")))]
+    #[command(mut_arg("postgres_temp", |a| a.requires("invariants")))]
     Allocate {
         #[command(flatten)]
         input: InputArgs,
         #[command(flatten)]
         settings: SettingsArgs,
         /// text or json (docs/json.md).
-        #[arg(long, value_enum, default_value_t = Format::Text)]
-        format: Format,
+        #[arg(long, value_enum, default_value_t = TextOrJson::Text)]
+        format: TextOrJson,
         /// Also the lowest levels under which no stated invariant breaks within bounds, searched on PostgreSQL (needs --postgres or --postgres-temp; docs/invariants.md).
         #[arg(long)]
         invariants: bool,
-        /// With --invariants: the server (postgresql://USER@HOST:PORT/DB).
-        #[arg(long, value_name = "URL", requires = "invariants")]
-        postgres: Option<String>,
-        /// With --invariants: a throwaway local server.
-        #[arg(long, requires = "invariants")]
-        postgres_temp: bool,
+        // With --invariants: the server.
+        #[command(flatten)]
+        server: ServerArgs,
         /// With --invariants: seconds per search.
         #[arg(long, value_name = "SECS", default_value_t = 60)]
         time_budget: u64,
@@ -84,7 +91,7 @@ pub enum Command {
     },
     /// Check stated invariants on PostgreSQL: serial runs first, then concurrent executions at the given levels; each invariant broken (with the run) or held within bounds. Exit 1 if one is broken (docs/invariants.md).
     #[cfg(feature = "postgres")]
-    Invariants(super::invariants::InvariantsArgs),
+    Invariants(InvariantsArgs),
     /// Write a Markdown report (verdict, Table 2 statistics, Figures 6/7 table, witnesses, fix, graph as SVG).
     Report {
         #[command(flatten)]
@@ -106,11 +113,11 @@ pub enum Command {
         #[arg(long, value_enum, default_value_t = MethodChoice::Type2)]
         method: MethodChoice,
         /// repeatable-read: subsets robust against snapshot isolation instead (replaces --method).
-        #[arg(long, value_enum, default_value_t = LevelArg::ReadCommitted)]
-        level: LevelArg,
+        #[arg(long, value_enum, default_value_t = UniformLevel::ReadCommitted)]
+        level: UniformLevel,
         /// Output format; json keys are documented in docs/json.md.
-        #[arg(long, value_enum, default_value_t = Format::Text)]
-        format: Format,
+        #[arg(long, value_enum, default_value_t = TextOrJson::Text)]
+        format: TextOrJson,
     },
     /// The summary graph (counterflow edges dashed, as in Figure 4).
     Graph {
@@ -119,20 +126,20 @@ pub enum Command {
         #[command(flatten)]
         settings: SettingsArgs,
         /// dot (Graphviz, Figure 4) or json.
-        #[arg(long, value_enum, default_value_t = Format::Dot)]
-        format: Format,
+        #[arg(long, value_enum, default_value_t = GraphFormat::Dot)]
+        format: GraphFormat,
     },
     /// The BTP of each program (Figure 2), with constraints; `--format yaml` emits BTP YAML.
     Btp {
         #[command(flatten)]
         input: InputArgs,
         /// text (Figure 2 tables) or yaml (BTP YAML that `analyze` reads back).
-        #[arg(long, value_enum, default_value_t = Format::Text)]
-        format: Format,
+        #[arg(long, value_enum, default_value_t = BtpFormat::Text)]
+        format: BtpFormat,
     },
     /// Replay each confirmed counterexample on PostgreSQL (and, with --random, random interleavings): exit 1 if an anomaly is reproduced, 0 if none, 2 when there is no answer (docs/replay.md).
     #[cfg(feature = "postgres")]
-    Replay(super::replay::ReplayArgs),
+    Replay(ReplayArgs),
     /// Generate a synthetic workload as BTP YAML.
     Generate {
         #[command(subcommand)]
@@ -249,9 +256,27 @@ impl MethodArg {
 
 /// A uniform isolation level for `analyze` and `subsets`.
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LevelArg {
+pub enum UniformLevel {
     ReadCommitted,
     RepeatableRead,
+}
+
+/// The level transactions run at on PostgreSQL (`replay`, `invariants`).
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunLevel {
+    ReadCommitted,
+    RepeatableRead,
+    Serializable,
+}
+
+impl RunLevel {
+    pub fn level(self) -> Level {
+        match self {
+            RunLevel::ReadCommitted => Level::ReadCommitted,
+            RunLevel::RepeatableRead => Level::RepeatableRead,
+            RunLevel::Serializable => Level::Serializable,
+        }
+    }
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -263,47 +288,137 @@ pub enum MethodChoice {
     Both,
 }
 
-/// Output formats. Each command accepts the ones its help names;
-/// [`Format::require`] rejects the others with the list.
+/// `--format` of `analyze`, `allocate`, `subsets` and `replay`.
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
+pub enum TextOrJson {
     Text,
     Json,
-    /// SARIF 2.1.0 (`check`).
+}
+
+/// `--format` of `check`.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckFormat {
+    Text,
+    Json,
+    /// SARIF 2.1.0.
     Sarif,
-    /// GitHub Actions annotations (`check`).
+    /// GitHub Actions annotations.
     Github,
-    /// Graphviz (`graph`).
+}
+
+/// `--format` of `graph`.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GraphFormat {
+    /// Graphviz (Figure 4).
     Dot,
-    /// BTP YAML (`btp`).
+    Json,
+}
+
+/// `--format` of `btp`.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BtpFormat {
+    /// Figure 2 tables.
+    Text,
+    /// BTP YAML that `analyze` reads back.
     Yaml,
-    /// Markdown (`invariants`).
+}
+
+/// `--format` of `invariants`.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InvariantsFormat {
+    Text,
+    Json,
+    /// A report section.
     Markdown,
 }
 
-impl Format {
-    fn name(self) -> &'static str {
-        match self {
-            Format::Text => "text",
-            Format::Json => "json",
-            Format::Sarif => "sarif",
-            Format::Github => "github",
-            Format::Dot => "dot",
-            Format::Yaml => "yaml",
-            Format::Markdown => "markdown",
+impl From<TextOrJson> for InvariantsFormat {
+    fn from(f: TextOrJson) -> InvariantsFormat {
+        match f {
+            TextOrJson::Text => InvariantsFormat::Text,
+            TextOrJson::Json => InvariantsFormat::Json,
         }
     }
+}
 
-    /// `self` if `command` offers it, else an error listing what it offers.
-    pub fn require(self, command: &str, offered: &[Format]) -> Result<Format> {
-        if offered.contains(&self) {
-            return Ok(self);
-        }
-        let names: Vec<&str> = offered.iter().map(|f| f.name()).collect();
-        Err(Diag::new(format!(
-            "`isolint {command}` has no --format {}",
-            self.name()
-        ))
-        .help(format!("use one of: {}", names.join(", "))))
+/// The PostgreSQL server of `replay`, `invariants`, `check` and
+/// `allocate --invariants`; each command adds its own constraints
+/// (required, or only with another flag).
+#[derive(Args, Debug, Clone, Default)]
+pub struct ServerArgs {
+    /// The server: postgresql://USER@HOST:PORT/DB or `host=… dbname=…`. isolint works in a scratch schema it drops afterwards.
+    #[arg(long, value_name = "URL", conflicts_with = "postgres_temp")]
+    pub postgres: Option<String>,
+    /// A throwaway local server started with the installed PostgreSQL binaries (initdb, pg_ctl), on a Unix socket, removed afterwards.
+    #[arg(long)]
+    pub postgres_temp: bool,
+}
+
+impl ServerArgs {
+    /// Whether a server was asked for.
+    pub fn given(&self) -> bool {
+        self.postgres.is_some() || self.postgres_temp
     }
+}
+
+/// `isolint replay`.
+#[derive(Args, Debug, Clone)]
+#[command(group(ArgGroup::new("server").required(true).args(["postgres", "postgres_temp"])))]
+pub struct ReplayArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub settings: SettingsArgs,
+    // The server to replay on.
+    #[command(flatten)]
+    pub server: ServerArgs,
+    /// The isolation level the transactions run at.
+    #[arg(long, value_enum, default_value_t = RunLevel::ReadCommitted)]
+    pub level: RunLevel,
+    /// Also run N random interleavings of random program instances over a few rows.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub random: usize,
+    /// Transactions per random round.
+    #[arg(long, value_name = "K", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=6))]
+    pub random_txns: u32,
+    /// Seed of the random rounds.
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    pub seed: u64,
+    /// text, or json (docs/replay.md).
+    #[arg(long, value_enum, default_value_t = TextOrJson::Text)]
+    pub format: TextOrJson,
+}
+
+/// `isolint invariants` (and, built from `allocate`'s flags,
+/// `allocate --invariants`).
+#[derive(Args, Debug, Clone)]
+#[command(group(ArgGroup::new("server").required(true).args(["postgres", "postgres_temp"])))]
+pub struct InvariantsArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub settings: SettingsArgs,
+    #[command(flatten)]
+    pub server: ServerArgs,
+    /// Every program at this level (default read-committed).
+    #[arg(long, value_enum, conflicts_with = "levels")]
+    pub level: Option<RunLevel>,
+    /// A level per program, e.g. `WriteCheck=serializable,TransactSavings=serializable` (the others read-committed).
+    #[arg(long, value_name = "PROG=LEVEL,…")]
+    pub levels: Option<String>,
+    /// Program instances per execution.
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=4))]
+    pub k: u32,
+    /// Rows per table of the made-up seed (without `invariants_seed:`) and size of the numeric parameter domain.
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=8))]
+    pub rows: u32,
+    /// Instances per program at most (from its parameter domain).
+    #[arg(long, value_name = "N", default_value_t = 16)]
+    pub instances: usize,
+    /// Stop searching after this many seconds (the answer then says the bounds were not exhausted).
+    #[arg(long, value_name = "SECS", default_value_t = 120)]
+    pub time_budget: u64,
+    /// text, json (docs/json.md) or markdown (a report section).
+    #[arg(long, value_enum, default_value_t = InvariantsFormat::Text)]
+    pub format: InvariantsFormat,
 }

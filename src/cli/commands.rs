@@ -5,22 +5,22 @@ use super::exit::Exit;
 use std::path::Path;
 
 use super::args::{
-    AnalysisArgs, Cli, Command, Format, Generate, InputArgs, LevelArg, MethodChoice, SettingsArgs,
+    AnalysisArgs, BtpFormat, CheckFormat, Command, Generate, GraphFormat, InputArgs, MethodChoice,
+    ServerArgs, SettingsArgs, TextOrJson, UniformLevel,
 };
 use super::progress::Spinner;
-use super::{emit, json_text, render_svg, write_text};
-use crate::analysis::limits::admit;
+use super::{emit, json_text, load_workload, render_svg, write_text};
 use crate::analysis::robustness::Method;
 use crate::analysis::{self, graph};
-use crate::frontend::{load, Loaded};
+use crate::frontend::Loaded;
 use crate::model::error::{Diag, Result, Warning};
 use crate::model::isolation::{parse_levels, Deployed, LevelSource};
 use crate::model::settings::Settings;
 use crate::report;
 
 /// Run one subcommand; returns the exit code.
-pub fn execute(cli: Cli) -> Result<Exit> {
-    match cli.command {
+pub fn execute(command: Command) -> Result<Exit> {
+    match command {
         Command::Analyze {
             args,
             subsets,
@@ -32,11 +32,11 @@ pub fn execute(cli: Cli) -> Result<Exit> {
             format,
             levels,
             #[cfg(feature = "postgres")]
-            postgres,
+            server,
         } => {
             #[cfg(feature = "postgres")]
             let replay = |l: &Loaded, f: &analysis::Findings| {
-                super::replay::check_on_postgres(&postgres, l, f)
+                super::replay::check_on_postgres(&server, l, f)
             };
             #[cfg(not(feature = "postgres"))]
             let replay = |_: &Loaded, _: &analysis::Findings| Ok(vec![]);
@@ -47,13 +47,11 @@ pub fn execute(cli: Cli) -> Result<Exit> {
             settings,
             format,
             invariants,
-            postgres,
-            postgres_temp,
+            server,
             time_budget,
             instances,
         } => {
             if invariants {
-                let server = (postgres, postgres_temp);
                 allocate_invariants(input, settings, format, server, time_budget, instances)
             } else {
                 allocate(&input, &settings, format)
@@ -71,7 +69,7 @@ pub fn execute(cli: Cli) -> Result<Exit> {
             format,
         } => {
             let methods: Vec<Method> = match (level, method) {
-                (LevelArg::RepeatableRead, _) => vec![Method::Snapshot],
+                (UniformLevel::RepeatableRead, _) => vec![Method::Snapshot],
                 (_, MethodChoice::Type2) => vec![Method::TypeII],
                 (_, MethodChoice::Type1) => vec![Method::TypeI],
                 (_, MethodChoice::Both) => vec![Method::TypeII, Method::TypeI],
@@ -88,20 +86,18 @@ pub fn execute(cli: Cli) -> Result<Exit> {
             settings,
             format,
         } => {
-            let format = format.require("graph", &[Format::Dot, Format::Json])?;
             let loaded = load_workload(&input, false)?;
             let g = graph::build(&loaded.workload, settings.settings());
             match format {
-                Format::Json => emit(&json_text(&report::json::graph(&loaded.workload, &g))),
-                _ => emit(&report::dot::graph(&loaded.workload, &g)),
+                GraphFormat::Json => emit(&json_text(&report::json::graph(&loaded.workload, &g))),
+                GraphFormat::Dot => emit(&report::dot::graph(&loaded.workload, &g)),
             }
         }
         Command::Btp { input, format } => {
-            let format = format.require("btp", &[Format::Text, Format::Yaml])?;
-            let loaded = load_workload(&input, format == Format::Text)?;
+            let loaded = load_workload(&input, format == BtpFormat::Text)?;
             match format {
-                Format::Yaml => emit(&report::yaml::to_yaml(&loaded.workload)),
-                _ => emit(&report::text::btp(&loaded.workload)),
+                BtpFormat::Yaml => emit(&report::yaml::to_yaml(&loaded.workload)),
+                BtpFormat::Text => emit(&report::text::btp(&loaded.workload)),
             }
         }
         #[cfg(feature = "postgres")]
@@ -118,20 +114,24 @@ pub fn execute(cli: Cli) -> Result<Exit> {
     }
 }
 
-fn analyze(args: &AnalysisArgs, subsets: bool, level: LevelArg, format: Format) -> Result<Exit> {
-    let format = format.require("analyze", &[Format::Text, Format::Json])?;
-    let loaded = load_workload(&args.input, format == Format::Text)?;
+fn analyze(
+    args: &AnalysisArgs,
+    subsets: bool,
+    level: UniformLevel,
+    format: TextOrJson,
+) -> Result<Exit> {
+    let loaded = load_workload(&args.input, format == TextOrJson::Text)?;
     let w = &loaded.workload;
     let method = match level {
-        LevelArg::RepeatableRead => Method::Snapshot,
-        LevelArg::ReadCommitted => args.method.method(),
+        UniformLevel::RepeatableRead => Method::Snapshot,
+        UniformLevel::ReadCommitted => args.method.method(),
     };
     let settings = args.settings.settings();
     let mut f = analysis::analyze_with(w, settings, method, subsets, &Spinner::new());
     confirm(&loaded, &mut f, args);
     match format {
-        Format::Json => emit(&json_text(&report::json::analyze(w, &f, &loaded.warnings))),
-        _ => emit(&report::text::analyze(w, &f)),
+        TextOrJson::Json => emit(&json_text(&report::json::analyze(w, &f, &loaded.warnings))),
+        TextOrJson::Text => emit(&report::text::analyze(w, &f)),
     }
 }
 
@@ -142,14 +142,13 @@ type OnPostgres<'a> = dyn Fn(&Loaded, &analysis::Findings) -> Result<Vec<report:
 /// only annotates the cycles).
 fn check(
     args: &AnalysisArgs,
-    format: Format,
+    format: CheckFormat,
     levels: Option<&str>,
     replay: &OnPostgres,
 ) -> Result<Exit> {
-    let offered = [Format::Text, Format::Json, Format::Sarif, Format::Github];
-    let format = format.require("check", &offered)?;
-    let mut loaded = load_workload(&args.input, format == Format::Text)?;
-    let deployed = deployed_levels(&mut loaded, levels, format == Format::Text)?;
+    let text = format == CheckFormat::Text;
+    let mut loaded = load_workload(&args.input, text)?;
+    let deployed = deployed_levels(&mut loaded, levels, text)?;
     let w = &loaded.workload;
     let (settings, method) = (args.settings.settings(), args.method.method());
     let mut f = analysis::check_deployed_with(w, settings, method, &deployed, &Spinner::new());
@@ -157,10 +156,10 @@ fn check(
     let pg = replay(&loaded, &f)?;
     let path = args.input.workload.display().to_string();
     let text = match format {
-        Format::Json => json_text(&report::json::check(w, &f, &loaded.warnings, &pg)),
-        Format::Sarif => json_text(&report::sarif::check(w, &f, &path, &pg)),
-        Format::Github => report::github::check(w, &f, &path, &pg),
-        _ => report::text::check(w, &f, &pg),
+        CheckFormat::Json => json_text(&report::json::check(w, &f, &loaded.warnings, &pg)),
+        CheckFormat::Sarif => json_text(&report::sarif::check(w, &f, &path, &pg)),
+        CheckFormat::Github => report::github::check(w, &f, &path, &pg),
+        CheckFormat::Text => report::text::check(w, &f, &pg),
     };
     emit(&text)?;
     Ok(Exit::finding_if(!f.robust))
@@ -199,7 +198,7 @@ fn deployed_levels(loaded: &mut Loaded, flag: Option<&str>, text: bool) -> Resul
             message: format!("{} {message}", w.programs[p].name),
         };
         if text {
-            super::say(&warning.to_string());
+            super::warn(&warning.to_string());
         }
         loaded.warnings.push(warning);
     }
@@ -208,14 +207,13 @@ fn deployed_levels(loaded: &mut Loaded, flag: Option<&str>, text: bool) -> Resul
 
 /// `isolint allocate`: the lowest robust allocation, with and without
 /// the verified read promotion.
-fn allocate(input: &InputArgs, settings: &SettingsArgs, format: Format) -> Result<Exit> {
-    let format = format.require("allocate", &[Format::Text, Format::Json])?;
-    let loaded = load_workload(input, format == Format::Text)?;
+fn allocate(input: &InputArgs, settings: &SettingsArgs, format: TextOrJson) -> Result<Exit> {
+    let loaded = load_workload(input, format == TextOrJson::Text)?;
     let w = &loaded.workload;
     let f = analysis::allocate_with(w, settings.settings(), &Spinner::new());
     match format {
-        Format::Json => emit(&json_text(&report::json::allocate(w, &f, &loaded.warnings))),
-        _ => emit(&report::text::allocate(w, &f)),
+        TextOrJson::Json => emit(&json_text(&report::json::allocate(w, &f, &loaded.warnings))),
+        TextOrJson::Text => emit(&report::text::allocate(w, &f)),
     }
 }
 
@@ -223,15 +221,14 @@ fn subsets(
     input: &InputArgs,
     rows: &[Settings],
     methods: &[Method],
-    format: Format,
+    format: TextOrJson,
 ) -> Result<Exit> {
-    let format = format.require("subsets", &[Format::Text, Format::Json])?;
-    let loaded = load_workload(input, format == Format::Text)?;
+    let loaded = load_workload(input, format == TextOrJson::Text)?;
     let w = &loaded.workload;
     let table = analysis::subset_table(w, rows, methods, &Spinner::new());
     match format {
-        Format::Json => emit(&json_text(&report::json::subsets(w, &table))),
-        _ => emit(&report::text::subsets(w, &table)),
+        TextOrJson::Json => emit(&json_text(&report::json::subsets(w, &table))),
+        TextOrJson::Text => emit(&report::text::subsets(w, &table)),
     }
 }
 
@@ -241,21 +238,6 @@ fn confirm(loaded: &Loaded, f: &mut analysis::Findings, args: &AnalysisArgs) {
     if let Some(bounds) = args.confirm_bounds() {
         analysis::confirm_with(&loaded.workload, &loaded.provenance, f, bounds);
     }
-}
-
-/// Load a workload and admit it to the analysis (size guard, warnings for
-/// over-approximated programs). Front-end warnings go to stderr for text
-/// output; the JSON formats carry them in a `warnings` key instead.
-fn load_workload(input: &InputArgs, text: bool) -> Result<Loaded> {
-    let mut loaded = load(&input.workload, input.schema.as_deref())?;
-    let approximated = admit(&loaded.workload)?;
-    loaded.warnings.extend(approximated);
-    if text {
-        for w in &loaded.warnings {
-            super::say(&w.to_string());
-        }
-    }
-    Ok(loaded)
 }
 
 /// Writes the Markdown report to `out` and the summary graph next to it
@@ -275,7 +257,7 @@ fn write_report(args: &AnalysisArgs, out: &Path) -> Result<Exit> {
     };
     write_text(&dir.join(&graph_name), &graph_text)?;
     write_text(out, &report::markdown::render(w, &f, &graph_name))?;
-    super::say(&format!("wrote {} and {graph_name}", out.display()));
+    super::warn(&format!("wrote {} and {graph_name}", out.display()));
     Ok(Exit::Success)
 }
 
@@ -284,29 +266,28 @@ fn write_report(args: &AnalysisArgs, out: &Path) -> Result<Exit> {
 fn allocate_invariants(
     input: InputArgs,
     settings: SettingsArgs,
-    format: Format,
-    (postgres, postgres_temp): (Option<String>, bool),
+    format: TextOrJson,
+    server: ServerArgs,
     time_budget: u64,
     instances: usize,
 ) -> Result<Exit> {
-    if postgres.is_none() && !postgres_temp {
+    if !server.given() {
         return Err(
             Diag::new("allocate --invariants runs the search on PostgreSQL")
                 .help("add --postgres-temp (a throwaway server) or --postgres URL"),
         );
     }
-    super::invariants::allocate(&super::invariants::InvariantsArgs {
+    super::invariants::allocate(&super::args::InvariantsArgs {
         input,
         settings,
-        postgres,
-        postgres_temp,
+        server,
         level: None,
         levels: None,
         k: 2,
         rows: 2,
         instances,
         time_budget,
-        format,
+        format: format.into(),
     })
 }
 
@@ -314,8 +295,8 @@ fn allocate_invariants(
 fn allocate_invariants(
     _: InputArgs,
     _: SettingsArgs,
-    _: Format,
-    _: (Option<String>, bool),
+    _: TextOrJson,
+    _: ServerArgs,
     _: u64,
     _: usize,
 ) -> Result<Exit> {

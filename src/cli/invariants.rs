@@ -3,60 +3,20 @@
 //! static cycles and the explorer's schedules, the search on PostgreSQL,
 //! render, exit code.
 
-use super::exit::Exit;
 use std::time::Duration;
 
-use clap::{ArgGroup, Args};
-
-use super::args::{Format, InputArgs, SettingsArgs};
+use super::args::{InvariantsArgs, InvariantsFormat};
+use super::exit::Exit;
 use super::progress::Spinner;
-use super::replay::LevelArg;
-use super::{emit, json_text};
+use super::{emit, json_text, load_workload, start_server};
 use crate::analysis::explorer::{Bounds, Confirmation};
-use crate::analysis::limits::admit;
 use crate::analysis::robustness::Method;
-use crate::frontend::{invariants as stated_invariants, load, Loaded};
+use crate::frontend::{invariants as stated_invariants, Loaded};
 use crate::model::error::{Diag, Result};
 use crate::model::isolation::{parse_levels, Level};
 use crate::replay::invariants::{search, Config, Report, Verdict};
 use crate::replay::server::Server;
 use crate::report;
-
-#[derive(Args, Debug, Clone)]
-#[command(group(ArgGroup::new("server").required(true).args(["postgres", "postgres_temp"])))]
-pub struct InvariantsArgs {
-    #[command(flatten)]
-    pub input: InputArgs,
-    #[command(flatten)]
-    pub settings: SettingsArgs,
-    /// The server: postgresql://USER@HOST:PORT/DB or `host=… dbname=…` (a scratch schema, dropped afterwards).
-    #[arg(long, value_name = "URL")]
-    pub postgres: Option<String>,
-    /// A throwaway local server from the installed PostgreSQL binaries.
-    #[arg(long)]
-    pub postgres_temp: bool,
-    /// Every program at this level (default read-committed).
-    #[arg(long, value_enum, conflicts_with = "levels")]
-    pub level: Option<LevelArg>,
-    /// A level per program, e.g. `WriteCheck=serializable,TransactSavings=serializable` (the others read-committed).
-    #[arg(long, value_name = "PROG=LEVEL,…")]
-    pub levels: Option<String>,
-    /// Program instances per execution.
-    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=4))]
-    pub k: u32,
-    /// Rows per table of the made-up seed (without `invariants_seed:`) and size of the numeric parameter domain.
-    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=8))]
-    pub rows: u32,
-    /// Instances per program at most (from its parameter domain).
-    #[arg(long, value_name = "N", default_value_t = 16)]
-    pub instances: usize,
-    /// Stop searching after this many seconds (the answer then says the bounds were not exhausted).
-    #[arg(long, value_name = "SECS", default_value_t = 120)]
-    pub time_budget: u64,
-    /// text, json (docs/json.md) or markdown (a report section).
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
-}
 
 /// What both commands need: the workload, its invariants, the server,
 /// the explorer's schedules.
@@ -69,13 +29,7 @@ struct Prepared {
 }
 
 fn prepare(args: &InvariantsArgs, text: bool) -> Result<Prepared> {
-    let loaded = load(&args.input.workload, args.input.schema.as_deref())?;
-    let warnings = admit(&loaded.workload)?;
-    if text {
-        for w in loaded.warnings.iter().chain(&warnings) {
-            super::say(&w.to_string());
-        }
-    }
+    let loaded = load_workload(&args.input, text)?;
     if loaded.sources.is_none() {
         return Err(Diag::new(format!(
             "{} is a BTP file: it has no SQL to run",
@@ -88,10 +42,7 @@ fn prepare(args: &InvariantsArgs, text: bool) -> Result<Prepared> {
         return Err(Diag::new(format!("{} states no invariants", args.input.workload.display()))
             .help("add `invariants: {name: \"SELECT bool_and(…) FROM …\"}` to isolint.yaml, or `invariants_file:` (docs/invariants.md)"));
     }
-    let server = match &args.postgres {
-        Some(url) => Server::connect_url(url)?,
-        None => Server::temporary()?,
-    };
+    let server = start_server(&args.server)?;
     let bounds = Bounds {
         max_states: 200_000,
         ..Bounds::default()
@@ -122,7 +73,7 @@ fn prepare(args: &InvariantsArgs, text: bool) -> Result<Prepared> {
 }
 
 fn allocation(args: &InvariantsArgs, w: &crate::model::btp::Workload) -> Result<Vec<Level>> {
-    let base = args.level.map_or(Level::ReadCommitted, level_of);
+    let base = args.level.map_or(Level::ReadCommitted, |l| l.level());
     let mut levels = vec![base; w.programs.len()];
     if let Some(spec) = &args.levels {
         let pairs = parse_levels(spec).map_err(|e| {
@@ -169,18 +120,15 @@ fn run_search(p: &Prepared, args: &InvariantsArgs, levels: Vec<Level>) -> Result
 /// Exit 1 when an invariant is broken (serially or concurrently), 0 when
 /// every one held within bounds, 2 on bad input.
 pub fn invariants(args: &InvariantsArgs) -> Result<Exit> {
-    let format = args.format.require(
-        "invariants",
-        &[Format::Text, Format::Json, Format::Markdown],
-    )?;
-    let p = prepare(args, format == Format::Text)?;
+    let format = args.format;
+    let p = prepare(args, format == InvariantsFormat::Text)?;
     let levels = allocation(args, &p.loaded.workload)?;
     let r = run_search(&p, args, levels)?;
     let server = format!("{} ({})", p.server.version, p.server.display);
     let text = match format {
-        Format::Json => json_text(&report::invariants::json(&r, &server)),
-        Format::Markdown => report::invariants::markdown(&r, &server),
-        _ => report::invariants::text(&r, &server),
+        InvariantsFormat::Json => json_text(&report::invariants::json(&r, &server)),
+        InvariantsFormat::Markdown => report::invariants::markdown(&r, &server),
+        InvariantsFormat::Text => report::invariants::text(&r, &server),
     };
     emit(&text)?;
     let broken = r
@@ -193,10 +141,9 @@ pub fn invariants(args: &InvariantsArgs) -> Result<Exit> {
 /// `allocate --invariants`: from the robust allocation, lower one
 /// program at a time (a step) while no invariant breaks within bounds.
 pub fn allocate(args: &InvariantsArgs) -> Result<Exit> {
-    let format = args
-        .format
-        .require("allocate", &[Format::Text, Format::Json])?;
-    let p = prepare(args, format == Format::Text)?;
+    // `allocate --format` offers text and json only.
+    let format = args.format;
+    let p = prepare(args, format == InvariantsFormat::Text)?;
     let w = &p.loaded.workload;
     let robust = p_robust(&p, args);
     let mut current = robust.clone();
@@ -230,7 +177,7 @@ pub fn allocate(args: &InvariantsArgs) -> Result<Exit> {
     }
     let names: Vec<String> = w.programs.iter().map(|p| p.name.clone()).collect();
     let text = match format {
-        Format::Json => json_text(&report::invariants::allocate_json(
+        InvariantsFormat::Json => json_text(&report::invariants::allocate_json(
             &names, &robust, &current, &last, tried,
         )),
         _ => report::invariants::allocate_text(&names, &robust, &current, &last, tried),
@@ -253,13 +200,5 @@ fn down(l: Level) -> Option<Level> {
         Level::Serializable => Some(Level::RepeatableRead),
         Level::RepeatableRead => Some(Level::ReadCommitted),
         Level::ReadCommitted => None,
-    }
-}
-
-fn level_of(l: LevelArg) -> Level {
-    match l {
-        LevelArg::ReadCommitted => Level::ReadCommitted,
-        LevelArg::RepeatableRead => Level::RepeatableRead,
-        LevelArg::Serializable => Level::Serializable,
     }
 }

@@ -8,7 +8,10 @@
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::analysis::limits::admit;
+use crate::frontend::{load, Loaded};
 use crate::model::error::{Diag, Result};
 
 pub mod args;
@@ -23,9 +26,19 @@ pub mod replay;
 pub use args::Cli;
 pub use exit::Exit;
 
+/// `--quiet`: set once, before the command runs, read by [`emit`] and
+/// [`warn`] (a process-wide switch, as ripgrep's, rather than a flag
+/// threaded through every command).
+static QUIET: AtomicBool = AtomicBool::new(false);
+
+fn quiet() -> bool {
+    QUIET.load(Ordering::Relaxed)
+}
+
 /// Run a parsed command line; returns the process exit code.
 pub fn run(cli: Cli) -> Exit {
-    match commands::execute(cli) {
+    QUIET.store(cli.quiet, Ordering::Relaxed);
+    match commands::execute(cli.command) {
         Ok(code) => code,
         Err(diag) => {
             say(&format!("{:?}", miette::Report::new(*diag)));
@@ -56,11 +69,48 @@ pub(crate) fn say(text: &str) {
     let _ = writeln!(err, "{text}");
 }
 
-/// Write `text` to standard output. A closed pipe (`isolint … | head`)
+/// A warning or a note on standard error: as [`say`], but not with
+/// `--quiet`.
+pub(crate) fn warn(text: &str) {
+    if !quiet() {
+        say(text);
+    }
+}
+
+/// The one load step of every command: read the workload (front-end),
+/// admit it to the analysis (size guard, warnings for over-approximated
+/// programs). The warnings go to stderr for text output; the JSON formats
+/// carry them in a `warnings` key instead.
+fn load_workload(input: &args::InputArgs, text: bool) -> Result<Loaded> {
+    let mut loaded = load(&input.workload, input.schema.as_deref())?;
+    let approximated = admit(&loaded.workload)?;
+    loaded.warnings.extend(approximated);
+    if text {
+        for w in &loaded.warnings {
+            warn(&w.to_string());
+        }
+    }
+    Ok(loaded)
+}
+
+/// Connect to `--postgres URL` or start `--postgres-temp`'s server.
+#[cfg(feature = "postgres")]
+fn start_server(s: &args::ServerArgs) -> Result<crate::replay::server::Server> {
+    use crate::replay::server::Server;
+    match &s.postgres {
+        Some(url) => Server::connect_url(url),
+        None => Server::temporary(),
+    }
+}
+
+/// Write `text` to standard output (nothing with `--quiet`). A closed pipe (`isolint … | head`)
 /// ends the output quietly, as ripgrep does; any other write error (a
 /// full disk, a closed file) is an error: a truncated SARIF file must not
 /// pass for a complete one.
 fn emit(text: &str) -> Result<Exit> {
+    if quiet() {
+        return Ok(Exit::Success);
+    }
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {

@@ -2,83 +2,21 @@
 //! confirm the dangerous cycles (as `check` does), replay each confirmed
 //! schedule on PostgreSQL, optionally random rounds, render, exit code.
 
+use super::args::{ReplayArgs, ServerArgs, TextOrJson};
 use super::exit::Exit;
-use clap::{ArgGroup, Args, ValueEnum};
-
-use super::args::{Format, InputArgs, SettingsArgs};
 use super::progress::Spinner;
-use super::{emit, json_text};
+use super::{emit, json_text, load_workload, start_server};
 use crate::analysis::explorer::{Bounds, Confirmation};
-use crate::analysis::limits::admit;
 use crate::analysis::robustness::Method;
-use crate::frontend::load;
 use crate::model::error::{Diag, Result};
-use crate::model::isolation::Level;
 use crate::replay::random::{self, RandomConfig};
-use crate::replay::server::Server;
 use crate::replay::witness::{self, Verdict};
 use crate::report;
 use crate::report::replay::Item;
 
-#[derive(Args, Debug, Clone)]
-#[command(group(ArgGroup::new("server").required(true).args(["postgres", "postgres_temp"])))]
-pub struct ReplayArgs {
-    #[command(flatten)]
-    pub input: InputArgs,
-    #[command(flatten)]
-    pub settings: SettingsArgs,
-    /// The server to replay on: postgresql://USER@HOST:PORT/DB or `host=… dbname=…`. isolint works in a scratch schema it drops afterwards.
-    #[arg(long, value_name = "URL")]
-    pub postgres: Option<String>,
-    /// Start a throwaway local server with the installed PostgreSQL binaries (initdb, pg_ctl), on a Unix socket, and remove it afterwards.
-    #[arg(long)]
-    pub postgres_temp: bool,
-    /// The isolation level the transactions run at.
-    #[arg(long, value_enum, default_value_t = LevelArg::ReadCommitted)]
-    pub level: LevelArg,
-    /// Also run N random interleavings of random program instances over a few rows.
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    pub random: usize,
-    /// Transactions per random round.
-    #[arg(long, value_name = "K", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=6))]
-    pub random_txns: u32,
-    /// Seed of the random rounds.
-    #[arg(long, value_name = "S", default_value_t = 0)]
-    pub seed: u64,
-    /// text, or json (docs/replay.md).
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
-}
-
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LevelArg {
-    ReadCommitted,
-    RepeatableRead,
-    Serializable,
-}
-
-impl LevelArg {
-    fn level(self) -> Level {
-        match self {
-            LevelArg::ReadCommitted => Level::ReadCommitted,
-            LevelArg::RepeatableRead => Level::RepeatableRead,
-            LevelArg::Serializable => Level::Serializable,
-        }
-    }
-}
-
 /// Exit 1 when an anomaly is reproduced, 0 when none.
 pub fn replay(args: &ReplayArgs) -> Result<Exit> {
-    let format = args
-        .format
-        .require("replay", &[Format::Text, Format::Json])?;
-    let loaded = load(&args.input.workload, args.input.schema.as_deref())?;
-    let warnings = admit(&loaded.workload)?;
-    if format == Format::Text {
-        for w in loaded.warnings.iter().chain(&warnings) {
-            super::say(&w.to_string());
-        }
-    }
+    let loaded = load_workload(&args.input, args.format == TextOrJson::Text)?;
     let Some(sources) = &loaded.sources else {
         return Err(Diag::new(format!(
             "{} is a BTP file: it has no SQL to run",
@@ -87,10 +25,7 @@ pub fn replay(args: &ReplayArgs) -> Result<Exit> {
         .help("replay needs a directory of .sql programs with its schema DDL (e.g. workloads/smallbank)"));
     };
     let w = &loaded.workload;
-    let server = match &args.postgres {
-        Some(url) => Server::connect_url(url)?,
-        None => Server::temporary()?,
-    };
+    let server = start_server(&args.server)?;
     // The DDL first: a schema PostgreSQL rejects is bad input, whether or
     // not there is anything to replay.
     drop(crate::replay::scratch::Scratch::create(
@@ -164,9 +99,9 @@ pub fn replay(args: &ReplayArgs) -> Result<Exit> {
     items.sort_by_key(|(n, _)| *n);
     let items: Vec<Item> = items.into_iter().map(|(_, i)| i).collect();
     let server_name = format!("{} ({})", server.version, server.display);
-    let text = match format {
-        Format::Json => json_text(&report::replay::json(&items, random.as_ref(), &server_name)),
-        _ => report::replay::text(&items, random.as_ref(), &server_name),
+    let text = match args.format {
+        TextOrJson::Json => json_text(&report::replay::json(&items, random.as_ref(), &server_name)),
+        TextOrJson::Text => report::replay::text(&items, random.as_ref(), &server_name),
     };
     emit(&text)?;
     let reproduced = replays
@@ -189,30 +124,17 @@ fn cycle_name(
     names.join(" / ")
 }
 
-/// `isolint check --postgres-temp` / `--postgres URL` (issue 23, item 6):
-/// replay each confirmed cycle and say beside it whether PostgreSQL
-/// reproduces it.
-#[derive(Args, Debug, Clone, Default)]
-pub struct CheckPostgres {
-    /// After the static test and the explorer, replay each confirmed cycle on this server (postgresql://USER@HOST:PORT/DB or `host=… dbname=…`; a scratch schema, dropped afterwards) and say beside it whether PostgreSQL reproduces it (docs/replay.md). The exit code stays the static verdict's.
-    #[arg(long, value_name = "URL", conflicts_with_all = ["postgres_temp", "no_confirm"])]
-    pub postgres: Option<String>,
-    /// The same on a throwaway local server started with the installed PostgreSQL binaries (initdb, pg_ctl), removed afterwards.
-    #[arg(long, conflicts_with = "no_confirm")]
-    pub postgres_temp: bool,
-}
-
 /// Per witness of `f`, what PostgreSQL says (empty without the flags).
 /// The server is started (or connected to) only when a cycle has a
 /// confirming schedule, and a temporary one is stopped when this returns,
 /// also on an error (`Server`'s drop, and its watchdog on Ctrl-C).
 pub fn check_on_postgres(
-    pg: &CheckPostgres,
+    pg: &ServerArgs,
     loaded: &crate::frontend::Loaded,
     f: &crate::analysis::Findings,
 ) -> Result<Vec<report::OnPostgres>> {
     use crate::replay::confirmed::{any_to_replay, replay_confirmed};
-    if pg.postgres.is_none() && !pg.postgres_temp {
+    if !pg.given() {
         return Ok(vec![]);
     }
     let Some(sources) = &loaded.sources else {
@@ -225,10 +147,7 @@ pub fn check_on_postgres(
     // The server lives until the answers are in, and is stopped (a
     // temporary one removed) when it goes out of scope, error or not.
     let server = if any_to_replay(&f.confirmations) {
-        Some(match &pg.postgres {
-            Some(url) => Server::connect_url(url)?,
-            None => Server::temporary()?,
-        })
+        Some(start_server(pg)?)
     } else {
         None
     };

@@ -95,6 +95,13 @@ pub struct Origin {
     pub line: usize,
 }
 
+/// `file:line`, as compilers write a location.
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Statement {
     pub id: String,

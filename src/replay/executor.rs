@@ -622,7 +622,7 @@ impl<'p> Executor<'p> {
                     _ => None,
                 };
                 // A handler without its conditions (an AST built
-                // elsewhere): what `model::sqlgen` writes handlers for.
+                // elsewhere): what the test kit's `sqlgen` writes handlers for.
                 conds
                     .and_then(|t| t.strip_prefix(HANDLER_MARK))
                     .map_or(code.starts_with("23") || code == "P0001", |t| {

@@ -29,6 +29,5 @@ pub mod scratch;
 pub mod server;
 pub mod session;
 pub mod solve;
-pub mod soundness;
 pub mod value;
 pub mod witness;

@@ -39,7 +39,7 @@ use crate::model::btp::{StmtType, Workload};
 use crate::model::error::Result;
 use crate::model::isolation::Level;
 use crate::model::provenance::{Provenance, Value};
-use crate::model::sqlgen::Rng;
+use crate::model::rng::Rng;
 
 /// What to run.
 #[derive(Debug, Clone, Copy)]
@@ -139,7 +139,98 @@ pub fn replay(
     let rows = seed_rows(&scratch, cfg.keys);
     let base = super::run::reset(&mut scratch, &rows)?;
     let keys = Keys::of(&mut scratch);
-    // Per program: its parameters and how each is used.
+    let params = param_uses(&mut scratch, sources, w, prov);
+    let mut rng = Rng::with_state(cfg.seed);
+    let mut report = RandomReport {
+        config: cfg,
+        server_version: server.version.clone(),
+        rounds: 0,
+        aborted: 0,
+        failed: 0,
+        first_failure: None,
+        blocked: 0,
+        anomalies: vec![],
+    };
+    let programs = sources.programs.len().min(w.programs.len());
+    if programs == 0 {
+        return Ok(report);
+    }
+    let mut fresh = 1_000_000u64;
+    for round in 0..cfg.rounds {
+        // Every other round on row i = i (a predicate `a > :x` finds its
+        // boundary row there), the others on drawn rows.
+        let seed = if round % 2 == 0 {
+            base.clone()
+        } else {
+            let drawn = spread_rows(&scratch, &keys, cfg.keys, &mut rng);
+            super::run::reset(&mut scratch, &drawn).unwrap_or_else(|_| base.clone())
+        };
+        let draw = Draw {
+            cfg: &cfg,
+            round,
+            programs,
+            params: &params,
+        };
+        let txns = draw.txns(sources, w, &mut rng, &mut fresh);
+        let c = run(&mut scratch, &seed, &txns, cfg.level, &mut |st| {
+            let open: Vec<usize> = (0..st.len())
+                .filter(|&i| !st[i].ended && !st[i].pending)
+                .collect();
+            if open.is_empty() {
+                return None;
+            }
+            let i = open[rng.below(open.len())];
+            Some(if st[i].finished {
+                Action::Commit(i)
+            } else {
+                Action::Step(i)
+            })
+        })?;
+        // A round where something other than the database's own
+        // concurrency control stopped a transaction says nothing.
+        if !tally(&mut report, &c) {
+            continue;
+        }
+        let cmp = compare(&mut scratch, &seed, &txns, cfg.level, &c)?;
+        if cmp.equivalent.is_none() {
+            report.anomalies.push(Anomaly {
+                round,
+                txns,
+                outcome: c,
+                comparison: cmp,
+            });
+        }
+    }
+    Ok(report)
+}
+
+/// Counts a round's aborts, failures and blocks into `report`; `false`
+/// when something other than the database's own concurrency control
+/// stopped a transaction (the round then says nothing).
+fn tally(report: &mut RandomReport, c: &Outcome) -> bool {
+    report.rounds += 1;
+    report.blocked += c.notes.iter().filter(|n| n.contains("blocked")).count();
+    for e in &c.ends {
+        if let End::Halted(h) = e {
+            if h.is_concurrency_abort() {
+                report.aborted += 1;
+            } else {
+                report.failed += 1;
+                report.first_failure.get_or_insert_with(|| h.to_string());
+            }
+        }
+    }
+    !c.ends.iter().any(|e| matches!(e, End::Halted(h) if !h.is_concurrency_abort() && *h != Halt::Unsupported("blocked".into())))
+}
+
+/// Per program: its parameters and how each is used (compared with a
+/// text column, put into an inserted key, of a date or boolean type).
+fn param_uses(
+    scratch: &mut Scratch,
+    sources: &Sources,
+    w: &Workload,
+    prov: &Provenance,
+) -> Vec<Vec<(String, Use)>> {
     let mut params: Vec<Vec<(String, Use)>> = vec![];
     for (p, nodes) in sources.programs.iter().enumerate() {
         let mut uses: HashMap<String, Use> = HashMap::new();
@@ -180,66 +271,26 @@ pub fn replay(
                 .collect(),
         );
     }
-    let mut rng = Rng::with_state(cfg.seed);
-    let mut report = RandomReport {
-        config: cfg,
-        server_version: server.version.clone(),
-        rounds: 0,
-        aborted: 0,
-        failed: 0,
-        first_failure: None,
-        blocked: 0,
-        anomalies: vec![],
-    };
-    let programs = sources.programs.len().min(w.programs.len());
-    if programs == 0 {
-        return Ok(report);
-    }
-    let mut fresh = 1_000_000u64;
-    for round in 0..cfg.rounds {
-        // Every other round on row i = i (a predicate `a > :x` finds its
-        // boundary row there), the others on drawn rows.
-        let seed = if round % 2 == 0 {
-            base.clone()
-        } else {
-            let drawn = spread_rows(&scratch, &keys, cfg.keys, &mut rng);
-            super::run::reset(&mut scratch, &drawn).unwrap_or_else(|_| base.clone())
-        };
+    params
+}
+
+/// What one round draws its transactions from.
+struct Draw<'a> {
+    cfg: &'a RandomConfig,
+    round: usize,
+    programs: usize,
+    params: &'a [Vec<(String, Use)>],
+}
+
+impl Draw<'_> {
+    /// `cfg.txns` random program instances.
+    fn txns(&self, sources: &Sources, w: &Workload, rng: &mut Rng, fresh: &mut u64) -> Vec<Txn> {
         let mut txns = vec![];
-        for t in 0..cfg.txns.max(1) {
-            let p = rng.below(programs);
+        for t in 0..self.cfg.txns.max(1) {
+            let p = rng.below(self.programs);
             let mut bound = BTreeMap::new();
-            for (name, u) in &params[p] {
-                let v = if u.inserted_key {
-                    fresh += 1;
-                    match &u.key_type {
-                        Some((oid, ty)) if is_number(*oid) => {
-                            Val::untyped(super::witness::fit_number(fresh, ty))
-                        }
-                        Some((oid, ty)) if is_text(*oid) => {
-                            Val::untyped(super::witness::fit_text(fresh, ty))
-                        }
-                        _ => Val::untyped(fresh.to_string()),
-                    }
-                } else {
-                    let r = if round % 2 == 1 {
-                        skewed(&mut rng, cfg.keys)
-                    } else {
-                        rng.below(cfg.keys) + 1
-                    };
-                    let other = u.other.and_then(|oid| {
-                        let col = Column::of_type(name, oid, "");
-                        cell(&col, r)
-                    });
-                    if let Some(v) = other {
-                        v
-                    } else if u.text {
-                        Val::untyped(format!("k{r}"))
-                    } else {
-                        Val::untyped(r.to_string())
-                    }
-                };
-                bound.insert(name.clone(), v);
+            for (name, u) in &self.params[p] {
+                bound.insert(name.clone(), self.value(name, u, rng, fresh));
             }
             txns.push(Txn {
                 name: format!("T{} = {}", t + 1, w.programs[p].name),
@@ -248,48 +299,41 @@ pub fn replay(
                 observe_conditions: true,
             });
         }
-        let c = run(&mut scratch, &seed, &txns, cfg.level, &mut |st| {
-            let open: Vec<usize> = (0..st.len())
-                .filter(|&i| !st[i].ended && !st[i].pending)
-                .collect();
-            if open.is_empty() {
-                return None;
-            }
-            let i = open[rng.below(open.len())];
-            Some(if st[i].finished {
-                Action::Commit(i)
-            } else {
-                Action::Step(i)
-            })
-        })?;
-        report.rounds += 1;
-        report.blocked += c.notes.iter().filter(|n| n.contains("blocked")).count();
-        for e in &c.ends {
-            if let End::Halted(h) = e {
-                if h.is_concurrency_abort() {
-                    report.aborted += 1;
-                } else {
-                    report.failed += 1;
-                    report.first_failure.get_or_insert_with(|| h.to_string());
+        txns
+    }
+
+    /// A value for parameter `name`: a fresh key for an inserted key,
+    /// else one of the seeded rows' (skewed on drawn-row rounds).
+    fn value(&self, name: &str, u: &Use, rng: &mut Rng, fresh: &mut u64) -> Val {
+        if u.inserted_key {
+            *fresh += 1;
+            return match &u.key_type {
+                Some((oid, ty)) if is_number(*oid) => {
+                    Val::untyped(super::witness::fit_number(*fresh, ty))
                 }
-            }
+                Some((oid, ty)) if is_text(*oid) => {
+                    Val::untyped(super::witness::fit_text(*fresh, ty))
+                }
+                _ => Val::untyped(fresh.to_string()),
+            };
         }
-        // A round where something other than the database's own
-        // concurrency control stopped a transaction says nothing.
-        if c.ends.iter().any(|e| matches!(e, End::Halted(h) if !h.is_concurrency_abort() && *h != Halt::Unsupported("blocked".into()))) {
-            continue;
-        }
-        let cmp = compare(&mut scratch, &seed, &txns, cfg.level, &c)?;
-        if cmp.equivalent.is_none() {
-            report.anomalies.push(Anomaly {
-                round,
-                txns,
-                outcome: c,
-                comparison: cmp,
-            });
+        let r = if self.round % 2 == 1 {
+            skewed(rng, self.cfg.keys)
+        } else {
+            rng.below(self.cfg.keys) + 1
+        };
+        let other = u.other.and_then(|oid| {
+            let col = Column::of_type(name, oid, "");
+            cell(&col, r)
+        });
+        if let Some(v) = other {
+            v
+        } else if u.text {
+            Val::untyped(format!("k{r}"))
+        } else {
+            Val::untyped(r.to_string())
         }
     }
-    Ok(report)
 }
 
 /// `keys` rows per table, parents first (tables ordered by their

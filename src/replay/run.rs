@@ -378,7 +378,50 @@ pub fn run_levels(
     next: &mut dyn FnMut(&[Status]) -> Option<Action>,
 ) -> Result<Outcome> {
     reset(scratch, seed)?;
-    let mut monitor = scratch.connect()?;
+    let monitor = scratch.connect()?;
+    let sessions = start_sessions(scratch, txns, levels)?;
+    let mut d = Drive::new(txns, sessions, monitor);
+    loop {
+        if d.all_blocked() {
+            break;
+        }
+        let (i, commit) = match d.next_action(next) {
+            Next::Act(Action::Step(i)) => (i, false),
+            Next::Act(Action::Commit(i)) => (i, true),
+            Next::Again => continue,
+            Next::Done => break,
+        };
+        if i >= txns.len() || d.ended[i] {
+            continue;
+        }
+        let go_on = if !d.unblock(i) {
+            false
+        } else if d.ended[i] {
+            true
+        } else if commit {
+            d.commit(i)
+        } else {
+            d.step(i);
+            true
+        };
+        if !go_on {
+            break;
+        }
+    }
+    let Drive {
+        sessions,
+        mut out,
+        monitor: _monitor,
+        ..
+    } = d;
+    // Sessions still open are rolled back (and unblocked) here.
+    drop(sessions);
+    out.state = scratch.state()?;
+    Ok(out)
+}
+
+/// One session per transaction, at its level, its program not started.
+fn start_sessions(scratch: &mut Scratch, txns: &[Txn], levels: &[Level]) -> Result<Vec<Session>> {
     let mut sessions = vec![];
     for (ti, t) in txns.iter().enumerate() {
         let level = levels.get(ti).copied().unwrap_or(Level::ReadCommitted);
@@ -394,143 +437,191 @@ pub fn run_levels(
             level,
         )?);
     }
-    let n = txns.len();
-    let mut out = Outcome {
-        observed: vec![vec![]; n],
-        ends: vec![End::Halted(Halt::Unsupported("did not finish".into())); n],
-        state: vec![],
-        trace: vec![],
-        notes: vec![],
-    };
-    let mut ended = vec![false; n];
-    // A transaction whose program finished (commit pending).
-    let mut finished = vec![false; n];
-    let mut plan_done = false;
-    'drive: loop {
-        // Answers of statements that were blocked. When every open
-        // transaction is blocked, only the server can move (a deadlock is
-        // broken after deadlock_timeout, 1 s): wait for it.
+    Ok(sessions)
+}
+
+/// What [`Drive::next_action`] says to do.
+enum Next {
+    Act(Action),
+    /// The plan just ran out: look again (now finishing what is open).
+    Again,
+    /// Nothing is open.
+    Done,
+}
+
+/// The state of one concurrent run: the sessions, what they answered,
+/// which have ended or finished their program.
+struct Drive<'a> {
+    txns: &'a [Txn],
+    sessions: Vec<Session>,
+    monitor: Client,
+    out: Outcome,
+    ended: Vec<bool>,
+    /// A transaction whose program finished (commit pending).
+    finished: Vec<bool>,
+    plan_done: bool,
+}
+
+impl<'a> Drive<'a> {
+    fn new(txns: &'a [Txn], sessions: Vec<Session>, monitor: Client) -> Drive<'a> {
+        let n = txns.len();
+        Drive {
+            txns,
+            sessions,
+            monitor,
+            out: Outcome {
+                observed: vec![vec![]; n],
+                ends: vec![End::Halted(Halt::Unsupported("did not finish".into())); n],
+                state: vec![],
+                trace: vec![],
+                notes: vec![],
+            },
+            ended: vec![false; n],
+            finished: vec![false; n],
+            plan_done: false,
+        }
+    }
+
+    fn settle(&mut self, i: usize, r: Reply) {
+        settle(i, r, &mut self.out, &mut self.ended, &mut self.finished);
+    }
+
+    /// Collects the answers of statements that were blocked. When every
+    /// open transaction is blocked, only the server can move (a deadlock
+    /// is broken after deadlock_timeout, 1 s): waits for it; `true` when
+    /// they all stayed blocked.
+    fn all_blocked(&mut self) -> bool {
+        let n = self.txns.len();
         let start = Instant::now();
         loop {
-            for (i, s) in sessions.iter_mut().enumerate() {
-                if s.pending {
-                    if let Some(r) = s.wait(Duration::ZERO) {
-                        settle(i, r, &mut out, &mut ended, &mut finished);
+            for i in 0..n {
+                if self.sessions[i].pending {
+                    if let Some(r) = self.sessions[i].wait(Duration::ZERO) {
+                        self.settle(i, r);
                     }
                 }
             }
-            let mut open = (0..n).filter(|&i| !ended[i]).peekable();
-            if open.peek().is_none() || open.any(|i| !sessions[i].pending) {
-                break;
+            let mut open = (0..n).filter(|&i| !self.ended[i]).peekable();
+            if open.peek().is_none() || open.any(|i| !self.sessions[i].pending) {
+                return false;
             }
             if start.elapsed() > NEED_WAIT {
-                out.notes
+                self.out
+                    .notes
                     .push("every open transaction stayed blocked".into());
-                break 'drive;
+                return true;
             }
             std::thread::sleep(Duration::from_millis(5));
         }
-        let action = if plan_done {
-            // Finish what is open: a transaction that is not blocked first
-            // (it may hold the lock another waits for).
-            let open: Vec<usize> = (0..n).filter(|&i| !ended[i]).collect();
+    }
+
+    /// The plan's next action; once it has none, commit what is open, a
+    /// transaction that is not blocked first (it may hold the lock another
+    /// waits for).
+    fn next_action(&mut self, next: &mut dyn FnMut(&[Status]) -> Option<Action>) -> Next {
+        let n = self.txns.len();
+        if self.plan_done {
+            let open: Vec<usize> = (0..n).filter(|&i| !self.ended[i]).collect();
             if open.is_empty() {
-                break;
+                return Next::Done;
             }
-            match open.iter().find(|&&i| !sessions[i].pending) {
-                Some(&i) => Action::Commit(i),
-                None => Action::Commit(open[0]),
-            }
-        } else {
-            let status: Vec<Status> = (0..n)
-                .map(|i| Status {
-                    ended: ended[i],
-                    finished: finished[i],
-                    pending: sessions[i].pending,
-                })
-                .collect();
-            match next(&status) {
-                Some(a) => a,
-                None => {
-                    plan_done = true;
-                    continue;
-                }
-            }
-        };
-        let (i, commit) = match action {
-            Action::Step(i) => (i, false),
-            Action::Commit(i) => (i, true),
-        };
-        if i >= n || ended[i] {
-            continue;
+            return match open.iter().find(|&&i| !self.sessions[i].pending) {
+                Some(&i) => Next::Act(Action::Commit(i)),
+                None => Next::Act(Action::Commit(open[0])),
+            };
         }
-        if sessions[i].pending {
-            match sessions[i].wait(NEED_WAIT) {
-                Some(r) => settle(i, r, &mut out, &mut ended, &mut finished),
-                None => {
-                    out.notes.push(format!(
-                        "{} stayed blocked (waiting for a lock) when the interleaving needed it next",
-                        txns[i].name
-                    ));
-                    out.ends[i] = End::Halted(Halt::Unsupported("blocked".into()));
-                    break;
-                }
-            }
-            if ended[i] {
-                continue;
-            }
-        }
-        if !commit {
-            if finished[i] {
-                continue;
-            }
-            match answer(&mut sessions[i], false, &mut monitor) {
-                Some(r) => settle(i, r, &mut out, &mut ended, &mut finished),
-                None => out.notes.push(format!(
-                    "{}'s statement {} blocked (waiting for a lock); the others went on",
-                    txns[i].name,
-                    out.observed[i].len() + 1
-                )),
-            }
-            continue;
-        }
-        // Commit: the rest of the program first.
-        while !finished[i] && !ended[i] {
-            match answer(&mut sessions[i], false, &mut monitor) {
-                Some(r) => settle(i, r, &mut out, &mut ended, &mut finished),
-                None if plan_done => {
-                    // Another open transaction holds the lock: go on with it.
-                    out.notes.push(format!(
-                        "{}'s statement {} blocked (waiting for a lock); the others went on",
-                        txns[i].name,
-                        out.observed[i].len() + 1
-                    ));
-                    continue 'drive;
-                }
-                None => {
-                    out.notes.push(format!(
-                        "{} blocked (waiting for a lock) before it could commit",
-                        txns[i].name
-                    ));
-                    out.ends[i] = End::Halted(Halt::Unsupported("blocked".into()));
-                    break 'drive;
-                }
-            }
-        }
-        if !ended[i] {
-            match answer(&mut sessions[i], true, &mut monitor) {
-                Some(r) => settle(i, r, &mut out, &mut ended, &mut finished),
-                None => {
-                    out.notes.push(format!("{}'s COMMIT blocked", txns[i].name));
-                    break;
-                }
+        let status: Vec<Status> = (0..n)
+            .map(|i| Status {
+                ended: self.ended[i],
+                finished: self.finished[i],
+                pending: self.sessions[i].pending,
+            })
+            .collect();
+        match next(&status) {
+            Some(a) => Next::Act(a),
+            None => {
+                self.plan_done = true;
+                Next::Again
             }
         }
     }
-    // Sessions still open are rolled back (and unblocked) here.
-    drop(sessions);
-    out.state = scratch.state()?;
-    Ok(out)
+
+    /// Waits for transaction `i`'s blocked statement, if any; `false`
+    /// when it stayed blocked (the run stops).
+    fn unblock(&mut self, i: usize) -> bool {
+        if !self.sessions[i].pending {
+            return true;
+        }
+        match self.sessions[i].wait(NEED_WAIT) {
+            Some(r) => {
+                self.settle(i, r);
+                true
+            }
+            None => {
+                self.out.notes.push(format!(
+                    "{} stayed blocked (waiting for a lock) when the interleaving needed it next",
+                    self.txns[i].name
+                ));
+                self.out.ends[i] = End::Halted(Halt::Unsupported("blocked".into()));
+                false
+            }
+        }
+    }
+
+    /// Transaction `i`'s next statement; a blocked one is left pending
+    /// and the others go on.
+    fn step(&mut self, i: usize) {
+        if self.finished[i] {
+            return;
+        }
+        match answer(&mut self.sessions[i], false, &mut self.monitor) {
+            Some(r) => self.settle(i, r),
+            None => self.out.notes.push(format!(
+                "{}'s statement {} blocked (waiting for a lock); the others went on",
+                self.txns[i].name,
+                self.out.observed[i].len() + 1
+            )),
+        }
+    }
+
+    /// Commits transaction `i`: the rest of its program first; `false`
+    /// when the run stops (it blocked before or at its commit).
+    fn commit(&mut self, i: usize) -> bool {
+        while !self.finished[i] && !self.ended[i] {
+            match answer(&mut self.sessions[i], false, &mut self.monitor) {
+                Some(r) => self.settle(i, r),
+                None if self.plan_done => {
+                    // Another open transaction holds the lock: go on with it.
+                    self.out.notes.push(format!(
+                        "{}'s statement {} blocked (waiting for a lock); the others went on",
+                        self.txns[i].name,
+                        self.out.observed[i].len() + 1
+                    ));
+                    return true;
+                }
+                None => {
+                    self.out.notes.push(format!(
+                        "{} blocked (waiting for a lock) before it could commit",
+                        self.txns[i].name
+                    ));
+                    self.out.ends[i] = End::Halted(Halt::Unsupported("blocked".into()));
+                    return false;
+                }
+            }
+        }
+        if !self.ended[i] {
+            match answer(&mut self.sessions[i], true, &mut self.monitor) {
+                Some(r) => self.settle(i, r),
+                None => {
+                    self.out
+                        .notes
+                        .push(format!("{}'s COMMIT blocked", self.txns[i].name));
+                    return false;
+                }
+            }
+        }
+        true
+    }
 }
 
 /// Collects a session's answer to a command, now or later.

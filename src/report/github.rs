@@ -1,11 +1,12 @@
 //! GitHub Actions workflow commands (`::error`, `::notice`).
 
-use super::{edge_line, edit_line, programs_of, split_origin};
+use super::{edge_line, edit_line, locate, programs_of, RuleId};
 use crate::analysis::findings::Findings;
 use crate::model::btp::Workload;
 
 /// GitHub Actions workflow commands: one `::error` per witness at the
-/// statement that starts its counterflow dependency, `::notice` per fix.
+/// statement that starts its counterflow dependency, `::notice` per fix;
+/// each title ends with its rule id (docs/rules.md).
 /// `pg`: per witness, what `--postgres-temp`/`--postgres` found (a last
 /// line of the annotation; empty without those flags).
 pub fn check(w: &Workload, a: &Findings, workload_path: &str, pg: &[super::OnPostgres]) -> String {
@@ -18,15 +19,16 @@ pub fn check(w: &Workload, a: &Findings, workload_path: &str, pg: &[super::OnPos
     let mut o = String::new();
     for (i, st) in a.cycles.iter().enumerate() {
         let primary = st.iter().find(|s| s.counterflow).unwrap_or(&st[0]);
-        let (file, line) = split_origin(&primary.from_origin, workload_path);
+        let (file, line) = locate(primary.from_origin.as_ref(), workload_path);
         let line = line.map(|l| format!(",line={l}")).unwrap_or_default();
         let mut body: Vec<String> = st.iter().map(edge_line).collect();
         if let Some(p) = pg.get(i) {
             body.push(format!("On PostgreSQL: {}", p.line));
         }
         o.push_str(&format!(
-            "::error file={file}{line},title=isolint%3A not robust against {}::{}\n",
+            "::error file={file}{line},title=isolint%3A not robust against {} [{}]::{}\n",
             against,
+            RuleId::cycle(a.method),
             esc(&format!(
                 "Dangerous cycle through {}:\n{}",
                 programs_of(st).join(", "),
@@ -37,8 +39,9 @@ pub fn check(w: &Workload, a: &Findings, workload_path: &str, pg: &[super::OnPos
     for site in super::raise_sites(w, a, workload_path) {
         let line = site.line.map(|l| format!(",line={l}")).unwrap_or_default();
         o.push_str(&format!(
-            "::error file={}{line},title=isolint%3A isolation level too low::{}\n",
+            "::error file={}{line},title=isolint%3A isolation level too low [{}]::{}\n",
             site.file,
+            RuleId::LevelTooLow,
             esc(&site.message)
         ));
     }
@@ -46,7 +49,8 @@ pub fn check(w: &Workload, a: &Findings, workload_path: &str, pg: &[super::OnPos
         let file = e.file.as_deref().unwrap_or(workload_path);
         let line = e.line.map(|l| format!(",line={l}")).unwrap_or_default();
         o.push_str(&format!(
-            "::notice file={file}{line},title=isolint fix::{}\n",
+            "::notice file={file}{line},title=isolint fix [{}]::{}\n",
+            RuleId::FixForUpdate,
             esc(&edit_line(e))
         ));
     }

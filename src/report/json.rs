@@ -21,9 +21,9 @@ fn witness(w: &Workload, a: &Findings, i: usize) -> Value {
         .map(|s| {
             json!({
                 "from": s.from, "from_program": s.from_program, "from_statement": s.from_stmt,
-                "from_sql": s.from_sql, "from_origin": s.from_origin,
+                "from_sql": s.from_sql, "from_origin": s.from_origin.as_ref().map(|o| o.to_string()),
                 "to": s.to, "to_program": s.to_program, "to_statement": s.to_stmt,
-                "to_sql": s.to_sql, "to_origin": s.to_origin,
+                "to_sql": s.to_sql, "to_origin": s.to_origin.as_ref().map(|o| o.to_string()),
                 "counterflow": s.counterflow, "dependencies": s.kinds,
             })
         })
@@ -32,8 +32,12 @@ fn witness(w: &Workload, a: &Findings, i: usize) -> Value {
         Method::TypeII | Method::Snapshot => json!([0, 1]),
         Method::TypeI => json!([0]),
     };
-    let mut v =
-        json!({ "reason": wit.reason.describe(), "distinguished_edges": pair, "edges": edges });
+    let mut v = json!({
+        "rule": super::RuleId::cycle(method).id(),
+        "reason": super::reason_text(wit.reason),
+        "distinguished_edges": pair,
+        "edges": edges,
+    });
     if let Some(c) = a.confirmations.get(i) {
         v["confirmation"] = confirmation(w, c);
     }
@@ -226,7 +230,7 @@ fn isolation(w: &Workload, a: &Findings) -> Value {
                 "program": name,
                 "level": r.level.sql(),
                 "reason": super::raise_reason(w, r),
-                "origin": super::raise_location(r, name),
+                "origin": super::raise_location(r, name).map(|o| o.to_string()),
                 "cycle": steps_json(&r.cycle),
             })
         })
@@ -245,7 +249,7 @@ fn isolation(w: &Workload, a: &Findings) -> Value {
                 .collect::<serde_json::Map<String, Value>>(),
             "robust": d.robust,
             "raise": d.raise.iter()
-                .map(|&(p, l)| json!({"program": w.programs[p].name, "to": l.sql()}))
+                .map(|&(p, l)| json!({"program": w.programs[p].name, "to": l.sql(), "rule": super::RuleId::LevelTooLow.id()}))
                 .collect::<Vec<_>>(),
         })
     });
@@ -264,9 +268,9 @@ fn steps_json(steps: &[crate::analysis::findings::Step]) -> Vec<Value> {
         .map(|s| {
             json!({
                 "from": s.from, "from_program": s.from_program, "from_statement": s.from_stmt,
-                "from_sql": s.from_sql, "from_origin": s.from_origin,
+                "from_sql": s.from_sql, "from_origin": s.from_origin.as_ref().map(|o| o.to_string()),
                 "to": s.to, "to_program": s.to_program, "to_statement": s.to_stmt,
-                "to_sql": s.to_sql, "to_origin": s.to_origin,
+                "to_sql": s.to_sql, "to_origin": s.to_origin.as_ref().map(|o| o.to_string()),
                 "counterflow": s.counterflow, "dependencies": s.kinds,
             })
         })
@@ -297,6 +301,7 @@ fn edits(edits: &[Edit]) -> Vec<Value> {
                 "line": e.line,
                 "sql": e.sql,
                 "edit": "add FOR UPDATE",
+                "rule": super::RuleId::FixForUpdate.id(),
             })
         })
         .collect()

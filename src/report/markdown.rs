@@ -20,7 +20,7 @@ pub fn render(w: &Workload, a: &Findings, graph_name: &str) -> String {
         "**Verdict: {}** against multiversion {} ({}, {}).\n\n",
         if a.robust { "robust" } else { "not robust" },
         Level::ReadCommitted,
-        a.method.label(),
+        super::method_label(a.method),
         a.settings.label()
     ));
     let rels = &w.schema.relations;
@@ -55,7 +55,7 @@ pub fn render(w: &Workload, a: &Findings, graph_name: &str) -> String {
             m.push_str(&format!(
                 "### Cycle {} ({})\n\n",
                 i + 1,
-                wit.reason.describe()
+                super::reason_text(wit.reason)
             ));
             for (k, s) in steps.iter().enumerate() {
                 m.push_str(&format!(

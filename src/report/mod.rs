@@ -12,7 +12,9 @@ use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
 use crate::analysis::findings::{Edit, Step};
 use crate::analysis::robustness::{Method, Reason};
 use crate::analysis::subsets::Subsets;
-use crate::model::btp::{Body, Program, Workload};
+use crate::model::btp::{Body, Origin, Program, Workload};
+
+pub use rules::RuleId;
 
 /// What every "robust" rests on besides the SQL itself: the paper's model
 /// of READ COMMITTED (Section 5.4), in particular that a key-based
@@ -61,6 +63,7 @@ pub mod json;
 pub mod markdown;
 #[cfg(feature = "postgres")]
 pub mod replay;
+pub mod rules;
 pub mod sarif;
 pub mod schedule;
 pub mod text;
@@ -99,7 +102,7 @@ pub fn body_text(p: &Program, b: &Body) -> String {
 pub fn stmt_text(
     program: &str,
     stmt: &str,
-    origin: &Option<String>,
+    origin: &Option<Origin>,
     sql: &Option<String>,
 ) -> String {
     let mut s = format!("{program} {stmt}");
@@ -133,6 +136,30 @@ pub fn programs_of(steps: &[Step]) -> Vec<String> {
     v.sort();
     v.dedup();
     v
+}
+
+/// The test a verdict comes from, in words (text, Markdown).
+pub fn method_label(m: Method) -> &'static str {
+    match m {
+        Method::TypeII => "type-II (Algorithm 2)",
+        Method::TypeI => "type-I (Alomari & Fekete)",
+        Method::Snapshot => "snapshot isolation (docs/allocation.md)",
+    }
+}
+
+/// Why a witness's distinguished pair makes it dangerous, in words
+/// (Theorem 6.4's conditions; text, JSON, Markdown).
+pub fn reason_text(r: Reason) -> &'static str {
+    match r {
+        Reason::AdjacentCounterflow => "two adjacent counterflow edges",
+        Reason::OutgoingBeforeIncoming => {
+            "ordered-counterflow pair: the counterflow edge leaves from a statement that precedes the one the incoming edge enters"
+        }
+        Reason::IncomingFromRead => {
+            "ordered-counterflow pair: the incoming edge comes from a read (key sel, pred sel, pred upd or pred del)"
+        }
+        Reason::Counterflow => "cycle with a counterflow edge",
+    }
 }
 
 pub fn method_key(m: Method) -> &'static str {
@@ -181,9 +208,10 @@ pub fn subsets_inline(w: &Workload, subsets: &Subsets) -> String {
     text
 }
 
-pub fn split_origin(origin: &Option<String>, fallback: &str) -> (String, Option<usize>) {
-    match origin.as_deref().and_then(|o| o.rsplit_once(':')) {
-        Some((f, l)) => (f.to_string(), l.parse().ok()),
+/// File and line to annotate: the origin's, else the workload's path.
+pub fn locate(origin: Option<&Origin>, fallback: &str) -> (String, Option<usize>) {
+    match origin {
+        Some(o) => (o.file.clone(), Some(o.line)),
         None => (fallback.to_string(), None),
     }
 }
@@ -230,8 +258,8 @@ pub fn raise_reason(w: &Workload, r: &crate::analysis::findings::Raised) -> Stri
     }
 }
 
-/// "Prog (file:line)" of the first statement of program `p` on a cycle.
-pub fn raise_location(r: &crate::analysis::findings::Raised, program: &str) -> Option<String> {
+/// Where the first statement of `program` on a raised program's cycle is.
+pub fn raise_location(r: &crate::analysis::findings::Raised, program: &str) -> Option<Origin> {
     r.cycle
         .iter()
         .find(|s| s.from_program == program)
@@ -274,7 +302,7 @@ pub fn raise_sites(
                 _ => {
                     let origin = raised.and_then(|r| raise_location(r, &prog.name));
                     match origin {
-                        Some(o) => split_origin(&Some(o), workload_path),
+                        Some(o) => locate(Some(&o), workload_path),
                         None => (
                             prog.file
                                 .clone()

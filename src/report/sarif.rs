@@ -3,9 +3,8 @@
 
 use serde_json::{json, Value};
 
-use super::{edge_line, edit_line, programs_of, split_origin};
+use super::{edge_line, edit_line, locate, programs_of, RuleId};
 use crate::analysis::findings::Findings;
-use crate::analysis::robustness::Method;
 use crate::model::btp::Workload;
 
 fn sarif_location(file: &str, line: Option<usize>, message: &str) -> Value {
@@ -23,15 +22,11 @@ fn sarif_location(file: &str, line: Option<usize>, message: &str) -> Value {
 /// `pg`: per witness, what `--postgres-temp`/`--postgres` found (a
 /// message suffix and a `postgres` property; empty without those flags).
 pub fn check(w: &Workload, a: &Findings, workload_path: &str, pg: &[super::OnPostgres]) -> Value {
-    let rule_id = match a.method {
-        Method::TypeII => "mvrc-type2-cycle",
-        Method::TypeI => "mvrc-type1-cycle",
-        Method::Snapshot => "mvrc-type2-cycle",
-    };
+    let rule = RuleId::cycle(a.method);
     let mut results = vec![];
     for (i, st) in a.cycles.iter().enumerate() {
         let primary = st.iter().find(|s| s.counterflow).unwrap_or(&st[0]);
-        let (file, line) = split_origin(&primary.from_origin, workload_path);
+        let (file, line) = locate(primary.from_origin.as_ref(), workload_path);
         let mut message = format!(
             "Not robust against {}: dangerous cycle through {}. ",
             super::against(a),
@@ -52,8 +47,8 @@ pub fn check(w: &Workload, a: &Findings, workload_path: &str, pg: &[super::OnPos
             .iter()
             .enumerate()
             .flat_map(|(k, s)| {
-                let (f1, l1) = split_origin(&s.from_origin, workload_path);
-                let (f2, l2) = split_origin(&s.to_origin, workload_path);
+                let (f1, l1) = locate(s.from_origin.as_ref(), workload_path);
+                let (f2, l2) = locate(s.to_origin.as_ref(), workload_path);
                 let mut a = sarif_location(
                     &f1,
                     l1,
@@ -70,8 +65,8 @@ pub fn check(w: &Workload, a: &Findings, workload_path: &str, pg: &[super::OnPos
             })
             .collect();
         let mut result = json!({
-            "ruleId": rule_id,
-            "level": "error",
+            "ruleId": rule.id(),
+            "level": rule.level(),
             "message": {"text": message},
             "locations": [sarif_location(&file, line, &format!("{} {} starts a counterflow dependency", primary.from_program, primary.from_stmt))],
             "relatedLocations": related,
@@ -86,8 +81,8 @@ pub fn check(w: &Workload, a: &Findings, workload_path: &str, pg: &[super::OnPos
     }
     for site in super::raise_sites(w, a, workload_path) {
         results.push(json!({
-            "ruleId": "isolation-level-too-low",
-            "level": "error",
+            "ruleId": RuleId::LevelTooLow.id(),
+            "level": RuleId::LevelTooLow.level(),
             "message": {"text": site.message},
             "locations": [sarif_location(&site.file, site.line, "raise this program's isolation level")],
         }));
@@ -95,8 +90,8 @@ pub fn check(w: &Workload, a: &Findings, workload_path: &str, pg: &[super::OnPos
     for e in &a.edits {
         let file = e.file.as_deref().unwrap_or(workload_path);
         results.push(json!({
-            "ruleId": "mvrc-fix-for-update",
-            "level": "note",
+            "ruleId": RuleId::FixForUpdate.id(),
+            "level": RuleId::FixForUpdate.level(),
             "message": {"text": format!("Verified fix: {}", edit_line(e))},
             "locations": [sarif_location(file, e.line, "add FOR UPDATE")],
         }));
@@ -109,12 +104,11 @@ pub fn check(w: &Workload, a: &Findings, workload_path: &str, pg: &[super::OnPos
                 "name": "isolint",
                 "version": env!("CARGO_PKG_VERSION"),
                 "informationUri": "https://doi.org/10.48786/edbt.2023.02",
-                "rules": [
-                    {"id": "mvrc-type2-cycle", "help": {"text": "See docs/rules.md#mvrc-type2-cycle in isolint: what the finding means and how to fix it."}, "shortDescription": {"text": "Type-II cycle in the summary graph: not robust against multiversion READ COMMITTED (Algorithm 2)"}},
-                    {"id": "mvrc-type1-cycle", "help": {"text": "See docs/rules.md#mvrc-type1-cycle in isolint: what the finding means and how to fix it."}, "shortDescription": {"text": "Type-I cycle (cycle with a counterflow edge), Alomari and Fekete's test"}},
-                    {"id": "isolation-level-too-low", "help": {"text": "See docs/allocation.md in isolint: the lowest robust isolation level per program, and why."}, "shortDescription": {"text": "This program's isolation level is below the lowest robust allocation (docs/allocation.md)"}},
-                    {"id": "mvrc-fix-for-update", "help": {"text": "See docs/rules.md#mvrc-fix-for-update in isolint: what the finding means and how to fix it."}, "shortDescription": {"text": "Promoting these key-based reads to SELECT ... FOR UPDATE makes the workload robust (re-verified)"}},
-                ],
+                "rules": RuleId::ALL.iter().map(|r| json!({
+                    "id": r.id(),
+                    "help": {"text": r.help()},
+                    "shortDescription": {"text": r.short_description()},
+                })).collect::<Vec<_>>(),
             }},
             "results": results,
         }],

@@ -104,7 +104,7 @@ pub fn cycle_table(steps: &[Step]) -> String {
         "statement",
     ]);
     for (i, s) in steps.iter().enumerate() {
-        let stmt = |id: &str, origin: &Option<String>, sql: &Option<String>| {
+        let stmt = |id: &str, origin: &Option<crate::model::btp::Origin>, sql: &Option<String>| {
             let mut x = id.to_string();
             if let Some(o) = origin {
                 x.push_str(&format!(" ({o})"));
@@ -142,7 +142,7 @@ pub fn analyze(w: &Workload, a: &Findings) -> String {
         w.programs.len(),
         a.settings.label(),
         if a.settings.same_tuple { ", same-tuple constraints" } else { "" },
-        a.method.label(),
+        super::method_label(a.method),
         g.nodes.len(),
         g.edges.len(),
         g.counterflow_edges()
@@ -158,7 +158,7 @@ pub fn analyze(w: &Workload, a: &Findings) -> String {
             o.push_str(&format!(
                 "\nwitness {} ({}; programs: {}):\n",
                 i + 1,
-                wit.reason.describe(),
+                super::reason_text(wit.reason),
                 programs_of(steps).join(", ")
             ));
             o.push_str(&cycle_table(steps));
@@ -212,7 +212,7 @@ fn pair_explanation(w: &Witness, steps: &[Step], method: Method) -> String {
                     "edge 2 is counterflow and edge 1 comes from {} {}, which starts with a (predicate) read",
                     a.from_program, a.from_stmt
                 ),
-                Reason::Counterflow => w.reason.describe().to_string(),
+                Reason::Counterflow => super::reason_text(w.reason).to_string(),
             };
             format!(
                 "type-II because edges 1 and 2 meet in {}: {why}",
@@ -239,7 +239,7 @@ pub fn check(w: &Workload, a: &Findings, pg: &[super::OnPostgres]) -> String {
         w.name,
         if a.robust { "ROBUST" } else { "NOT ROBUST" },
         against,
-        a.method.label(),
+        super::method_label(a.method),
         a.settings.label()
     );
     if let Some(d) = deployed {
@@ -261,8 +261,9 @@ pub fn check(w: &Workload, a: &Findings, pg: &[super::OnPostgres]) -> String {
         Some(d) => {
             for &(p, level) in &d.raise {
                 o.push_str(&format!(
-                    "raise {} to {level} (the lowest robust level; `isolint allocate` shows why)\n",
-                    w.programs[p].name
+                    "raise {} to {level} (the lowest robust level; `isolint allocate` shows why) [{}]\n",
+                    w.programs[p].name,
+                    super::RuleId::LevelTooLow
                 ));
             }
         }
@@ -286,9 +287,10 @@ pub fn check(w: &Workload, a: &Findings, pg: &[super::OnPostgres]) -> String {
     ));
     for (i, (wit, st)) in a.witnesses.iter().zip(&a.cycles).enumerate() {
         o.push_str(&format!(
-            "\ncycle {}: {}\n",
+            "\ncycle {}: {} [{}]\n",
             i + 1,
-            programs_of(st).join(", ")
+            programs_of(st).join(", "),
+            super::RuleId::cycle(a.method)
         ));
         for (k, s) in st.iter().enumerate() {
             o.push_str(&format!("  {}. {}\n", k + 1, edge_line(s)));
@@ -304,15 +306,16 @@ pub fn check(w: &Workload, a: &Findings, pg: &[super::OnPostgres]) -> String {
     }
     match &a.suggestion {
         Some(Suggestion::Promote(_)) => {
-            o.push_str("\nsuggested fix (verified: the promoted workload is robust; the smallest: no fewer promoted reads make it robust):\n");
+            o.push_str(&format!("\nsuggested fix (verified: the promoted workload is robust; the smallest: no fewer promoted reads make it robust) [{}]:\n", super::RuleId::FixForUpdate));
             for e in &a.edits {
                 o.push_str(&format!("  {}\n", edit_line(e)));
             }
         }
         Some(Suggestion::Minimal { reads, none_up_to }) => {
             o.push_str(&format!(
-                "\nsuggested fix (verified: the promoted workload is robust; minimal: leaving out any one of these {} reads is not robust; not proven the smallest: no fix of at most {none_up_to} reads exists, larger sets were not all searched):\n",
-                reads.len()
+                "\nsuggested fix (verified: the promoted workload is robust; minimal: leaving out any one of these {} reads is not robust; not proven the smallest: no fix of at most {none_up_to} reads exists, larger sets were not all searched) [{}]:\n",
+                reads.len(),
+                super::RuleId::FixForUpdate
             ));
             for e in &a.edits {
                 o.push_str(&format!("  {}\n", edit_line(e)));

@@ -266,47 +266,8 @@ impl PlEnv {
             if before == Some(b'.') || before == Some(b':') {
                 out.push_str(&t[s..i]);
             } else if dotted {
-                let fs = i + 1;
-                let mut fe = fs;
-                while fe < b.len() && is_word_byte(b[fe]) {
-                    fe += 1;
-                }
-                let field = t[fs..fe].to_lowercase();
-                if let Some((var, e)) = self.qualified(t, &w, i) {
-                    out.push_str(&" ".repeat(i - s));
-                    push_var(&mut out, &var, false);
-                    i = e;
-                    anchors.at(out.len(), src.orig(i));
-                    prev_word = w;
-                    last_end = i;
-                    continue;
-                }
-                if self.block_label(&w) {
-                    // A block label whose blocks declare no `field`: not a
-                    // variable for PostgreSQL either (then a column of a
-                    // table `w`).
-                    out.push_str(&t[s..fe]);
-                } else if self.is_qualifier(&w)
-                    && self.canon(&field).starts_with(&format!("{field}__"))
-                {
-                    // An inner block redeclares the name; `label.x` may
-                    // mean an outer block's x, which the alias chain no
-                    // longer knows: refuse rather than read the wrong one.
-                    return Err(Diag::new(format!(
-                        "`{w}.{field}` qualifies a variable that an inner block redeclares"
-                    ))
-                    .help("isolint does not resolve a block-qualified name while an inner block shadows it; rename the inner variable (PostgreSQL resolves `label.x` to the labelled block's x)")
-                    .at(file, snip.offset + src.orig(s), fe - s, "not modelled"));
-                }
-                if self.is_qualifier(&w) && self.var(&field).is_some() {
-                    out.push_str(&" ".repeat(i - s));
-                    push_var(&mut out, &self.canon(&field), false);
-                } else if self.var(&w) == Some(VarKind::Record) {
-                    push_var(&mut out, &format!("{}${field}", self.canon(&w)), true);
-                } else {
-                    out.push_str(&t[s..fe]);
-                }
-                i = fe;
+                let at = (file, snip.offset + src.orig(s));
+                i = self.rewrite_dotted(at, t, s..i, &w, &mut out)?;
             } else if name_only || t[i..].trim_start().starts_with("=>") {
                 // A column name PostgreSQL never takes for a variable, or
                 // the parameter name of a named argument (`f(secs => v)`).
@@ -337,6 +298,61 @@ impl PlEnv {
             text: out,
             map: anchors.0,
         })
+    }
+
+    /// [`Self::rewrite`] of `w.field` (the word `w` at `word`, a field
+    /// after the dot): a block-qualified variable, a variable that a
+    /// qualifier names, a record's field `:w$field`, or the text as it is
+    /// (a column of a table `w`). Returns where the reference ends. `at`:
+    /// the file and offset of `w`, for the error.
+    fn rewrite_dotted(
+        &self,
+        at: (&SourceFile, usize),
+        t: &str,
+        word: std::ops::Range<usize>,
+        w: &str,
+        out: &mut String,
+    ) -> Result<usize> {
+        let (s, i) = (word.start, word.end);
+        let b = t.as_bytes();
+        let fs = i + 1;
+        let mut fe = fs;
+        while fe < b.len() && is_word_byte(b[fe]) {
+            fe += 1;
+        }
+        let field = t[fs..fe].to_lowercase();
+        if let Some((var, e)) = self.qualified(t, w, i) {
+            out.push_str(&" ".repeat(i - s));
+            push_var(out, &var, false);
+            return Ok(e);
+        }
+        if self.block_label(w) {
+            // A block label whose blocks declare no `field`: not a
+            // variable for PostgreSQL either (then a column of a table
+            // `w`). Written once: before, the text fell through to the
+            // cases below and was written twice (`blk.ablk.a`).
+            out.push_str(&t[s..fe]);
+            return Ok(fe);
+        }
+        if self.is_qualifier(w) && self.canon(&field).starts_with(&format!("{field}__")) {
+            // An inner block redeclares the name; `label.x` may mean an
+            // outer block's x, which the alias chain no longer knows:
+            // refuse rather than read the wrong one.
+            return Err(Diag::new(format!(
+                "`{w}.{field}` qualifies a variable that an inner block redeclares"
+            ))
+            .help("isolint does not resolve a block-qualified name while an inner block shadows it; rename the inner variable (PostgreSQL resolves `label.x` to the labelled block's x)")
+            .at(at.0, at.1, fe - s, "not modelled"));
+        }
+        if self.is_qualifier(w) && self.var(&field).is_some() {
+            out.push_str(&" ".repeat(i - s));
+            push_var(out, &self.canon(&field), false);
+        } else if self.var(w) == Some(VarKind::Record) {
+            push_var(out, &format!("{}${field}", self.canon(w)), true);
+        } else {
+            out.push_str(&t[s..fe]);
+        }
+        Ok(fe)
     }
 
     /// `qual.x` (the qualifier ending at `qe`) where `qual` labels an

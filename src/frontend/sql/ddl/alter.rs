@@ -164,6 +164,37 @@ impl Reader<'_> {
     /// inheritance child is a relation of its root: its rows are the
     /// root's rows, docs/sql-frontend.md "Inheritance and partitions").
     pub(super) fn finish(self) -> Result<Ddl> {
+        self.no_schema_function_per_row()?;
+        let roots: Vec<usize> = (0..self.tables.len())
+            .filter(|&t| self.root(t) == t)
+            .collect();
+        let rel_of = |t: usize| roots.iter().position(|&r| r == self.root(t)).unwrap_or(0);
+        let (relations, folded) = self.merged_relations(&roots);
+        let mut extras = self.extras(&folded, &rel_of);
+        let mut schema = Schema {
+            relations,
+            foreign_keys: vec![],
+        };
+        let mut fk_actions = vec![];
+        for p in &self.fks {
+            let fk = self.resolve(p, &schema, &folded, &rel_of)?;
+            schema.foreign_keys.push(fk);
+            fk_actions.push(p.actions);
+            extras.deferred.push(p.deferral);
+        }
+        Ok(Ddl {
+            schema,
+            functions: self.functions,
+            fk_actions,
+            views: self.views,
+            extras,
+        })
+    }
+
+    /// A function of the schema where PostgreSQL runs it for every row
+    /// written and trusts it to be IMMUTABLE (generated columns, index
+    /// expressions): an error.
+    fn no_schema_function_per_row(&self) -> Result<()> {
         for (call, what) in &self.immutable_calls {
             let name = call.name.last().map_or("", String::as_str);
             let user = self
@@ -179,13 +210,15 @@ impl Reader<'_> {
                 ));
             }
         }
-        let roots: Vec<usize> = (0..self.tables.len())
-            .filter(|&t| self.root(t) == t)
-            .collect();
-        let rel_of = |t: usize| roots.iter().position(|&r| r == self.root(t)).unwrap_or(0);
+        Ok(())
+    }
+
+    /// Per root table its relation (columns of its descendants merged in)
+    /// and its columns' folded names.
+    fn merged_relations(&self, roots: &[usize]) -> (Vec<Relation>, Vec<Vec<String>>) {
         let mut relations: Vec<Relation> = vec![];
         let mut folded: Vec<Vec<String>> = vec![];
-        for &r in &roots {
+        for &r in roots {
             let mut cols = self.tables[r].cols.clone();
             for d in self.descendants(r) {
                 for c in &self.tables[d].cols {
@@ -220,6 +253,13 @@ impl Reader<'_> {
             });
             folded.push(cols.into_iter().map(|(_, f)| f).collect());
         }
+        (relations, folded)
+    }
+
+    /// What the schema adds beyond relations and keys: hooks (CHECK,
+    /// DEFAULT, domains), generated columns, conflict checks, the names of
+    /// partitions and children (with a warning each), triggers.
+    fn extras(&self, folded: &[Vec<String>], rel_of: &dyn Fn(usize) -> usize) -> Extras {
         let col = |t: usize, name: &str| folded[rel_of(t)].iter().position(|f| f == name);
         let mut extras = Extras {
             file: Some(self.file.clone()),
@@ -279,24 +319,7 @@ impl Reader<'_> {
             let line = self.file.line_col(*at).0;
             extras.triggers.push((rel_of(*t), name.clone(), line));
         }
-        let mut schema = Schema {
-            relations,
-            foreign_keys: vec![],
-        };
-        let mut fk_actions = vec![];
-        for p in &self.fks {
-            let fk = self.resolve(p, &schema, &folded, &rel_of)?;
-            schema.foreign_keys.push(fk);
-            fk_actions.push(p.actions);
-            extras.deferred.push(p.deferral);
-        }
-        Ok(Ddl {
-            schema,
-            functions: self.functions,
-            fk_actions,
-            views: self.views,
-            extras,
-        })
+        extras
     }
 
     /// A foreign key's referenced table and columns (its primary key when

@@ -1260,23 +1260,7 @@ impl P<'_> {
             .find(|&k| self.word(k).as_deref() == Some("USING") && self.toks[k].1 >= close);
         let into_end = using.map_or(end, |k| self.toks[k].1);
         let content = content.as_str();
-        // Only a query or a data change is read from the string: a DO
-        // block or a CALL run as dynamic SQL is code isolint does not
-        // compile (PostgreSQL compiles it when it runs).
-        let first: String = content
-            .trim_start()
-            .chars()
-            .take_while(|c| c.is_ascii_alphabetic())
-            .collect::<String>()
-            .to_ascii_uppercase();
-        if matches!(first.as_str(), "DO" | "CALL") {
-            return Err(self.err(
-                at,
-                7,
-                format!("EXECUTE of a `{first}` statement is not modelled"),
-                "a DO block or CALL run as dynamic SQL is compiled only when it runs: write its statements, or CALL the routine, in the routine itself",
-            ));
-        }
+        self.no_dynamic_do_or_call(at, content)?;
         let n = self.pl.as_ref().map_or(0, |pl| pl.exec_count);
         if let Some(pl) = &mut self.pl {
             pl.exec_count += 1;
@@ -1306,31 +1290,8 @@ impl P<'_> {
                 out.insert(0, Node::Assign { var, expr: a });
             }
         }
-        let text = format!("{content} {}", t.get(close..into_end).unwrap_or(""));
-        // A computed text has no place in the file: every position of it
-        // is the expression's start; INTO and the rest are where written.
-        let snip = if computed {
-            let mut anchors = crate::frontend::sql::Anchors::default();
-            for i in 0..=content.len() {
-                anchors.at(i, 0);
-            }
-            anchors.at(content.len() + 1, close - lit);
-            Snippet {
-                // The statement's text (replay runs it) is the generated one.
-                text: text.clone(),
-                offset: lit,
-                parsed: Some(Box::new(crate::frontend::sql::Rewrite {
-                    text,
-                    map: anchors.0,
-                })),
-            }
-        } else {
-            Snippet {
-                text,
-                offset: lit + 1,
-                parsed: None,
-            }
-        };
+        let rest = t.get(close..into_end).unwrap_or("");
+        let snip = execute_snippet(&content, rest, lit, close, computed);
         let stmt = Node::Sql(Box::new(self.stmt_of(snip)?));
         out.push(Node::Block {
             label: Some(super::EXECUTE_LABEL.into()),
@@ -1340,6 +1301,27 @@ impl P<'_> {
         });
         self.pos = semi + 1;
         Ok(out)
+    }
+
+    /// Only a query or a data change is read from an EXECUTE string: a DO
+    /// block or a CALL run as dynamic SQL is code isolint does not compile
+    /// (PostgreSQL compiles it when it runs).
+    fn no_dynamic_do_or_call(&self, at: usize, content: &str) -> Result<()> {
+        let first: String = content
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_alphabetic())
+            .collect::<String>()
+            .to_ascii_uppercase();
+        if matches!(first.as_str(), "DO" | "CALL") {
+            return Err(self.err(
+                at,
+                7,
+                format!("EXECUTE of a `{first}` statement is not modelled"),
+                "a DO block or CALL run as dynamic SQL is compiled only when it runs: write its statements, or CALL the routine, in the routine itself",
+            ));
+        }
+        Ok(())
     }
 
     /// The EXECUTE string at `lit` when it is one literal (`'…'` or
@@ -1827,4 +1809,34 @@ fn top_level_word(t: &str, from: usize, end: usize, words: &[&str]) -> Option<us
         i += 1;
     }
     None
+}
+
+/// The statement an EXECUTE runs: its (decoded or computed) `content`,
+/// then `rest` (INTO …) as written. The literal starts at `lit`, the text
+/// after it at `close`. A computed text has no place in the file: every
+/// position of it is the expression's start; INTO and the rest are where
+/// written.
+fn execute_snippet(content: &str, rest: &str, lit: usize, close: usize, computed: bool) -> Snippet {
+    let text = format!("{content} {rest}");
+    if !computed {
+        return Snippet {
+            text,
+            offset: lit + 1,
+            parsed: None,
+        };
+    }
+    let mut anchors = crate::frontend::sql::Anchors::default();
+    for i in 0..=content.len() {
+        anchors.at(i, 0);
+    }
+    anchors.at(content.len() + 1, close - lit);
+    Snippet {
+        // The statement's text (replay runs it) is the generated one.
+        text: text.clone(),
+        offset: lit,
+        parsed: Some(Box::new(crate::frontend::sql::Rewrite {
+            text,
+            map: anchors.0,
+        })),
+    }
 }

@@ -479,6 +479,29 @@ fn header(
         ));
     }
     let outside = format!("{} {}", &text[close + 1..body.0], &text[body.1..end]);
+    let (trigger, volatile) = trigger_and_volatility(&outside);
+    Ok(Routine {
+        name,
+        schema,
+        abbrev: abbrev_before(&file.text[stmt_from..at]),
+        procedure,
+        params,
+        language,
+        trigger,
+        volatile,
+        body,
+        quoted,
+        at,
+        end,
+    })
+}
+
+/// From a routine header's words outside the body and the parameter
+/// list: whether it `RETURNS TRIGGER` (or EVENT_TRIGGER), and whether it
+/// is VOLATILE — the last volatility written counts (PostgreSQL rejects
+/// conflicting ones), VOLATILE when none is. Words inside parentheses
+/// (`RETURNS TABLE (stable int)`) are names.
+fn trigger_and_volatility(outside: &str) -> (bool, bool) {
     let words: Vec<String> = outside
         .split_whitespace()
         .map(str::to_ascii_uppercase)
@@ -486,9 +509,6 @@ fn header(
     let trigger = words
         .windows(2)
         .any(|w| w[0] == "RETURNS" && matches!(w[1].as_str(), "TRIGGER" | "EVENT_TRIGGER"));
-    // The option words outside the body and the parameter list; the last
-    // volatility written counts (PostgreSQL rejects conflicting ones).
-    // Words inside parentheses (`RETURNS TABLE (stable int)`) are names.
     let mut depth = 0i32;
     let unparenthesized: String = outside
         .chars()
@@ -507,20 +527,7 @@ fn header(
         .rev()
         .find(|w| matches!(w.as_str(), "VOLATILE" | "STABLE" | "IMMUTABLE"))
         .is_none_or(|w| w == "VOLATILE");
-    Ok(Routine {
-        name,
-        schema,
-        abbrev: abbrev_before(&file.text[stmt_from..at]),
-        procedure,
-        params,
-        language,
-        trigger,
-        volatile,
-        body,
-        quoted,
-        at,
-        end,
-    })
+    (trigger, volatile)
 }
 
 /// The options after the parameter list, in any order: LANGUAGE, the body

@@ -17,6 +17,8 @@
 
 use std::collections::BTreeSet;
 
+pub use isolint::model::rng::Rng;
+
 /// One construct of the front-end's input language.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Form {
@@ -244,43 +246,6 @@ pub enum Dialect {
     Sql,
     /// One PL/pgSQL routine per file, taking the parameters as arguments.
     Plpgsql,
-}
-
-/// SplitMix64: small, seedable, no dependency (also drives
-/// `replay::random`).
-#[derive(Debug, Clone)]
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed ^ 0x9E37_79B9_7F4A_7C15)
-    }
-
-    /// The generator whose state is `state` (no mixing of the seed).
-    pub fn with_state(state: u64) -> Rng {
-        Rng(state)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (`n > 0`).
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n.max(1) as u64) as usize
-    }
-
-    pub fn chance(&mut self, percent: u64) -> bool {
-        self.next_u64() % 100 < percent
-    }
-
-    pub fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
-        &xs[self.below(xs.len())]
-    }
 }
 
 struct Table {
@@ -640,7 +605,19 @@ impl Gen {
     }
 
     fn control(&mut self) -> String {
-        match self.rng.below(26) {
+        // One draw picks the form; the families are functions of their own.
+        let n = self.rng.below(26);
+        match n {
+            0 | 1 | 2 | 8 => self.branch(n),
+            3 | 4 | 5 | 9 | 10 | 11 => self.looping(n),
+            6 | 7 | 12 | 13 | 20 => self.raise(n),
+            _ => self.other_control(n),
+        }
+    }
+
+    /// IF/ELSIF/ELSE, searched and simple CASE.
+    fn branch(&mut self, n: usize) -> String {
+        match n {
             0 | 1 => {
                 self.forms.insert(Form::If);
                 let c = self.condition();
@@ -664,6 +641,21 @@ impl Gen {
                     self.body()
                 )
             }
+            _ => {
+                self.forms.insert(Form::CaseSimple);
+                format!(
+                    "CASE :x WHEN 0 THEN\n{}WHEN 1 THEN\n{}ELSE\n{}END CASE;\n",
+                    self.body(),
+                    self.body(),
+                    self.body()
+                )
+            }
+        }
+    }
+
+    /// WHILE, FOR over a range, a query or an array, CONTINUE WHEN.
+    fn looping(&mut self, n: usize) -> String {
+        match n {
             3 => {
                 self.forms.insert(Form::While);
                 self.forms.insert(Form::Assign);
@@ -688,6 +680,43 @@ impl Gen {
                 s += &self.maybe_exit();
                 s + "END LOOP;\n"
             }
+            9 => {
+                self.forms.insert(Form::ForRange);
+                self.forms.insert(Form::ContinueWhen);
+                let c = self.condition();
+                format!(
+                    "FOR i IN 1..2 LOOP\n{}CONTINUE WHEN {c};\n{}END LOOP;\n",
+                    self.body(),
+                    self.body()
+                )
+            }
+            10 => {
+                self.forms.insert(Form::ForRangeQueryBounds);
+                let t = self.table();
+                format!(
+                    "FOR i IN 1..(SELECT count(*) FROM {t} WHERE a > :x) BY 2 LOOP\n{}END LOOP;\n",
+                    self.body()
+                )
+            }
+            _ => {
+                self.forms.insert(Form::ForArray);
+                let t = self.table();
+                let head = match self.dialect {
+                    Dialect::Sql => "FOR e IN ARRAY",
+                    Dialect::Plpgsql => "FOREACH e IN ARRAY",
+                };
+                // An empty array, not NULL: FOREACH refuses NULL.
+                format!(
+                    "{head} coalesce((SELECT array_agg(id) FROM {t} WHERE b = :x), '{{}}') LOOP\n{}END LOOP;\n",
+                    self.body()
+                )
+            }
+        }
+    }
+
+    /// RAISE at every level, SQLSTATE forms, ASSERT.
+    fn raise(&mut self, n: usize) -> String {
+        match n {
             6 => {
                 self.forms.insert(Form::RaiseException);
                 let c = self.condition();
@@ -712,46 +741,6 @@ impl Gen {
                 };
                 format!("RAISE {level} 'n %', (SELECT count(*) FROM {t} WHERE a > :x){using};\n")
             }
-            8 => {
-                self.forms.insert(Form::CaseSimple);
-                format!(
-                    "CASE :x WHEN 0 THEN\n{}WHEN 1 THEN\n{}ELSE\n{}END CASE;\n",
-                    self.body(),
-                    self.body(),
-                    self.body()
-                )
-            }
-            9 => {
-                self.forms.insert(Form::ForRange);
-                self.forms.insert(Form::ContinueWhen);
-                let c = self.condition();
-                format!(
-                    "FOR i IN 1..2 LOOP\n{}CONTINUE WHEN {c};\n{}END LOOP;\n",
-                    self.body(),
-                    self.body()
-                )
-            }
-            10 => {
-                self.forms.insert(Form::ForRangeQueryBounds);
-                let t = self.table();
-                format!(
-                    "FOR i IN 1..(SELECT count(*) FROM {t} WHERE a > :x) BY 2 LOOP\n{}END LOOP;\n",
-                    self.body()
-                )
-            }
-            11 => {
-                self.forms.insert(Form::ForArray);
-                let t = self.table();
-                let head = match self.dialect {
-                    Dialect::Sql => "FOR e IN ARRAY",
-                    Dialect::Plpgsql => "FOREACH e IN ARRAY",
-                };
-                // An empty array, not NULL: FOREACH refuses NULL.
-                format!(
-                    "{head} coalesce((SELECT array_agg(id) FROM {t} WHERE b = :x), '{{}}') LOOP\n{}END LOOP;\n",
-                    self.body()
-                )
-            }
             12 => {
                 self.forms.insert(Form::RaiseSqlstate);
                 let c = self.condition();
@@ -762,11 +751,18 @@ impl Gen {
                 ]);
                 format!("IF {c} THEN\n{raise};\nEND IF;\n")
             }
-            13 => {
+            _ => {
                 self.forms.insert(Form::Assert);
                 let t = self.table();
                 format!("ASSERT (SELECT count(*) FROM {t} WHERE b = :x) >= 0, 'never';\n")
             }
+        }
+    }
+
+    /// Assignments, COMMIT, routine calls, FOUND and ROW_COUNT idioms,
+    /// EXCEPTION blocks, comments; else a plain statement.
+    fn other_control(&mut self, n: usize) -> String {
+        match n {
             14 => {
                 self.forms.insert(Form::AssignQuery);
                 self.forms.insert(Form::Assign);
@@ -926,6 +922,17 @@ impl Gen {
             1 => *self.rng.pick(&[0, 2, 3, 4, 8, 26, 27, 29]),
             _ => self.rng.below(32),
         };
+        // One draw picks the statement; the families are functions of
+        // their own (choice 20 and above 31: DELETE … USING).
+        match choice {
+            0..=9 => self.plain_statement(choice, &t, k),
+            10..=19 => self.subquery_statement(choice, &t, &t2, k),
+            _ => self.other_statement(choice, &t, &t2, k),
+        }
+    }
+
+    /// Key and predicate reads, writes and inserts.
+    fn plain_statement(&mut self, choice: usize, t: &str, k: &str) -> String {
         match choice {
             0 => {
                 self.forms.insert(Form::KeySelect);
@@ -982,23 +989,29 @@ impl Gen {
             }
             6 => {
                 self.forms.insert(Form::KeyDelete);
-                self.note_cascade(&t);
+                self.note_cascade(t);
                 format!("DELETE FROM {t} WHERE id = {k};\n")
             }
             7 => {
                 self.forms.insert(Form::PredDelete);
-                self.note_cascade(&t);
+                self.note_cascade(t);
                 format!("DELETE FROM {t} WHERE a > :x + 1;\n")
             }
-            8 | 9 => {
+            _ => {
                 self.forms.insert(Form::InsertValues);
-                let (cols, vals) = self.insert_cols(&t);
-                let oc = self.on_conflict(&t);
+                let (cols, vals) = self.insert_cols(t);
+                let oc = self.on_conflict(t);
                 format!("INSERT INTO {t} ({cols}) VALUES ({vals}){oc};\n")
             }
+        }
+    }
+
+    /// Subqueries, CTEs, INSERT … SELECT, UPDATE … FROM.
+    fn subquery_statement(&mut self, choice: usize, t: &str, t2: &str, k: &str) -> String {
+        match choice {
             10 => {
                 self.forms.insert(Form::InsertSelect);
-                let oc = self.on_conflict(&t);
+                let oc = self.on_conflict(t);
                 if self
                     .tables
                     .iter()
@@ -1020,9 +1033,9 @@ impl Gen {
             13 => {
                 self.forms.insert(Form::SubqueryValues);
                 self.forms.insert(Form::InsertValues);
-                let (cols, vals) = self.insert_cols(&t);
+                let (cols, vals) = self.insert_cols(t);
                 let vals = vals.replacen(", ", &format!(", (SELECT count(*) FROM {t2}) + "), 1);
-                let oc = self.on_conflict(&t);
+                let oc = self.on_conflict(t);
                 format!("INSERT INTO {t} ({cols}) VALUES ({vals}){oc};\n")
             }
             14 => {
@@ -1061,12 +1074,18 @@ impl Gen {
                 };
                 format!("WITH w AS (UPDATE {t} SET a = a + 1 WHERE id = {k} RETURNING id, a)\nINSERT INTO {t2} (id, a, b) SELECT id + 3, a, 0 FROM w{oc};\n")
             }
-            19 => {
+            _ => {
                 self.forms.insert(Form::UpdateFrom);
                 format!(
                     "UPDATE {t} SET a = s.a + 1 FROM {t2} s WHERE {t}.id = s.id AND s.b = :x;\n"
                 )
             }
+        }
+    }
+
+    /// GROUP BY, joins, RETURNING, ON CONFLICT, functions, UNIQUE columns, DELETE … USING.
+    fn other_statement(&mut self, choice: usize, t: &str, t2: &str, k: &str) -> String {
+        match choice {
             21 => {
                 self.forms.insert(Form::GroupByHaving);
                 let v = self.new_var();
@@ -1086,12 +1105,12 @@ impl Gen {
             24 => {
                 self.forms.insert(Form::InsertValues);
                 self.forms.insert(Form::OnConflictWhere);
-                let (cols, vals) = self.insert_cols(&t);
+                let (cols, vals) = self.insert_cols(t);
                 format!("INSERT INTO {t} ({cols}) VALUES ({vals}) ON CONFLICT (id) DO UPDATE SET a = {t}.a + 1 WHERE {t}.b < (SELECT count(*) FROM {t2}) + 1;\n")
             }
             25 => {
                 self.forms.insert(Form::InsertWhereNotExists);
-                let (cols, vals) = self.insert_cols(&t);
+                let (cols, vals) = self.insert_cols(t);
                 let id = vals.split(", ").next().unwrap_or(":k").to_string();
                 format!("INSERT INTO {t} ({cols}) SELECT {vals} WHERE NOT EXISTS (SELECT 1 FROM {t} WHERE id = {id});\n")
             }
@@ -1137,18 +1156,18 @@ impl Gen {
                     _ => format!("UPDATE {t} SET b = {f}(a)::int WHERE id = {k};\n"),
                 }
             }
-            29 => self.upsert_unique(&t),
+            29 => self.upsert_unique(t),
             30 => {
                 self.forms.insert(Form::InsertValues);
                 self.forms.insert(Form::InsertUniqueColumn);
-                let (cols, vals) = self.insert_cols(&t);
+                let (cols, vals) = self.insert_cols(t);
                 let u = self.unique_value();
                 format!("INSERT INTO {t} ({cols}, u) VALUES ({vals}, {u});\n")
             }
             31 => {
                 self.forms.insert(Form::UpdateUniqueColumn);
                 let u = self.unique_value();
-                let col = if self.unique_index(&t) && self.rng.chance(50) {
+                let col = if self.unique_index(t) && self.rng.chance(50) {
                     "c"
                 } else {
                     "u"
@@ -1157,7 +1176,7 @@ impl Gen {
             }
             _ => {
                 self.forms.insert(Form::DeleteUsing);
-                self.note_cascade(&t);
+                self.note_cascade(t);
                 format!("DELETE FROM {t} USING {t2} s WHERE {t}.id = s.id AND s.a > :x + 1;\n")
             }
         }

@@ -1,17 +1,17 @@
 //! The front-end checked against the database it models (issue 15): a
-//! random `.sql` workload (`model::sqlgen`) is lowered and analysed, then
+//! random `.sql` workload (`sqlgen`) is lowered and analysed, then
 //! run on PostgreSQL in random interleavings at READ COMMITTED (`random`).
 //! A workload isolint calls robust must never show an outcome that no
 //! serial order gives: that would be a soundness bug. For the others, how
 //! often an anomaly is seen measures how often the static alarm is real.
 
-use super::random::{replay, RandomConfig, RandomReport};
-use super::server::Server;
-use crate::analysis::analyze;
-use crate::analysis::robustness::Method;
-use crate::model::error::{Diag, Result, SourceFile};
-use crate::model::settings::Settings;
-use crate::model::sqlgen::SqlWorkload;
+use crate::sqlgen::SqlWorkload;
+use isolint::analysis::analyze;
+use isolint::analysis::robustness::Method;
+use isolint::model::error::{Diag, Result, SourceFile};
+use isolint::model::settings::Settings;
+use isolint::replay::random::{replay, RandomConfig, RandomReport};
+use isolint::replay::server::Server;
 
 /// Generated workloads whose unfolded programs have more statement
 /// occurrences than this are skipped (counted, not analysed): nested loops
@@ -57,7 +57,7 @@ pub fn files(w: &SqlWorkload) -> (SourceFile, Vec<SourceFile>) {
 /// what the front-end models.
 pub fn check(server: &Server, w: &SqlWorkload, cfg: RandomConfig) -> Result<Check> {
     let (schema, programs) = files(w);
-    let loaded = crate::frontend::sql_dir::lower_texts(&schema, &programs)?;
+    let loaded = isolint::frontend::sql_dir::lower_texts(&schema, &programs)?;
     check_loaded(server, &loaded, w.seed, cfg)
 }
 
@@ -65,14 +65,14 @@ pub fn check(server: &Server, w: &SqlWorkload, cfg: RandomConfig) -> Result<Chec
 /// case under `tests/soundness/`).
 pub fn check_loaded(
     server: &Server,
-    loaded: &crate::frontend::Loaded,
+    loaded: &isolint::frontend::Loaded,
     seed: u64,
     cfg: RandomConfig,
 ) -> Result<Check> {
     let Some(sources) = &loaded.sources else {
         return Err(Diag::new("internal error: the lowering kept no sources"));
     };
-    let size: f64 = crate::analysis::unfold::plan(&loaded.workload)
+    let size: f64 = isolint::analysis::unfold::plan(&loaded.workload)
         .estimates
         .iter()
         .map(|e| e.total_occurrences())
