@@ -48,7 +48,7 @@ use std::collections::HashMap;
 
 use fixedbitset::FixedBitSet;
 
-use super::rules::{edge_kinds, fuw_blocked, rw_capable, Effective};
+use super::rules::{edge_kinds, fuw_blocked, rw_capable, Effective, InEdge, OutEdge};
 use super::unfold::{unfold_workload, Ltp, Mode};
 use crate::model::btp::{ConstraintKind, StmtType, Workload};
 use crate::model::schema::AttrSet;
@@ -101,6 +101,32 @@ impl SummaryGraph {
 
     pub fn out_edges(&self, v: usize) -> &[Edge] {
         &self.edges[self.out_start[v]..self.out_start[v + 1]]
+    }
+
+    /// What the dangerous-pair rule (`rules::pair`) reads of edge `i` as
+    /// the edge e3 into a pivot.
+    pub(crate) fn pair_in(&self, i: usize) -> InEdge {
+        let e = &self.edges[i];
+        InEdge {
+            counterflow: e.counterflow,
+            from_read: self.nodes[e.from as usize]
+                .types
+                .get(e.from_pos as usize)
+                .is_none_or(|t| t.starts_with_read()),
+            rw: self.rw.contains(i),
+            to_pos: e.to_pos,
+        }
+    }
+
+    /// What the dangerous-pair rule reads of edge `i` as the edge e4 out
+    /// of a pivot.
+    pub(crate) fn pair_out(&self, i: usize) -> OutEdge {
+        let e = &self.edges[i];
+        OutEdge {
+            counterflow: e.counterflow,
+            fuw: self.fuw.contains(i),
+            from_pos: e.from_pos,
+        }
     }
 
     /// Indices of the edges whose two ends are both in `mask` (all edges
