@@ -169,7 +169,7 @@ pub fn build_from_ltps(w: &Workload, ltps: Vec<Ltp>, settings: Settings) -> Summ
     }
 }
 
-fn make_nodes(w: &Workload, ltps: Vec<Ltp>) -> (Vec<Node>, Vec<Vec<usize>>) {
+pub(super) fn make_nodes(w: &Workload, ltps: Vec<Ltp>) -> (Vec<Node>, Vec<Vec<usize>>) {
     let mut program_nodes = vec![vec![]; w.programs.len()];
     for (i, l) in ltps.iter().enumerate() {
         program_nodes[l.program].push(i);
@@ -196,19 +196,19 @@ fn make_nodes(w: &Workload, ltps: Vec<Ltp>) -> (Vec<Node>, Vec<Vec<usize>>) {
 /// Classes are numbered per relation (dense), and the edge kinds of each
 /// class pair of a relation sit in a dense table: no hashing per
 /// occurrence pair.
-struct Occurrences {
-    class_list: Vec<Effective>,
+pub(super) struct Occurrences {
+    pub(super) class_list: Vec<Effective>,
     /// Per relation: occurrences (node, position, local class), in node
     /// and position order.
-    by_rel: Vec<Vec<(u32, u16, u32)>>,
+    pub(super) by_rel: Vec<Vec<(u32, u16, u32)>>,
     /// Per relation: local class → global class.
-    rel_classes: Vec<Vec<u32>>,
+    pub(super) rel_classes: Vec<Vec<u32>>,
     /// Per node: its occurrences as (relation, position, local class).
-    node_occ: Vec<Vec<(u32, u16, u32)>>,
+    pub(super) node_occ: Vec<Vec<(u32, u16, u32)>>,
 }
 
 impl Occurrences {
-    fn classify(w: &Workload, nodes: &[Node], settings: Settings) -> Occurrences {
+    pub(super) fn classify(w: &Workload, nodes: &[Node], settings: Settings) -> Occurrences {
         let nrel = w.schema.relations.len();
         let mut classes: HashMap<Effective, u32> = HashMap::new();
         let mut local_of: Vec<HashMap<u32, u32>> = vec![HashMap::new(); nrel];
@@ -255,7 +255,7 @@ impl Occurrences {
     /// bit 2 the non-counterflow edge may be an rw-antidependency from a
     /// non-writing operation (`rules::si`), bit 3 the counterflow edge is
     /// `rules::si::fuw_blocked`.
-    fn kind_tables(&self) -> Vec<Vec<u8>> {
+    pub(super) fn kind_tables(&self) -> Vec<Vec<u8>> {
         self.rel_classes
             .iter()
             .map(|cl| {
