@@ -5,7 +5,8 @@
 //! workload, graph build included) and `allocation::lowest` alone; for
 //! Auction(n), graph build and the type-II test. Prints Markdown rows.
 //!
-//! `cargo bench --bench scale -- 1000 3000 auction:4000`
+//! `cargo bench --bench scale -- 1000 3000 auction:4000`; `write:DIR:N`
+//! writes the N-program application to DIR for whole-process timings.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -37,6 +38,12 @@ fn main() {
     println!("| input | edges | load + build | analyze | check | allocate | lowest alone |");
     println!("|---|---|---|---|---|---|---|");
     for a in &args {
+        if let Some(spec) = a.strip_prefix("write:") {
+            let (dir, n) = spec.rsplit_once(':').expect("write:DIR:N");
+            common::app::write(std::path::Path::new(dir), 7, n.parse().expect("N"), 25)
+                .expect("write app");
+            continue;
+        }
         match a.strip_prefix("auction:") {
             Some(n) => auction_row(n.parse().expect("auction:N")),
             None => app_row(a.parse().expect("a program count")),

@@ -43,6 +43,7 @@ fn compare(w: &Workload, s: Settings, alloc: &Allocation) -> Result<(), TestCase
     // A random allocation, the lowest robust one, and each one-program
     // step below it: the boundary where SERIALIZABLE exemptions decide.
     let low = lowest(&g).allocation;
+    prop_assert_eq!(&b.lowest_levels(), &low);
     let mut allocs = vec![alloc.clone(), low.clone()];
     for p in 0..low.0.len() {
         if low.0[p] > Level::ReadCommitted {
@@ -126,9 +127,14 @@ fn blocks_equal_the_per_edge_graph_on_bundled_workloads() {
 #[test]
 fn auction_10000_from_blocks() {
     let n = 10_000u64;
-    let b = Blocks::build(&auction(n as usize), Settings::default());
+    let w = auction(n as usize);
+    let b = Blocks::build(&w, Settings::default());
     assert_eq!(b.nodes.len() as u64, 3 * n);
     assert_eq!(b.edge_counts(), (8 * n + 9 * n * n, n));
     assert!(b.is_robust(Method::TypeII));
     assert!(!b.is_robust(Method::TypeI));
+    // Robust under READ COMMITTED: the lowest allocation is all READ
+    // COMMITTED.
+    let rc = Allocation::uniform(w.programs.len(), Level::ReadCommitted);
+    assert_eq!(b.lowest_levels(), rc);
 }

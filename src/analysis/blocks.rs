@@ -224,26 +224,79 @@ impl Blocks {
         let ssi = |v: usize| level(v) == Level::Serializable;
         let pr = self.presence(&ssi);
         let has_nc = self.has_kind(&pr, 0);
-        let empty = vec![];
-        for (v, occ) in self.occ.node_occ.iter().enumerate() {
+        for v in 0..self.nodes.len() {
             let c = pr.comp[v];
             if c == NONE || !has_nc.0.contains(&c) {
                 continue;
             }
-            let mut inc: Incoming<Edge> = Incoming::default();
-            let mut out: Outgoing<Edge> = Outgoing::default();
-            for &(r, pos, cl) in occ {
-                for &other in pr.classes.get(&(c, r)).unwrap_or(&empty) {
-                    let p = pr.reps[&(c, r, other)];
-                    self.add_in(&mut inc, (v, pos, cl), r, other, p);
-                    self.add_out(&mut out, (v, pos, cl), r, other, p);
-                }
-            }
+            let (inc, out) = self.aggregates(&pr, v);
             if let Some(pair) = super::rules::dangerous_pair(level(v), &inc, &out) {
                 return Some(pair);
             }
         }
         None
+    }
+
+    /// Node v's aggregates over the edges inside its component.
+    fn aggregates(&self, pr: &Presence, v: usize) -> (Incoming<Edge>, Outgoing<Edge>) {
+        let c = pr.comp[v];
+        let mut inc: Incoming<Edge> = Incoming::default();
+        let mut out: Outgoing<Edge> = Outgoing::default();
+        for &(r, pos, cl) in &self.occ.node_occ[v] {
+            for &other in pr.classes.get(&(c, r)).into_iter().flatten() {
+                let p = pr.reps[&(c, r, other)];
+                self.add_in(&mut inc, (v, pos, cl), r, other, p);
+                self.add_out(&mut out, (v, pos, cl), r, other, p);
+            }
+        }
+        (inc, out)
+    }
+
+    /// The levels of `allocation::lowest` (without the witnesses), from
+    /// the blocks: a pivot dangerous at REPEATABLE READ is SERIALIZABLE,
+    /// and so is every P3 of an rw edge into it and every P5 of a
+    /// counterflow edge out of it not ruled out by first-updater-wins
+    /// (all occurrences of the class, in the component, that gives such
+    /// an edge); a pivot dangerous only at READ COMMITTED is REPEATABLE
+    /// READ (the argument is `allocation`'s module comment).
+    pub fn lowest_levels(&self) -> Allocation {
+        let pr = self.presence(&|_| false);
+        let has_nc = self.has_kind(&pr, 0);
+        let mut levels = vec![Level::ReadCommitted; self.program_nodes.len()];
+        let mut forced: std::collections::HashSet<(u32, u32, u32)> = Default::default();
+        let prog = |v: usize| self.nodes[v].ltp.program;
+        for v in 0..self.nodes.len() {
+            let c = pr.comp[v];
+            if c == NONE || !has_nc.0.contains(&c) {
+                continue;
+            }
+            let (inc, out) = self.aggregates(&pr, v);
+            let up = |l: &mut Level, to: Level| *l = (*l).max(to);
+            if super::rules::dangerous_pair(Level::RepeatableRead, &inc, &out).is_some() {
+                up(&mut levels[prog(v)], Level::Serializable);
+                for &(r, _, cl) in &self.occ.node_occ[v] {
+                    for &other in pr.classes.get(&(c, r)).into_iter().flatten() {
+                        let (k_in, k_out) = (self.kind(r, other, cl), self.kind(r, cl, other));
+                        let rw_in = k_in & 2 != 0 || k_in & 5 == 5;
+                        let cf_out = k_out & 2 != 0 && k_out & 8 == 0;
+                        if rw_in || cf_out {
+                            forced.insert((c, r, other));
+                        }
+                    }
+                }
+            } else if super::rules::dangerous_pair(Level::ReadCommitted, &inc, &out).is_some() {
+                up(&mut levels[prog(v)], Level::RepeatableRead);
+            }
+        }
+        for (u, occ) in self.occ.node_occ.iter().enumerate() {
+            if occ
+                .iter()
+                .any(|&(r, _, cl)| forced.contains(&(pr.comp[u], r, cl)))
+            {
+                levels[prog(u)] = Level::Serializable;
+            }
+        }
+        Allocation(levels)
     }
 
     /// Edges from class `ci` (present in v's component as `p`) into
