@@ -34,6 +34,7 @@
 
 use crate::analysis::graph::SummaryGraph;
 use crate::analysis::robustness::{components, is_robust_under, witness_through, Reason, Witness};
+use crate::analysis::rules::Pivots;
 use crate::model::isolation::{Allocation, Level};
 
 /// Why a program is above READ COMMITTED in the lowest allocation.
@@ -68,117 +69,39 @@ pub struct Lowest {
     pub raised: Vec<Raise>,
 }
 
-/// Per node, the first pair of each kind (edge indices).
-#[derive(Default, Clone, Copy)]
-struct NodePairs {
-    strong_in: Option<usize>,
-    /// An incoming edge that may be an rw-antidependency (`SummaryGraph::rw`).
-    si_in: Option<usize>,
-    latest_in: Option<usize>,
-    earliest_cf_out: Option<usize>,
-    /// A counterflow edge out that first-updater-wins does not rule out
-    /// at the snapshot levels (`SummaryGraph::fuw`).
-    si_cf_out: Option<usize>,
-}
-
 /// The lowest robust allocation for the programs of `g` (the module
 /// comment argues it is unique and below every robust allocation).
 pub fn lowest(g: &SummaryGraph) -> Lowest {
-    let n = g.nodes.len();
     let programs = g.program_nodes.len();
     let comp = components(g, None);
-    let mut has_nc = vec![false; n];
-    let mut pairs = vec![NodePairs::default(); n];
-    for u in 0..n {
-        let types = &g.nodes[u].types;
-        for i in g.out_start[u]..g.out_start[u + 1] {
-            let e = &g.edges[i];
-            let v = e.to as usize;
-            if comp[u] != comp[v] {
-                continue;
-            }
-            if !e.counterflow {
-                has_nc[comp[u] as usize] = true;
-            }
-            let strong = e.counterflow
-                || types
-                    .get(e.from_pos as usize)
-                    .is_none_or(|t| t.starts_with_read());
-            let p = &mut pairs[v];
-            if strong && p.strong_in.is_none() {
-                p.strong_in = Some(i);
-            }
-            if g.rw.contains(i) && p.si_in.is_none() {
-                p.si_in = Some(i);
-            }
-            if p.latest_in.is_none_or(|j| g.edges[j].to_pos < e.to_pos) {
-                p.latest_in = Some(i);
-            }
-            let q = &mut pairs[u];
-            if e.counterflow
-                && q.earliest_cf_out
-                    .is_none_or(|j| g.edges[j].from_pos > e.from_pos)
-            {
-                q.earliest_cf_out = Some(i);
-            }
-            if e.counterflow && !g.fuw.contains(i) && q.si_cf_out.is_none() {
-                q.si_cf_out = Some(i);
-            }
-        }
-    }
-    let reason = |inc: usize| {
-        if g.edges[inc].counterflow {
-            Reason::AdjacentCounterflow
-        } else {
-            Reason::IncomingFromRead
-        }
-    };
+    // SERIALIZABLE exemptions are decided below, edge by edge: the
+    // aggregates are read as if no program were SERIALIZABLE.
+    let pivots = Pivots::of_graph(g, &comp, |_| false);
     let prog = |v: usize| g.nodes[v].ltp.program;
     let mut levels = vec![Level::ReadCommitted; programs];
     let mut why: Vec<Option<(Cause, Witness)>> = vec![None; programs];
     let mut ssi_pivots = vec![];
     let mut outs = std::collections::HashMap::new();
-    for v in 0..n {
-        if !has_nc[comp[v] as usize] {
-            continue;
-        }
-        let p = pairs[v];
-        let Some(out) = p.earliest_cf_out else {
-            continue;
-        };
+    for v in 0..g.nodes.len() {
         let pv = prog(v);
-        if let (Some(inc), Some(si_out)) = (p.si_in, p.si_cf_out) {
-            // SI-dangerous: v must be SERIALIZABLE.
-            ssi_pivots.push(v);
-            if levels[pv] < Level::Serializable {
-                levels[pv] = Level::Serializable;
-                why[pv] = Some((
-                    Cause::Pivot,
-                    witness_through(g, &comp, &mut outs, (inc, si_out), reason(inc)),
-                ));
-            }
-        } else if let Some(inc) = p.strong_in.or(p
-            .latest_in
-            .filter(|&inc| g.edges[out].from_pos < g.edges[inc].to_pos))
-        {
-            // RC-dangerous only: v must be at least REPEATABLE READ.
-            if levels[pv] < Level::RepeatableRead {
-                levels[pv] = Level::RepeatableRead;
-                why[pv] = Some((
-                    Cause::Pivot,
-                    witness_through(
-                        g,
-                        &comp,
-                        &mut outs,
-                        (inc, out),
-                        if p.strong_in == Some(inc) {
-                            reason(inc)
-                        } else {
-                            Reason::OutgoingBeforeIncoming
-                        },
-                    ),
-                ));
-            }
+        // Dangerous at REPEATABLE READ (SI-dangerous): v must be
+        // SERIALIZABLE; dangerous at READ COMMITTED only: at least
+        // REPEATABLE READ.
+        let (level, (inc, out, reason)) =
+            if let Some(p) = pivots.at(&comp, v, Level::RepeatableRead) {
+                ssi_pivots.push(v);
+                (Level::Serializable, p)
+            } else if let Some(p) = pivots.at(&comp, v, Level::ReadCommitted) {
+                (Level::RepeatableRead, p)
+            } else {
+                continue;
+            };
+        if levels[pv] < level {
+            levels[pv] = level;
+            why[pv] = Some((
+                Cause::Pivot,
+                witness_through(g, &comp, &mut outs, (inc, out), reason),
+            ));
         }
     }
     // Every P3 of a strong edge into, and every P5 of a counterflow edge
@@ -190,12 +113,12 @@ pub fn lowest(g: &SummaryGraph) -> Lowest {
     let rw_in = rw_edges_into(g, &comp, &ssi_pivots);
     for &v in &ssi_pivots {
         let pv = prog(v);
-        let Some(out) = pairs[v].si_cf_out else {
+        let (Some(out), Some((strong, _))) = (pivots.out[v].si_cf, pivots.inc[v].rw) else {
             continue;
         };
-        let Some(strong) = pairs[v].si_in else {
-            continue;
-        };
+        // Each such pair is SI-dangerous (an rw edge in, a counterflow
+        // edge out not ruled out by first-updater-wins).
+        let reason = |i: usize| Reason::strong(g.edges[i].counterflow);
         let mut force = |p: usize, inc: usize, out: usize, levels: &mut Vec<Level>| {
             if levels[p] < Level::Serializable {
                 levels[p] = Level::Serializable;

@@ -48,7 +48,7 @@ use std::collections::HashMap;
 
 use fixedbitset::FixedBitSet;
 
-use super::rules::{edge_kinds, fuw_blocked, rw_capable, Effective};
+use super::rules::{edge_kinds, fuw_blocked, rw_capable, Effective, InEdge, OutEdge};
 use super::unfold::{unfold_workload, Ltp, Mode};
 use crate::model::btp::{ConstraintKind, Held, StmtType, Workload};
 use crate::model::schema::AttrSet;
@@ -103,6 +103,32 @@ impl SummaryGraph {
         &self.edges[self.out_start[v]..self.out_start[v + 1]]
     }
 
+    /// What the dangerous-pair rule (`rules::pair`) reads of edge `i` as
+    /// the edge e3 into a pivot.
+    pub(crate) fn pair_in(&self, i: usize) -> InEdge {
+        let e = &self.edges[i];
+        InEdge {
+            counterflow: e.counterflow,
+            from_read: self.nodes[e.from as usize]
+                .types
+                .get(e.from_pos as usize)
+                .is_none_or(|t| t.starts_with_read()),
+            rw: self.rw.contains(i),
+            to_pos: e.to_pos,
+        }
+    }
+
+    /// What the dangerous-pair rule reads of edge `i` as the edge e4 out
+    /// of a pivot.
+    pub(crate) fn pair_out(&self, i: usize) -> OutEdge {
+        let e = &self.edges[i];
+        OutEdge {
+            counterflow: e.counterflow,
+            fuw: self.fuw.contains(i),
+            from_pos: e.from_pos,
+        }
+    }
+
     /// Indices of the edges whose two ends are both in `mask` (all edges
     /// without a mask). Visits only the masked nodes' out-edges, so a test
     /// on a small subset of a large graph is cheap.
@@ -143,7 +169,7 @@ pub fn build_from_ltps(w: &Workload, ltps: Vec<Ltp>, settings: Settings) -> Summ
     }
 }
 
-fn make_nodes(w: &Workload, ltps: Vec<Ltp>) -> (Vec<Node>, Vec<Vec<usize>>) {
+pub(super) fn make_nodes(w: &Workload, ltps: Vec<Ltp>) -> (Vec<Node>, Vec<Vec<usize>>) {
     let mut program_nodes = vec![vec![]; w.programs.len()];
     for (i, l) in ltps.iter().enumerate() {
         program_nodes[l.program].push(i);
@@ -170,19 +196,19 @@ fn make_nodes(w: &Workload, ltps: Vec<Ltp>) -> (Vec<Node>, Vec<Vec<usize>>) {
 /// Classes are numbered per relation (dense), and the edge kinds of each
 /// class pair of a relation sit in a dense table: no hashing per
 /// occurrence pair.
-struct Occurrences {
-    class_list: Vec<Effective>,
+pub(super) struct Occurrences {
+    pub(super) class_list: Vec<Effective>,
     /// Per relation: occurrences (node, position, local class), in node
     /// and position order.
-    by_rel: Vec<Vec<(u32, u16, u32)>>,
+    pub(super) by_rel: Vec<Vec<(u32, u16, u32)>>,
     /// Per relation: local class → global class.
-    rel_classes: Vec<Vec<u32>>,
+    pub(super) rel_classes: Vec<Vec<u32>>,
     /// Per node: its occurrences as (relation, position, local class).
-    node_occ: Vec<Vec<(u32, u16, u32)>>,
+    pub(super) node_occ: Vec<Vec<(u32, u16, u32)>>,
 }
 
 impl Occurrences {
-    fn classify(w: &Workload, nodes: &[Node], settings: Settings) -> Occurrences {
+    pub(super) fn classify(w: &Workload, nodes: &[Node], settings: Settings) -> Occurrences {
         let nrel = w.schema.relations.len();
         let mut classes: HashMap<Effective, u32> = HashMap::new();
         let mut local_of: Vec<HashMap<u32, u32>> = vec![HashMap::new(); nrel];
@@ -229,7 +255,7 @@ impl Occurrences {
     /// bit 2 the non-counterflow edge may be an rw-antidependency from a
     /// non-writing operation (`rules::si`), bit 3 the counterflow edge is
     /// `rules::si::fuw_blocked`.
-    fn kind_tables(&self) -> Vec<Vec<u8>> {
+    pub(super) fn kind_tables(&self) -> Vec<Vec<u8>> {
         self.rel_classes
             .iter()
             .map(|cl| {

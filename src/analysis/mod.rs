@@ -9,6 +9,7 @@
 //! for people (progress goes through the `progress` trait).
 
 pub mod allocation;
+pub mod blocks;
 pub mod explorer;
 pub mod findings;
 pub mod graph;

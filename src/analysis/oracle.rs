@@ -10,18 +10,17 @@
 //! **Why groups lose nothing.** Both tests in `robustness` look at an edge
 //! only through (a) whether its two ends are in one strongly connected
 //! component of the (masked) graph, which depends on the node pair alone,
-//! and (b) aggregates over the edges of an SCC: whether some edge is
-//! non-counterflow (per component), whether some edge entering v is
-//! counterflow or starts with a read (`strong_in`), the largest `to_pos`
-//! of an edge entering v (`latest_in`), the smallest `from_pos` of a
-//! counterflow edge leaving u (`earliest_cf_out`), and (type I) whether
-//! some edge is counterflow. Each aggregate is an OR, max or min over
-//! edges, so it equals the same OR/max/min over groups of the per-group
-//! OR/max/min. A mask removes whole groups (a node mask removes every
-//! group at a masked node; a tag mask removes every group with that tag),
-//! so the aggregates of a masked graph are those of its remaining groups,
-//! and the verdict is `robustness::find`'s verdict, decided the same way
-//! per node. `tests/oracle.rs` checks this against `is_robust` on random
+//! and (b) whether some edge of an SCC is non-counterflow, and the
+//! dangerous-pair aggregates of `rules::pair` (`Incoming`, `Outgoing`)
+//! of each node, or (type I) whether some edge is counterflow. Each
+//! aggregate is an OR, max or min over edges, so it equals the same
+//! OR/max/min over groups of the per-group aggregates (`merge`, checked
+//! against adding edge by edge in `rules::pair`'s test). A mask removes
+//! whole groups (a node mask removes every group at a masked node; a tag
+//! mask removes every group with that tag), so the aggregates of a masked
+//! graph are those of its remaining groups, and the verdict is
+//! `robustness::find`'s verdict, decided by the same `dangerous_pair` per
+//! node. `tests/oracle.rs` checks this against `is_robust` on random
 //! workloads and masks.
 //!
 //! Each group keeps one representative edge per aggregate, so a dangerous
@@ -31,44 +30,36 @@ use std::collections::{HashMap, VecDeque};
 
 use fixedbitset::FixedBitSet;
 
-use crate::analysis::graph::{Edge, SummaryGraph};
+use crate::analysis::graph::SummaryGraph;
 use crate::analysis::robustness::Method;
+use crate::analysis::rules::{dangerous_pair, Incoming, Outgoing};
 use crate::analysis::scc::tarjan;
+use crate::model::isolation::Level;
 
 /// Tag of edges no tag mask removes.
 pub const UNTAGGED: u32 = u32::MAX;
 const NONE: u32 = u32::MAX;
 
-/// The edges from one node to one node with one tag, summarised.
+/// The edges from one node to one node with one tag, summarised: the
+/// dangerous-pair aggregates (`rules::pair`) of its edges, as the edge
+/// into the target and out of the source.
 #[derive(Debug, Clone, Copy)]
 struct Group {
     to: u32,
     tag: u32,
-    /// Some edge is not counterflow (`rep_nc`).
-    nc: bool,
-    /// Some edge is counterflow or leaves a statement that starts with a
-    /// read (`rep_strong`).
-    strong: bool,
-    /// Largest `to_pos` (`rep_latest`).
-    max_to_pos: u16,
-    /// Smallest `from_pos` of a counterflow edge, `u16::MAX` if none
-    /// (`rep_cf`).
-    min_cf_from: u16,
+    /// A non-counterflow edge, or `NONE`.
     rep_nc: u32,
-    rep_strong: u32,
-    /// Some edge may be an rw-antidependency (`SummaryGraph::rw`; the
-    /// snapshot test's incoming edge), `rep_si`, or `NONE`.
-    rep_si: u32,
-    rep_latest: u32,
-    rep_cf: u32,
-    /// A counterflow edge not ruled out at the snapshot levels
-    /// (`SummaryGraph::fuw`), or `NONE`.
-    rep_cf_si: u32,
+    inc: Incoming<u32>,
+    out: Outgoing<u32>,
 }
 
 impl Group {
-    fn has_cf(&self) -> bool {
-        self.rep_cf != NONE
+    fn nc(&self) -> bool {
+        self.rep_nc != NONE
+    }
+    /// A counterflow edge, if any.
+    fn cf(&self) -> Option<u32> {
+        self.out.earliest_cf.map(|(_, e)| e)
     }
 }
 
@@ -79,26 +70,16 @@ pub struct Compact {
     groups: Vec<Group>,
 }
 
-/// A dangerous pair found in one SCC, as group indices.
+/// A step of a cycle: a group and the edge of it the cycle uses.
+type Step = (u32, u32);
+
+/// A dangerous pair found in one SCC: e3 and e4 as steps (type I: one
+/// step, a counterflow edge, twice).
 #[derive(Debug, Clone, Copy)]
 struct Found {
     comp: u32,
-    /// Type II: the group of e3 (into v) and of e4 (counterflow, out of
-    /// v), with which representative of e3's group qualifies. Type I:
-    /// `first == second`, a group with a counterflow edge.
-    first: u32,
-    first_rep: Rep,
-    second: u32,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Rep {
-    Strong,
-    Si,
-    Latest,
-    Cf,
-    CfSi,
-    Path,
+    first: Step,
+    second: Step,
 }
 
 /// Node and tag masks of one test; `None` = everything present.
@@ -159,16 +140,13 @@ impl Compact {
                     }
                     gi
                 };
-                let strong =
-                    e.counterflow || g.nodes[u].types[e.from_pos as usize].starts_with_read();
-                add(
-                    &mut groups[gi as usize],
-                    e,
-                    i as u32,
-                    strong,
-                    g.rw.contains(i),
-                    g.fuw.contains(i),
-                );
+                let gr = &mut groups[gi as usize];
+                if !e.counterflow && gr.rep_nc == NONE {
+                    gr.rep_nc = i as u32;
+                }
+                // The levels of P3 and P5 are merged in by `find`.
+                gr.inc.add(g.pair_in(i), false, i as u32);
+                gr.out.add(g.pair_out(i), false, i as u32);
             }
         }
         row.push(groups.len() as u32);
@@ -207,115 +185,80 @@ impl Compact {
     /// `robustness::find` over groups: per SCC the first dangerous pair.
     fn find(&self, view: View, method: Method, stop_at_first: bool) -> Outcome {
         let comp = self.components(view);
-        let n = self.n;
+        let found = if method == Method::TypeI {
+            self.find_type_i(view, &comp, stop_at_first)
+        } else {
+            self.find_pairs(view, &comp, method.level(), stop_at_first)
+        };
+        Outcome { comp, found }
+    }
+
+    /// Type I: per SCC, the first group with a counterflow edge inside it.
+    fn find_type_i(&self, view: View, comp: &[u32], stop_at_first: bool) -> Vec<Found> {
         let mut found = vec![];
-        let inside = |u: usize, g: &Group| comp[u] != NONE && comp[u] == comp[g.to as usize];
-        let active = |u: usize| comp[u] != NONE;
-        if method == Method::TypeI {
-            let mut done = FixedBitSet::with_capacity(n);
-            for u in (0..n).filter(|&u| active(u)) {
-                for gi in self.out(u) {
-                    let g = &self.groups[gi];
-                    if g.has_cf() && view.group(g) && inside(u, g) && !done.put(comp[u] as usize) {
-                        found.push(Found {
-                            comp: comp[u],
-                            first: gi as u32,
-                            first_rep: Rep::Cf,
-                            second: gi as u32,
-                        });
-                        if stop_at_first {
-                            return Outcome { comp, found };
-                        }
+        let mut done = FixedBitSet::with_capacity(self.n);
+        for u in (0..self.n).filter(|&u| comp[u] != NONE) {
+            for gi in self.out(u) {
+                let g = &self.groups[gi];
+                let Some(e) = g.cf() else { continue };
+                if view.group(g) && comp[u] == comp[g.to as usize] && !done.put(comp[u] as usize) {
+                    let step = (gi as u32, e);
+                    found.push(Found {
+                        comp: comp[u],
+                        first: step,
+                        second: step,
+                    });
+                    if stop_at_first {
+                        return found;
                     }
                 }
             }
-            return Outcome { comp, found };
         }
+        found
+    }
+
+    /// Type II, every node at `level`: the groups' aggregates merged per
+    /// node, then `rules::dangerous_pair` per node.
+    fn find_pairs(&self, view: View, comp: &[u32], level: Level, stop: bool) -> Vec<Found> {
+        let n = self.n;
         let mut has_nc = FixedBitSet::with_capacity(n);
-        let mut strong_in = vec![NONE; n];
-        let mut latest_in = vec![NONE; n];
-        let mut earliest_cf_out = vec![NONE; n];
-        for u in (0..n).filter(|&u| active(u)) {
+        let mut inc: Vec<Incoming<Step>> = vec![Incoming::default(); n];
+        let mut out: Vec<Outgoing<Step>> = vec![Outgoing::default(); n];
+        let ssi = level == Level::Serializable;
+        for u in (0..n).filter(|&u| comp[u] != NONE) {
             for gi in self.out(u) {
                 let g = &self.groups[gi];
-                if !view.group(g) || !inside(u, g) {
+                if !view.group(g) || comp[u] != comp[g.to as usize] {
                     continue;
                 }
-                let v = g.to as usize;
-                if g.nc {
+                if g.nc() {
                     has_nc.insert(comp[u] as usize);
                 }
-                // Snapshot: only an edge that may be an rw-antidependency
-                // counts (docs/allocation.md).
-                let strong = if method == Method::Snapshot {
-                    g.rep_si != NONE
-                } else {
-                    g.strong
-                };
-                if strong && strong_in[v] == NONE {
-                    strong_in[v] = gi as u32;
-                }
-                if latest_in[v] == NONE
-                    || self.groups[latest_in[v] as usize].max_to_pos < g.max_to_pos
-                {
-                    latest_in[v] = gi as u32;
-                }
-                // Snapshot: the position of e4 does not matter, only that
-                // first-updater-wins does not rule it out.
-                let cf_ok = if method == Method::Snapshot {
-                    g.rep_cf_si != NONE
-                } else {
-                    g.has_cf()
-                };
-                if cf_ok
-                    && (earliest_cf_out[u] == NONE
-                        || self.groups[earliest_cf_out[u] as usize].min_cf_from > g.min_cf_from)
-                {
-                    earliest_cf_out[u] = gi as u32;
-                }
+                let gi = gi as u32;
+                inc[g.to as usize].merge(&g.inc, ssi, |e| (gi, e));
+                out[u].merge(&g.out, ssi, |e| (gi, e));
             }
         }
+        let mut found = vec![];
         let mut done = FixedBitSet::with_capacity(n);
         for v in 0..n {
             let c = comp[v];
             if c == NONE || !has_nc.contains(c as usize) || done.contains(c as usize) {
                 continue;
             }
-            let out = earliest_cf_out[v];
-            if out == NONE {
-                continue;
-            }
-            let pair = if strong_in[v] != NONE {
-                let rep = if method == Method::Snapshot {
-                    Rep::Si
-                } else {
-                    Rep::Strong
-                };
-                Some((strong_in[v], rep))
-            } else if method == Method::Snapshot {
-                // Under snapshot isolation only a strong incoming edge
-                // makes a pair dangerous (docs/allocation.md).
-                None
-            } else {
-                let inc = latest_in[v];
-                (inc != NONE
-                    && self.groups[out as usize].min_cf_from < self.groups[inc as usize].max_to_pos)
-                    .then_some((inc, Rep::Latest))
-            };
-            if let Some((inc, rep)) = pair {
+            if let Some((first, second, _)) = dangerous_pair(level, &inc[v], &out[v]) {
                 done.insert(c as usize);
                 found.push(Found {
                     comp: c,
-                    first: inc,
-                    first_rep: rep,
-                    second: out,
+                    first,
+                    second,
                 });
-                if stop_at_first {
+                if stop {
                     break;
                 }
             }
         }
-        Outcome { comp, found }
+        found
     }
 
     /// One dangerous cycle per SCC of the view that has one, as real edges
@@ -349,22 +292,14 @@ impl Compact {
         f: &Found,
         method: Method,
     ) -> Cycle {
-        let mut steps: Vec<(u32, Rep)> = vec![(f.first, f.first_rep)];
+        let mut steps: Vec<Step> = vec![f.first];
         if method != Method::TypeI {
-            let rep = if method == Method::Snapshot {
-                Rep::CfSi
-            } else {
-                Rep::Cf
-            };
-            steps.push((f.second, rep));
+            steps.push(f.second);
         }
-        let source = self.source_of(f.first);
+        let source = self.source_of(f.first.0);
         let end = self.groups[steps[steps.len() - 1].0 as usize].to;
         let back = self.path(view, comp, f.comp, end, source);
-        let nc_on = |s: &[(u32, Rep)]| {
-            s.iter()
-                .any(|&(gi, rep)| !g.edges[self.rep(gi, rep)].counterflow)
-        };
+        let nc_on = |s: &[Step]| s.iter().any(|&(_, e)| !g.edges[e as usize].counterflow);
         if method == Method::TypeI || nc_on(&steps) || nc_on(&back) {
             steps.extend(back);
         } else {
@@ -376,12 +311,12 @@ impl Compact {
                 .flat_map(|u| self.out(u).map(move |gi| (u, gi)))
                 .find(|&(_, gi)| {
                     let gr = &self.groups[gi];
-                    gr.nc && view.group(gr) && comp[gr.to as usize] == f.comp
+                    gr.nc() && view.group(gr) && comp[gr.to as usize] == f.comp
                 });
             match nc {
                 Some((u, gi)) => {
                     steps.extend(self.path(view, comp, f.comp, end, u as u32));
-                    steps.push((gi as u32, Rep::Path));
+                    steps.push((gi as u32, self.groups[gi].rep_nc));
                     let to = self.groups[gi].to;
                     steps.extend(self.path(view, comp, f.comp, to, source));
                 }
@@ -398,25 +333,23 @@ impl Compact {
         tags.sort_unstable();
         tags.dedup();
         Cycle {
-            edges: steps.iter().map(|&(gi, rep)| self.rep(gi, rep)).collect(),
+            edges: steps.iter().map(|&(_, e)| e as usize).collect(),
             tags,
         }
     }
 
-    /// The edge a step of a cycle uses.
-    fn rep(&self, gi: u32, rep: Rep) -> usize {
+    /// The edge a step on the way back uses: any will do; a
+    /// non-counterflow one is never removed by a promotion.
+    fn path_step(&self, gi: u32) -> Step {
         let g = &self.groups[gi as usize];
-        (match rep {
-            Rep::Strong => g.rep_strong,
-            Rep::Si => g.rep_si,
-            Rep::Latest => g.rep_latest,
-            Rep::Cf => g.rep_cf,
-            Rep::CfSi => g.rep_cf_si,
-            // Any edge will do on the way back; a non-counterflow one is
-            // never removed by a promotion.
-            Rep::Path if g.nc => g.rep_nc,
-            Rep::Path => g.rep_cf,
-        }) as usize
+        (
+            gi,
+            if g.nc() {
+                g.rep_nc
+            } else {
+                g.cf().unwrap_or(NONE)
+            },
+        )
     }
 
     fn source_of(&self, gi: u32) -> u32 {
@@ -425,7 +358,7 @@ impl Compact {
     }
 
     /// Steps from `a` to `b` inside component `c` (empty if a == b).
-    fn path(&self, view: View, comp: &[u32], c: u32, a: u32, b: u32) -> Vec<(u32, Rep)> {
+    fn path(&self, view: View, comp: &[u32], c: u32, a: u32, b: u32) -> Vec<Step> {
         if a == b {
             return vec![];
         }
@@ -441,7 +374,7 @@ impl Compact {
                 if !view.group(g) || comp[v] != c {
                     continue;
                 }
-                let w = u32::from(!(g.nc || g.tag == UNTAGGED));
+                let w = u32::from(!(g.nc() || g.tag == UNTAGGED));
                 let d = dist[u as usize] + w;
                 if d < dist[v] {
                     dist[v] = d;
@@ -461,7 +394,7 @@ impl Compact {
             if gi == NONE {
                 return vec![];
             }
-            steps.push((gi, Rep::Path));
+            steps.push(self.path_step(gi));
             at = self.source_of(gi);
         }
         steps.reverse();
@@ -482,40 +415,8 @@ fn new_group(to: u32, tag: u32) -> Group {
     Group {
         to,
         tag,
-        nc: false,
-        strong: false,
-        max_to_pos: 0,
-        min_cf_from: u16::MAX,
         rep_nc: NONE,
-        rep_strong: NONE,
-        rep_si: NONE,
-        rep_latest: NONE,
-        rep_cf: NONE,
-        rep_cf_si: NONE,
-    }
-}
-
-fn add(g: &mut Group, e: &Edge, i: u32, strong: bool, rw: bool, fuw: bool) {
-    if rw && g.rep_si == NONE {
-        g.rep_si = i;
-    }
-    if e.counterflow && !fuw && g.rep_cf_si == NONE {
-        g.rep_cf_si = i;
-    }
-    if !e.counterflow && !g.nc {
-        g.nc = true;
-        g.rep_nc = i;
-    }
-    if strong && !g.strong {
-        g.strong = true;
-        g.rep_strong = i;
-    }
-    if g.rep_latest == NONE || e.to_pos > g.max_to_pos {
-        g.max_to_pos = e.to_pos;
-        g.rep_latest = i;
-    }
-    if e.counterflow && (g.rep_cf == NONE || e.from_pos < g.min_cf_from) {
-        g.min_cf_from = e.from_pos;
-        g.rep_cf = i;
+        inc: Incoming::default(),
+        out: Outgoing::default(),
     }
 }

@@ -21,6 +21,7 @@ use std::collections::VecDeque;
 use fixedbitset::FixedBitSet;
 
 use crate::analysis::graph::{Edge, SummaryGraph};
+use crate::analysis::rules::{dangerous, Pivots};
 use crate::analysis::scc::tarjan;
 use crate::model::isolation::{Allocation, Level};
 
@@ -49,20 +50,7 @@ impl Method {
     }
 }
 
-/// Why the distinguished adjacent pair of a witness makes it dangerous.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reason {
-    /// Two adjacent counterflow edges (Theorem 6.4, first condition).
-    AdjacentCounterflow,
-    /// Ordered-counterflow pair: the counterflow edge leaves P4 from a
-    /// statement before the one the incoming edge enters.
-    OutgoingBeforeIncoming,
-    /// Ordered-counterflow pair: the incoming edge starts at a key sel,
-    /// pred sel, pred upd or pred del (an R- or PR-operation).
-    IncomingFromRead,
-    /// Type-I method: the cycle contains a counterflow edge.
-    Counterflow,
-}
+pub use crate::analysis::rules::Reason;
 
 /// A dangerous closed walk in the summary graph.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -135,156 +123,60 @@ fn find_test(
     stop_at_first: bool,
 ) -> (Vec<u32>, Vec<Found>) {
     let comp = components(g, mask);
-    let inside = |e: &Edge| {
-        let c = comp[e.from as usize];
-        c != u32::MAX && c == comp[e.to as usize]
+    let found = match test {
+        Test::Method(Method::TypeI) => find_type_i(g, mask, &comp, stop_at_first),
+        // The level of node v (docs/allocation.md): TypeII is everything
+        // at READ COMMITTED, Snapshot everything at REPEATABLE READ.
+        Test::Method(m) => find_pairs(g, &comp, |_| m.level(), stop_at_first),
+        Test::Levels(l) => find_pairs(g, &comp, |v| l[v], stop_at_first),
     };
-    let mut found: Vec<Found> = vec![];
+    (comp, found)
+}
+
+/// Type I: per SCC, the first counterflow edge inside it.
+fn find_type_i(g: &SummaryGraph, mask: Mask, comp: &[u32], stop_at_first: bool) -> Vec<Found> {
+    let mut found = vec![];
     let mut done = FixedBitSet::with_capacity(g.nodes.len());
-    if let Test::Method(Method::TypeI) = test {
-        for i in g.edges_within(mask) {
-            let e = &g.edges[i];
-            if e.counterflow && inside(e) && !done.put(comp[e.from as usize] as usize) {
-                found.push(Found {
-                    comp: comp[e.from as usize],
-                    first: i,
-                    second: i,
-                    reason: Reason::Counterflow,
-                });
-                if stop_at_first {
-                    break;
-                }
-            }
-        }
-        return (comp, found);
-    }
-    // The level of node v (docs/allocation.md): TypeII is everything at
-    // READ COMMITTED, Snapshot everything at REPEATABLE READ.
-    let level = |v: usize| match test {
-        Test::Levels(l) => l[v],
-        Test::Method(m) => m.level(),
-    };
-    let ssi = |v: usize| level(v) == Level::Serializable;
-    let n = g.nodes.len();
-    let mut has_nc = FixedBitSet::with_capacity(n);
-    // Per node v: an incoming edge that is counterflow or from a read;
-    // the incoming edge entering the latest statement; the outgoing
-    // counterflow edge leaving the earliest statement.
-    let mut strong_in: Vec<Option<usize>> = vec![None; n];
-    let mut latest_in: Vec<Option<usize>> = vec![None; n];
-    let mut earliest_cf_out: Vec<Option<usize>> = vec![None; n];
-    // Snapshot levels: an incoming edge that may be an rw-antidependency
-    // (`SummaryGraph::rw`), any, and from a program that is not
-    // SERIALIZABLE; a counterflow edge to such a program (the SSI
-    // exemption needs all three SERIALIZABLE).
-    let mut si_in: Vec<Option<usize>> = vec![None; n];
-    let mut si_in_plain: Vec<Option<usize>> = vec![None; n];
-    let mut cf_out_plain: Vec<Option<usize>> = vec![None; n];
-    // Snapshot levels: a counterflow edge out that first-updater-wins does
-    // not rule out (`SummaryGraph::fuw`, docs/allocation.md Lemma 3).
-    let mut si_cf_out: Vec<Option<usize>> = vec![None; n];
-    // Latest to_pos of latest_in, earliest from_pos of earliest_cf_out,
-    // kept beside them so the pass reads each edge once, in edge order
-    // (source node by source node, as `edges_within` visits them).
-    let mut latest_pos: Vec<u16> = vec![0; n];
-    let mut earliest_pos: Vec<u16> = vec![0; n];
-    for u in 0..n {
-        let cu = comp[u];
-        if cu == u32::MAX {
-            continue;
-        }
-        let types = &g.nodes[u].types;
-        for i in g.out_start[u]..g.out_start[u + 1] {
-            let e = &g.edges[i];
-            let v = e.to as usize;
-            // Excluded targets have comp u32::MAX ≠ cu.
-            if comp[v] != cu {
-                continue;
-            }
-            if !e.counterflow {
-                has_nc.insert(cu as usize);
-            }
-            if strong_in[v].is_none()
-                && (e.counterflow
-                    || types
-                        .get(e.from_pos as usize)
-                        .is_none_or(|t| t.starts_with_read()))
-            {
-                strong_in[v] = Some(i);
-            }
-            if g.rw.contains(i) {
-                if si_in[v].is_none() {
-                    si_in[v] = Some(i);
-                }
-                if si_in_plain[v].is_none() && !ssi(u) {
-                    si_in_plain[v] = Some(i);
-                }
-            }
-            if latest_in[v].is_none() || latest_pos[v] < e.to_pos {
-                latest_in[v] = Some(i);
-                latest_pos[v] = e.to_pos;
-            }
-            if e.counterflow && (earliest_cf_out[u].is_none() || earliest_pos[u] > e.from_pos) {
-                earliest_cf_out[u] = Some(i);
-                earliest_pos[u] = e.from_pos;
-            }
-            let snapshot_cf = e.counterflow && !g.fuw.contains(i);
-            if snapshot_cf && si_cf_out[u].is_none() {
-                si_cf_out[u] = Some(i);
-            }
-            if snapshot_cf && cf_out_plain[u].is_none() && !ssi(v) {
-                cf_out_plain[u] = Some(i);
+    for i in g.edges_within(mask) {
+        let e = &g.edges[i];
+        let c = comp[e.from as usize];
+        if e.counterflow && c != u32::MAX && c == comp[e.to as usize] && !done.put(c as usize) {
+            found.push(Found {
+                comp: c,
+                first: i,
+                second: i,
+                reason: Reason::Counterflow,
+            });
+            if stop_at_first {
+                break;
             }
         }
     }
-    let strong_reason = |inc: usize| {
-        if g.edges[inc].counterflow {
-            Reason::AdjacentCounterflow
-        } else {
-            Reason::IncomingFromRead
-        }
-    };
-    for v in 0..n {
+    found
+}
+
+/// Type II at a level per node: per SCC with a non-counterflow edge, the
+/// first node (in node order) with a pair `rules::dangerous_pair` accepts.
+fn find_pairs(
+    g: &SummaryGraph,
+    comp: &[u32],
+    level: impl Fn(usize) -> Level,
+    stop_at_first: bool,
+) -> Vec<Found> {
+    let pivots = Pivots::of_graph(g, comp, |v| level(v) == Level::Serializable);
+    let mut found = vec![];
+    let mut done = FixedBitSet::with_capacity(g.nodes.len());
+    for v in 0..g.nodes.len() {
         let c = comp[v];
-        if c == u32::MAX || !has_nc.contains(c as usize) || done.contains(c as usize) {
+        if c == u32::MAX || done.contains(c as usize) {
             continue;
         }
-        let out = match level(v) {
-            Level::ReadCommitted => earliest_cf_out[v],
-            Level::RepeatableRead | Level::Serializable => si_cf_out[v],
-        };
-        let Some(out) = out else {
-            continue;
-        };
-        let pair = match level(v) {
-            // Theorem 4.2 / 6.4: counterflow or read incoming edge, or
-            // the counterflow edge leaves before the incoming one enters.
-            Level::ReadCommitted => {
-                if let Some(inc) = strong_in[v] {
-                    Some((inc, out, strong_reason(inc)))
-                } else {
-                    latest_in[v]
-                        .filter(|&inc| g.edges[out].from_pos < g.edges[inc].to_pos)
-                        .map(|inc| (inc, out, Reason::OutgoingBeforeIncoming))
-                }
-            }
-            // Snapshot reads: the incoming edge must be able to be an
-            // rw-antidependency (docs/allocation.md, Lemma 2).
-            Level::RepeatableRead => si_in[v].map(|inc| (inc, out, strong_reason(inc))),
-            // SSI: as SI, unless P3 and P5 are SERIALIZABLE too (then
-            // PostgreSQL aborts the dangerous structure, Theorem 1).
-            Level::Serializable => match (si_in_plain[v], cf_out_plain[v]) {
-                (Some(inc), _) => Some((inc, out, strong_reason(inc))),
-                (None, Some(o)) => si_in[v].map(|inc| (inc, o, strong_reason(inc))),
-                (None, None) => None,
-            },
-        };
-        if let Some((inc, out, reason)) = pair {
+        if let Some((first, second, reason)) = pivots.at(comp, v, level(v)) {
             done.insert(c as usize);
             found.push(Found {
                 comp: c,
-                first: inc,
-                second: out,
+                first,
+                second,
                 reason,
             });
             if stop_at_first {
@@ -292,7 +184,7 @@ fn find_test(
             }
         }
     }
-    (comp, found)
+    found
 }
 
 /// True when no cycle of the summary graph (restricted to `mask`) is
@@ -481,14 +373,15 @@ pub fn check_witness(g: &SummaryGraph, w: &Witness, method: Method) -> Result<()
             if !w.edges.iter().any(|e| !e.counterflow) {
                 return Err("no non-counterflow edge".into());
             }
-            let (e3, e4) = (&w.edges[0], &w.edges[1 % w.edges.len()]);
-            if !e4.counterflow {
+            let (i3, i4) = (
+                index_of(g, &w.edges[0]),
+                index_of(g, &w.edges[1 % w.edges.len()]),
+            );
+            if !w.edges[1 % w.edges.len()].counterflow {
                 return Err("second edge of the pair is not counterflow".into());
             }
-            let ok = e3.counterflow
-                || e4.from_pos < e3.to_pos
-                || g.nodes[e3.from as usize].types[e3.from_pos as usize].starts_with_read();
-            if !ok {
+            let rc = Level::ReadCommitted;
+            if dangerous(rc, g.pair_in(i3), g.pair_out(i4), false, false).is_none() {
                 return Err(
                     "the adjacent pair is neither adjacent-counterflow nor ordered-counterflow"
                         .into(),
@@ -497,6 +390,14 @@ pub fn check_witness(g: &SummaryGraph, w: &Witness, method: Method) -> Result<()
         }
     }
     Ok(())
+}
+
+/// The index of edge `e`, known to be in `g` (checked by the caller).
+fn index_of(g: &SummaryGraph, e: &Edge) -> usize {
+    let from = e.from as usize;
+    (g.out_start[from]..g.out_start[from + 1])
+        .find(|&i| g.edges[i] == *e)
+        .unwrap_or(g.out_start[from])
 }
 
 /// Checks that `w` is a cycle dangerous under `alloc`: closed walk of
@@ -528,24 +429,16 @@ pub fn check_witness_under(
         return Err("second edge of the pair is not counterflow".into());
     }
     let level = |v: u32| alloc.level(g.nodes[v as usize].ltp.program);
-    let strong =
-        e3.counterflow || g.nodes[e3.from as usize].types[e3.from_pos as usize].starts_with_read();
-    // The witness's edges are graph edges (checked above); find e3's index
-    // for its rw flag.
-    let rw = e3.counterflow
-        || (g.out_start[e3.from as usize]..g.out_start[e3.from as usize + 1])
-            .any(|i| g.edges[i] == *e3 && g.rw.contains(i));
-    // e4 must be realisable at a snapshot level (`SummaryGraph::fuw`).
-    let fuw = (g.out_start[e4.from as usize]..g.out_start[e4.from as usize + 1])
-        .all(|i| g.edges[i] != *e4 || g.fuw.contains(i));
-    let ok = match level(e4.from) {
-        Level::ReadCommitted => strong || e4.from_pos < e3.to_pos,
-        _ if fuw => false,
-        Level::RepeatableRead => rw,
-        Level::Serializable => {
-            rw && !(level(e3.from) == Level::Serializable && level(e4.to) == Level::Serializable)
-        }
-    };
+    let ssi = |v: u32| level(v) == Level::Serializable;
+    let (i3, i4) = (index_of(g, e3), index_of(g, e4));
+    let ok = dangerous(
+        level(e4.from),
+        g.pair_in(i3),
+        g.pair_out(i4),
+        ssi(e3.from),
+        ssi(e4.to),
+    )
+    .is_some();
     if ok {
         Ok(())
     } else {

@@ -8,9 +8,12 @@ use crate::model::btp::StmtType;
 use crate::model::schema::{AttrSet, FkId};
 
 pub mod mvrc;
+pub mod pair;
 pub mod si;
 
 pub(crate) use mvrc::edge_kinds;
+pub use pair::Reason;
+pub(crate) use pair::{dangerous, dangerous_pair, InEdge, Incoming, OutEdge, Outgoing, Pivots};
 pub(crate) use si::{fuw_blocked, rw_capable};
 
 /// A statement occurrence as Algorithm 1 sees it: its sets after the
