@@ -124,3 +124,151 @@ fn order_status_by_id_beside_delivery_within_a_small_budget() {
     let e = explore_in(w, &l.provenance, &g, &ns, b, &strict);
     assert!(e.found.is_none(), "control: {:?}", e.found);
 }
+
+// ---------------------------------------------------------------------
+// Issue 23: say why a replay is not reproduced. Tests that need a server
+// skip, saying why, on a machine without PostgreSQL binaries.
+
+#[cfg(feature = "postgres")]
+#[path = "common/postgres.rs"]
+mod postgres;
+
+#[cfg(feature = "postgres")]
+fn workload_dir(schema: &str, files: &[(&str, &str)]) -> tempfile::TempDir {
+    let d = tempfile::tempdir().expect("tempdir");
+    std::fs::write(d.path().join("schema.sql"), schema).expect("schema");
+    std::fs::write(d.path().join("isolint.yaml"), "schema: schema.sql\n").expect("manifest");
+    for (n, t) in files {
+        std::fs::write(d.path().join(n), t).expect("program");
+    }
+    d
+}
+
+/// `check --postgres URL --format json`: the first witness's `postgres`.
+#[cfg(feature = "postgres")]
+fn on_postgres(dir: &Path, url: &str) -> Value {
+    let out = Command::cargo_bin("isolint")
+        .expect("binary")
+        .args(["check", &dir.display().to_string(), "--postgres", url])
+        .args(["--format", "json"])
+        .output()
+        .expect("run isolint");
+    assert_eq!(out.status.code(), Some(1), "not robust (exit 1)");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    v["witnesses"][0]["postgres"].clone()
+}
+
+#[cfg(feature = "postgres")]
+const T: &str = "CREATE TABLE t (id int PRIMARY KEY, v int NOT NULL CHECK (v <> -5));";
+
+/// A transaction that rolls back says why. Reasoning (PostgreSQL's
+/// PL/pgSQL semantics): `:mode` cannot equal two different literals, so
+/// every run takes the ELSE branch, and RAISE EXCEPTION aborts the
+/// transaction; the static test and the explorer see the UPDATE path (the
+/// BTP model takes the IF both ways), so the lost-update cycle is
+/// confirmed and replayed, and never reproduced. The answer must name the
+/// program's RAISE and the condition that led there, in text and in JSON
+/// `stopped`. Control (PostgreSQL, by hand on 15.20: `UPDATE t SET v = -5`
+/// fails with SQLSTATE 23514 "new row for relation \"t\" violates check
+/// constraint \"t_v_check\""): a program whose UPDATE PostgreSQL refuses
+/// reports the server's SQLSTATE, message and statement instead.
+#[cfg(feature = "postgres")]
+#[test]
+fn replay_says_why_a_transaction_did_not_commit() {
+    let Some(s) = postgres::server() else { return };
+    let raise = "
+SELECT v INTO :v FROM t WHERE id = :id;
+IF :mode = 'never' AND :mode = 'ever' THEN
+  UPDATE t SET v = :v + 1 WHERE id = :id;
+ELSE
+  RAISE EXCEPTION 'no such mode';
+END IF;
+";
+    let d = workload_dir(T, &[("Bump.sql", raise)]);
+    let pg = on_postgres(d.path(), &s.conninfo());
+    assert_eq!(pg["status"], "not_reproduced", "{pg}");
+    let stopped = pg["stopped"].as_array().expect("stopped");
+    assert!(!stopped.is_empty(), "{pg}");
+    for x in stopped {
+        assert_eq!(x["end"], "rolled_back", "{x}");
+        let why = x["why"].as_str().unwrap_or("");
+        assert!(
+            why.contains("raised an exception") && why.contains(":mode = 'never'"),
+            "{why}"
+        );
+    }
+    assert!(
+        pg["why"]
+            .as_str()
+            .unwrap_or("")
+            .contains("rolled back: the program raised"),
+        "{pg}"
+    );
+
+    let refused = "
+SELECT v INTO :v FROM t WHERE id = :id;
+UPDATE t SET v = -5 WHERE id = :id;
+";
+    let d = workload_dir(T, &[("Clear.sql", refused)]);
+    let pg = on_postgres(d.path(), &s.conninfo());
+    assert_eq!(pg["status"], "not_reproduced", "{pg}");
+    let stopped = pg["stopped"].as_array().expect("stopped");
+    assert!(!stopped.is_empty(), "{pg}");
+    for x in stopped {
+        assert_eq!(x["end"], "stopped", "{x}");
+        assert_eq!(x["sqlstate"], "23514", "{x}");
+        assert!(
+            x["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains("check constraint"),
+            "{x}"
+        );
+        assert!(
+            x["statement"]
+                .as_str()
+                .unwrap_or("")
+                .contains("UPDATE t SET v = -5"),
+            "{x}"
+        );
+    }
+}
+
+/// Values of arrays, composites, domains and void come back as PostgreSQL
+/// prints them (graphile-worker's `add_job` builds a `job_spec[]` and
+/// PERFORMs `pg_notify`; the replay stopped on "error deserializing column
+/// 0"). Expectation: the server's own text output (`::text`) of the same
+/// value. Control: a type the replay does not read (`point`) is still an
+/// error that names it, not a wrong value.
+#[cfg(feature = "postgres")]
+#[test]
+fn arrays_and_composites_read_as_postgres_prints_them() {
+    let Some(s) = postgres::server() else { return };
+    let mut c = s.connect().expect("connect");
+    c.batch_execute(
+        "CREATE TYPE spec AS (name text, n smallint, flags text[]);
+         CREATE DOMAIN pos AS int CHECK (VALUE > 0);",
+    )
+    .expect("types");
+    for e in [
+        "ARRAY[ROW('a b', 1, ARRAY['x', NULL, ''])::spec, ROW(NULL, NULL, NULL)::spec]",
+        "ROW('q\"uo\\te', 2, '{}')::spec",
+        "ARRAY[[1, 2], [3, 4]]",
+        "'[0:1]={7,8}'::int[]",
+        "ARRAY['NULL', 'a,b', '{c}']",
+        "3::pos",
+        "pg_notify('x', 'y')",
+    ] {
+        let (rows, _) = isolint::replay::executor::query(&mut c, &format!("SELECT ({e})"), &[])
+            .unwrap_or_else(|err| panic!("{e}: {err:?}"));
+        let got = rows[0].1[0].text.clone().unwrap_or_default();
+        let want: String = c
+            .query_one(&format!("SELECT ({e})::text"), &[])
+            .expect("text")
+            .get(0);
+        assert_eq!(got, want, "{e}");
+    }
+    let err = isolint::replay::executor::query(&mut c, "SELECT point(1, 2)", &[])
+        .expect_err("control: point is not read");
+    assert!(format!("{err:?}").contains("point"), "{err:?}");
+}

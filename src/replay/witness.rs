@@ -392,7 +392,7 @@ fn attempt(
         .enumerate()
         .filter_map(|(i, e)| match e {
             End::Committed => None,
-            End::RolledBack => Some(format!("{} rolled back", p.txns[i].name)),
+            End::RolledBack(why) => Some(format!("{} rolled back: {why}", p.txns[i].name)),
             End::Halted(h @ Halt::Db { .. }) if h.is_concurrency_abort() => {
                 Some(format!("the database aborted {}: {h}", p.txns[i].name))
             }
