@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 23's acceptance table: per workload, `isolint check --postgres-temp --format json`
 # and one Markdown row: static alarms (dangerous components, one witness each), confirmed by
-# the explorer, reproduced on PostgreSQL, and the replay's own reason for each cycle it did
+# the explorer (how many with values, not in the model only), reproduced on PostgreSQL, and the replay's own reason for each cycle it did
 # not reproduce. The README's table adds, per reason, whether it is a limit of the replay or
 # a schedule PostgreSQL cannot produce (that takes a person reading the schedule).
 #
@@ -44,6 +44,7 @@ import json, os, sys
 j = json.loads(sys.stdin.read())
 ws = j["witnesses"]
 conf = sum(1 for w in ws if w.get("confirmation", {}).get("status") == "confirmed")
+vals = sum(1 for w in ws if w.get("confirmation", {}).get("with_values"))
 rep = sum(1 for w in ws if w.get("postgres", {}).get("status") == "reproduced")
 why = []
 for i, w in enumerate(ws):
@@ -51,6 +52,6 @@ for i, w in enumerate(ws):
     if p.get("status") != "reproduced":
         progs = sorted({e["from_program"] for e in w["edges"]})
         why.append("%d (%s): %s" % (i + 1, ", ".join(progs), (p.get("why") or "")[:160]))
-print("| %s | %d | %d | %d | %s |" % (os.environ["NAME"], len(ws), conf, rep, "; ".join(why) or "-"))
+print("| %s | %d | %d (%d with values) | %d | %s |" % (os.environ["NAME"], len(ws), conf, vals, rep, "; ".join(why) or "-"))
 ' <<<"$out"
 done

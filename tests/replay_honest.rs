@@ -70,16 +70,21 @@ CREATE TABLE booking (
 );
 ";
 
-/// Reserve reads the flight and updates it only when it has more than a
-/// million seats. In the BTP model the IF takes both paths, so two
-/// Reserves make a lost-update cycle the explorer confirms; replay seeds
-/// small seat counts, so on PostgreSQL both SELECTs find nothing and
-/// neither writes: two read-only transactions, serializable in every
-/// interleaving. Before issue 23 the serial runs re-seeded the table, the
+/// Reserve reads the flight and updates it only when its seat count is
+/// both negative and positive, which no row is. In the BTP model the IF
+/// takes both paths, so two Reserves make a lost-update cycle the
+/// explorer confirms; on PostgreSQL both SELECTs find nothing whatever
+/// the values (the value search seeds the literal 0 and its neighbours
+/// −1 and 1) and neither writes: two read-only transactions,
+/// serializable in every interleaving. (It read `seats > 1000000` until
+/// replay's value search also seeded 1000001 — one search for `replay`
+/// and `check --postgres`, issue 23 — and then found the real lost update
+/// that tests/check_postgres.rs's `value_search_finds_the_lost_update_
+/// behind_a_branch` expects.) Before issue 23 the serial runs re-seeded the table, the
 /// defaults gave new timestamps, the final states differed, and replay
 /// printed "reproduced … not serializable" (the BenchBase SEATS report).
 const RESERVE_NEVER: &str = "
-SELECT seats INTO :s FROM flight WHERE f_id = :f AND seats > 1000000;
+SELECT seats INTO :s FROM flight WHERE f_id = :f AND seats < 0 AND seats > 0;
 IF FOUND THEN
   UPDATE flight SET seats = :s - 1 WHERE f_id = :f;
 END IF;

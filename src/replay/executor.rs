@@ -60,8 +60,9 @@ pub enum Step {
     Ran(Box<Ran>),
     /// The program reached its end: the driver may commit.
     Finished,
-    /// The program chose to roll back (ROLLBACK, RAISE EXCEPTION).
-    RolledBack,
+    /// The program chose to roll back (ROLLBACK, RAISE EXCEPTION): what
+    /// led there, for people (`Executor::rollback_reason`).
+    RolledBack(String),
 }
 
 /// Why a program stopped before its end.
@@ -106,9 +107,14 @@ impl Halt {
                 message: d.message().to_string(),
                 source,
             },
+            // Not the server's error (a value the client cannot read, a
+            // lost connection): its cause is what a person needs.
             None => Halt::Db {
                 code: "08000".into(),
-                message: e.to_string(),
+                message: match std::error::Error::source(e) {
+                    Some(cause) => format!("{e}: {cause}"),
+                    None => e.to_string(),
+                },
                 source,
             },
         }
@@ -188,6 +194,9 @@ pub struct Executor<'p> {
     opening: Option<String>,
     /// The row the last FETCH returned, with its column names.
     fetched: Vec<(String, Val)>,
+    /// The conditions the last IF evaluated, and what they gave: why a
+    /// RAISE or ROLLBACK was reached (issue 23: say why a replay fails).
+    last_if: Vec<String>,
 }
 
 impl<'p> Executor<'p> {
@@ -210,6 +219,7 @@ impl<'p> Executor<'p> {
             evals: Default::default(),
             opening: None,
             fetched: vec![],
+            last_if: vec![],
         }
     }
 
@@ -344,6 +354,17 @@ impl<'p> Executor<'p> {
         }
     }
 
+    /// Why the program rolled back: its own RAISE EXCEPTION or ROLLBACK
+    /// (the executor does not evaluate RAISE's message), and the last IF's
+    /// conditions that led to it.
+    fn rollback_reason(&self) -> String {
+        let mut why = "the program raised an exception or rolled back".to_string();
+        if !self.last_if.is_empty() {
+            why.push_str(&format!(" (after {})", self.last_if.join(", ")));
+        }
+        why
+    }
+
     /// An error of `node` handed to the EXCEPTION handlers. A RAISE
     /// nothing catches: the program rolls back. A caught statement error
     /// ended a statement of its own: other transactions may commit before
@@ -357,7 +378,7 @@ impl<'p> Executor<'p> {
         if let Err(h) = self.handle(c, h) {
             if matches!(node, Node::Abort) {
                 self.done = true;
-                return Ok(Some(Step::RolledBack));
+                return Ok(Some(Step::RolledBack(self.rollback_reason())));
             }
             return Err(h);
         }
@@ -381,11 +402,23 @@ impl<'p> Executor<'p> {
         match node {
             Node::Sql(stmt) => return Ok(Some(Step::Ran(Box::new(self.run_stmt(c, stmt)?)))),
             Node::If(branches) => {
+                let mut trail = vec![];
                 for (cond, body) in branches {
                     let take = match cond {
                         None => true,
-                        Some(cond) => self.observe_eval(c, cond)?.is_true(),
+                        Some(cond) => {
+                            let v = self.observe_eval(c, cond)?;
+                            let said = match &v.text {
+                                None => "NULL".to_string(),
+                                Some(_) if v.is_true() => "true".to_string(),
+                                Some(t) if t == "f" => "false".to_string(),
+                                Some(t) => t.clone(),
+                            };
+                            trail.push(format!("`{}` was {said}", short_text(&cond.snip.text)));
+                            v.is_true()
+                        }
                     };
+                    self.last_if.clone_from(&trail);
                     if take {
                         self.frames.push(Frame::Block {
                             nodes: body,
@@ -1162,6 +1195,15 @@ fn weak_locks(source: &str, sent: String) -> String {
 }
 
 type Rows = Vec<(Vec<String>, Vec<Val>)>;
+
+/// A condition's text on one line, at most 120 characters.
+fn short_text(text: &str) -> String {
+    let one: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match one.char_indices().nth(120) {
+        Some((i, _)) => format!("{}…", &one[..i]),
+        None => one,
+    }
+}
 
 /// The first column of the first row. A NULL comes back untyped:
 /// `SELECT (NULL)` (a DECLARE without a default) says text, and a later

@@ -63,8 +63,8 @@ pub enum Action {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum End {
     Committed,
-    /// The program rolled back by itself.
-    RolledBack,
+    /// The program rolled back by itself, and what led there.
+    RolledBack(String),
     /// The database or the executor stopped it.
     Halted(Halt),
 }
@@ -632,8 +632,8 @@ fn settle(i: usize, r: Reply, out: &mut Outcome, ended: &mut [bool], finished: &
             out.observed[i].push(*ran);
         }
         Reply::Step(Ok(Step::Finished)) => finished[i] = true,
-        Reply::Step(Ok(Step::RolledBack)) => {
-            out.ends[i] = End::RolledBack;
+        Reply::Step(Ok(Step::RolledBack(why))) => {
+            out.ends[i] = End::RolledBack(why);
             ended[i] = true;
         }
         Reply::Step(Err(h)) | Reply::Commit(Err(h)) => {

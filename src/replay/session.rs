@@ -84,7 +84,7 @@ impl Session {
                             }
                         }
                         let r = ex.step(&mut client);
-                        if r.is_err() || r == Ok(Step::RolledBack) {
+                        if r.is_err() || matches!(r, Ok(Step::RolledBack(_))) {
                             let _ = client.batch_execute("ROLLBACK");
                         }
                         Reply::Step(r)

@@ -51,10 +51,20 @@ impl Val {
         Val::typed(if b { "t" } else { "f" }, &Type::BOOL)
     }
 
-    /// The type to declare for this value as a query parameter.
+    /// The type to declare for this value as a query parameter. A type
+    /// the workload's DDL created (an enum, a domain, a composite or an
+    /// array of one) keeps its oid: every value comes from the one scratch
+    /// schema the replay runs in, and sent as "unknown" a composite array
+    /// leaves `unnest($1)` ambiguous (graphile-worker's `add_jobs`).
     pub fn param_type(&self) -> Type {
-        Type::from_oid(self.oid)
-            .unwrap_or_else(|| Type::new("unknown".into(), 0, Kind::Simple, String::new()))
+        Type::from_oid(self.oid).unwrap_or_else(|| {
+            Type::new(
+                format!("oid {}", self.oid),
+                self.oid,
+                Kind::Simple,
+                String::new(),
+            )
+        })
     }
 
     /// True for PostgreSQL's `t` (what a boolean condition returns).
@@ -152,8 +162,15 @@ fn be<const N: usize>(raw: &[u8]) -> Result<[u8; N], BoxError> {
 /// PostgreSQL's binary format → its text output, for the types programs
 /// commonly use; others are an error naming the type.
 fn decode(ty: &Type, raw: &[u8]) -> Result<String, BoxError> {
-    if matches!(ty.kind(), Kind::Enum(_)) {
-        return Ok(String::from_utf8_lossy(raw).into_owned());
+    match ty.kind() {
+        Kind::Enum(_) => return Ok(String::from_utf8_lossy(raw).into_owned()),
+        Kind::Domain(base) => return decode(base, raw),
+        Kind::Array(member) => return array(member, raw),
+        Kind::Composite(fields) => {
+            let types: Vec<&Type> = fields.iter().map(|f| f.type_()).collect();
+            return composite(&types, raw);
+        }
+        _ => {}
     }
     Ok(match *ty {
         Type::BOOL => if raw.first() == Some(&1) { "t" } else { "f" }.into(),
@@ -164,6 +181,8 @@ fn decode(ty: &Type, raw: &[u8]) -> Result<String, BoxError> {
         Type::FLOAT4 => f32::from_be_bytes(be(raw)?).to_string(),
         Type::FLOAT8 => f64::from_be_bytes(be(raw)?).to_string(),
         Type::NUMERIC => numeric(raw)?,
+        // PERFORM of a function returning void (`pg_notify`).
+        Type::VOID => String::new(),
         Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN | Type::JSON => {
             String::from_utf8_lossy(raw).into_owned()
         }
@@ -215,6 +234,110 @@ fn decode(ty: &Type, raw: &[u8]) -> Result<String, BoxError> {
         }
         _ => return Err(format!("isolint replay cannot read values of type {}", ty.name()).into()),
     })
+}
+
+/// A length-prefixed value at `*at` (length −1: NULL), decoded as `ty`.
+fn field(ty: &Type, raw: &[u8], at: &mut usize) -> Result<Option<String>, BoxError> {
+    let len = i32::from_be_bytes(be(raw.get(*at..).unwrap_or_default())?);
+    *at += 4;
+    if len < 0 {
+        return Ok(None);
+    }
+    let end = *at + len as usize;
+    let bytes = raw.get(*at..end).ok_or("short binary value")?;
+    *at = end;
+    decode(ty, bytes).map(Some)
+}
+
+/// An array's binary form (array_send) → array_out's text: `{a,"b c",NULL}`,
+/// nested braces per dimension, `[lb:ub]=` when a lower bound is not 1.
+fn array(member: &Type, raw: &[u8]) -> Result<String, BoxError> {
+    let int = |i: usize| -> Result<i32, BoxError> {
+        Ok(i32::from_be_bytes(be(raw.get(i..).unwrap_or_default())?))
+    };
+    let ndim = int(0)?.max(0) as usize;
+    if ndim == 0 {
+        return Ok("{}".into());
+    }
+    let dims: Vec<(i32, i32)> = (0..ndim)
+        .map(|d| Ok((int(12 + 8 * d)?, int(16 + 8 * d)?)))
+        .collect::<Result<_, BoxError>>()?;
+    let mut at = 12 + 8 * ndim;
+    let mut elems = vec![];
+    let total: i64 = dims.iter().map(|(n, _)| i64::from(*n).max(0)).product();
+    for _ in 0..total {
+        elems.push(match field(member, raw, &mut at)? {
+            None => "NULL".to_string(),
+            Some(t) => quoted_element(&t),
+        });
+    }
+    // Nest from the innermost dimension out.
+    for &(n, _) in dims.iter().rev() {
+        let n = (n.max(1)) as usize;
+        elems = elems
+            .chunks(n)
+            .map(|c| format!("{{{}}}", c.join(",")))
+            .collect();
+    }
+    let mut out = elems.concat();
+    if dims.iter().any(|(_, lb)| *lb != 1) {
+        let bounds: String = dims
+            .iter()
+            .map(|(n, lb)| format!("[{lb}:{}]", lb + n - 1))
+            .collect();
+        out = format!("{bounds}={out}");
+    }
+    Ok(out)
+}
+
+/// array_out's quoting of one element.
+fn quoted_element(t: &str) -> String {
+    let needs = t.is_empty()
+        || t.eq_ignore_ascii_case("NULL")
+        || t.chars()
+            .any(|c| matches!(c, '"' | '\\' | '{' | '}' | ',') || c.is_whitespace());
+    if !needs {
+        return t.to_string();
+    }
+    let esc: String = t
+        .chars()
+        .flat_map(|c| match c {
+            '"' | '\\' => vec!['\\', c],
+            _ => vec![c],
+        })
+        .collect();
+    format!("\"{esc}\"")
+}
+
+/// A composite's binary form (record_send) → record_out's text:
+/// `(1,"a b",)` (a NULL field is empty).
+fn composite(types: &[&Type], raw: &[u8]) -> Result<String, BoxError> {
+    let n = i32::from_be_bytes(be(raw)?).max(0) as usize;
+    let mut at = 4;
+    let mut out = vec![];
+    for i in 0..n {
+        let oid = u32::from_be_bytes(be(raw.get(at..).unwrap_or_default())?);
+        at += 4;
+        let ty = match (types.get(i), Type::from_oid(oid)) {
+            (Some(t), _) => (*t).clone(),
+            (None, Some(t)) => t,
+            (None, None) => return Err(format!("a record field of type oid {oid}").into()),
+        };
+        out.push(match field(&ty, raw, &mut at)? {
+            None => String::new(),
+            Some(t) => {
+                let needs = t.is_empty()
+                    || t.chars()
+                        .any(|c| matches!(c, '"' | '\\' | '(' | ')' | ',') || c.is_whitespace());
+                if needs {
+                    format!("\"{}\"", t.replace('\\', "\\\\").replace('"', "\"\""))
+                } else {
+                    t
+                }
+            }
+        });
+    }
+    Ok(format!("({})", out.join(",")))
 }
 
 /// NUMERIC's binary form (ndigits, weight, sign, dscale, base-10000

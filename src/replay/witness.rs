@@ -159,9 +159,10 @@ const BUDGET: std::time::Duration = std::time::Duration::from_secs(40);
 /// Replays `s` (found on the summary graph `g` of `w`) on `server` at
 /// `level`, on a scratch schema that is dropped before this returns.
 /// The value choices of [`solve::Space`] are tried in order until one
-/// run is reproduced; otherwise the attempt that came closest to the
-/// schedule (no transaction stopped, the schedule's statements run) is
-/// the answer.
+/// run is reproduced, then [`solve::changes`] of the first choice's plan
+/// (one search for `replay` and `check --postgres…`); otherwise the
+/// attempt that came closest to the schedule (no transaction stopped, the
+/// schedule's statements run) is the answer.
 pub fn replay(
     server: &Server,
     sources: &Sources,
@@ -171,49 +172,15 @@ pub fn replay(
     s: &Schedule,
     level: Level,
 ) -> Result<WitnessReplay> {
-    search(server, sources, w, prov, g, s, level, &|_| {}, MAX_TRIES)
-}
-
-/// [`replay`] of the solver's first value choice only, with `adjust`
-/// applied to the plan before anything runs (`confirmed`'s search over
-/// other values for the same interleaving: each of its tries is one run,
-/// not another full search); the verdict is reached as [`replay`]'s.
-#[allow(clippy::too_many_arguments)]
-pub fn replay_adjusted(
-    server: &Server,
-    sources: &Sources,
-    w: &Workload,
-    prov: &Provenance,
-    g: &SummaryGraph,
-    s: &Schedule,
-    level: Level,
-    adjust: &dyn Fn(&mut Plan),
-) -> Result<WitnessReplay> {
-    search(server, sources, w, prov, g, s, level, adjust, 1)
-}
-
-/// The value choices of [`solve::Space`] in order, at most `max_tries`
-/// of them and for at most [`BUDGET`], each plan passed through `adjust`.
-#[allow(clippy::too_many_arguments)]
-fn search(
-    server: &Server,
-    sources: &Sources,
-    w: &Workload,
-    prov: &Provenance,
-    g: &SummaryGraph,
-    s: &Schedule,
-    level: Level,
-    adjust: &dyn Fn(&mut Plan),
-    max_tries: usize,
-) -> Result<WitnessReplay> {
     let mut scratch = Scratch::create(server, &sources.schema)?;
     let space = solve::Space::of(sources, w, prov, g, s);
     let choices = space.choices();
     let start = std::time::Instant::now();
     let mut best: Option<(usize, WitnessReplay)> = None;
+    let mut first: Option<WitnessReplay> = None;
     let mut tried = 0;
     for choice in &choices {
-        if tried >= max_tries || (tried > 0 && start.elapsed() > BUDGET) {
+        if tried >= MAX_TRIES || (tried > 0 && start.elapsed() > BUDGET) {
             break;
         }
         tried += 1;
@@ -227,7 +194,7 @@ fn search(
             level,
             &space,
             choice,
-            adjust,
+            &|_| {},
         )?;
         if r.verdict == Verdict::Reproduced {
             if tried > 1 {
@@ -238,6 +205,7 @@ fn search(
             }
             return Ok(r);
         }
+        first.get_or_insert_with(|| r.clone());
         let score = closeness(&r);
         if best.as_ref().is_none_or(|(b, _)| score > *b) {
             best = Some((score, r));
@@ -257,6 +225,53 @@ fn search(
     if tried > 1 {
         r.notes.push(format!(
             "values: {tried} combinations of predicate matches, computed values and branch parameters tried, none reproduced; shown: the closest to the schedule"
+        ));
+    }
+    // Then changes of the first combination's plan (`solve::changes`),
+    // when it ran and gave a serial order's outcome.
+    let Some((plan, choice)) = first
+        .filter(|f| f.outcome.is_some())
+        .and_then(|f| f.plan)
+        .zip(choices.first())
+    else {
+        return Ok(r);
+    };
+    let tries = solve::changes(&plan, w, s, sources);
+    let start = std::time::Instant::now();
+    let mut ran = 0;
+    for t in &tries {
+        if ran > 0 && start.elapsed() > BUDGET {
+            break;
+        }
+        ran += 1;
+        let adjust = |p: &mut Plan| t.iter().for_each(|c| c.apply(p));
+        let mut x = attempt(
+            &mut scratch,
+            sources,
+            w,
+            prov,
+            g,
+            s,
+            level,
+            &space,
+            choice,
+            &adjust,
+        )?;
+        if x.verdict == Verdict::Reproduced {
+            let what: Vec<String> = t.iter().map(|c| c.describe(&plan)).collect();
+            x.notes.insert(
+                0,
+                format!(
+                    "the values derived first gave the outcome of a serial order; reproduced with {}",
+                    what.join(" and ")
+                ),
+            );
+            return Ok(x);
+        }
+    }
+    if ran > 0 {
+        r.notes.push(format!(
+            "{ran} other choice(s) of values for the same interleaving (shared parameters, predicate literals) did not reproduce it either"
         ));
     }
     Ok(r)
@@ -377,7 +392,7 @@ fn attempt(
         .enumerate()
         .filter_map(|(i, e)| match e {
             End::Committed => None,
-            End::RolledBack => Some(format!("{} rolled back", p.txns[i].name)),
+            End::RolledBack(why) => Some(format!("{} rolled back: {why}", p.txns[i].name)),
             End::Halted(h @ Halt::Db { .. }) if h.is_concurrency_abort() => {
                 Some(format!("the database aborted {}: {h}", p.txns[i].name))
             }

@@ -5,7 +5,7 @@
 use serde_json::{json, Value as Json};
 
 use crate::replay::confirmed::OnServer;
-use crate::replay::executor::Ran;
+use crate::replay::executor::{Halt, Ran};
 use crate::replay::random::RandomReport;
 use crate::replay::run::{Comparison, End, Mask, Outcome, SeedRow, Txn};
 use crate::replay::witness::{Plan, Verdict, WitnessReplay};
@@ -77,11 +77,29 @@ fn trace(txns: &[Txn], o: &Outcome) -> Vec<String> {
     for (i, e) in o.ends.iter().enumerate() {
         match e {
             End::Committed => {}
-            End::RolledBack => out.push(format!("{} rolled back", txns[i].name)),
+            End::RolledBack(why) => out.push(format!("{} rolled back: {why}", txns[i].name)),
             End::Halted(h) => out.push(format!("{} stopped: {h}", txns[i].name)),
         }
     }
     out
+}
+
+/// Each transaction that did not commit: how it ended, and for an error
+/// PostgreSQL raised its SQLSTATE, message and statement (JSON `stopped`).
+fn stops(txns: &[Txn], o: &Outcome) -> Vec<Json> {
+    o.ends
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| {
+            let name = txns.get(i).map_or("?", |t| t.name.as_str());
+            match e {
+                End::Committed => None,
+                End::RolledBack(why) => Some(json!({"transaction": name, "end": "rolled_back", "why": why})),
+                End::Halted(Halt::Db { code, message, source }) => Some(json!({"transaction": name, "end": "stopped", "sqlstate": code, "message": message, "statement": source})),
+                End::Halted(h) => Some(json!({"transaction": name, "end": "stopped", "why": h.to_string()})),
+            }
+        })
+        .collect()
 }
 
 /// How serial order `k` differs from the concurrent run (values the runs
@@ -271,6 +289,10 @@ pub fn json(items: &[Item], random: Option<&RandomReport>, server: &str) -> Json
                     "why_not": why,
                     "transactions": txns,
                     "trace": trace,
+                    "stopped": match (&replay.plan, &replay.outcome) {
+                        (Some(p), Some(o)) => stops(&p.txns, o),
+                        _ => vec![],
+                    },
                     "notes": replay.notes,
                 })
             }
@@ -369,6 +391,10 @@ pub fn on_postgres(r: &OnServer) -> super::OnPostgres {
                 "transactions": replay.plan.iter().flat_map(|p| &p.txns).map(call).collect::<Vec<_>>(),
                 "trace": match (&replay.plan, &replay.outcome) {
                     (Some(p), Some(o)) => trace(&p.txns, o),
+                    _ => vec![],
+                },
+                "stopped": match (&replay.plan, &replay.outcome) {
+                    (Some(p), Some(o)) => stops(&p.txns, o),
                     _ => vec![],
                 },
                 "notes": replay.notes,

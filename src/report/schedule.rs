@@ -125,14 +125,14 @@ pub fn confirmation(w: &Workload, c: &Confirmation) -> Vec<String> {
             } else {
                 levels.join(" / ")
             };
-            // The witness's own programs gave nothing: say which other
-            // cycle of the component the schedule is one of.
+            // Found among the sets of another cycle of the component
+            // (searched cheapest first with values): say which.
             let via = if s.via.is_some() {
                 let mut names: Vec<&str> = s.transactions.iter().map(|t| t.name.as_str()).collect();
                 names.sort_unstable();
                 names.dedup();
                 format!(
-                    " through another dangerous cycle of this component ({}; the cycle shown gave none within the bounds)",
+                    " through another dangerous cycle of this component ({}; the component's cycles are searched together, cheapest transaction sets first)",
                     names.join(", ")
                 )
             } else {

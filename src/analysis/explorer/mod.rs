@@ -212,10 +212,28 @@ pub fn confirm_in(
     alloc: &Allocation,
 ) -> Confirmation {
     let mut explored = Stats::default();
-    let mut model_only: Option<Schedule> = None;
     // Why the witness itself could not be searched, if so.
     let mut unchecked: Option<String> = None;
     let mut further: Option<Vec<Witness>> = None;
+    // With values first, over the sets of every cycle of the component at
+    // once, cheapest first, within half the budget: the BTP model's
+    // schedules (below, with the rest) are only the fallback.
+    let mut why_model: Option<String> = None;
+    if !prov.programs.is_empty() {
+        let more = further
+            .get_or_insert_with(|| cycles::further(g, witness, alloc, FURTHER_CYCLES))
+            .clone();
+        let cycles: Vec<&Witness> = std::iter::once(witness).chain(more.iter()).collect();
+        let (found, why, spent) = confirm_values(w, prov, g, &cycles, bounds, alloc);
+        if let Some(s) = found {
+            return Confirmation::Confirmed(s);
+        }
+        why_model = Some(why);
+        explored.add(&Stats {
+            exhausted: false,
+            ..spent
+        });
+    }
     let mut raised = bounds.max_txns;
     // First every cycle within the user's k (as before); then, with the
     // budget left, the cycles through more programs than k with k raised
@@ -255,8 +273,11 @@ pub fn confirm_in(
                 max_txns: k,
                 ..bounds
             };
-            let mut spent = Stats::default();
-            match confirm_one(w, prov, g, &wit, part, alloc, &mut spent) {
+            let model = ModelPass {
+                prov,
+                why: why_model.as_deref(),
+            };
+            match confirm_one(w, model, g, &wit, part, alloc) {
                 Confirmation::Confirmed(mut s) => {
                     s.bounds = Bounds {
                         max_txns: k,
@@ -265,14 +286,9 @@ pub fn confirm_in(
                     if n > 1 {
                         s.via = Some(wit);
                     }
-                    if s.model_only.is_none() {
-                        return Confirmation::Confirmed(s);
-                    }
-                    // In the model only: the other cycles may have one
-                    // with values, within the budget left.
-                    model_only.get_or_insert(s);
-                    explored.add(&spent);
-                    searched.push(set);
+                    // With values or in the model only: the value pass
+                    // already searched every cycle.
+                    return Confirmation::Confirmed(s);
                 }
                 Confirmation::NotWithinBounds { explored: e, .. } => {
                     raised = raised.max(k);
@@ -296,9 +312,6 @@ pub fn confirm_in(
             break;
         }
     }
-    if let Some(s) = model_only {
-        return Confirmation::Confirmed(s);
-    }
     match unchecked {
         Some(why) => Confirmation::NotChecked(why),
         None => Confirmation::NotWithinBounds {
@@ -311,15 +324,23 @@ pub fn confirm_in(
     }
 }
 
-/// The search of one cycle's programs, each at its level in `alloc`.
+/// `confirm_in`'s model pass: the provenance (only to know the input had
+/// values) and why the value pass found nothing.
+#[derive(Clone, Copy)]
+struct ModelPass<'a> {
+    prov: &'a Provenance,
+    why: Option<&'a str>,
+}
+
+/// The search of one cycle's programs, each at its level in `alloc`, in
+/// the BTP model (the value pass ran before, over every cycle).
 fn confirm_one(
     w: &Workload,
-    prov: &Provenance,
+    model: ModelPass,
     g: &SummaryGraph,
     witness: &Witness,
     bounds: Bounds,
     alloc: &Allocation,
-    spent: &mut Stats,
 ) -> Confirmation {
     let nodes = witness_nodes(witness);
     let mut on_cycle = Allocation::uniform(w.programs.len(), Level::ReadCommitted);
@@ -338,8 +359,7 @@ fn confirm_one(
             g.nodes[v].name
         ));
     }
-    let e = explore_with(w, prov, g, &nodes, bounds, &on_cycle, true);
-    *spent = e.explored;
+    let e = explore_model(w, model, g, &nodes, bounds, &on_cycle, true);
     match (e.found, e.skipped) {
         (Some(s), _) => Confirmation::Confirmed(s),
         (None, Some(why)) => Confirmation::NotChecked(why),
@@ -351,7 +371,7 @@ fn confirm_one(
                 (1..ltp.occurrences.len()).any(|p| instance::continues(w, ltp, p))
             });
             if parts && !explored.exhausted {
-                let loose = explore_with(w, prov, g, &nodes, bounds, &on_cycle, false);
+                let loose = explore_model(w, model, g, &nodes, bounds, &on_cycle, false);
                 explored.split = loose.found.is_some();
             }
             Confirmation::NotWithinBounds { bounds, explored }
@@ -401,6 +421,31 @@ pub fn explore_in(
     explore_with(w, prov, g, nodes, bounds, alloc, true)
 }
 
+/// Why a search of `nodes` cannot run, if so.
+fn skip_reason(w: &Workload, g: &SummaryGraph, nodes: &[usize]) -> Option<String> {
+    if let Some(r) = w
+        .schema
+        .relations
+        .iter()
+        .find(|r| r.arity() > instance::MAX_ARITY)
+    {
+        return Some(format!(
+            "relation `{}` has more than {} attributes",
+            r.name,
+            instance::MAX_ARITY
+        ));
+    }
+    // Program counters are bytes; an LTP this long is out of reach anyway.
+    nodes
+        .iter()
+        .find(|&&v| g.nodes[v].ltp.occurrences.len() > 250)
+        .map(|&v| format!("`{}` has more than 250 statements", g.nodes[v].name))
+}
+
+/// Why a schedule of the BTP model is not one with values, when the
+/// search with values covered its bounds.
+const NO_VALUES: &str = "within the bounds no schedule of the programs with values is non-serializable; this one needs what PostgreSQL does not do (a predicate that matches a row its values cannot match, a predicate UPDATE/DELETE that writes only some of the rows it matches, a DELETE that a foreign-key check's FOR KEY SHARE lock would block, or a computed value other than the one the program computes)";
+
 /// [`explore_at`]; `one_snapshot` off lets the parts of one SQL statement
 /// read different snapshots (the BTP model alone), to tell why nothing
 /// was found. With provenance, a first pass searches program instances
@@ -419,171 +464,278 @@ fn explore_with(
         found: None,
         explored: Stats::default(),
         bounds,
-        skipped: None,
+        skipped: skip_reason(w, g, nodes),
     };
-    if let Some(r) = w
-        .schema
-        .relations
-        .iter()
-        .find(|r| r.arity() > instance::MAX_ARITY)
-    {
-        out.skipped = Some(format!(
-            "relation `{}` has more than {} attributes",
-            r.name,
-            instance::MAX_ARITY
-        ));
+    if out.skipped.is_some() {
         return out;
     }
-    // Program counters are bytes; an LTP this long is out of reach anyway.
-    if let Some(&v) = nodes
-        .iter()
-        .find(|&&v| g.nodes[v].ltp.occurrences.len() > 250)
-    {
-        out.skipped = Some(format!(
-            "`{}` has more than 250 statements",
-            g.nodes[v].name
-        ));
-        return out;
-    }
+    let sets = sets_of(nodes, bounds.max_txns);
     // BTP input (no provenance): the BTPs are the programs, as before.
     if prov.programs.is_empty() {
-        search_pass(w, g, nodes, bounds, alloc, one_snapshot, None, &mut out);
+        search_sets(w, g, &sets, bounds, alloc, one_snapshot, None, &mut out);
         return out;
     }
-    // With values first, within half the budget; the BTP model with the
-    // rest (its schedules are labelled).
+    // With values first, within half the budget, cheapest sets first; the
+    // BTP model with the rest (its schedules are labelled).
     let mut why: Option<String> = None;
     let half = Bounds {
         max_states: bounds.max_states / 2,
         ..bounds
     };
+    let cheap = by_cost(g, sets.clone(), &|_| 0);
     let valued = Some((prov, &mut why));
-    search_pass(w, g, nodes, half, alloc, one_snapshot, valued, &mut out);
+    search_sets(w, g, &cheap, half, alloc, one_snapshot, valued, &mut out);
     if out.found.is_some() {
         return out;
     }
     let cut = out.explored.exhausted;
     out.explored.exhausted = false;
     if cut {
-        why = Some(format!(
-            "the search with values ran out of its budget ({} states) first",
-            half.max_states
-        ));
+        why = Some(out_of_budget(half.max_states));
     }
-    search_pass(w, g, nodes, bounds, alloc, one_snapshot, None, &mut out);
+    search_sets(w, g, &sets, bounds, alloc, one_snapshot, None, &mut out);
     out.explored.exhausted |= cut && out.found.is_none();
     if let Some(s) = &mut out.found {
-        s.model_only = Some(why.unwrap_or_else(|| {
-            "within the bounds no schedule of the programs with values is non-serializable; this one needs what PostgreSQL does not do (a predicate that matches a row its values cannot match, a predicate UPDATE/DELETE that writes only some of the rows it matches, a DELETE that a foreign-key check's FOR KEY SHARE lock would block, or a computed value other than the one the program computes)".into()
-        }));
+        s.model_only = Some(why.unwrap_or_else(|| NO_VALUES.into()));
     }
     out
 }
 
-/// One search over the transaction sets of `nodes`, smallest first: with
-/// values when `valued` is given (recording in it why an instance could
-/// not be instantiated), else in the BTP model.
-#[allow(clippy::too_many_arguments)]
-fn search_pass(
+fn out_of_budget(states: u64) -> String {
+    format!("the search with values ran out of its budget ({states} states) first")
+}
+
+/// The BTP model's search of `confirm_one`, after the value pass: what it
+/// finds is labelled `model_only` when the input had values.
+fn explore_model(
     w: &Workload,
+    model: ModelPass,
     g: &SummaryGraph,
     nodes: &[usize],
     bounds: Bounds,
     alloc: &Allocation,
     one_snapshot: bool,
-    mut valued: Option<(&Provenance, &mut Option<String>)>,
-    out: &mut Exploration,
-) {
-    let nrel = w.schema.relations.len();
-    // With values, each transaction set gets an equal share of the budget
-    // left (one set's many valuations must not starve the others).
-    let mut cut = false;
-    for size in 2..=bounds.max_txns.clamp(2, 8) {
-        let mut sets: Vec<Vec<usize>> = vec![];
+) -> Exploration {
+    let mut out = Exploration {
+        found: None,
+        explored: Stats::default(),
+        bounds,
+        skipped: skip_reason(w, g, nodes),
+    };
+    if out.skipped.is_some() {
+        return out;
+    }
+    let sets = sets_of(nodes, bounds.max_txns);
+    search_sets(w, g, &sets, bounds, alloc, one_snapshot, None, &mut out);
+    if let (Some(s), false) = (&mut out.found, model.prov.programs.is_empty()) {
+        s.model_only = Some(model.why.unwrap_or(NO_VALUES).to_string());
+    }
+    out
+}
+
+/// The value pass of [`confirm_in`]: the transaction sets of every cycle
+/// in `cycles` (the witness first), each set once, cheapest first, within
+/// half of `bounds`' states. A cycle through more programs than k adds
+/// the set of its nodes (one instance each). Returns the schedule found
+/// (`via` the cycle whose set it is, when not the witness), else why the
+/// model's schedules are not ones with values; and the states spent.
+fn confirm_values(
+    w: &Workload,
+    prov: &Provenance,
+    g: &SummaryGraph,
+    cycles: &[&Witness],
+    bounds: Bounds,
+    alloc: &Allocation,
+) -> (Option<Schedule>, String, Stats) {
+    let half = Bounds {
+        max_states: bounds.max_states / 2,
+        ..bounds
+    };
+    let mut owner: std::collections::HashMap<Vec<usize>, usize> = Default::default();
+    let mut sets: Vec<Vec<usize>> = vec![];
+    for (i, c) in cycles.iter().enumerate() {
+        let nodes = witness_nodes(c);
+        // An approximate node joins several unfoldings: not a program.
+        let approximate = nodes
+            .iter()
+            .any(|&v| g.nodes[v].ltp.mode != crate::analysis::unfold::Mode::Literal);
+        if approximate || skip_reason(w, g, &nodes).is_some() {
+            continue;
+        }
+        let mut mine = sets_of(&nodes, bounds.max_txns);
+        if nodes.len() > bounds.max_txns && nodes.len() <= 8 {
+            mine.push(nodes.clone());
+        }
+        for set in mine {
+            if let std::collections::hash_map::Entry::Vacant(e) = owner.entry(set.clone()) {
+                e.insert(i);
+                sets.push(set);
+            }
+        }
+    }
+    let sets = by_cost(g, sets, &|set| owner.get(set).copied().unwrap_or(0));
+    let mut out = Exploration {
+        found: None,
+        explored: Stats::default(),
+        bounds: half,
+        skipped: None,
+    };
+    let mut why: Option<String> = None;
+    // The witness's own sets first (`by_cost` puts them first), with at
+    // most a quarter of the value budget shared among them: the cycle
+    // shown is what the alarm is about, but its sets may be the costly ones
+    // (TPC-C's two-iteration Delivery). The other cycles' sets get the rest.
+    let own = sets
+        .iter()
+        .take_while(|s| owner.get(*s) == Some(&0))
+        .count();
+    let (mine, others) = sets.split_at(own);
+    let witness_part = Bounds {
+        max_states: half.max_states / 4,
+        ..half
+    };
+    let valued = Some((prov, &mut why));
+    let mut hit = search_sets(w, g, mine, witness_part, alloc, true, valued, &mut out);
+    if out.found.is_none() {
+        let valued = Some((prov, &mut why));
+        hit = search_sets(w, g, others, half, alloc, true, valued, &mut out).map(|i| i + own);
+    }
+    let why = if out.explored.exhausted {
+        out_of_budget(half.max_states)
+    } else {
+        why.unwrap_or_else(|| NO_VALUES.into())
+    };
+    let found = out.found.take().map(|mut s| {
+        let set = hit.map(|i| &sets[i]);
+        s.bounds = Bounds {
+            max_txns: bounds.max_txns.max(set.map_or(0, Vec::len)),
+            ..bounds
+        };
+        match set.and_then(|set| owner.get(set)) {
+            Some(&i) if i > 0 => s.via = Some(cycles[i].clone()),
+            _ => {}
+        }
+        s
+    });
+    (found, why, out.explored)
+}
+
+/// Every multiset of 2 to `k` (at most 8) elements of `nodes`, smallest
+/// first.
+fn sets_of(nodes: &[usize], k: usize) -> Vec<Vec<usize>> {
+    let mut sets: Vec<Vec<usize>> = vec![];
+    for size in 2..=k.clamp(2, 8) {
         let _ = multisets(nodes, size, 0, &mut vec![], &mut |set| {
             sets.push(set.to_vec());
             ControlFlow::Continue(())
         });
-        // With values, sets of more distinct programs first: a cycle
-        // through several programs is what the alarm is about, and two
-        // instances of one program can use up a share quickly.
-        if valued.is_some() {
-            sets.sort_by_key(|set| {
-                let mut p: Vec<usize> = set.iter().map(|&v| g.nodes[v].ltp.program).collect();
-                p.dedup();
-                std::cmp::Reverse(p.len())
-            });
-        }
-        let mut sets_left = sets.len() as u64;
-        let mut each = |set: &[usize]| {
-            let left = bounds.max_states.saturating_sub(out.explored.states);
-            let share = match valued {
-                Some(_) => left / sets_left.max(1),
-                None => left,
-            };
-            sets_left = sets_left.saturating_sub(1);
-            let cap = out.explored.states + share;
-            let mut capped = false;
-            let flow =
-                instance::instances(w, g, set, bounds.tuples_per_relation, alloc, &mut |inst| {
-                    let mut x = inst.clone();
-                    if !one_snapshot {
-                        x.txns
-                            .iter_mut()
-                            .for_each(|t| t.steps.iter_mut().for_each(|s| s.cont = false));
-                    }
-                    let vals = match &mut valued {
-                        None => vec![None],
-                        Some((prov, why)) => match values::valuations(w, g, prov, &x) {
-                            Ok(vs) if !vs.is_empty() => {
-                                values::mark_key_share(g, prov, &mut x);
-                                vs.into_iter().map(Some).collect()
-                            }
-                            Ok(vs) => vs.into_iter().map(Some).collect(),
-                            Err(e) => {
-                                why.get_or_insert(e);
-                                vec![]
-                            }
-                        },
-                    };
-                    for v in vals {
-                        x.vals = v;
-                        let budget = cap.saturating_sub(out.explored.states);
-                        let mut search = mvrc::Search::new(&x, nrel, budget, bounds.reduce);
-                        let found = search.run(search.initial());
-                        out.explored.add(&Stats {
-                            instances: 1,
-                            states: search.states,
-                            schedules: search.schedules,
-                            exhausted: false,
-                            cycles: 0,
-                            split: false,
-                        });
-                        if let Some(end) = found {
-                            out.found = Some(build(w, g, &x, search.path, &end, bounds));
-                            return ControlFlow::Break(());
-                        }
-                        if search.exhausted {
-                            capped = true;
-                            return ControlFlow::Break(());
-                        }
-                    }
-                    ControlFlow::Continue(())
-                });
-            cut |= capped;
-            // A set cut at its share: the next sets still get theirs.
-            let spent = out.explored.states >= bounds.max_states;
-            if out.found.is_some() || spent {
-                return ControlFlow::Break(());
-            }
-            let _ = flow;
-            ControlFlow::Continue(())
+    }
+    sets
+}
+
+/// The value search's order: the sets of the cycle shown (`rank` 0; the
+/// alarm is about it) before the other cycles'; then fewer transactions;
+/// then more distinct programs (two instances of one program use
+/// up a share quickly); then fewer statements (a loop's one-iteration
+/// unfolding before its two-iteration one: far fewer instances and
+/// valuations). Stable.
+fn by_cost(
+    g: &SummaryGraph,
+    mut sets: Vec<Vec<usize>>,
+    rank: &dyn Fn(&[usize]) -> usize,
+) -> Vec<Vec<usize>> {
+    sets.sort_by_cached_key(|set| {
+        let statements: usize = set.iter().map(|&v| g.nodes[v].ltp.occurrences.len()).sum();
+        let mut p: Vec<usize> = set.iter().map(|&v| g.nodes[v].ltp.program).collect();
+        p.sort_unstable();
+        p.dedup();
+        let other = rank(set).min(1);
+        (other, set.len(), std::cmp::Reverse(p.len()), statements)
+    });
+    sets
+}
+
+/// One search over transaction sets in order: with values when `valued`
+/// is given (recording in it why an instance could not be instantiated),
+/// else in the BTP model. Returns the index of the set of the schedule
+/// found.
+#[allow(clippy::too_many_arguments)]
+fn search_sets(
+    w: &Workload,
+    g: &SummaryGraph,
+    sets: &[Vec<usize>],
+    bounds: Bounds,
+    alloc: &Allocation,
+    one_snapshot: bool,
+    mut valued: Option<(&Provenance, &mut Option<String>)>,
+    out: &mut Exploration,
+) -> Option<usize> {
+    let nrel = w.schema.relations.len();
+    // With values, each transaction set gets an equal share of the budget
+    // left (one set's many valuations must not starve the others).
+    let mut cut = false;
+    for (i, set) in sets.iter().enumerate() {
+        let left = bounds.max_states.saturating_sub(out.explored.states);
+        let share = match valued {
+            Some(_) => left / (sets.len() - i) as u64,
+            None => left,
         };
-        if sets.iter().any(|set| each(set).is_break()) {
+        let cap = out.explored.states + share;
+        let mut capped = false;
+        let _ = instance::instances(w, g, set, bounds.tuples_per_relation, alloc, &mut |inst| {
+            let mut x = inst.clone();
+            if !one_snapshot {
+                x.txns
+                    .iter_mut()
+                    .for_each(|t| t.steps.iter_mut().for_each(|s| s.cont = false));
+            }
+            let vals = match &mut valued {
+                None => vec![None],
+                Some((prov, why)) => match values::valuations(w, g, prov, &x) {
+                    Ok(vs) if !vs.is_empty() => {
+                        values::mark_key_share(g, prov, &mut x);
+                        vs.into_iter().map(Some).collect()
+                    }
+                    Ok(vs) => vs.into_iter().map(Some).collect(),
+                    Err(e) => {
+                        why.get_or_insert(e);
+                        vec![]
+                    }
+                },
+            };
+            for v in vals {
+                x.vals = v;
+                let budget = cap.saturating_sub(out.explored.states);
+                let mut search = mvrc::Search::new(&x, nrel, budget, bounds.reduce);
+                let found = search.run(search.initial());
+                out.explored.add(&Stats {
+                    instances: 1,
+                    states: search.states,
+                    schedules: search.schedules,
+                    ..Stats::default()
+                });
+                if let Some(end) = found {
+                    out.found = Some(build(w, g, &x, search.path, &end, bounds));
+                    return ControlFlow::Break(());
+                }
+                if search.exhausted {
+                    capped = true;
+                    return ControlFlow::Break(());
+                }
+            }
+            ControlFlow::Continue(())
+        });
+        cut |= capped;
+        if out.found.is_some() {
+            return Some(i);
+        }
+        // A set cut at its share: the next sets still get theirs.
+        if out.explored.states >= bounds.max_states {
             break;
         }
     }
-    out.explored.exhausted |= cut && out.found.is_none();
+    out.explored.exhausted |= cut;
+    None
 }
 
 /// Calls `f` on every multiset of `size` elements of `nodes` (as sorted

@@ -160,7 +160,8 @@ pub struct Schedule {
     pub cycle: Vec<usize>,
     /// Set by `confirm` when the schedule is one of another dangerous
     /// cycle of the witness's strongly connected component than the
-    /// witness (whose own programs gave none within the bounds).
+    /// witness (the value pass searches the sets of all of them at once,
+    /// cheapest first; the model pass the witness first).
     pub via: Option<crate::analysis::robustness::Witness>,
     /// The values the schedule runs with (issue 23, item 1): set when
     /// every predicate was instantiated on values, so the schedule is one

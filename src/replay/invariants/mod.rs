@@ -340,7 +340,7 @@ fn txn_infos(txns: &[Txn], levels: &[Level], out: &Outcome) -> Vec<TxnInfo> {
                 .collect(),
             end: match out.ends.get(i) {
                 Some(End::Committed) => "committed".into(),
-                Some(End::RolledBack) => "rolled back by the program".into(),
+                Some(End::RolledBack(why)) => format!("rolled back by the program: {why}"),
                 Some(End::Halted(h)) => format!("stopped: {h}"),
                 None => "did not run".into(),
             },
