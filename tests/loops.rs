@@ -143,7 +143,8 @@ fn loop_heavy_body(r: &mut Rng, n: usize) -> Body {
     Body::Seq(items)
 }
 
-/// 1–3 programs of 2–7 statements over 1–2 relations; many statements
+/// 1–3 programs of 2–7 statements over 1–2 relations (mostly key-based
+/// statements only); many statements
 /// are twins of the one before (same contents), so different loop copies
 /// and branches give occurrences of the same class; FK and same-tuple
 /// constraints link them. Programs whose full unfolding would be too large
@@ -153,12 +154,25 @@ fn loop_heavy_workload(seed: u64) -> Workload {
     let nrel = 1 + r.below(2);
     let schema = random_schema(&mut r, nrel, 50);
     let nprog = 1 + r.below(3);
+    // Key-based statements only, in most workloads: robust workloads are
+    // then common and FK/same-tuple protections decide verdicts, which is
+    // where a reduction that ignored links would go wrong.
+    let key_only = r.chance(60);
     let mut programs = vec![];
     for p in 0..nprog {
         let nstmt = 2 + r.below(6);
         let mut statements: Vec<Statement> = (0..nstmt)
             .map(|s| {
-                let ty = StmtType::ALL[r.below(7)];
+                let ty = if key_only {
+                    [
+                        StmtType::KeySel,
+                        StmtType::KeyUpd,
+                        StmtType::KeyDel,
+                        StmtType::Ins,
+                    ][r.below(4)]
+                } else {
+                    StmtType::ALL[r.below(7)]
+                };
                 random_statement(&mut r, &schema, format!("p{p}s{s}"), ty, Some(15))
             })
             .collect();
@@ -332,6 +346,58 @@ fn read_skew_against_a_loop_heavy_writer() {
         ("Writer", writer),
         ("One", one.into())
     ])));
+}
+
+/// Order matters: the reduction may drop an unfolding only for one that
+/// contains it *in order*. Schema r, s (and u for loop-heaviness).
+/// Blind writes W: r.a := 1 for row :k, then s.b := 1 for row :k. Swap
+/// first runs three loops over u (27 · 2 = 54 unfoldings, so the shipped
+/// pipeline reduces it; all before the statements below, so edges into
+/// them never come after Swap's read), then either writes r.a := 2 and
+/// reads s.b (in that order), or reads s.b and writes r.a := 2.
+///
+/// Edges: Swap's read of s.b → W's write of s.b is counterflow (rw); W's
+/// writes → Swap's write of r.a (ww) and Swap's read of s.b (wr) are not;
+/// W has no outgoing counterflow edge (blind key updates, Table 1b), and
+/// no edge starts at a read except Swap's counterflow one. So a type-II
+/// cycle needs, in Swap, the counterflow edge to leave *before* the
+/// statement the incoming edge enters: only the unfolding "read s.b, then
+/// write r.a" has it. The ELSE branch has it: not robust. On PostgreSQL
+/// (READ COMMITTED): Swap reads s.b = 0, W runs and commits, Swap writes
+/// r.a = 2 and commits: r.a = 2 and Swap saw b = 0, while W;Swap gives
+/// b = 1 seen and Swap;W gives r.a = 1.
+///
+/// Control: both branches write first (the one-line change in ELSE).
+/// Then no unfolding has the order: robust. A reduction that compared
+/// statement multisets instead of sequences would drop the ELSE
+/// unfolding (same statements as THEN, later) and call the first
+/// workload robust.
+#[test]
+fn order_decides_which_unfolding_is_contained() {
+    let schema_extra = "CREATE TABLE r (id INT PRIMARY KEY, a INT);\nCREATE TABLE s (id INT PRIMARY KEY, b INT);\nCREATE TABLE u (id INT PRIMARY KEY, a INT, b INT, c INT);\n";
+    let write = "  UPDATE r SET a = 2 WHERE id = :k;\n";
+    let read = "  SELECT b INTO :x FROM s WHERE id = :k;\n";
+    let loops = "FOR i IN 1..:n LOOP\n  UPDATE u SET a = a + 1 WHERE id = :i;\nEND LOOP;\n\
+                 FOR j IN 1..:m LOOP\n  UPDATE u SET b = b + 1 WHERE id = :j;\nEND LOOP;\n\
+                 FOR l IN 1..:p LOOP\n  UPDATE u SET c = c + 1 WHERE id = :l;\nEND LOOP;\n";
+    let w = "UPDATE r SET a = 1 WHERE id = :k;\nUPDATE s SET b = 1 WHERE id = :k;\nCOMMIT;\n";
+    let swap = |else_branch: String| {
+        format!("{loops}IF :c > 0 THEN\n{write}{read}ELSE\n{else_branch}END IF;\nCOMMIT;\n")
+    };
+    let load = |swap: String| {
+        let schema =
+            isolint::frontend::sql::ddl::parse_schema(&SourceFile::new("schema.sql", schema_extra))
+                .expect("schema parses");
+        let sources = [
+            SourceFile::new("W.sql", w),
+            SourceFile::new("Swap.sql", swap.as_str()),
+        ];
+        isolint::frontend::lower::lower_programs("order".into(), None, schema, &sources)
+            .expect("programs lower")
+            .workload
+    };
+    assert!(!verdict(&load(swap(format!("{read}{write}")))));
+    assert!(verdict(&load(swap(format!("{write}{read}")))));
 }
 
 // ------------------------------------------------ the PostgreSQL batch
