@@ -193,9 +193,28 @@ pub fn subsume(p: &Program, ltps: Vec<Ltp>) -> Vec<Ltp> {
     let mut order: Vec<usize> = (0..ltps.len()).collect();
     // Stable: among equal lengths the earlier LTP comes first and is kept.
     order.sort_by_key(|&i| std::cmp::Reverse(keys[i].len()));
+    // Equal lengths contain each other only when equal (a hash lookup);
+    // longer kept ones are compared element by element, within a budget
+    // of steps, beyond which the rest is kept (keeping a subsumed LTP
+    // never changes a verdict, only the size).
     let mut kept: Vec<usize> = vec![];
+    let mut seen: HashSet<&[u32]> = HashSet::new();
+    let mut budget = SUBSUME_BUDGET;
     for i in order {
-        if !kept.iter().any(|&m| is_subsequence(&keys[i], &keys[m])) {
+        let k = &keys[i];
+        if seen.contains(k.as_slice()) {
+            continue;
+        }
+        let contained = budget > 0
+            && kept
+                .iter()
+                .take_while(|&&m| keys[m].len() > k.len())
+                .any(|&m| {
+                    budget = budget.saturating_sub(keys[m].len());
+                    is_subsequence(k, &keys[m])
+                });
+        if !contained {
+            seen.insert(k);
             kept.push(i);
         }
     }
@@ -208,6 +227,11 @@ pub fn subsume(p: &Program, ltps: Vec<Ltp>) -> Vec<Ltp> {
         .filter_map(|(l, k)| k.then_some(l))
         .collect()
 }
+
+/// Element steps [`subsume`] spends comparing one program's LTPs (about
+/// a second in a release build); beyond it the LTPs not yet compared are
+/// kept. Fourteen IF/ELSE blocks (16,384 equally long LTPs) need none.
+const SUBSUME_BUDGET: usize = 200_000_000;
 
 /// Is `a` a subsequence of `b`? Greedy matching is exact: matching each
 /// element of `a` at its earliest possible place in `b` never hurts.
@@ -858,8 +882,11 @@ fn edges_of(estimates: &[Estimate]) -> f64 {
 /// are at most [`MAX_LITERAL_UNFOLDINGS`] and the whole graph fits in
 /// [`MAX_ESTIMATED_EDGES`]; otherwise the program with the most
 /// occurrences is coarsened (literal → maximal → one node) until the graph
-/// fits or nothing can be coarsened. Deterministic: the same workload
-/// always gets the same plan.
+/// fits or nothing can be coarsened. A literal program with more than
+/// [`SUBSUME_ABOVE`] unfoldings is enumerated and reduced here and its
+/// real size counted (the structural bound would count the subsumed
+/// unfoldings: 3⁹ for nine loops in sequence, where one node remains).
+/// Deterministic: the same workload always gets the same plan.
 pub fn plan(w: &Workload) -> Plan {
     let bodies: Vec<Body> = w.programs.iter().map(|p| normalize(&p.body, p)).collect();
     let literal: Vec<Estimate> = w
@@ -870,9 +897,18 @@ pub fn plan(w: &Workload) -> Plan {
         .collect();
     let mut modes = vec![];
     let mut estimates = vec![];
-    for ((p, b), lit) in w.programs.iter().zip(&bodies).zip(&literal) {
+    for (pi, ((p, b), lit)) in w.programs.iter().zip(&bodies).zip(&literal).enumerate() {
         let (mode, e) = if lit.nodes <= MAX_LITERAL_UNFOLDINGS {
-            (Mode::Literal, lit.clone())
+            if count_unfoldings(&p.body) > SUBSUME_ABOVE {
+                // Reduced by `unfold_workload`: the structural bound
+                // would count every subsumed unfolding, so measure.
+                (
+                    Mode::Literal,
+                    measure(p, &subsume(p, unfold_program(pi, p))),
+                )
+            } else {
+                (Mode::Literal, lit.clone())
+            }
         } else {
             let m = estimate(p, b, Mode::Maximal);
             if m.nodes <= MAX_LITERAL_UNFOLDINGS {
@@ -921,6 +957,24 @@ pub fn plan(w: &Workload) -> Plan {
         estimates,
         literal_unfoldings: literal.iter().map(|e| e.nodes).collect(),
     }
+}
+
+/// The [`Estimate`] of actual nodes: their number, occurrences per
+/// relation, the longest.
+fn measure(p: &Program, ltps: &[Ltp]) -> Estimate {
+    let mut e = Estimate {
+        nodes: ltps.len() as f64,
+        ..Estimate::default()
+    };
+    for l in ltps {
+        for o in &l.occurrences {
+            if let Some(s) = p.statements.get(o.stmt) {
+                *e.occurrences.entry(s.rel).or_insert(0.0) += 1.0;
+            }
+        }
+        e.longest = e.longest.max(l.occurrences.len() as f64);
+    }
+    e
 }
 
 /// For each statement, the ids of the loops enclosing it, outermost first.
