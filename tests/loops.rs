@@ -300,7 +300,10 @@ fn verdict(w: &Workload) -> bool {
 /// both update it from the value read; at READ COMMITTED T1 reads a = 0,
 /// T2 reads a = 0, T2 writes 0 - 1 and commits, T1's UPDATE (row no longer
 /// locked) writes 0 - 1 and commits: a = -1, while either serial order
-/// gives -2. Summary graph: the read → the other's update is counterflow
+/// gives -2 (run on PostgreSQL 15 with rows (1,0,0,0), (2,0,0,0): T1
+/// `SELECT a … id = 1` → 0; T2 whole: reads 0, `UPDATE … a = 0 - 1`,
+/// commits; T1 `UPDATE … a = 0 - 1`, commits; final a = -1). Summary
+/// graph: the read → the other's update is counterflow
 /// (rw), the update → the other's read is non-counterflow (wr), and the
 /// read comes before the update in Bump: a type-II cycle. Not robust.
 ///
@@ -324,7 +327,8 @@ fn lost_update_in_a_loop_heavy_program() {
 /// Pair reads t.a of row :k1, then of row :k2: with k1 = 1, k2 = 2 and a
 /// Writer over rows 1 and 2 starting after Pair's first read and
 /// committing before its second, Pair sees row 1 before and row 2 after
-/// the Writer — no serial order gives that. Graph: Pair's first read →
+/// the Writer — no serial order gives that (run on PostgreSQL 15: Pair
+/// saw 0, then 1; serial orders give 0, 0 or 1, 1). Graph: Pair's first read →
 /// Writer's update is counterflow, Writer's update → Pair's second read
 /// is wr, and in Pair the counterflow edge leaves before the statement
 /// the incoming edge enters: type II. Not robust.
@@ -365,10 +369,13 @@ fn read_skew_against_a_loop_heavy_writer() {
 /// write r.a" has it. The ELSE branch has it: not robust. On PostgreSQL
 /// (READ COMMITTED): Swap reads s.b = 0, W runs and commits, Swap writes
 /// r.a = 2 and commits: r.a = 2 and Swap saw b = 0, while W;Swap gives
-/// b = 1 seen and Swap;W gives r.a = 1.
+/// b = 1 seen and Swap;W gives r.a = 1 (run on PostgreSQL 15 with rows
+/// r(1, 0), s(1, 0): Swap saw 0, final r.a = 2, s.b = 1).
 ///
 /// Control: both branches write first (the one-line change in ELSE).
-/// Then no unfolding has the order: robust. A reduction that compared
+/// Then no unfolding has the order: robust (on PostgreSQL, W's update of
+/// r waits for Swap's row lock, so W cannot run between Swap's write and
+/// its read). A reduction that compared
 /// statement multisets instead of sequences would drop the ELSE
 /// unfolding (same statements as THEN, later) and call the first
 /// workload robust.
