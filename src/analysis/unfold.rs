@@ -882,10 +882,11 @@ fn edges_of(estimates: &[Estimate]) -> f64 {
 /// are at most [`MAX_LITERAL_UNFOLDINGS`] and the whole graph fits in
 /// [`MAX_ESTIMATED_EDGES`]; otherwise the program with the most
 /// occurrences is coarsened (literal → maximal → one node) until the graph
-/// fits or nothing can be coarsened. A literal program with more than
-/// [`SUBSUME_ABOVE`] unfoldings is enumerated and reduced here and its
-/// real size counted (the structural bound would count the subsumed
-/// unfoldings: 3⁹ for nine loops in sequence, where one node remains).
+/// fits or nothing can be coarsened. When the structural bounds do not
+/// fit, literal programs with more than [`SUBSUME_ABOVE`] unfoldings are
+/// first enumerated and reduced and their real size counted (the bound
+/// counts the subsumed unfoldings too: 3⁹ for nine loops in sequence,
+/// where one node remains).
 /// Deterministic: the same workload always gets the same plan.
 pub fn plan(w: &Workload) -> Plan {
     let bodies: Vec<Body> = w.programs.iter().map(|p| normalize(&p.body, p)).collect();
@@ -897,18 +898,9 @@ pub fn plan(w: &Workload) -> Plan {
         .collect();
     let mut modes = vec![];
     let mut estimates = vec![];
-    for (pi, ((p, b), lit)) in w.programs.iter().zip(&bodies).zip(&literal).enumerate() {
+    for ((p, b), lit) in w.programs.iter().zip(&bodies).zip(&literal) {
         let (mode, e) = if lit.nodes <= MAX_LITERAL_UNFOLDINGS {
-            if count_unfoldings(&p.body) > SUBSUME_ABOVE {
-                // Reduced by `unfold_workload`: the structural bound
-                // would count every subsumed unfolding, so measure.
-                (
-                    Mode::Literal,
-                    measure(p, &subsume(p, unfold_program(pi, p))),
-                )
-            } else {
-                (Mode::Literal, lit.clone())
-            }
+            (Mode::Literal, lit.clone())
         } else {
             let m = estimate(p, b, Mode::Maximal);
             if m.nodes <= MAX_LITERAL_UNFOLDINGS {
@@ -921,6 +913,17 @@ pub fn plan(w: &Workload) -> Plan {
         estimates.push(e);
     }
     let mut estimated_edges = edges_of(&estimates);
+    if estimated_edges > MAX_ESTIMATED_EDGES {
+        // `unfold_workload` reduces these programs, and the structural
+        // bound counts every subsumed unfolding: measure before
+        // coarsening anything.
+        for (pi, p) in w.programs.iter().enumerate() {
+            if modes[pi] == Mode::Literal && count_unfoldings(&p.body) > SUBSUME_ABOVE {
+                estimates[pi] = measure(p, &subsume(p, unfold_program(pi, p)));
+            }
+        }
+        estimated_edges = edges_of(&estimates);
+    }
     while estimated_edges > MAX_ESTIMATED_EDGES {
         // The coarsenable program with the most occurrences, first on ties.
         // Programs with few unfoldings are never coarsened: a workload of
