@@ -68,3 +68,49 @@ fn sql_if_else_14(bencher: divan::Bencher) {
     let text = if_else_14();
     bencher.bench_local(|| analyse(&text));
 }
+
+/// `n` loops in sequence, each around a read and an update of one row
+/// (issue 26 item 3): 3ⁿ unfoldings, 6n·3ⁿ⁻¹ occurrences literally;
+/// `unfold::subsume` keeps the one that takes every loop twice.
+fn loops_in_sequence(n: usize) -> String {
+    let mut s = String::new();
+    for i in 1..=n {
+        s.push_str(&format!(
+            "FOR i{i} IN 1..:n{i} LOOP\n  SELECT a INTO :x{i} FROM t WHERE id = :i{i};\n  UPDATE t SET b = :x{i} WHERE id = :i{i};\nEND LOOP;\n"
+        ));
+    }
+    s.push_str("COMMIT;\n");
+    s
+}
+
+#[divan::bench(sample_count = 10, args = [3, 5, 7, 9])]
+fn sql_loops_in_sequence(bencher: divan::Bencher, n: usize) {
+    let text = loops_in_sequence(n);
+    bencher.bench_local(|| analyse(&text));
+}
+
+/// The same without the reduction (every literal unfolding a node), for
+/// the before/after in README: 3⁵ = 243 unfoldings.
+#[divan::bench(sample_count = 10, args = [3, 5])]
+fn sql_loops_in_sequence_unreduced(bencher: divan::Bencher, n: usize) {
+    use isolint::analysis::graph::build_from_ltps;
+    use isolint::analysis::unfold::{unfold_workload_with, Mode};
+    let text = loops_in_sequence(n);
+    let schema = isolint::frontend::sql::ddl::parse_schema(&SourceFile::new("schema.sql", SCHEMA))
+        .expect("schema parses");
+    let sources = [
+        SourceFile::new("P.sql", text.as_str()),
+        SourceFile::new("Reader.sql", READER),
+    ];
+    let w = isolint::frontend::lower::lower_programs("bench".into(), None, schema, &sources)
+        .expect("programs lower")
+        .workload;
+    bencher.bench_local(|| {
+        let ltps = unfold_workload_with(&w, &[Mode::Literal, Mode::Literal]);
+        is_robust(
+            &build_from_ltps(&w, ltps, Settings::default()),
+            None,
+            Method::TypeII,
+        )
+    });
+}

@@ -302,7 +302,7 @@ mod on_postgres {
     use super::*;
     use isolint::model::isolation::Level;
     use isolint::replay::random::RandomConfig;
-    use isolint::replay::soundness::check_loaded;
+    use isolint_testkit::soundness::check_loaded;
 
     fn replay(
         server: &isolint::replay::server::Server,

@@ -373,6 +373,8 @@ pub fn edge_kinds_between(
     )
 }
 
+// `unfold::occurrence_keys` must determine everything read here (the
+// subsumption of loop-heavy programs relies on it; tests/loops.rs).
 fn effective(w: &Workload, ltp: &Ltp, pos: usize, settings: Settings) -> Effective {
     let s = ltp.statement(w, pos);
     let arity = w.schema.rel(s.rel).arity();

@@ -8,6 +8,44 @@
 //! the same iteration of every loop that encloses both statements. Two
 //! unfoldings that are equal as statement sequences with equal links are
 //! one LTP (one node of the summary graph); the empty unfolding is kept.
+//!
+//! # Subsumed unfoldings (loop-heavy programs, issue 26)
+//!
+//! A program with loops and branches in sequence has many unfoldings
+//! (three loops of two statements: 27 LTPs, 162 occurrences; a generated
+//! workload had 618 nodes and 2·10⁷ edges), most of them a part of a
+//! longer one. For a program with more than [`SUBSUME_ABOVE`]
+//! unfoldings, [`unfold_workload`] keeps only those not *subsumed* by another
+//! ([`subsume`]). This gives the same verdict as the full Unfold≤2:
+//!
+//! The *key* of position i of an LTP L is the content of its statement
+//! (all but id, SQL and origin, as `Canon::coarse`) with, for every link
+//! whose child is i, the link's kind, the parent statement's content and
+//! whether the parent comes before or after i ([`occurrence_keys`]).
+//! `graph::effective` reads nothing else of the LTP (besides its mode,
+//! literal here), so equal keys give equal `Effective` occurrences under
+//! every `Settings`, and Algorithm 1 decides edges (and the snapshot
+//! levels' rw/first-updater-wins bits) from the relation and the
+//! `Effective` pair only. L ⊑ M when M belongs to the same program and
+//! some strictly increasing h maps L's positions to M's with equal keys.
+//!
+//! Claim: let G' be the summary graph without the subsumed LTPs (each has
+//! a kept M ⊒ it: ⊑ is transitive and the kept ones are compared first).
+//! For every set of programs, every allocation and every method, the
+//! induced subgraph of G has a dangerous cycle iff that of G' has one.
+//! Proof. G' is an induced subgraph of G, so ⇐. For ⇒ map every removed
+//! L to its M and its positions by h, every other node to itself. An edge
+//! (P, i, c, j, Q) of G maps to (φP, h(i), c, h(j), φQ), an edge of G'
+//! with the same kind and bits (same relation, same `Effective` pair). A
+//! closed walk maps to a closed walk through the same programs (so the
+//! same levels and the same subset), an edge that starts at a read still
+//! does, and "q4' before q4" in L holds for h(q4'), h(q4) in M (h is
+//! increasing). So the image of a type-II (type-I, snapshot-dangerous)
+//! cycle is one of G'. ∎
+//!
+//! What changes: the node and edge counts (Table 2 is counted on
+//! literal unfoldings, which is why small programs are left whole) and
+//! which LTP a witness names (a longer one that contains the cycle).
 
 use std::collections::{HashMap, HashSet};
 
@@ -117,9 +155,128 @@ impl Mode {
 
 /// Unfold≤2 of every program, in program order, each program in the mode
 /// [`plan`] chooses (literal unless that would not fit). Programs whose
-/// unfoldings are all identical collapse to a single LTP.
+/// unfoldings are all identical collapse to a single LTP; a literal
+/// program with more than [`SUBSUME_ABOVE`] LTPs keeps only those no
+/// other one subsumes (module comment: the same verdict).
 pub fn unfold_workload(w: &Workload) -> Vec<Ltp> {
-    unfold_workload_with(w, &plan(w).modes)
+    let modes = plan(w).modes;
+    let mut out = vec![];
+    for (pi, p) in w.programs.iter().enumerate() {
+        let mode = modes.get(pi).copied().unwrap_or(Mode::Literal);
+        let ltps = unfold_program_with(pi, p, mode);
+        // Decided on the body as written, not on the merged LTPs: read
+        // promotion (`promote`) changes statement contents, and so how
+        // many LTPs merge, but must not change which programs are reduced
+        // (its claim that every node survives promotion needs it).
+        if mode == Mode::Literal && count_unfoldings(&p.body) > SUBSUME_ABOVE {
+            out.extend(subsume(p, ltps));
+        } else {
+            out.extend(ltps);
+        }
+    }
+    out
+}
+
+/// Literal programs with more unfoldings than this ([`count_unfoldings`]
+/// of the body as written) keep only the LTPs no other one subsumes
+/// ([`subsume`]). Below it every unfolding is a node, so the paper's
+/// workloads keep Table 2's counts.
+pub const SUBSUME_ABOVE: u64 = 16;
+
+/// The LTPs of one program (all literal) that no other one subsumes, in
+/// their original order and with their original numbers; of several with
+/// equal key sequences the first is kept. Longest first, each compared
+/// with the kept ones only: a subsumed LTP is contained in a kept one
+/// (⊑ is transitive), so the kept set is the same as comparing all pairs.
+pub fn subsume(p: &Program, ltps: Vec<Ltp>) -> Vec<Ltp> {
+    let keys = occurrence_keys(p, &ltps);
+    let mut order: Vec<usize> = (0..ltps.len()).collect();
+    // Stable: among equal lengths the earlier LTP comes first and is kept.
+    order.sort_by_key(|&i| std::cmp::Reverse(keys[i].len()));
+    // Equal lengths contain each other only when equal (a hash lookup);
+    // longer kept ones are compared element by element, within a budget
+    // of steps, beyond which the rest is kept (keeping a subsumed LTP
+    // never changes a verdict, only the size).
+    let mut kept: Vec<usize> = vec![];
+    let mut seen: HashSet<&[u32]> = HashSet::new();
+    let mut budget = SUBSUME_BUDGET;
+    for i in order {
+        let k = &keys[i];
+        if seen.contains(k.as_slice()) {
+            continue;
+        }
+        let contained = budget > 0
+            && kept
+                .iter()
+                .take_while(|&&m| keys[m].len() > k.len())
+                .any(|&m| {
+                    budget = budget.saturating_sub(keys[m].len());
+                    is_subsequence(k, &keys[m])
+                });
+        if !contained {
+            seen.insert(k);
+            kept.push(i);
+        }
+    }
+    let mut keep = vec![false; ltps.len()];
+    for i in kept {
+        keep[i] = true;
+    }
+    ltps.into_iter()
+        .zip(keep)
+        .filter_map(|(l, k)| k.then_some(l))
+        .collect()
+}
+
+/// Element steps [`subsume`] spends comparing one program's LTPs (about
+/// a second in a release build); beyond it the LTPs not yet compared are
+/// kept. Fourteen IF/ELSE blocks (16,384 equally long LTPs) need none.
+const SUBSUME_BUDGET: usize = 200_000_000;
+
+/// Is `a` a subsequence of `b`? Greedy matching is exact: matching each
+/// element of `a` at its earliest possible place in `b` never hurts.
+fn is_subsequence(a: &[u32], b: &[u32]) -> bool {
+    if a.len() > b.len() {
+        return false;
+    }
+    let mut rest = a.iter().peekable();
+    for x in b {
+        if rest.peek() == Some(&x) {
+            rest.next();
+        }
+    }
+    rest.peek().is_none()
+}
+
+/// The key of every position of every LTP (module comment), interned as
+/// numbers per program: the statement's content and, per link into the
+/// position, the link's kind, the parent's content and whether the parent
+/// comes later.
+pub fn occurrence_keys(p: &Program, ltps: &[Ltp]) -> Vec<Vec<u32>> {
+    type LinkKey = (ConstraintKind, usize, bool);
+    let coarse = Canon::of(p).coarse;
+    let mut ids: HashMap<(usize, Vec<LinkKey>), u32> = HashMap::new();
+    ltps.iter()
+        .map(|l| {
+            let mut into: Vec<Vec<LinkKey>> = vec![vec![]; l.occurrences.len()];
+            for k in &l.links {
+                let parent = coarse[l.occurrences[k.parent].stmt];
+                if let Some(v) = into.get_mut(k.child) {
+                    v.push((k.kind, parent, k.parent > k.child));
+                }
+            }
+            l.occurrences
+                .iter()
+                .zip(into)
+                .map(|(o, mut v)| {
+                    v.sort_unstable();
+                    v.dedup();
+                    let n = ids.len() as u32;
+                    *ids.entry((coarse[o.stmt], v)).or_insert(n)
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// Unfold every program in the given mode (`modes[p]` for program p).
@@ -725,8 +882,12 @@ fn edges_of(estimates: &[Estimate]) -> f64 {
 /// are at most [`MAX_LITERAL_UNFOLDINGS`] and the whole graph fits in
 /// [`MAX_ESTIMATED_EDGES`]; otherwise the program with the most
 /// occurrences is coarsened (literal → maximal → one node) until the graph
-/// fits or nothing can be coarsened. Deterministic: the same workload
-/// always gets the same plan.
+/// fits or nothing can be coarsened. When the structural bounds do not
+/// fit, literal programs with more than [`SUBSUME_ABOVE`] unfoldings are
+/// first enumerated and reduced and their real size counted (the bound
+/// counts the subsumed unfoldings too: 3⁹ for nine loops in sequence,
+/// where one node remains).
+/// Deterministic: the same workload always gets the same plan.
 pub fn plan(w: &Workload) -> Plan {
     let bodies: Vec<Body> = w.programs.iter().map(|p| normalize(&p.body, p)).collect();
     let literal: Vec<Estimate> = w
@@ -752,6 +913,17 @@ pub fn plan(w: &Workload) -> Plan {
         estimates.push(e);
     }
     let mut estimated_edges = edges_of(&estimates);
+    if estimated_edges > MAX_ESTIMATED_EDGES {
+        // `unfold_workload` reduces these programs, and the structural
+        // bound counts every subsumed unfolding: measure before
+        // coarsening anything.
+        for (pi, p) in w.programs.iter().enumerate() {
+            if modes[pi] == Mode::Literal && count_unfoldings(&p.body) > SUBSUME_ABOVE {
+                estimates[pi] = measure(p, &subsume(p, unfold_program(pi, p)));
+            }
+        }
+        estimated_edges = edges_of(&estimates);
+    }
     while estimated_edges > MAX_ESTIMATED_EDGES {
         // The coarsenable program with the most occurrences, first on ties.
         // Programs with few unfoldings are never coarsened: a workload of
@@ -788,6 +960,24 @@ pub fn plan(w: &Workload) -> Plan {
         estimates,
         literal_unfoldings: literal.iter().map(|e| e.nodes).collect(),
     }
+}
+
+/// The [`Estimate`] of actual nodes: their number, occurrences per
+/// relation, the longest.
+fn measure(p: &Program, ltps: &[Ltp]) -> Estimate {
+    let mut e = Estimate {
+        nodes: ltps.len() as f64,
+        ..Estimate::default()
+    };
+    for l in ltps {
+        for o in &l.occurrences {
+            if let Some(s) = p.statements.get(o.stmt) {
+                *e.occurrences.entry(s.rel).or_insert(0.0) += 1.0;
+            }
+        }
+        e.longest = e.longest.max(l.occurrences.len() as f64);
+    }
+    e
 }
 
 /// For each statement, the ids of the loops enclosing it, outermost first.
