@@ -2,7 +2,16 @@
 //! or pin to values (WHERE equalities, joins, extra conjuncts), and which
 //! key it pins.
 
-use super::*;
+use super::scope::TableRef;
+use super::symbolic::Term;
+use super::Lowerer;
+use crate::frontend::sql::{same_name, Snippet};
+use crate::model::btp::Body;
+use crate::model::error::Result;
+use crate::model::schema::{RelId, Schema};
+use sqlparser::ast::{BinaryOperator, Expr, Ident, Query, SelectItem, Spanned};
+use std::collections::{BTreeSet, HashSet};
+use std::ops::ControlFlow;
 
 /// Columns of one table found in the parts of a statement.
 #[derive(Default, Clone)]

@@ -2,7 +2,16 @@
 //! EXIT/CONTINUE, RAISE/ASSERT/assignment nodes → `Body`; and what the
 //! program says about rows that may be missing (FOUND, NULL tests).
 
-use super::*;
+use super::clauses::strip_nested;
+use super::symbolic::Term;
+use super::{each_cond, each_stmt, is_empty, push_seq, Lowerer};
+use crate::frontend::sql::procedural::{Cond, LoopHead, Node, Stmt};
+use crate::model::btp::Body;
+use crate::model::error::{Diag, Result};
+use sqlparser::ast::{BinaryOperator, Expr, UnaryOperator, Value};
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::ops::ControlFlow;
+
 use crate::frontend::sql::plpgsql::{EXECUTE_LABEL, ROW_COUNT_MARK, VOLATILE_LABEL};
 
 impl Lowerer<'_> {

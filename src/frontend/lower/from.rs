@@ -11,11 +11,20 @@
 //! conjunct, so `t` is predicate-based (its join columns in PReadSet), an
 //! over-approximation of the per-element key access PostgreSQL makes.
 
+use super::clauses::{Clause, Uses};
+use super::scope::{join_on, TableRef};
+use super::{clauses, Lowerer};
+use crate::frontend::sql::{same_name, Snippet};
+use crate::model::btp::Body;
+use crate::model::error::Result;
+use sqlparser::ast::{
+    Expr, Ident, Query, SelectItem, SetExpr, Statement as Sql, TableFactor, TableWithJoins,
+};
+use std::ops::ControlFlow;
+
 use sqlparser::ast::{
     FunctionArg, FunctionArgumentList, FunctionArguments, ObjectName, TableAlias, Visit, Visitor,
 };
-
-use super::*;
 
 /// The rows of a FROM item that is no table.
 #[derive(Clone, PartialEq, Eq)]

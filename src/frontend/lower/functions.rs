@@ -2,7 +2,18 @@
 //! are lowered (SQL functions inlined with their arguments bound), unknown
 //! functions rejected; the audit that nothing was skipped.
 
-use super::*;
+use super::clauses::{Clause, AGGREGATES};
+use super::symbolic::Term;
+use super::{is_empty, push_seq, Lowerer};
+use crate::frontend::sql::ddl::FunctionDef;
+use crate::frontend::sql::procedural::{split_statements, Cond};
+use crate::frontend::sql::{parse_one, same_name, Snippet};
+use crate::model::btp::Body;
+use crate::model::error::{Diag, Result, SourceFile};
+use crate::model::schema::{RelId, Schema};
+use sqlparser::ast::{Expr, Ident, Query, Statement as Sql, TableFactor, Value};
+use std::collections::{BTreeSet, HashMap};
+use std::ops::ControlFlow;
 
 /// A function's body statements, parsed once (SQL-language functions
 /// only; others are rejected where they are called).

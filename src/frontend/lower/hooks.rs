@@ -4,7 +4,17 @@
 //! (written with their inputs), and the checks of deferred foreign keys
 //! (run at COMMIT). docs/sql-frontend.md, "Schema objects".
 
-use super::*;
+use super::functions::{is_builtin, overloaded};
+use super::{find_rel, Lowerer};
+use crate::frontend::sql::ddl::{Extras, FunctionDef};
+use crate::frontend::sql::procedural::Node;
+use crate::frontend::sql::Snippet;
+use crate::model::btp::{Body, StmtType};
+use crate::model::error::{Diag, Result, SourceFile};
+use crate::model::schema::RelId;
+use sqlparser::ast::{Expr, Ident};
+use std::collections::BTreeSet;
+
 use crate::frontend::sql::ddl::HookKind;
 use crate::frontend::sql::pg;
 

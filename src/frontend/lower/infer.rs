@@ -2,7 +2,11 @@
 //! and the missing-row rule that turns key-based statements into
 //! predicate-based ones.
 
-use super::*;
+use super::symbolic::Term;
+use super::Lowerer;
+use crate::model::btp::{Constraint, ConstraintKind, Held, StmtType};
+use crate::model::schema::AttrSet;
+use std::collections::BTreeSet;
 
 impl Lowerer<'_> {
     /// Key-based statements whose row may be missing while the program

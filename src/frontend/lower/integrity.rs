@@ -16,8 +16,14 @@
 //! keeps the paper's BTPs for its benchmarks (the FK constraints
 //! `q_j = f(q_i)` of Section 5.1 are exactly this situation).
 
+use super::symbolic::Term;
+use super::Lowerer;
+use crate::frontend::sql::Snippet;
+use crate::model::btp::{Body, StmtType};
+use crate::model::schema::RelId;
+use std::collections::BTreeSet;
+
 use super::hooks::{FkCheck, When};
-use super::*;
 use crate::model::btp::Held;
 use crate::model::schema::ForeignKey;
 

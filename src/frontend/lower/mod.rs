@@ -18,24 +18,16 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::ops::ControlFlow;
 use std::path::Path;
 
-use sqlparser::ast::{
-    AssignmentTarget, BinaryOperator, Expr, FromTable, Ident, Query, SelectItem, SetExpr, Spanned,
-    Statement as Sql, TableFactor, TableObject, TableWithJoins, UnaryOperator, Value,
-};
+use sqlparser::ast::{AssignmentTarget, Ident, Statement as Sql, TableFactor, TableObject};
 
 use super::Loaded;
 use crate::frontend::sql::ddl::{Extras, FkAction, FunctionDef};
-use crate::frontend::sql::procedural::{
-    abbreviation, parse_program, split_statements, Cond, LoopHead, Node, Stmt,
-};
-use crate::frontend::sql::{parse_one, same_name, Snippet};
-use crate::model::btp::{
-    validate, Body, Constraint, ConstraintKind, Held, Origin, Program, Statement, StmtType,
-    Workload,
-};
-use crate::model::error::{did_you_mean, Diag, Errors, Result, SourceFile, Warning};
+use crate::frontend::sql::procedural::{abbreviation, parse_program, Cond, LoopHead, Node, Stmt};
+use crate::frontend::sql::{same_name, Snippet};
+use crate::model::btp::{validate, Body, Origin, Program, Statement, StmtType, Workload};
+use crate::model::error::{Diag, Errors, Result, SourceFile, Warning};
 use crate::model::isolation::{Declared, Level};
-use crate::model::provenance::{Pins, Provenance, Value as PinValue};
+use crate::model::provenance::{Pins, Provenance};
 use crate::model::schema::{AttrSet, RelId, Schema};
 
 /// A statement's text as `Statement::sql` shows it (comments dropped,
@@ -77,11 +69,10 @@ mod symbolic;
 #[cfg(test)]
 mod tests;
 
-use clauses::*;
-use control::*;
-use functions::*;
-use scope::*;
-use symbolic::*;
+use self::control::null_tested;
+use self::functions::{latest_definitions, parse_functions, Deferrals, ParsedFunction};
+use self::scope::TableRef;
+use self::symbolic::Term;
 
 /// What the lowering needs besides the schema and the program files.
 #[derive(Default)]

@@ -19,7 +19,14 @@
 //! program order afterwards, which the inference of constraints and of
 //! missing rows relies on.
 
-use super::*;
+use super::symbolic::Term;
+use super::{Facts, Lowerer};
+use crate::frontend::sql::procedural::Node;
+use crate::frontend::sql::Snippet;
+use crate::model::btp::{Body, Statement};
+use crate::model::error::Result;
+use sqlparser::ast::{Expr, Statement as Sql};
+use std::ops::ControlFlow;
 
 impl Lowerer<'_> {
     /// Renumber the statements created since `mark` so that their indices

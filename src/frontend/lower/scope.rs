@@ -1,7 +1,11 @@
 //! Name resolution: tables of a statement (FROM, joins, targets) and their
 //! columns, with correlation to enclosing statements.
 
-use super::*;
+use super::{find_rel, Lowerer};
+use crate::frontend::sql::{same_name, Snippet};
+use crate::model::error::{did_you_mean, Diag, Result};
+use crate::model::schema::RelId;
+use sqlparser::ast::{Expr, Ident, TableFactor};
 
 /// A table of the FROM list (or the target of UPDATE/DELETE/INSERT).
 #[derive(Clone)]

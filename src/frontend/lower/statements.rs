@@ -3,7 +3,22 @@
 //! statements of the right type and sets; and the audit that every query
 //! in a statement was modelled.
 
-use super::*;
+use super::clauses::{has_aggregate, item_columns, read_columns, returning_columns, Clause, Uses};
+use super::scope::{Cte, TableRef};
+use super::symbolic::Term;
+use super::{assignment_columns, find_rel, seq, Lowerer};
+use crate::frontend::sql::ddl::FkAction;
+use crate::frontend::sql::procedural::Node;
+use crate::frontend::sql::{same_name, Snippet};
+use crate::model::btp::{Body, Held, StmtType};
+use crate::model::error::{Diag, Result};
+use crate::model::schema::RelId;
+use sqlparser::ast::{
+    Expr, FromTable, Ident, Query, SelectItem, SetExpr, Statement as Sql, TableFactor, TableObject,
+    Value,
+};
+use std::collections::{BTreeSet, HashSet};
+
 use crate::frontend::sql::ddl::HookKind;
 
 /// `DEFAULT` as a value (VALUES item, SET c = DEFAULT).

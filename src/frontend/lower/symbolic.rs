@@ -2,7 +2,10 @@
 //! parameters, literals, variables, columns of a statement's tuple and
 //! per-branch phis; resolution along a path of IF branches.
 
-use super::*;
+use super::Lowerer;
+use crate::model::provenance::{Pins, Value as PinValue};
+use sqlparser::ast::{Expr, Value};
+use std::collections::BTreeSet;
 
 /// Symbolic values: see the module comment.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
