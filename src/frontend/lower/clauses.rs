@@ -57,14 +57,14 @@ impl Uses {
 impl Lowerer<'_> {
     /// The key (PK, or a UNIQUE key no UPDATE assigns) pinned by `eq`.
     pub(super) fn key_of(&self, rel: RelId, eq: &[(usize, Term)]) -> Option<Vec<usize>> {
-        let r = self.schema.rel(rel);
+        let r = self.cat.schema.rel(rel);
         let pinned: HashSet<usize> = eq.iter().map(|(c, _)| *c).collect();
         let mut keys = vec![];
         if !r.primary_key.is_empty() {
             keys.push(r.primary_key.clone());
         }
         for u in &r.unique_keys {
-            if !u.is_empty() && u.iter().all(|c| !self.assigned.contains(&(rel, *c))) {
+            if !u.is_empty() && u.iter().all(|c| !self.cat.assigned.contains(&(rel, *c))) {
                 keys.push(u.clone());
             }
         }
@@ -123,14 +123,14 @@ impl Lowerer<'_> {
             for (i, q) in subs.iter().enumerate() {
                 if !inside(q.span(), Some(i)) {
                     // A correlated subquery may name this statement's tables.
-                    self.scopes.push(tables.to_vec());
-                    self.outer_hits.push(vec![]);
+                    self.sql.scopes.push(tables.to_vec());
+                    self.sql.outer_hits.push(vec![]);
                     // A subquery never aborts on a missing row.
-                    self.sub_depth += 1;
+                    self.pos.sub_depth += 1;
                     let b = self.select(q, snip, &[]);
-                    self.sub_depth -= 1;
-                    let hits = self.outer_hits.pop().unwrap_or_default();
-                    self.scopes.pop();
+                    self.pos.sub_depth -= 1;
+                    let hits = self.sql.outer_hits.pop().unwrap_or_default();
+                    self.sql.scopes.pop();
                     // Correlation columns act like join columns of this
                     // statement: in its predicate and read.
                     for (t, a) in hits {
@@ -412,7 +412,7 @@ impl Lowerer<'_> {
     /// equated to another table's column (then the table is
     /// predicate-based, as the lowering rules say).
     pub(super) fn unjoined_key(&self, rel: RelId, u: &Uses) -> Option<Vec<usize>> {
-        let pk = &self.schema.rel(rel).primary_key;
+        let pk = &self.cat.schema.rel(rel).primary_key;
         self.key_of(rel, &u.eq)
             .filter(|_| u.join.iter().all(|c| !pk.contains(c)))
     }

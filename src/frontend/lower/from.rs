@@ -177,7 +177,7 @@ impl Lowerer<'_> {
             null_treatment: None,
             over: None,
         });
-        let mark = self.statements.len();
+        let mark = self.out.statements.len();
         self.lateral_args(&call, snip, tables, pre, hits)?;
         let fname = name
             .0
@@ -186,7 +186,7 @@ impl Lowerer<'_> {
             .map_or_else(String::new, |i| i.value.clone());
         // A built-in (or a workload function whose body read nothing)
         // yields values; an inlined body's rows are rows it read.
-        let values = self.statements.len() == mark;
+        let values = self.out.statements.len() == mark;
         tables.push(virtual_table(&fname, alias, values));
         Ok(())
     }
@@ -212,13 +212,13 @@ impl Lowerer<'_> {
                 "lock the rows in a statement of its own (SELECT … FOR UPDATE) before this one",
             ));
         }
-        self.scopes.push(tables.clone());
-        self.outer_hits.push(vec![]);
-        self.sub_depth += 1;
+        self.sql.scopes.push(tables.clone());
+        self.sql.outer_hits.push(vec![]);
+        self.pos.sub_depth += 1;
         let b = self.select(q, snip, &[]);
-        self.sub_depth -= 1;
-        let h = self.outer_hits.pop().unwrap_or_default();
-        self.scopes.pop();
+        self.pos.sub_depth -= 1;
+        let h = self.sql.outer_hits.pop().unwrap_or_default();
+        self.sql.scopes.pop();
         hits.extend(h);
         pre.push(b?);
         let values = matches!(q.body.as_ref(), SetExpr::Values(_));
@@ -243,7 +243,7 @@ impl Lowerer<'_> {
         into: &[String],
         split: bool,
     ) -> Result<Body> {
-        self.selects += 1; // this query
+        self.inl.selects += 1; // this query
         let mut parts = vec![];
         self.set_arm(q, q.body.as_ref(), snip, &mut parts)?;
         if let Some(ob) = &q.order_by {
@@ -256,10 +256,10 @@ impl Lowerer<'_> {
         }
         for v in into {
             let t = self.fresh();
-            self.env.insert(v.clone(), t);
+            self.vars.env.insert(v.clone(), t);
         }
         if split {
-            self.split_out.append(&mut parts);
+            self.stage.split_out.append(&mut parts);
             return Ok(Body::Seq(vec![]));
         }
         Ok(Body::Seq(parts))
@@ -289,17 +289,17 @@ impl Lowerer<'_> {
                     locks: vec![],
                     ..outer.clone()
                 };
-                self.sub_depth += 1;
+                self.pos.sub_depth += 1;
                 let b = self.select(&arm, snip, &[]);
-                self.sub_depth -= 1;
-                self.selects -= 1;
+                self.pos.sub_depth -= 1;
+                self.inl.selects -= 1;
                 parts.push(b?);
                 Ok(())
             }
             SetExpr::Query(q) => {
-                self.sub_depth += 1;
+                self.pos.sub_depth += 1;
                 let b = self.select(q, snip, &[]);
-                self.sub_depth -= 1;
+                self.pos.sub_depth -= 1;
                 parts.push(b?);
                 Ok(())
             }
@@ -374,7 +374,7 @@ impl Lowerer<'_> {
                 };
                 let n = name.0.last().and_then(|p| p.as_ident());
                 if n.is_some_and(|i| {
-                    self.0.functions.iter().any(|(d, _)| {
+                    self.0.cat.functions.iter().any(|(d, _)| {
                         d.volatile && d.language == "sql" && d.name == i.value.to_lowercase()
                     })
                 }) {

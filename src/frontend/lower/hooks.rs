@@ -194,10 +194,10 @@ impl Lowerer<'_> {
         // rows' calls interleave (g₁ f₁ g₂ f₂), which separate loops
         // (g g f f) would not cover. Every body goes here, VOLATILE ones
         // included: they run at the write, as these checks do.
-        let saved = self.defer.take();
+        let saved = self.stage.defer.take();
         let mut parts = vec![];
         let r = self.row_hook_reads(rel, applies, &mut parts);
-        self.defer = saved;
+        self.stage.defer = saved;
         r?;
         if !parts.is_empty() {
             let b = Body::Seq(parts);
@@ -213,7 +213,7 @@ impl Lowerer<'_> {
         applies: &dyn Fn(HookKind) -> bool,
         pre: &mut Vec<Body>,
     ) -> Result<()> {
-        let extras: &Extras = self.extras;
+        let extras: &Extras = self.cat.extras;
         let Some(file) = extras.file.clone() else {
             return Ok(());
         };
@@ -254,9 +254,10 @@ impl Lowerer<'_> {
                 );
             };
             if let Some(n) = h.call.name.last() {
-                overloaded(self.functions, n, &file, h.call.at)?;
+                overloaded(&self.cat.functions, n, &file, h.call.at)?;
             }
             let lang = self
+                .cat
                 .functions
                 .iter()
                 .find(|(d, _)| Some(&d.name) == h.call.name.last())
@@ -268,11 +269,11 @@ impl Lowerer<'_> {
             // The inlined body's reads are this statement's; the audit of
             // the statement's own calls must not count them.
             let saved = (
-                std::mem::replace(&mut self.file, file.clone()),
-                self.inlined,
+                std::mem::replace(&mut self.src.file, file.clone()),
+                self.inl.inlined,
             );
             let r = self.call(&f, false, &snip, pre);
-            (self.file, self.inlined) = saved;
+            (self.src.file, self.inl.inlined) = saved;
             r?;
         }
         Ok(())
@@ -282,7 +283,8 @@ impl Lowerer<'_> {
     /// an update of the row calls those functions with the row's values
     /// of them, so it reads them (`Hook::columns`).
     pub(super) fn check_columns(&self, rel: RelId, writes: &BTreeSet<usize>) -> BTreeSet<usize> {
-        self.extras
+        self.cat
+            .extras
             .hooks
             .iter()
             .filter(|h| h.rel == rel && matches!(h.kind, HookKind::Check))
@@ -303,6 +305,7 @@ impl Lowerer<'_> {
         pre: &mut Vec<Body>,
     ) {
         let checks: Vec<BTreeSet<usize>> = self
+            .cat
             .extras
             .conflict_checks
             .iter()
@@ -313,9 +316,9 @@ impl Lowerer<'_> {
             .collect();
         for cols in checks {
             let q = self.new_statement(StmtType::PredSel, rel, snip);
-            self.statements[q].pread = self.set(rel, &cols);
-            self.statements[q].read = self.set(rel, &cols);
-            if let Some(sql) = &mut self.statements[q].sql {
+            self.out.statements[q].pread = self.set(rel, &cols);
+            self.out.statements[q].read = self.set(rel, &cols);
+            if let Some(sql) = &mut self.out.statements[q].sql {
                 *sql = format!("exclusion / partial unique check of: {sql}");
             }
             pre.push(Body::Stmt(q));
@@ -342,7 +345,7 @@ impl Lowerer<'_> {
             .help("a PL/pgSQL function called by a DEFAULT or CHECK is modelled only when it reads tables with static SQL and calls built-ins; rewrite it in SQL, or list it under `pure_functions:` if it touches no table")
             .at(file, h.call.at, name.len().max(1), "called here")
         };
-        if self.pure.contains(&name) {
+        if self.cat.pure.contains(&name) {
             return Ok(());
         }
         let queries = plpgsql_queries(def).map_err(|w| fail(&w))?;
@@ -362,18 +365,20 @@ impl Lowerer<'_> {
             }
             if let Some(f) = t.functions.iter().find(|f| {
                 let last = f.rsplit('.').next().unwrap_or(f);
-                !(f.starts_with("pg_catalog.") || is_builtin(last) || self.pure.contains(last))
+                !(f.starts_with("pg_catalog.") || is_builtin(last) || self.cat.pure.contains(last))
             }) {
                 return Err(fail(&format!("it calls `{f}`")));
             }
             for table in &t.tables {
                 let last = table.rsplit('.').next().unwrap_or(table);
                 let ident = Ident::new(last);
-                let rel = find_rel(self.schema, &self.extras.aliases, &ident).ok_or_else(|| {
-                    fail(&format!(
-                        "it reads `{table}`, which the schema does not define"
-                    ))
-                })?;
+                let rel = find_rel(self.cat.schema, &self.cat.extras.aliases, &ident).ok_or_else(
+                    || {
+                        fail(&format!(
+                            "it reads `{table}`, which the schema does not define"
+                        ))
+                    },
+                )?;
                 rels.insert(rel);
             }
         }
@@ -382,18 +387,18 @@ impl Lowerer<'_> {
             offset: def.body.offset,
             parsed: None,
         };
-        let saved = std::mem::replace(&mut self.file, def.file.clone());
+        let saved = std::mem::replace(&mut self.src.file, def.file.clone());
         let mut reads = vec![];
         for rel in rels {
             let q = self.new_statement(StmtType::PredSel, rel, &snip);
-            self.statements[q].pread = self.all(rel);
-            self.statements[q].read = self.all(rel);
-            if let Some(sql) = &mut self.statements[q].sql {
+            self.out.statements[q].pread = self.all(rel);
+            self.out.statements[q].read = self.all(rel);
+            if let Some(sql) = &mut self.out.statements[q].sql {
                 *sql = format!("reads of PL/pgSQL function `{name}`: {sql}");
             }
             reads.push(Body::Stmt(q));
         }
-        self.file = saved;
+        self.src.file = saved;
         if !reads.is_empty() {
             pre.push(Body::Loop(Box::new(Body::Seq(reads))));
         }
@@ -403,7 +408,7 @@ impl Lowerer<'_> {
     /// Add to `writes` the stored generated columns of `rel` whose inputs
     /// it writes: PostgreSQL recomputes them in the same row version.
     pub(super) fn with_generated(&self, rel: RelId, writes: &mut BTreeSet<usize>) {
-        for g in self.extras.generated.iter().filter(|g| g.rel == rel) {
+        for g in self.cat.extras.generated.iter().filter(|g| g.rel == rel) {
             if g.inputs.iter().any(|i| writes.contains(i)) {
                 writes.insert(g.column);
             }
@@ -414,7 +419,13 @@ impl Lowerer<'_> {
     /// transaction: its schema deferral, or as a `SET CONSTRAINTS … DEFERRED`
     /// of the program set it (`constraint_modes`).
     pub(super) fn when(&self, fi: usize, check: FkCheck) -> When {
-        let d = self.extras.deferred.get(fi).copied().unwrap_or_default();
+        let d = self
+            .cat
+            .extras
+            .deferred
+            .get(fi)
+            .copied()
+            .unwrap_or_default();
         let restrict = match check {
             FkCheck::Parent => false,
             FkCheck::OnDelete => d.restrict_on_delete,
@@ -423,7 +434,7 @@ impl Lowerer<'_> {
         if restrict || !d.deferrable {
             return When::Now;
         }
-        match self.fk_modes.get(fi) {
+        match self.out.fk_modes.get(fi) {
             Some(FkMode::Deferred) => When::Commit,
             Some(FkMode::Both) => When::Both,
             _ if d.initially_deferred => When::Commit,
@@ -439,7 +450,7 @@ impl Lowerer<'_> {
     /// (more reads, sound). `SET CONSTRAINTS … IMMEDIATE` runs the pending
     /// checks where it stands: not modelled, an error.
     pub(super) fn constraint_modes(&self, nodes: &[Node]) -> Result<Vec<FkMode>> {
-        let mut modes = vec![FkMode::Schema; self.schema.foreign_keys.len()];
+        let mut modes = vec![FkMode::Schema; self.cat.schema.foreign_keys.len()];
         self.function_deferrals(nodes, &mut modes);
         let mut leading = true;
         for n in nodes {
@@ -471,21 +482,21 @@ impl Lowerer<'_> {
     /// DEFAULT and CHECK hooks): run somewhere in the transaction, so each
     /// named check may run at either place (more reads, sound).
     fn function_deferrals(&self, nodes: &[Node], modes: &mut [FkMode]) {
-        if self.deferrals.is_empty() {
+        if self.cat.deferrals.is_empty() {
             return;
         }
         let mut called: BTreeSet<String> = BTreeSet::new();
         each_function(nodes, &mut |f| {
             called.insert(f.rsplit('.').next().unwrap_or(f).to_lowercase());
         });
-        for h in &self.extras.hooks {
+        for h in &self.cat.extras.hooks {
             if let Some(n) = h.call.name.last() {
                 called.insert(n.to_lowercase());
             }
         }
         for names in called
             .iter()
-            .filter_map(|f| self.deferrals.get(f))
+            .filter_map(|f| self.cat.deferrals.get(f))
             .flatten()
         {
             let n = Node::SetConstraints {
@@ -510,9 +521,9 @@ impl Lowerer<'_> {
         if !deferred {
             return Err(Diag::new("SET CONSTRAINTS … IMMEDIATE is not modelled")
                 .help("PostgreSQL runs the pending checks of deferred constraints where it stands; declare the foreign key NOT DEFERRABLE or INITIALLY IMMEDIATE instead")
-                .at(&self.file, *at, 3, "here"));
+                .at(&self.src.file, *at, 3, "here"));
         }
-        let fks = &self.schema.foreign_keys;
+        let fks = &self.cat.schema.foreign_keys;
         // A name isolint does not know (an unnamed key's PostgreSQL name):
         // every foreign key may be meant.
         let all = names.as_ref().is_none_or(|v| {
@@ -538,12 +549,12 @@ impl Lowerer<'_> {
 
     /// Queue check `q` for COMMIT.
     pub(super) fn defer(&mut self, q: usize) {
-        let once = self.path.is_empty()
-            && self.loops.is_empty()
-            && self.prefix == 0
-            && self.sub_depth == 0
-            && self.inline_stack.is_empty();
-        self.at_commit.push((q, once));
+        let once = self.pos.path.is_empty()
+            && self.pos.loops.is_empty()
+            && self.pos.prefix == 0
+            && self.pos.sub_depth == 0
+            && self.inl.inline_stack.is_empty();
+        self.out.at_commit.push((q, once));
     }
 
     /// The transaction's body followed by the checks PostgreSQL runs at
@@ -551,11 +562,11 @@ impl Lowerer<'_> {
     /// may run any number of times: a loop (more executions than
     /// PostgreSQL's, so sound).
     pub(super) fn commit_checks(&mut self, body: Body) -> Body {
-        if self.at_commit.is_empty() {
+        if self.out.at_commit.is_empty() {
             return body;
         }
         let mut parts = vec![body];
-        for (q, once) in std::mem::take(&mut self.at_commit) {
+        for (q, once) in std::mem::take(&mut self.out.at_commit) {
             parts.push(if once {
                 Body::Stmt(q)
             } else {
