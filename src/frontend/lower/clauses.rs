@@ -1,4 +1,4 @@
-//! Clause analysis: which columns a statement's clauses read, predicate on
+//! ColumnRole analysis: which columns a statement's clauses read, predicate on
 //! or pin to values (WHERE equalities, joins, extra conjuncts), and which
 //! key it pins.
 
@@ -13,9 +13,9 @@ use sqlparser::ast::{BinaryOperator, Expr, Ident, Query, SelectItem, Spanned};
 use std::collections::{BTreeSet, HashSet};
 use std::ops::ControlFlow;
 
-/// Columns of one table found in the parts of a statement.
+/// Columns of one table found in the parts of a statement (was `Uses`).
 #[derive(Default, Clone)]
-pub(super) struct Uses {
+pub(super) struct ColumnUses {
     /// WHERE and ON columns (predicate columns).
     pub(super) pred: BTreeSet<usize>,
     /// Columns read: select list, ORDER/GROUP BY, HAVING, SET and RETURNING expressions.
@@ -41,11 +41,11 @@ pub(super) struct Uses {
     pub(super) any_of: Vec<(usize, Vec<Term>)>,
 }
 
-impl Uses {
+impl ColumnUses {
     /// The uses as a read sees them: columns pinned by elements are join
     /// columns (one predicate read on the statement's snapshot; a loop of
     /// keyed reads would let writes in between).
-    pub(super) fn for_reads(&self) -> Uses {
+    pub(super) fn for_reads(&self) -> ColumnUses {
         let mut u = self.clone();
         u.eq.retain(|(c, _)| !self.elem.contains(c));
         u.join.extend(self.elem.iter().copied());
@@ -74,7 +74,7 @@ impl Lowerer<'_> {
 
     /// Conjuncts beyond the key equalities: other conjuncts, and
     /// equalities on columns outside the key.
-    pub(super) fn extras(uses: &Uses, key: &[usize]) -> BTreeSet<usize> {
+    pub(super) fn extras(uses: &ColumnUses, key: &[usize]) -> BTreeSet<usize> {
         let mut e = uses.extra.clone();
         e.extend(uses.eq.iter().map(|(c, _)| *c).filter(|c| !key.contains(c)));
         e
@@ -88,8 +88,8 @@ impl Lowerer<'_> {
         e: &Expr,
         snip: &Snippet,
         pre: Option<&mut Vec<Body>>,
-        clause: Clause,
-        uses: &mut [Uses],
+        clause: ColumnRole,
+        uses: &mut [ColumnUses],
     ) -> Result<()> {
         // Subqueries first; remember their spans to skip their columns.
         let mut subs: Vec<Query> = vec![];
@@ -213,8 +213,8 @@ impl Lowerer<'_> {
                 continue;
             };
             match clause {
-                Clause::Read => uses[t].read.insert(a),
-                Clause::Pred => uses[t].pred.insert(a),
+                ColumnRole::Read => uses[t].read.insert(a),
+                ColumnRole::Pred => uses[t].pred.insert(a),
             };
         }
         Ok(())
@@ -226,11 +226,11 @@ impl Lowerer<'_> {
         item: &SelectItem,
         snip: &Snippet,
         pre: &mut Vec<Body>,
-        uses: &mut [Uses],
+        uses: &mut [ColumnUses],
     ) -> Result<()> {
         match item {
             SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
-                self.collect(tables, e, snip, Some(pre), Clause::Read, uses)
+                self.collect(tables, e, snip, Some(pre), ColumnRole::Read, uses)
             }
             SelectItem::Wildcard(_) => {
                 uses.iter_mut().for_each(|u| u.all = true);
@@ -268,14 +268,14 @@ impl Lowerer<'_> {
         w: &Expr,
         snip: &Snippet,
         pre: &mut Vec<Body>,
-        uses: &mut [Uses],
+        uses: &mut [ColumnUses],
     ) -> Result<()> {
-        self.collect(tables, w, snip, Some(pre), Clause::Pred, uses)?;
+        self.collect(tables, w, snip, Some(pre), ColumnRole::Pred, uses)?;
         let mut conj = vec![];
         conjuncts(w, &mut conj);
         for c in conj {
-            let mut cols = vec![Uses::default(); tables.len()];
-            self.collect(tables, c, snip, None, Clause::Pred, &mut cols)?;
+            let mut cols = vec![ColumnUses::default(); tables.len()];
+            self.collect(tables, c, snip, None, ColumnRole::Pred, &mut cols)?;
             let n_cols: usize = cols.iter().map(|u| u.pred.len()).sum();
             if let Expr::BinaryOp {
                 left,
@@ -384,9 +384,14 @@ impl Lowerer<'_> {
 
     /// `t.c = x.e` with x a values item (UNNEST, VALUES: from.rs): t.c is
     /// pinned to one element per access — a value, as `FOR e IN ARRAY`
-    /// pins it in a loop (`Uses::elem`: an UPDATE/DELETE target keyed by
+    /// pins it in a loop (`ColumnUses::elem`: an UPDATE/DELETE target keyed by
     /// such values writes per element). Returns whether it was one.
-    fn element_key(&mut self, tables: &[TableRef], cols: &[Uses], uses: &mut [Uses]) -> bool {
+    fn element_key(
+        &mut self,
+        tables: &[TableRef],
+        cols: &[ColumnUses],
+        uses: &mut [ColumnUses],
+    ) -> bool {
         let sides: Vec<(usize, usize)> = cols
             .iter()
             .enumerate()
@@ -411,15 +416,17 @@ impl Lowerer<'_> {
     /// The key pinned by value equalities, unless a key column is also
     /// equated to another table's column (then the table is
     /// predicate-based, as the lowering rules say).
-    pub(super) fn unjoined_key(&self, rel: RelId, u: &Uses) -> Option<Vec<usize>> {
+    pub(super) fn unjoined_key(&self, rel: RelId, u: &ColumnUses) -> Option<Vec<usize>> {
         let pk = &self.cat.schema.rel(rel).primary_key;
         self.key_of(rel, &u.eq)
             .filter(|_| u.join.iter().all(|c| !pk.contains(c)))
     }
 }
 
+/// What a column found in an expression is to the statement (was `Clause`):
+/// a column it reads, or one its predicate (WHERE, join) tests.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum Clause {
+pub(super) enum ColumnRole {
     Read,
     Pred,
 }

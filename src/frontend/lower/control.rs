@@ -5,7 +5,7 @@
 use super::clauses::strip_nested;
 use super::symbolic::Term;
 use super::{each_cond, each_stmt, is_empty, push_seq, Lowerer};
-use crate::frontend::sql::procedural::{Cond, LoopHead, Node, Stmt};
+use crate::frontend::sql::procedural::{LoopHead, Node, ProcExpr, Stmt};
 use crate::model::btp::Body;
 use crate::model::error::{Diag, Result};
 use sqlparser::ast::{BinaryOperator, Expr, UnaryOperator, Value};
@@ -28,11 +28,11 @@ impl Lowerer<'_> {
                 Node::If(_) | Node::Loop { .. } | Node::Block { .. } | Node::Prefix(_)
             );
             if compound {
-                self.pos.conts.push(nodes[i + 1..].to_vec());
+                self.pos.continuations.push(nodes[i + 1..].to_vec());
             }
             let r = self.block_node(nodes, i);
             if compound {
-                self.pos.conts.pop();
+                self.pos.continuations.pop();
             }
             let (b, exits) = match r? {
                 Some(r) => r,
@@ -109,11 +109,11 @@ impl Lowerer<'_> {
             Node::Exit {
                 at,
                 when,
-                cont,
+                cont: is_continue,
                 label,
             } => {
                 if self.pos.loops.is_empty() && label.is_none() {
-                    let what = if *cont { "CONTINUE" } else { "EXIT" };
+                    let what = if *is_continue { "CONTINUE" } else { "EXIT" };
                     return Err(Diag::new(format!("{what} outside a loop"))
                         .help(format!("{what} acts on the innermost LOOP; remove it or put it inside LOOP … END LOOP;"))
                         .at(&self.src.file, *at, what.len(), "here"));
@@ -169,7 +169,7 @@ impl Lowerer<'_> {
     /// ones before it were false.
     pub(super) fn if_node(
         &mut self,
-        branches: &[(Option<Cond>, Vec<Node>)],
+        branches: &[(Option<ProcExpr>, Vec<Node>)],
     ) -> Result<(Option<Body>, bool)> {
         let Some((Some(cond), then)) = branches.first() else {
             // ELSE alone (the selector wrapper of a CASE).
@@ -177,7 +177,7 @@ impl Lowerer<'_> {
             return self.block(body);
         };
         let reads = self.expr_reads(cond)?;
-        let rest: Vec<(Option<Cond>, Vec<Node>)> = match branches.get(1) {
+        let rest: Vec<(Option<ProcExpr>, Vec<Node>)> = match branches.get(1) {
             None => vec![],
             Some((None, body)) => vec![(None, body.clone())],
             Some((Some(_), _)) => vec![(None, vec![Node::If(branches[1..].to_vec())])],
@@ -199,7 +199,7 @@ impl Lowerer<'_> {
     /// The alternatives of an IF (conditions already lowered).
     pub(super) fn branch(
         &mut self,
-        branches: &[(Option<Cond>, Vec<Node>)],
+        branches: &[(Option<ProcExpr>, Vec<Node>)],
     ) -> Result<(Option<Body>, bool)> {
         let id = self.pos.next_if;
         self.pos.next_if += 1;
@@ -317,9 +317,9 @@ impl Lowerer<'_> {
             _ => vec![],
         };
         next.extend(body.iter().cloned());
-        self.pos.conts.push(next);
+        self.pos.continuations.push(next);
         let r = self.block(body);
-        self.pos.conts.pop();
+        self.pos.continuations.pop();
         let (b, _) = r?;
         if b.is_none() {
             self.truncate(mark);
@@ -356,11 +356,11 @@ impl Lowerer<'_> {
         // FOUND after the end of this sequence: what runs next (after the
         // enclosing IF, block or loop, or the loop's next iteration).
         let (mut found, mut open) = found_scan(rest);
-        for cont in self.pos.conts.iter().rev() {
+        for after in self.pos.continuations.iter().rev() {
             if found || !open {
                 break;
             }
-            (found, open) = found_scan(cont);
+            (found, open) = found_scan(after);
         }
         let evidence = found || s.into.iter().any(|v| self.vars.null_tested.contains(v));
         let saved = self.pos.stmt_may_miss;

@@ -11,7 +11,7 @@
 //! conjunct, so `t` is predicate-based (its join columns in PReadSet), an
 //! over-approximation of the per-element key access PostgreSQL makes.
 
-use super::clauses::{Clause, Uses};
+use super::clauses::{ColumnRole, ColumnUses};
 use super::scope::{join_on, TableRef};
 use super::{clauses, Lowerer};
 use crate::frontend::sql::{same_name, Snippet};
@@ -26,9 +26,9 @@ use sqlparser::ast::{
     FunctionArg, FunctionArgumentList, FunctionArguments, ObjectName, TableAlias, Visit, Visitor,
 };
 
-/// The rows of a FROM item that is no table.
+/// The rows of a FROM item that is no table (was `Virtual`).
 #[derive(Clone, PartialEq, Eq)]
-pub(super) struct Virtual {
+pub(super) struct VirtualTable {
     /// Its columns, `None` when unknown (a derived table selecting `*`, a
     /// function without a column list): then any column qualified by its
     /// name is one of its columns, and an unqualified name is one only if
@@ -140,8 +140,8 @@ impl Lowerer<'_> {
         pre: &mut Vec<Body>,
         hits: &mut Vec<(usize, usize)>,
     ) -> Result<()> {
-        let mut uses = vec![Uses::default(); tables.len()];
-        self.collect(tables, e, snip, Some(pre), Clause::Read, &mut uses)?;
+        let mut uses = vec![ColumnUses::default(); tables.len()];
+        self.collect(tables, e, snip, Some(pre), ColumnRole::Read, &mut uses)?;
         for (t, u) in uses.iter().enumerate() {
             hits.extend(u.read.iter().map(|a| (t, *a)));
         }
@@ -224,7 +224,7 @@ impl Lowerer<'_> {
         let values = matches!(q.body.as_ref(), SetExpr::Values(_));
         let mut t = virtual_table("", alias, values);
         if alias.as_ref().is_none_or(|a| a.columns.is_empty()) {
-            t.virt = Some(Virtual {
+            t.virt = Some(VirtualTable {
                 cols: output_columns(q),
                 values,
             });
@@ -250,7 +250,14 @@ impl Lowerer<'_> {
             // Output columns: no read; a subquery in it is one.
             if let sqlparser::ast::OrderByKind::Expressions(v) = &ob.kind {
                 for o in v {
-                    self.collect(&[], &o.expr, snip, Some(&mut parts), Clause::Read, &mut [])?;
+                    self.collect(
+                        &[],
+                        &o.expr,
+                        snip,
+                        Some(&mut parts),
+                        ColumnRole::Read,
+                        &mut [],
+                    )?;
                 }
             }
         }
@@ -307,7 +314,7 @@ impl Lowerer<'_> {
                 // Values may name columns of earlier FROM items (LATERAL).
                 for row in &v.rows {
                     for x in row.iter() {
-                        self.collect(&[], x, snip, Some(parts), Clause::Read, &mut [])?;
+                        self.collect(&[], x, snip, Some(parts), ColumnRole::Read, &mut [])?;
                     }
                 }
                 Ok(())
@@ -403,7 +410,7 @@ fn virtual_table(default: &str, alias: &Option<TableAlias>, values: bool) -> Tab
         alias: alias.as_ref().map(|a| a.name.value.clone()),
         pseudo: false,
         cte: false,
-        virt: Some(Virtual { cols, values }),
+        virt: Some(VirtualTable { cols, values }),
     }
 }
 

@@ -2,11 +2,11 @@
 //! are lowered (SQL functions inlined with their arguments bound), unknown
 //! functions rejected; the audit that nothing was skipped.
 
-use super::clauses::{Clause, AGGREGATES};
+use super::clauses::{ColumnRole, AGGREGATES};
 use super::symbolic::Term;
 use super::{is_empty, push_seq, Lowerer};
 use crate::frontend::sql::ddl::FunctionDef;
-use crate::frontend::sql::procedural::{split_statements, Cond};
+use crate::frontend::sql::procedural::{split_statements, ProcExpr};
 use crate::frontend::sql::{parse_one, same_name, Snippet};
 use crate::model::btp::Body;
 use crate::model::error::{Diag, Result, SourceFile};
@@ -169,11 +169,18 @@ impl<'a> Lowerer<'a> {
     /// The reads an expression outside a statement performs (conditions,
     /// FOR bounds, RAISE arguments, assignments): its subqueries and
     /// user-function calls, in evaluation order.
-    pub(super) fn expr_reads(&mut self, c: &Cond) -> Result<Body> {
+    pub(super) fn expr_reads(&mut self, c: &ProcExpr) -> Result<Body> {
         let (q0, c0) = (self.inl.selects, self.inl.inlined);
         let mark = self.audit_mark();
         let mut pre = vec![];
-        self.collect(&[], &c.expr, &c.snip, Some(&mut pre), Clause::Read, &mut [])?;
+        self.collect(
+            &[],
+            &c.expr,
+            &c.snip,
+            Some(&mut pre),
+            ColumnRole::Read,
+            &mut [],
+        )?;
         let (q, n) = (self.inl.selects - q0, self.inl.inlined - c0);
         self.audit(&c.expr, &c.snip, q, n)?;
         if let Some(pg) = &c.pg {

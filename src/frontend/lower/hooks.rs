@@ -96,9 +96,10 @@ pub(super) enum FkCheck {
     OnUpdate,
 }
 
-/// Where a check runs.
+/// When a foreign-key check runs (was `When`): at the statement, at
+/// COMMIT, or either depending on the path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum When {
+pub(super) enum CheckTime {
     Now,
     Commit,
     /// Either, depending on the path: lowered at both places.
@@ -116,8 +117,8 @@ pub(super) enum FkMode {
 /// Every function name PostgreSQL's parse trees of the statements and
 /// expressions in `nodes` reference, at any depth.
 fn each_function(nodes: &[Node], f: &mut dyn FnMut(&str)) {
-    use crate::frontend::sql::ast::{Cond, LoopHead};
-    fn cond(c: &Cond, f: &mut dyn FnMut(&str)) {
+    use crate::frontend::sql::ast::{LoopHead, ProcExpr};
+    fn cond(c: &ProcExpr, f: &mut dyn FnMut(&str)) {
         c.pg.iter().flat_map(|p| &p.functions).for_each(|n| f(n));
     }
     for n in nodes {
@@ -316,8 +317,8 @@ impl Lowerer<'_> {
             .collect();
         for cols in checks {
             let q = self.new_statement(StmtType::PredSel, rel, snip);
-            self.out.statements[q].pread = self.set(rel, &cols);
-            self.out.statements[q].read = self.set(rel, &cols);
+            self.out.statements[q].pread = self.attrs(rel, &cols);
+            self.out.statements[q].read = self.attrs(rel, &cols);
             if let Some(sql) = &mut self.out.statements[q].sql {
                 *sql = format!("exclusion / partial unique check of: {sql}");
             }
@@ -391,8 +392,8 @@ impl Lowerer<'_> {
         let mut reads = vec![];
         for rel in rels {
             let q = self.new_statement(StmtType::PredSel, rel, &snip);
-            self.out.statements[q].pread = self.all(rel);
-            self.out.statements[q].read = self.all(rel);
+            self.out.statements[q].pread = self.all_attrs(rel);
+            self.out.statements[q].read = self.all_attrs(rel);
             if let Some(sql) = &mut self.out.statements[q].sql {
                 *sql = format!("reads of PL/pgSQL function `{name}`: {sql}");
             }
@@ -418,7 +419,7 @@ impl Lowerer<'_> {
     /// When PostgreSQL runs check `check` of foreign key `fi` in this
     /// transaction: its schema deferral, or as a `SET CONSTRAINTS … DEFERRED`
     /// of the program set it (`constraint_modes`).
-    pub(super) fn when(&self, fi: usize, check: FkCheck) -> When {
+    pub(super) fn when(&self, fi: usize, check: FkCheck) -> CheckTime {
         let d = self
             .cat
             .extras
@@ -432,13 +433,13 @@ impl Lowerer<'_> {
             FkCheck::OnUpdate => d.restrict_on_update,
         };
         if restrict || !d.deferrable {
-            return When::Now;
+            return CheckTime::Now;
         }
         match self.out.fk_modes.get(fi) {
-            Some(FkMode::Deferred) => When::Commit,
-            Some(FkMode::Both) => When::Both,
-            _ if d.initially_deferred => When::Commit,
-            _ => When::Now,
+            Some(FkMode::Deferred) => CheckTime::Commit,
+            Some(FkMode::Both) => CheckTime::Both,
+            _ if d.initially_deferred => CheckTime::Commit,
+            _ => CheckTime::Now,
         }
     }
 

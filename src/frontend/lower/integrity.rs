@@ -23,7 +23,7 @@ use crate::model::btp::{Body, StmtType};
 use crate::model::schema::RelId;
 use std::collections::BTreeSet;
 
-use super::hooks::{FkCheck, When};
+use super::hooks::{CheckTime, FkCheck};
 use crate::model::btp::Held;
 use crate::model::schema::ForeignKey;
 
@@ -63,11 +63,11 @@ impl Lowerer<'_> {
             if wrote {
                 continue;
             }
-            if when != When::Commit {
+            if when != CheckTime::Commit {
                 match values {
                     Some(vals) => {
                         let q = self.new_statement(StmtType::KeySel, fk.range, snip);
-                        self.out.statements[q].read = self.set(fk.range, &parent_key);
+                        self.out.statements[q].read = self.attrs(fk.range, &parent_key);
                         self.bind(q, &vals);
                         self.out.facts[q].key = Some(parent_key.into_iter().collect());
                         self.out.facts[q].key_share = true;
@@ -78,7 +78,7 @@ impl Lowerer<'_> {
                     None => pre.push(Body::Stmt(self.parent_check(&fk, snip))),
                 }
             }
-            if when != When::Now {
+            if when != CheckTime::Now {
                 // A deferred check reads at COMMIT, whatever happened
                 // since: predicate-based over the parent key.
                 let q = self.parent_check(&fk, snip);
@@ -90,8 +90,8 @@ impl Lowerer<'_> {
     fn parent_check(&mut self, fk: &ForeignKey, snip: &Snippet) -> usize {
         let parent_key: BTreeSet<usize> = fk.columns.iter().map(|(_, r)| *r).collect();
         let q = self.new_statement(StmtType::PredSel, fk.range, snip);
-        self.out.statements[q].pread = self.set(fk.range, &parent_key);
-        self.out.statements[q].read = self.set(fk.range, &parent_key);
+        self.out.statements[q].pread = self.attrs(fk.range, &parent_key);
+        self.out.statements[q].read = self.attrs(fk.range, &parent_key);
         self.label_check(q, &fk.name);
         q
     }
@@ -132,10 +132,10 @@ impl Lowerer<'_> {
         let fks = self.checked_fks(rel, |f| f.columns.iter().any(|(d, _)| writes.contains(d)));
         for (fi, fk) in fks {
             let when = self.when(fi, FkCheck::Parent);
-            if when != When::Commit {
+            if when != CheckTime::Commit {
                 pre.push(Body::Stmt(self.parent_check(&fk, snip)));
             }
-            if when != When::Now {
+            if when != CheckTime::Now {
                 let q = self.parent_check(&fk, snip);
                 self.defer(q);
             }
@@ -151,8 +151,8 @@ impl Lowerer<'_> {
     pub(super) fn child_check(&mut self, fi: usize, fk: &ForeignKey, snip: &Snippet) -> usize {
         let cols: BTreeSet<usize> = fk.columns.iter().map(|(d, _)| *d).collect();
         let q = self.new_statement(StmtType::PredSel, fk.domain, snip);
-        self.out.statements[q].pread = self.set(fk.domain, &cols);
-        self.out.statements[q].read = self.set(fk.domain, &cols);
+        self.out.statements[q].pread = self.attrs(fk.domain, &cols);
+        self.out.statements[q].read = self.attrs(fk.domain, &cols);
         self.out.statements[q].held = Some(Held::Children(fi));
         self.label_check(q, &fk.name);
         q

@@ -22,7 +22,9 @@ use sqlparser::ast::{AssignmentTarget, Ident, Statement as Sql, TableFactor, Tab
 
 use super::Loaded;
 use crate::frontend::sql::ddl::{Extras, FkAction, FunctionDef};
-use crate::frontend::sql::procedural::{abbreviation, parse_program, Cond, LoopHead, Node, Stmt};
+use crate::frontend::sql::procedural::{
+    abbreviation, parse_program, LoopHead, Node, ProcExpr, Stmt,
+};
 use crate::frontend::sql::{same_name, Snippet};
 use crate::model::btp::{validate, Body, Origin, Program, Statement, StmtType, Workload};
 use crate::model::error::{Diag, Errors, Result, SourceFile, Warning};
@@ -354,7 +356,7 @@ fn lower_transaction<'a>(
     (name, abbrev): (String, Option<String>),
     counter: &'a mut usize,
     warnings: &'a mut Vec<Warning>,
-) -> Result<(Program, Provenance1)> {
+) -> Result<(Program, ProgramProvenance)> {
     let mut l = Lowerer {
         cat,
         out: Built::default(),
@@ -522,8 +524,8 @@ fn find_rel(schema: &Schema, aliases: &[(String, RelId)], i: &Ident) -> Option<R
 }
 
 /// One program's provenance: pins per statement, sources of computed
-/// values, foreign-key existence reads (`model::provenance`).
-type Provenance1 = (
+/// values, foreign-key existence reads (`model::provenance`). (Was `Provenance1`.)
+type ProgramProvenance = (
     Vec<Pins>,
     Vec<(usize, crate::model::provenance::Source)>,
     Vec<usize>,
@@ -657,7 +659,7 @@ struct Position {
     /// What runs after the compound nodes being lowered (innermost last;
     /// a loop's body for its next iteration), for FOUND tests after the
     /// end of a nested sequence (`control::found_scan`).
-    conts: Vec<Vec<Node>>,
+    continuations: Vec<Vec<Node>>,
     /// Positive while lowering the rolled-back prefix of an EXCEPTION
     /// block (`try_block`): a RAISE there starts the handler.
     prefix: usize,
@@ -763,14 +765,16 @@ impl<'a> Lowerer<'a> {
         self.out.statements.len() - 1
     }
 
-    fn set(&self, rel: RelId, cols: &BTreeSet<usize>) -> Option<AttrSet> {
+    /// The attribute set of columns `cols` of `rel` (was `set`).
+    fn attrs(&self, rel: RelId, cols: &BTreeSet<usize>) -> Option<AttrSet> {
         Some(AttrSet::from_indices(
             self.cat.schema.rel(rel).arity(),
             cols.iter().copied(),
         ))
     }
 
-    fn all(&self, rel: RelId) -> Option<AttrSet> {
+    /// Every attribute of `rel` (was `all`).
+    fn all_attrs(&self, rel: RelId) -> Option<AttrSet> {
         Some(AttrSet::full(self.cat.schema.rel(rel).arity()))
     }
 
@@ -863,7 +867,8 @@ fn is_empty(b: &Body) -> bool {
     }
 }
 
-fn seq(mut pre: Vec<Body>, b: Body) -> Body {
+/// `pre` followed by `b` (was `seq`).
+fn sequence(mut pre: Vec<Body>, b: Body) -> Body {
     if pre.is_empty() {
         b
     } else {
@@ -896,7 +901,7 @@ fn each_stmt(nodes: &[Node], f: &mut dyn FnMut(&Stmt)) {
 }
 
 /// Every expression outside statements (conditions, bounds, arguments).
-fn each_cond(nodes: &[Node], f: &mut dyn FnMut(&Cond)) {
+fn each_cond(nodes: &[Node], f: &mut dyn FnMut(&ProcExpr)) {
     for n in nodes {
         match n {
             Node::If(bs) => {

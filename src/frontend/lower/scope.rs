@@ -20,7 +20,7 @@ pub(super) struct TableRef {
     /// reading them reads no table.
     pub(super) cte: bool,
     /// A FROM item that is no table (from.rs): its columns; no read.
-    pub(super) virt: Option<super::from::Virtual>,
+    pub(super) virt: Option<super::from::VirtualTable>,
 }
 
 /// A CTE in scope: its name and the table its rows are rows of.

@@ -3,10 +3,12 @@
 //! statements of the right type and sets; and the audit that every query
 //! in a statement was modelled.
 
-use super::clauses::{has_aggregate, item_columns, read_columns, returning_columns, Clause, Uses};
+use super::clauses::{
+    has_aggregate, item_columns, read_columns, returning_columns, ColumnRole, ColumnUses,
+};
 use super::scope::{Cte, TableRef};
 use super::symbolic::Term;
-use super::{assignment_columns, find_rel, seq, Lowerer};
+use super::{assignment_columns, find_rel, sequence, Lowerer};
 use crate::frontend::sql::ddl::FkAction;
 use crate::frontend::sql::procedural::Node;
 use crate::frontend::sql::{same_name, Snippet};
@@ -153,7 +155,7 @@ impl Lowerer<'_> {
         {
             self.tables_of(f, snip, &mut tables, &mut ons, &mut pre, &mut hits)?;
         }
-        let mut uses = vec![Uses::default(); tables.len()];
+        let mut uses = vec![ColumnUses::default(); tables.len()];
         correlate(&mut uses, &hits);
         let mut writes = BTreeSet::new();
         for a in &u.assignments {
@@ -169,7 +171,7 @@ impl Lowerer<'_> {
                 &a.value,
                 snip,
                 Some(&mut pre),
-                Clause::Read,
+                ColumnRole::Read,
                 &mut uses,
             )?;
         }
@@ -247,7 +249,7 @@ impl Lowerer<'_> {
         if let Some(using) = &d.using {
             self.tables_of(using, snip, &mut tables, &mut ons, &mut pre, &mut hits)?;
         }
-        let mut uses = vec![Uses::default(); tables.len()];
+        let mut uses = vec![ColumnUses::default(); tables.len()];
         correlate(&mut uses, &hits);
         self.conditions(
             &tables,
@@ -258,7 +260,7 @@ impl Lowerer<'_> {
             &mut uses,
         )?;
         if let Some(r) = &d.returning {
-            let mut ret = vec![Uses::default(); tables.len()];
+            let mut ret = vec![ColumnUses::default(); tables.len()];
             for item in r {
                 self.collect_item(&tables, item, snip, &mut pre, &mut ret)?;
             }
@@ -286,7 +288,7 @@ impl Lowerer<'_> {
         selection: Option<&Expr>,
         snip: &Snippet,
         pre: &mut Vec<Body>,
-        uses: &mut [Uses],
+        uses: &mut [ColumnUses],
     ) -> Result<()> {
         for on in ons.iter().chain(selection) {
             self.where_clause(tables, on, snip, pre, uses)?;
@@ -328,7 +330,7 @@ impl Lowerer<'_> {
             returning_cols: &returning_cols,
             next,
         })?;
-        Ok(seq(pre, body))
+        Ok(sequence(pre, body))
     }
 
     /// INSERT: VALUES or a SELECT (read first), then the insert; an upsert
@@ -384,7 +386,7 @@ impl Lowerer<'_> {
                                 continue;
                             }
                             // Subqueries and calls inside VALUES become reads.
-                            self.collect(&[], e, snip, Some(&mut pre), Clause::Read, &mut [])?;
+                            self.collect(&[], e, snip, Some(&mut pre), ColumnRole::Read, &mut [])?;
                             if v.rows.len() == 1 {
                                 known = true;
                                 if matches!(e, Expr::Value(x) if matches!(x.value, Value::Null)) {
@@ -430,12 +432,12 @@ impl Lowerer<'_> {
         let mark = self.out.statements.len();
         let unique = self.unique_checks(rel, snip);
         let q = self.new_statement(StmtType::Ins, rel, snip);
-        self.out.statements[q].write = self.all(rel);
+        self.out.statements[q].write = self.all_attrs(rel);
         self.out.facts[q].plain_insert = ins.on.is_none();
         self.bind(q, &eq);
         self.out.facts[q].key = self.key_of(rel, &eq);
         let returning_cols = returning_columns(&ins.returning, &tables, self.cat.schema);
-        let inserted = seq(unique, Body::Stmt(q));
+        let inserted = sequence(unique, Body::Stmt(q));
         let b = match &ins.on {
             None => {
                 self.assign_into(into, q, true, &returning_cols, &BTreeSet::new());
@@ -445,11 +447,11 @@ impl Lowerer<'_> {
         };
         if split {
             self.stage.split_out.append(&mut pre);
-            return Ok(seq(checks, b));
+            return Ok(sequence(checks, b));
         }
         // An upsert's SET subqueries were lowered after the insert but run
         // before it: keep statement indices in program order.
-        Ok(self.renumber(mark, seq(pre, b)))
+        Ok(self.renumber(mark, sequence(pre, b)))
     }
 
     /// An INSERT succeeds only if no row holds its values of a UNIQUE key
@@ -472,8 +474,8 @@ impl Lowerer<'_> {
             }
             let cols: BTreeSet<usize> = k.iter().copied().collect();
             let s = self.new_statement(StmtType::PredSel, rel, snip);
-            self.out.statements[s].pread = self.set(rel, &cols);
-            self.out.statements[s].read = self.set(rel, &cols);
+            self.out.statements[s].pread = self.attrs(rel, &cols);
+            self.out.statements[s].read = self.attrs(rel, &cols);
             let names: Vec<&str> = k
                 .iter()
                 .map(|c| self.cat.schema.rel(rel).attributes[*c].as_str())
@@ -529,16 +531,23 @@ impl Lowerer<'_> {
             cte: false,
             virt: None,
         });
-        let mut uses = vec![Uses::default(); 2];
+        let mut uses = vec![ColumnUses::default(); 2];
         let mut writes = BTreeSet::new();
         for a in &assignments {
             for col in assignment_columns(&a.target) {
                 writes.insert(self.column(&scope[..1], None, &col, snip)?.1);
             }
-            self.collect(&scope, &a.value, snip, Some(pre), Clause::Read, &mut uses)?;
+            self.collect(
+                &scope,
+                &a.value,
+                snip,
+                Some(pre),
+                ColumnRole::Read,
+                &mut uses,
+            )?;
         }
         if let Some(w) = &selection {
-            self.collect(&scope, w, snip, Some(pre), Clause::Read, &mut uses)?;
+            self.collect(&scope, w, snip, Some(pre), ColumnRole::Read, &mut uses)?;
         }
         // DO UPDATE runs the table's CHECKs on the updated row: their
         // functions get the row's values of what it does not assign.
@@ -600,10 +609,10 @@ impl Lowerer<'_> {
                 let a = self.new_statement(ty, rel, snip);
                 if nothing {
                     // DO NOTHING: the conflict check read the row's key.
-                    self.out.statements[a].read = self.set(rel, cols);
+                    self.out.statements[a].read = self.attrs(rel, cols);
                 } else {
-                    self.out.statements[a].read = self.set(rel, read);
-                    self.out.statements[a].write = self.set(rel, writes);
+                    self.out.statements[a].read = self.attrs(rel, read);
+                    self.out.statements[a].write = self.attrs(rel, writes);
                     self.out.facts[a].assigns = writes.clone();
                 }
                 self.out.facts[a].key = Some(k);
@@ -617,12 +626,12 @@ impl Lowerer<'_> {
                     StmtType::PredUpd
                 };
                 let a = self.new_statement(ty, rel, snip);
-                self.out.statements[a].pread = self.set(rel, cols);
+                self.out.statements[a].pread = self.attrs(rel, cols);
                 let mut r = read.clone();
                 r.extend(cols.iter().copied());
-                self.out.statements[a].read = self.set(rel, &r);
+                self.out.statements[a].read = self.attrs(rel, &r);
                 if !nothing {
-                    self.out.statements[a].write = self.set(rel, writes);
+                    self.out.statements[a].write = self.attrs(rel, writes);
                 }
                 a
             }
@@ -801,10 +810,10 @@ impl Lowerer<'_> {
                         super::hooks::FkCheck::OnUpdate
                     };
                     let when = self.when(fi, check);
-                    if when != super::hooks::When::Commit {
+                    if when != super::hooks::CheckTime::Commit {
                         parts.push(Body::Stmt(self.child_check(fi, &fk, snip)));
                     }
-                    if when != super::hooks::When::Now {
+                    if when != super::hooks::CheckTime::Now {
                         let q = self.child_check(fi, &fk, snip);
                         self.defer(q);
                     }
@@ -839,13 +848,13 @@ impl Lowerer<'_> {
                 )?;
             }
             let q = self.new_statement(ty, dom, snip);
-            self.out.statements[q].pread = self.set(dom, &cols);
+            self.out.statements[q].pread = self.attrs(dom, &cols);
             if child_deleted {
-                self.out.statements[q].write = self.all(dom);
+                self.out.statements[q].write = self.all_attrs(dom);
             } else {
                 let read = self.check_columns(dom, &cols);
-                self.out.statements[q].read = self.set(dom, &read);
-                self.out.statements[q].write = self.set(dom, &cols);
+                self.out.statements[q].read = self.attrs(dom, &read);
+                self.out.statements[q].write = self.attrs(dom, &cols);
             }
             let how = if deleted { "ON DELETE" } else { "ON UPDATE" };
             if let Some(sql) = &mut self.out.statements[q].sql {
@@ -854,7 +863,7 @@ impl Lowerer<'_> {
             if !child_deleted {
                 let mut w = cols.clone();
                 self.with_generated(dom, &mut w);
-                self.out.statements[q].write = self.set(dom, &w);
+                self.out.statements[q].write = self.attrs(dom, &w);
             }
             self.out.facts[q].assigns = if child_deleted {
                 BTreeSet::new()
@@ -933,9 +942,9 @@ impl Lowerer<'_> {
             };
             let s = self.new_statement(sel_ty, rel, snip);
             read.extend(uses.extra.iter().copied());
-            self.out.statements[s].read = self.set(rel, &read);
+            self.out.statements[s].read = self.attrs(rel, &read);
             if key.is_none() {
-                self.out.statements[s].pread = self.set(rel, &uses.pred);
+                self.out.statements[s].pread = self.attrs(rel, &uses.pred);
             }
             self.bind_uses(s, uses);
             parts.push(Body::Stmt(s));
@@ -945,14 +954,14 @@ impl Lowerer<'_> {
                 StmtType::PredDel
             };
             let d = self.new_statement(del_ty, rel, snip);
-            self.out.statements[d].write = self.all(rel);
+            self.out.statements[d].write = self.all_attrs(rel);
             if key.is_none() {
-                self.out.statements[d].pread = self.set(rel, &uses.pred);
+                self.out.statements[d].pread = self.attrs(rel, &uses.pred);
             }
             self.bind_uses(d, uses);
             parts.push(Body::Stmt(d));
             let i = self.new_statement(StmtType::Ins, rel, snip);
-            self.out.statements[i].write = self.all(rel);
+            self.out.statements[i].write = self.all_attrs(rel);
             parts.push(Body::Stmt(i));
             for v in into {
                 let t = self.fresh();
@@ -974,10 +983,10 @@ impl Lowerer<'_> {
                 if kind == WriteKind::Update {
                     let mut rs = read.clone();
                     rs.extend(extra.iter().copied());
-                    self.out.statements[q].read = self.set(rel, &rs);
-                    self.out.statements[q].write = self.set(rel, &writes);
+                    self.out.statements[q].read = self.attrs(rel, &rs);
+                    self.out.statements[q].write = self.attrs(rel, &writes);
                 } else {
-                    self.out.statements[q].write = self.all(rel);
+                    self.out.statements[q].write = self.all_attrs(rel);
                 }
                 self.bind_uses(q, uses);
                 self.out.facts[q].key = Some(key);
@@ -990,7 +999,7 @@ impl Lowerer<'_> {
                 // read the tuple and the transaction goes on.
                 self.out.facts[q].certain = false;
                 let s = self.new_statement(StmtType::KeySel, rel, snip);
-                self.out.statements[s].read = self.set(rel, &extra);
+                self.out.statements[s].read = self.attrs(rel, &extra);
                 self.bind_uses(s, uses);
                 self.out.facts[s].key = self.out.facts[q].key.clone();
                 Ok(Body::Branch(vec![Body::Stmt(q), Body::Stmt(s)]))
@@ -1002,12 +1011,12 @@ impl Lowerer<'_> {
                     StmtType::PredDel
                 };
                 let q = self.new_statement(ty, rel, snip);
-                self.out.statements[q].pread = self.set(rel, &uses.pred);
+                self.out.statements[q].pread = self.attrs(rel, &uses.pred);
                 if kind == WriteKind::Update {
-                    self.out.statements[q].read = self.set(rel, &read);
-                    self.out.statements[q].write = self.set(rel, &writes);
+                    self.out.statements[q].read = self.attrs(rel, &read);
+                    self.out.statements[q].write = self.attrs(rel, &writes);
                 } else {
-                    self.out.statements[q].write = self.all(rel);
+                    self.out.statements[q].write = self.all_attrs(rel);
                 }
                 self.bind_uses(q, uses);
                 self.out.facts[q].assigns = writes;
@@ -1024,7 +1033,7 @@ impl Lowerer<'_> {
     pub(super) fn table_reads(
         &mut self,
         tables: &[TableRef],
-        uses: &[Uses],
+        uses: &[ColumnUses],
         first: usize,
         locking: &[bool],
         snip: &Snippet,
@@ -1054,7 +1063,7 @@ impl Lowerer<'_> {
                     && extras.is_empty()
                     && !self.sql.weak_lock;
                 read.extend(extras);
-                self.out.statements[s].read = self.set(rel, &read);
+                self.out.statements[s].read = self.attrs(rel, &read);
                 self.out.facts[s].key = Some(key);
                 // The FROM/USING tables of UPDATE and DELETE: no match
                 // means no write, and the program goes on.
@@ -1065,8 +1074,8 @@ impl Lowerer<'_> {
                 let s = self.new_statement(StmtType::PredSel, rel, snip);
                 let mut pred = u.pred.clone();
                 pred.extend(u.join.iter().copied());
-                self.out.statements[s].pread = self.set(rel, &pred);
-                self.out.statements[s].read = self.set(rel, &read);
+                self.out.statements[s].pread = self.attrs(rel, &pred);
+                self.out.statements[s].read = self.attrs(rel, &read);
                 s
             };
             let u2 = u.clone();
@@ -1098,7 +1107,7 @@ impl Lowerer<'_> {
             }
             return Ok(b);
         }
-        let mut uses = vec![Uses::default(); tables.len()];
+        let mut uses = vec![ColumnUses::default(); tables.len()];
         correlate(&mut uses, &hits);
         for item in &sel.projection {
             self.collect_item(&tables, item, snip, &mut pre, &mut uses)?;
@@ -1111,7 +1120,7 @@ impl Lowerer<'_> {
                         &o.expr,
                         snip,
                         Some(&mut pre),
-                        Clause::Read,
+                        ColumnRole::Read,
                         &mut uses,
                     )?;
                 }
@@ -1119,11 +1128,25 @@ impl Lowerer<'_> {
         }
         if let sqlparser::ast::GroupByExpr::Expressions(v, _) = &sel.group_by {
             for e in v {
-                self.collect(&tables, e, snip, Some(&mut pre), Clause::Read, &mut uses)?;
+                self.collect(
+                    &tables,
+                    e,
+                    snip,
+                    Some(&mut pre),
+                    ColumnRole::Read,
+                    &mut uses,
+                )?;
             }
         }
         if let Some(h) = &sel.having {
-            self.collect(&tables, h, snip, Some(&mut pre), Clause::Read, &mut uses)?;
+            self.collect(
+                &tables,
+                h,
+                snip,
+                Some(&mut pre),
+                ColumnRole::Read,
+                &mut uses,
+            )?;
         }
         for on in &ons {
             self.where_clause(&tables, on, snip, &mut pre, &mut uses)?;
@@ -1230,7 +1253,7 @@ impl Lowerer<'_> {
     /// primary key (one column) is pinned, by `=` or `= ANY(ARRAY[…])`, to
     /// keys that plain INSERTs of this transaction returned (not rolled
     /// back): docs/rules.md, "Reads of the transaction's own inserts".
-    fn mark_own_inserts(&mut self, rel: RelId, u: &Uses, mark: usize) {
+    fn mark_own_inserts(&mut self, rel: RelId, u: &ColumnUses, mark: usize) {
         let [c] = self.cat.schema.rel(rel).primary_key[..] else {
             return;
         };
@@ -1267,7 +1290,7 @@ impl Lowerer<'_> {
     fn locked_after_snapshot(
         &mut self,
         tables: &[TableRef],
-        uses: &[Uses],
+        uses: &[ColumnUses],
         locking: &[bool],
         snip: &Snippet,
         parts: &mut Vec<Body>,
@@ -1302,7 +1325,7 @@ impl Lowerer<'_> {
                         .flat_map(|a| a.iter())
                         .collect();
                     read.extend(key);
-                    self.out.statements[q].read = self.set(rel, &read);
+                    self.out.statements[q].read = self.attrs(rel, &read);
                     self.out.facts[q].scanned = true;
                 }
             }
@@ -1317,11 +1340,11 @@ impl Lowerer<'_> {
     pub(super) fn snapshot_scan(
         &mut self,
         t: &TableRef,
-        u: &Uses,
+        u: &ColumnUses,
         snip: &Snippet,
         parts: &mut Vec<Body>,
     ) {
-        let scan = Uses {
+        let scan = ColumnUses {
             read: BTreeSet::new(),
             all: false,
             ..u.clone()
@@ -1526,7 +1549,7 @@ impl Lowerer<'_> {
         if let SetExpr::Values(v) = q.body.as_ref() {
             for row in &v.rows {
                 for e in row.iter() {
-                    self.collect(&[], e, snip, Some(&mut pre), Clause::Read, &mut [])?;
+                    self.collect(&[], e, snip, Some(&mut pre), ColumnRole::Read, &mut [])?;
                 }
             }
         }
@@ -1557,7 +1580,7 @@ impl Lowerer<'_> {
         exprs.extend(sel.having.iter());
         let inlined = self.inl.inlined;
         for e in exprs {
-            self.collect(&[], e, snip, Some(&mut pre), Clause::Read, &mut [])?;
+            self.collect(&[], e, snip, Some(&mut pre), ColumnRole::Read, &mut [])?;
         }
         // A call whose body was inlined (a VOLATILE one goes elsewhere) is
         // modelled: no warning then.
@@ -1603,7 +1626,7 @@ pub(super) fn is_ddl(sql: &Sql) -> bool {
 struct Target<'t> {
     kind: WriteKind,
     tables: &'t [TableRef],
-    uses: &'t [Uses],
+    uses: &'t [ColumnUses],
     writes: BTreeSet<usize>,
     returning: &'t Option<Vec<SelectItem>>,
 }
@@ -1615,7 +1638,7 @@ struct Target<'t> {
 pub(super) struct Write<'a> {
     pub(super) kind: WriteKind,
     pub(super) rel: RelId,
-    pub(super) uses: &'a Uses,
+    pub(super) uses: &'a ColumnUses,
     pub(super) writes: BTreeSet<usize>,
     pub(super) snip: &'a Snippet,
     pub(super) into: &'a [String],
@@ -1642,7 +1665,7 @@ fn expr_columns(e: &Expr) -> Vec<(Option<Ident>, Ident)> {
 /// Columns of earlier FROM items named by a later one (LATERAL, a
 /// function's arguments): join columns of their tables, like correlation
 /// columns of a subquery.
-fn correlate(uses: &mut [Uses], hits: &[(usize, usize)]) {
+fn correlate(uses: &mut [ColumnUses], hits: &[(usize, usize)]) {
     for &(t, a) in hits {
         if let Some(u) = uses.get_mut(t) {
             u.pred.insert(a);

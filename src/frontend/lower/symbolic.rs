@@ -101,7 +101,7 @@ impl Lowerer<'_> {
     /// Binds the equalities of `u` and notes, for the provenance, when the
     /// WHERE says more about the pinned columns than the equalities (a
     /// conjunct on a pinned column or on no column at all).
-    pub(super) fn bind_uses(&mut self, q: usize, u: &super::clauses::Uses) {
+    pub(super) fn bind_uses(&mut self, q: usize, u: &super::clauses::ColumnUses) {
         let eq = u.eq.clone();
         self.bind(q, &eq);
         self.out.facts[q].inexact |= u.opaque || eq.iter().any(|(c, _)| u.extra.contains(c));
