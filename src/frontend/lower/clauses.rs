@@ -92,23 +92,7 @@ impl Lowerer<'_> {
         uses: &mut [ColumnUses],
     ) -> Result<()> {
         // Subqueries first; remember their spans to skip their columns.
-        let mut subs: Vec<Query> = vec![];
-        let _ = sqlparser::ast::visit_expressions(e, |x| {
-            match x {
-                Expr::Subquery(q)
-                | Expr::Exists { subquery: q, .. }
-                | Expr::InSubquery { subquery: q, .. } => subs.push((**q).clone()),
-                // PostgreSQL's array constructor `ARRAY(SELECT …)` reads
-                // like a scalar subquery (all its rows).
-                Expr::Function(f) => {
-                    if let Some(q) = array_subquery(f) {
-                        subs.push(q.clone());
-                    }
-                }
-                _ => {}
-            }
-            ControlFlow::<()>::Continue(())
-        });
+        let subs = subqueries(e);
         // Keep only outermost subqueries.
         let spans: Vec<_> = subs.iter().map(|q| q.span()).collect();
         let inside = |s: sqlparser::tokenizer::Span, except: Option<usize>| {
@@ -163,23 +147,7 @@ impl Lowerer<'_> {
         }
         // The names of named arguments (`make_interval(secs => k)`) are
         // parameter names of the function, never columns.
-        let mut arg_names = vec![];
-        let _ = sqlparser::ast::visit_expressions(e, |x| {
-            if let Expr::Function(f) = x {
-                if let sqlparser::ast::FunctionArguments::List(l) = &f.args {
-                    for a in &l.args {
-                        if let sqlparser::ast::FunctionArg::ExprNamed {
-                            name: Expr::Identifier(i),
-                            ..
-                        } = a
-                        {
-                            arg_names.push(i.span);
-                        }
-                    }
-                }
-            }
-            ControlFlow::<()>::Continue(())
-        });
+        let arg_names = named_argument_spans(e);
         let mut idents: Vec<(Option<Ident>, Ident)> = vec![];
         // `t.arr[1:2]` is `t` accessed by `.arr`, then `[1:2]`: the column
         // t.arr (its parts are not visited again as columns).
@@ -429,6 +397,51 @@ impl Lowerer<'_> {
 pub(super) enum ColumnRole {
     Read,
     Pred,
+}
+
+/// The subqueries of `e`, nested ones included, in visiting order:
+/// `(SELECT …)`, EXISTS, IN, and PostgreSQL's `ARRAY(SELECT …)`, which
+/// reads like a scalar subquery (all its rows).
+fn subqueries(e: &Expr) -> Vec<Query> {
+    let mut subs: Vec<Query> = vec![];
+    let _ = sqlparser::ast::visit_expressions(e, |x| {
+        match x {
+            Expr::Subquery(q)
+            | Expr::Exists { subquery: q, .. }
+            | Expr::InSubquery { subquery: q, .. } => subs.push((**q).clone()),
+            Expr::Function(f) => {
+                if let Some(q) = array_subquery(f) {
+                    subs.push(q.clone());
+                }
+            }
+            _ => {}
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    subs
+}
+
+/// Where the names of named arguments (`make_interval(secs => k)`) are in
+/// `e`: parameter names of the function, never columns.
+fn named_argument_spans(e: &Expr) -> Vec<sqlparser::tokenizer::Span> {
+    let mut arg_names = vec![];
+    let _ = sqlparser::ast::visit_expressions(e, |x| {
+        if let Expr::Function(f) = x {
+            if let sqlparser::ast::FunctionArguments::List(l) = &f.args {
+                for a in &l.args {
+                    if let sqlparser::ast::FunctionArg::ExprNamed {
+                        name: Expr::Identifier(i),
+                        ..
+                    } = a
+                    {
+                        arg_names.push(i.span);
+                    }
+                }
+            }
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    arg_names
 }
 
 /// Whether an expression names any column (outside subqueries or not).

@@ -183,47 +183,7 @@ pub fn lower_units(
         .collect();
     let defs = latest_definitions(&ctx.functions)?;
     let (functions, deferrals) = parse_functions(&defs)?;
-    let mut assigned: HashSet<(RelId, usize)> = HashSet::new();
-    let mut deleted: HashSet<RelId> = HashSet::new();
-    for tree in &trees {
-        for t in tree {
-            each_stmt(t, &mut |st| {
-                assigned_columns(
-                    &schema,
-                    &ctx.extras.aliases,
-                    &st.sql,
-                    &mut assigned,
-                    &mut deleted,
-                )
-            });
-        }
-    }
-    for (_, stmts) in &functions {
-        for (_, sql) in stmts {
-            assigned_columns(
-                &schema,
-                &ctx.extras.aliases,
-                sql,
-                &mut assigned,
-                &mut deleted,
-            );
-        }
-    }
-    // Referential actions write the referencing columns.
-    for (fk, (del, upd)) in schema.foreign_keys.iter().zip(&ctx.fk_actions) {
-        if *del != FkAction::NoAction && *del != FkAction::Cascade || *upd != FkAction::NoAction {
-            assigned.extend(fk.columns.iter().map(|(d, _)| (fk.domain, *d)));
-        }
-        if *del == FkAction::Cascade {
-            deleted.insert(fk.domain);
-        }
-    }
-    // A generated column changes with its inputs.
-    for g in &ctx.extras.generated {
-        if g.inputs.iter().any(|i| assigned.contains(&(g.rel, *i))) {
-            assigned.insert((g.rel, g.column));
-        }
-    }
+    let (assigned, deleted) = workload_writes(&schema, &trees, &functions, ctx);
     let catalogue = Catalogue {
         schema: &schema,
         assigned,
@@ -306,6 +266,59 @@ pub fn lower_units(
         deployed: vec![],
         sources: None,
     })
+}
+
+/// What the whole workload writes: the columns some UPDATE (or upsert,
+/// referential action, generated column) assigns and the relations some
+/// DELETE (or ON DELETE CASCADE) deletes from.
+fn workload_writes(
+    schema: &Schema,
+    trees: &[Vec<Vec<Node>>],
+    functions: &[ParsedFunction],
+    ctx: &Context,
+) -> (HashSet<(RelId, usize)>, HashSet<RelId>) {
+    let mut assigned: HashSet<(RelId, usize)> = HashSet::new();
+    let mut deleted: HashSet<RelId> = HashSet::new();
+    for tree in trees {
+        for t in tree {
+            each_stmt(t, &mut |st| {
+                assigned_columns(
+                    schema,
+                    &ctx.extras.aliases,
+                    &st.sql,
+                    &mut assigned,
+                    &mut deleted,
+                )
+            });
+        }
+    }
+    for (_, stmts) in functions {
+        for (_, sql) in stmts {
+            assigned_columns(
+                schema,
+                &ctx.extras.aliases,
+                sql,
+                &mut assigned,
+                &mut deleted,
+            );
+        }
+    }
+    // Referential actions write the referencing columns.
+    for (fk, (del, upd)) in schema.foreign_keys.iter().zip(&ctx.fk_actions) {
+        if *del != FkAction::NoAction && *del != FkAction::Cascade || *upd != FkAction::NoAction {
+            assigned.extend(fk.columns.iter().map(|(d, _)| (fk.domain, *d)));
+        }
+        if *del == FkAction::Cascade {
+            deleted.insert(fk.domain);
+        }
+    }
+    // A generated column changes with its inputs.
+    for g in &ctx.extras.generated {
+        if g.inputs.iter().any(|i| assigned.contains(&(g.rel, *i))) {
+            assigned.insert((g.rel, g.column));
+        }
+    }
+    (assigned, deleted)
 }
 
 /// The isolation level a transaction declares (`BEGIN ISOLATION LEVEL …`

@@ -1112,68 +1112,10 @@ impl Lowerer<'_> {
         for item in &sel.projection {
             self.collect_item(&tables, item, snip, &mut pre, &mut uses)?;
         }
-        if let Some(ob) = &q.order_by {
-            if let sqlparser::ast::OrderByKind::Expressions(v) = &ob.kind {
-                for o in v {
-                    self.collect(
-                        &tables,
-                        &o.expr,
-                        snip,
-                        Some(&mut pre),
-                        ColumnRole::Read,
-                        &mut uses,
-                    )?;
-                }
-            }
-        }
-        if let sqlparser::ast::GroupByExpr::Expressions(v, _) = &sel.group_by {
-            for e in v {
-                self.collect(
-                    &tables,
-                    e,
-                    snip,
-                    Some(&mut pre),
-                    ColumnRole::Read,
-                    &mut uses,
-                )?;
-            }
-        }
-        if let Some(h) = &sel.having {
-            self.collect(
-                &tables,
-                h,
-                snip,
-                Some(&mut pre),
-                ColumnRole::Read,
-                &mut uses,
-            )?;
-        }
-        for on in &ons {
-            self.where_clause(&tables, on, snip, &mut pre, &mut uses)?;
-        }
-        if let Some(w) = &sel.selection {
-            self.where_clause(&tables, w, snip, &mut pre, &mut uses)?;
-        }
+        self.select_clauses(q, sel, &tables, &ons, snip, &mut pre, &mut uses)?;
         // FOR UPDATE locks every table; FOR UPDATE OF t only the tables named.
         self.no_virtual_lock(q, &tables, snip)?;
-        let locking: Vec<bool> = tables
-            .iter()
-            .map(|t| {
-                t.virt.is_none()
-                    && q.locks
-                        .iter()
-                        .filter(|l| l.nonblock.is_none())
-                        .any(|l| match &l.of {
-                            None => true,
-                            Some(name) => {
-                                name.0.last().and_then(|p| p.as_ident()).is_some_and(|i| {
-                                    t.alias.as_deref().is_some_and(|a| same_name(a, i))
-                                        || same_name(&t.name, i)
-                                })
-                            }
-                        })
-            })
-            .collect();
+        let locking = locked_tables(q, &tables);
         let mut parts = pre;
         let single = tables.len() == 1;
         let mark = self.out.statements.len();
@@ -1247,6 +1189,50 @@ impl Lowerer<'_> {
         } else {
             Body::Seq(parts)
         })
+    }
+
+    /// The columns a SELECT's ORDER BY, GROUP BY, HAVING, join conditions
+    /// and WHERE use (and the subqueries and calls in them, into `pre`).
+    #[allow(clippy::too_many_arguments)]
+    fn select_clauses(
+        &mut self,
+        q: &Query,
+        sel: &sqlparser::ast::Select,
+        tables: &[TableRef],
+        ons: &[Expr],
+        snip: &Snippet,
+        pre: &mut Vec<Body>,
+        uses: &mut [ColumnUses],
+    ) -> Result<()> {
+        if let Some(ob) = &q.order_by {
+            if let sqlparser::ast::OrderByKind::Expressions(v) = &ob.kind {
+                for o in v {
+                    self.collect(
+                        tables,
+                        &o.expr,
+                        snip,
+                        Some(&mut *pre),
+                        ColumnRole::Read,
+                        uses,
+                    )?;
+                }
+            }
+        }
+        if let sqlparser::ast::GroupByExpr::Expressions(v, _) = &sel.group_by {
+            for e in v {
+                self.collect(tables, e, snip, Some(&mut *pre), ColumnRole::Read, uses)?;
+            }
+        }
+        if let Some(h) = &sel.having {
+            self.collect(tables, h, snip, Some(&mut *pre), ColumnRole::Read, uses)?;
+        }
+        for on in ons {
+            self.where_clause(tables, on, snip, pre, uses)?;
+        }
+        if let Some(w) = &sel.selection {
+            self.where_clause(tables, w, snip, pre, uses)?;
+        }
+        Ok(())
     }
 
     /// `Held::OwnInserts` on the reads `mark..` of a one-table SELECT whose
@@ -1644,6 +1630,28 @@ pub(super) struct Write<'a> {
     pub(super) into: &'a [String],
     pub(super) returning_cols: &'a [Option<usize>],
     pub(super) next: Option<&'a Node>,
+}
+
+/// Which tables of a SELECT its lock clause locks: FOR UPDATE every
+/// table, FOR UPDATE OF t only those named; a FROM item that is no table
+/// never (a clause with NOWAIT or SKIP LOCKED is not counted here).
+fn locked_tables(q: &Query, tables: &[TableRef]) -> Vec<bool> {
+    tables
+        .iter()
+        .map(|t| {
+            t.virt.is_none()
+                && q.locks
+                    .iter()
+                    .filter(|l| l.nonblock.is_none())
+                    .any(|l| match &l.of {
+                        None => true,
+                        Some(name) => name.0.last().and_then(|p| p.as_ident()).is_some_and(|i| {
+                            t.alias.as_deref().is_some_and(|a| same_name(a, i))
+                                || same_name(&t.name, i)
+                        }),
+                    })
+        })
+        .collect()
 }
 
 /// The column references of an expression (`(qualifier, column)`).
