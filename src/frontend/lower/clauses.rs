@@ -375,7 +375,7 @@ impl Lowerer<'_> {
             (_, true) => (t2, a2),
             _ => return false,
         };
-        let v = self.fresh();
+        let v = self.vars.fresh();
         uses[t].eq.push((a, v));
         uses[t].elem.insert(a);
         true

@@ -294,7 +294,7 @@ impl Lowerer<'_> {
             assigned.insert(v.to_string());
         }
         for v in &assigned {
-            let t = self.fresh();
+            let t = self.vars.fresh();
             // Provenance: a FOR over a range takes a new value each
             // iteration (the explorer's values, issue 23).
             if let (LoopHead::Range { var, .. }, Term::Fresh(n)) = (head, &t) {
@@ -335,7 +335,7 @@ impl Lowerer<'_> {
         };
         self.pos.loops.pop();
         for v in &assigned {
-            let t = self.fresh();
+            let t = self.vars.fresh();
             self.vars.env.insert(v.clone(), t);
         }
         // A body that always aborts can only run zero times; a body
@@ -792,7 +792,7 @@ impl Lowerer<'_> {
         let mut assigned = HashSet::new();
         collect_assigned(body, &mut assigned);
         for v in assigned {
-            let t = self.fresh();
+            let t = self.vars.fresh();
             self.vars.env.insert(v, t);
         }
         Ok(b)

@@ -262,7 +262,7 @@ impl Lowerer<'_> {
             }
         }
         for v in into {
-            let t = self.fresh();
+            let t = self.vars.fresh();
             self.vars.env.insert(v.clone(), t);
         }
         if split {

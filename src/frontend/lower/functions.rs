@@ -442,7 +442,7 @@ impl<'a> Lowerer<'a> {
             }
         }
         for (k, t) in bound.into_iter().enumerate() {
-            let t = t.unwrap_or_else(|| self.fresh());
+            let t = t.unwrap_or_else(|| self.vars.fresh());
             self.vars.env.insert(format!("{prefix}_{k}"), t);
         }
         let saved_file = std::mem::replace(&mut self.src.file, def.file.clone());

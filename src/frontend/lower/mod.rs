@@ -653,11 +653,19 @@ struct Vars {
     env: HashMap<String, Term>,
     /// Phi terms: (IF id, value per branch, the implicit ELSE last).
     phis: Vec<(usize, Vec<Term>)>,
-    /// The last fresh symbol made (`Lowerer::fresh`).
+    /// The last fresh symbol made (`Vars::fresh`).
     fresh: usize,
     /// Variables the program tests for NULL (IS NULL, COALESCE, …): a
     /// key-based read INTO one of them may find no row.
     null_tested: HashSet<String>,
+}
+
+impl Vars {
+    /// A new opaque symbol.
+    fn fresh(&mut self) -> Term {
+        self.fresh += 1;
+        Term::Fresh(self.fresh)
+    }
 }
 
 /// Where in the program's control structure the lowering is.
@@ -730,11 +738,6 @@ struct Inlining {
 }
 
 impl<'a> Lowerer<'a> {
-    fn fresh(&mut self) -> Term {
-        self.vars.fresh += 1;
-        Term::Fresh(self.vars.fresh)
-    }
-
     fn line_of(&self, offset: usize) -> usize {
         self.src.file.line_col(offset).0
     }

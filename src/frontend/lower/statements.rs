@@ -570,7 +570,7 @@ impl Lowerer<'_> {
             }
         }
         for v in into {
-            let t = self.fresh();
+            let t = self.vars.fresh();
             self.vars.env.insert(v.clone(), t);
         }
         self.out.facts[q].certain = false;
@@ -733,7 +733,7 @@ impl Lowerer<'_> {
         let b = self.write_target(w)?;
         let b = if per_elem {
             for v in into {
-                let t = self.fresh();
+                let t = self.vars.fresh();
                 self.vars.env.insert(v.clone(), t);
             }
             Body::Loop(Box::new(b))
@@ -964,7 +964,7 @@ impl Lowerer<'_> {
             self.out.statements[i].write = self.all_attrs(rel);
             parts.push(Body::Stmt(i));
             for v in into {
-                let t = self.fresh();
+                let t = self.vars.fresh();
                 self.vars.env.insert(v.clone(), t);
             }
             return Ok(Body::Seq(parts));
@@ -1169,7 +1169,7 @@ impl Lowerer<'_> {
                     None => vec![],
                 };
                 for (k, v) in into.iter().enumerate() {
-                    let t = self.fresh();
+                    let t = self.vars.fresh();
                     if let (Some(stmt), Some(Some(attr)), Term::Fresh(n)) = (read, cols.get(k), &t)
                     {
                         let src = crate::model::provenance::Source::Read { stmt, attr: *attr };
@@ -1574,7 +1574,7 @@ impl Lowerer<'_> {
             self.warn(snip.offset, "statement reads no table; nothing to model");
         }
         for v in into {
-            let t = self.fresh();
+            let t = self.vars.fresh();
             self.vars.env.insert(v.clone(), t);
         }
         Ok(Body::Seq(pre))

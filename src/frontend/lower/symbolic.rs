@@ -32,7 +32,7 @@ impl Lowerer<'_> {
             return Term::Param(self.qmark_name(at));
         }
         if key == "?" {
-            return self.fresh();
+            return self.vars.fresh();
         }
         // `:a$$i$` is `:a[:i]` (crate::frontend::sql::rewrite_subscripts); `$1` is a
         // positional parameter.
@@ -81,10 +81,10 @@ impl Lowerer<'_> {
                 Value::SingleQuotedString(s) | Value::EscapedStringLiteral(s) => {
                     Term::Lit(format!("'{}'", s.replace('\'', "''")))
                 }
-                _ => self.fresh(),
+                _ => self.vars.fresh(),
             },
             Expr::Nested(inner) => self.term(inner),
-            _ => self.fresh(),
+            _ => self.vars.fresh(),
         }
     }
 
@@ -163,7 +163,7 @@ impl Lowerer<'_> {
         for (k, v) in into.iter().enumerate() {
             let t = match cols.get(k).copied().flatten() {
                 Some(c) if key_based && !changed.contains(&c) => Term::Col(q, c),
-                _ => self.fresh(),
+                _ => self.vars.fresh(),
             };
             self.vars.env.insert(v.clone(), t);
         }
