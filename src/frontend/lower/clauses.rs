@@ -1,12 +1,21 @@
-//! Clause analysis: which columns a statement's clauses read, predicate on
+//! ColumnRole analysis: which columns a statement's clauses read, predicate on
 //! or pin to values (WHERE equalities, joins, extra conjuncts), and which
 //! key it pins.
 
-use super::*;
+use super::scope::TableRef;
+use super::symbolic::Term;
+use super::Lowerer;
+use crate::frontend::sql::{same_name, Snippet};
+use crate::model::btp::Body;
+use crate::model::error::Result;
+use crate::model::schema::{RelId, Schema};
+use sqlparser::ast::{BinaryOperator, Expr, Ident, Query, SelectItem, Spanned};
+use std::collections::{BTreeSet, HashSet};
+use std::ops::ControlFlow;
 
-/// Columns of one table found in the parts of a statement.
+/// Columns of one table found in the parts of a statement (was `Uses`).
 #[derive(Default, Clone)]
-pub(super) struct Uses {
+pub(super) struct ColumnUses {
     /// WHERE and ON columns (predicate columns).
     pub(super) pred: BTreeSet<usize>,
     /// Columns read: select list, ORDER/GROUP BY, HAVING, SET and RETURNING expressions.
@@ -32,11 +41,11 @@ pub(super) struct Uses {
     pub(super) any_of: Vec<(usize, Vec<Term>)>,
 }
 
-impl Uses {
+impl ColumnUses {
     /// The uses as a read sees them: columns pinned by elements are join
     /// columns (one predicate read on the statement's snapshot; a loop of
     /// keyed reads would let writes in between).
-    pub(super) fn for_reads(&self) -> Uses {
+    pub(super) fn for_reads(&self) -> ColumnUses {
         let mut u = self.clone();
         u.eq.retain(|(c, _)| !self.elem.contains(c));
         u.join.extend(self.elem.iter().copied());
@@ -48,14 +57,14 @@ impl Uses {
 impl Lowerer<'_> {
     /// The key (PK, or a UNIQUE key no UPDATE assigns) pinned by `eq`.
     pub(super) fn key_of(&self, rel: RelId, eq: &[(usize, Term)]) -> Option<Vec<usize>> {
-        let r = self.schema.rel(rel);
+        let r = self.cat.schema.rel(rel);
         let pinned: HashSet<usize> = eq.iter().map(|(c, _)| *c).collect();
         let mut keys = vec![];
         if !r.primary_key.is_empty() {
             keys.push(r.primary_key.clone());
         }
         for u in &r.unique_keys {
-            if !u.is_empty() && u.iter().all(|c| !self.assigned.contains(&(rel, *c))) {
+            if !u.is_empty() && u.iter().all(|c| !self.cat.assigned.contains(&(rel, *c))) {
                 keys.push(u.clone());
             }
         }
@@ -65,7 +74,7 @@ impl Lowerer<'_> {
 
     /// Conjuncts beyond the key equalities: other conjuncts, and
     /// equalities on columns outside the key.
-    pub(super) fn extras(uses: &Uses, key: &[usize]) -> BTreeSet<usize> {
+    pub(super) fn extras(uses: &ColumnUses, key: &[usize]) -> BTreeSet<usize> {
         let mut e = uses.extra.clone();
         e.extend(uses.eq.iter().map(|(c, _)| *c).filter(|c| !key.contains(c)));
         e
@@ -79,27 +88,11 @@ impl Lowerer<'_> {
         e: &Expr,
         snip: &Snippet,
         pre: Option<&mut Vec<Body>>,
-        clause: Clause,
-        uses: &mut [Uses],
+        clause: ColumnRole,
+        uses: &mut [ColumnUses],
     ) -> Result<()> {
         // Subqueries first; remember their spans to skip their columns.
-        let mut subs: Vec<Query> = vec![];
-        let _ = sqlparser::ast::visit_expressions(e, |x| {
-            match x {
-                Expr::Subquery(q)
-                | Expr::Exists { subquery: q, .. }
-                | Expr::InSubquery { subquery: q, .. } => subs.push((**q).clone()),
-                // PostgreSQL's array constructor `ARRAY(SELECT …)` reads
-                // like a scalar subquery (all its rows).
-                Expr::Function(f) => {
-                    if let Some(q) = array_subquery(f) {
-                        subs.push(q.clone());
-                    }
-                }
-                _ => {}
-            }
-            ControlFlow::<()>::Continue(())
-        });
+        let subs = subqueries(e);
         // Keep only outermost subqueries.
         let spans: Vec<_> = subs.iter().map(|q| q.span()).collect();
         let inside = |s: sqlparser::tokenizer::Span, except: Option<usize>| {
@@ -114,14 +107,14 @@ impl Lowerer<'_> {
             for (i, q) in subs.iter().enumerate() {
                 if !inside(q.span(), Some(i)) {
                     // A correlated subquery may name this statement's tables.
-                    self.scopes.push(tables.to_vec());
-                    self.outer_hits.push(vec![]);
+                    self.sql.scopes.push(tables.to_vec());
+                    self.sql.outer_hits.push(vec![]);
                     // A subquery never aborts on a missing row.
-                    self.sub_depth += 1;
+                    self.pos.sub_depth += 1;
                     let b = self.select(q, snip, &[]);
-                    self.sub_depth -= 1;
-                    let hits = self.outer_hits.pop().unwrap_or_default();
-                    self.scopes.pop();
+                    self.pos.sub_depth -= 1;
+                    let hits = self.sql.outer_hits.pop().unwrap_or_default();
+                    self.sql.scopes.pop();
                     // Correlation columns act like join columns of this
                     // statement: in its predicate and read.
                     for (t, a) in hits {
@@ -154,23 +147,7 @@ impl Lowerer<'_> {
         }
         // The names of named arguments (`make_interval(secs => k)`) are
         // parameter names of the function, never columns.
-        let mut arg_names = vec![];
-        let _ = sqlparser::ast::visit_expressions(e, |x| {
-            if let Expr::Function(f) = x {
-                if let sqlparser::ast::FunctionArguments::List(l) = &f.args {
-                    for a in &l.args {
-                        if let sqlparser::ast::FunctionArg::ExprNamed {
-                            name: Expr::Identifier(i),
-                            ..
-                        } = a
-                        {
-                            arg_names.push(i.span);
-                        }
-                    }
-                }
-            }
-            ControlFlow::<()>::Continue(())
-        });
+        let arg_names = named_argument_spans(e);
         let mut idents: Vec<(Option<Ident>, Ident)> = vec![];
         // `t.arr[1:2]` is `t` accessed by `.arr`, then `[1:2]`: the column
         // t.arr (its parts are not visited again as columns).
@@ -204,8 +181,8 @@ impl Lowerer<'_> {
                 continue;
             };
             match clause {
-                Clause::Read => uses[t].read.insert(a),
-                Clause::Pred => uses[t].pred.insert(a),
+                ColumnRole::Read => uses[t].read.insert(a),
+                ColumnRole::Pred => uses[t].pred.insert(a),
             };
         }
         Ok(())
@@ -217,11 +194,11 @@ impl Lowerer<'_> {
         item: &SelectItem,
         snip: &Snippet,
         pre: &mut Vec<Body>,
-        uses: &mut [Uses],
+        uses: &mut [ColumnUses],
     ) -> Result<()> {
         match item {
             SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
-                self.collect(tables, e, snip, Some(pre), Clause::Read, uses)
+                self.collect(tables, e, snip, Some(pre), ColumnRole::Read, uses)
             }
             SelectItem::Wildcard(_) => {
                 uses.iter_mut().for_each(|u| u.all = true);
@@ -259,14 +236,14 @@ impl Lowerer<'_> {
         w: &Expr,
         snip: &Snippet,
         pre: &mut Vec<Body>,
-        uses: &mut [Uses],
+        uses: &mut [ColumnUses],
     ) -> Result<()> {
-        self.collect(tables, w, snip, Some(pre), Clause::Pred, uses)?;
+        self.collect(tables, w, snip, Some(pre), ColumnRole::Pred, uses)?;
         let mut conj = vec![];
         conjuncts(w, &mut conj);
         for c in conj {
-            let mut cols = vec![Uses::default(); tables.len()];
-            self.collect(tables, c, snip, None, Clause::Pred, &mut cols)?;
+            let mut cols = vec![ColumnUses::default(); tables.len()];
+            self.collect(tables, c, snip, None, ColumnRole::Pred, &mut cols)?;
             let n_cols: usize = cols.iter().map(|u| u.pred.len()).sum();
             if let Expr::BinaryOp {
                 left,
@@ -375,9 +352,14 @@ impl Lowerer<'_> {
 
     /// `t.c = x.e` with x a values item (UNNEST, VALUES: from.rs): t.c is
     /// pinned to one element per access — a value, as `FOR e IN ARRAY`
-    /// pins it in a loop (`Uses::elem`: an UPDATE/DELETE target keyed by
+    /// pins it in a loop (`ColumnUses::elem`: an UPDATE/DELETE target keyed by
     /// such values writes per element). Returns whether it was one.
-    fn element_key(&mut self, tables: &[TableRef], cols: &[Uses], uses: &mut [Uses]) -> bool {
+    fn element_key(
+        &mut self,
+        tables: &[TableRef],
+        cols: &[ColumnUses],
+        uses: &mut [ColumnUses],
+    ) -> bool {
         let sides: Vec<(usize, usize)> = cols
             .iter()
             .enumerate()
@@ -393,7 +375,7 @@ impl Lowerer<'_> {
             (_, true) => (t2, a2),
             _ => return false,
         };
-        let v = self.fresh();
+        let v = self.vars.fresh();
         uses[t].eq.push((a, v));
         uses[t].elem.insert(a);
         true
@@ -402,17 +384,64 @@ impl Lowerer<'_> {
     /// The key pinned by value equalities, unless a key column is also
     /// equated to another table's column (then the table is
     /// predicate-based, as the lowering rules say).
-    pub(super) fn unjoined_key(&self, rel: RelId, u: &Uses) -> Option<Vec<usize>> {
-        let pk = &self.schema.rel(rel).primary_key;
+    pub(super) fn unjoined_key(&self, rel: RelId, u: &ColumnUses) -> Option<Vec<usize>> {
+        let pk = &self.cat.schema.rel(rel).primary_key;
         self.key_of(rel, &u.eq)
             .filter(|_| u.join.iter().all(|c| !pk.contains(c)))
     }
 }
 
+/// What a column found in an expression is to the statement (was `Clause`):
+/// a column it reads, or one its predicate (WHERE, join) tests.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum Clause {
+pub(super) enum ColumnRole {
     Read,
     Pred,
+}
+
+/// The subqueries of `e`, nested ones included, in visiting order:
+/// `(SELECT …)`, EXISTS, IN, and PostgreSQL's `ARRAY(SELECT …)`, which
+/// reads like a scalar subquery (all its rows).
+fn subqueries(e: &Expr) -> Vec<Query> {
+    let mut subs: Vec<Query> = vec![];
+    let _ = sqlparser::ast::visit_expressions(e, |x| {
+        match x {
+            Expr::Subquery(q)
+            | Expr::Exists { subquery: q, .. }
+            | Expr::InSubquery { subquery: q, .. } => subs.push((**q).clone()),
+            Expr::Function(f) => {
+                if let Some(q) = array_subquery(f) {
+                    subs.push(q.clone());
+                }
+            }
+            _ => {}
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    subs
+}
+
+/// Where the names of named arguments (`make_interval(secs => k)`) are in
+/// `e`: parameter names of the function, never columns.
+fn named_argument_spans(e: &Expr) -> Vec<sqlparser::tokenizer::Span> {
+    let mut arg_names = vec![];
+    let _ = sqlparser::ast::visit_expressions(e, |x| {
+        if let Expr::Function(f) = x {
+            if let sqlparser::ast::FunctionArguments::List(l) = &f.args {
+                for a in &l.args {
+                    if let sqlparser::ast::FunctionArg::ExprNamed {
+                        name: Expr::Identifier(i),
+                        ..
+                    } = a
+                    {
+                        arg_names.push(i.span);
+                    }
+                }
+            }
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    arg_names
 }
 
 /// Whether an expression names any column (outside subqueries or not).

@@ -2,7 +2,16 @@
 //! EXIT/CONTINUE, RAISE/ASSERT/assignment nodes → `Body`; and what the
 //! program says about rows that may be missing (FOUND, NULL tests).
 
-use super::*;
+use super::clauses::strip_nested;
+use super::symbolic::Term;
+use super::{each_cond, each_stmt, is_empty, push_seq, Lowerer};
+use crate::frontend::sql::procedural::{LoopHead, Node, ProcExpr, Stmt};
+use crate::model::btp::Body;
+use crate::model::error::{Diag, Result};
+use sqlparser::ast::{BinaryOperator, Expr, UnaryOperator, Value};
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::ops::ControlFlow;
+
 use crate::frontend::sql::plpgsql::{EXECUTE_LABEL, ROW_COUNT_MARK, VOLATILE_LABEL};
 
 impl Lowerer<'_> {
@@ -19,11 +28,11 @@ impl Lowerer<'_> {
                 Node::If(_) | Node::Loop { .. } | Node::Block { .. } | Node::Prefix(_)
             );
             if compound {
-                self.conts.push(nodes[i + 1..].to_vec());
+                self.pos.continuations.push(nodes[i + 1..].to_vec());
             }
             let r = self.block_node(nodes, i);
             if compound {
-                self.conts.pop();
+                self.pos.continuations.pop();
             }
             let (b, exits) = match r? {
                 Some(r) => r,
@@ -37,7 +46,7 @@ impl Lowerer<'_> {
             if exits {
                 // The rest of this sequence may be skipped by the EXIT: an
                 // over-approximation (later iterations stay possible).
-                let mark = self.statements.len();
+                let mark = self.out.statements.len();
                 match self.block(&nodes[i..])?.0 {
                     Some(r) if !is_empty(&r) => seq.push(Body::Opt(Box::new(r))),
                     Some(_) => {}
@@ -73,18 +82,18 @@ impl Lowerer<'_> {
                 let Some((Node::Sql(s), calls)) = body.split_first() else {
                     return Err(Diag::new("internal error: VOLATILE call block"));
                 };
-                let mark = self.statements.len();
+                let mark = self.out.statements.len();
                 let Some(b) = self.block(calls)?.0 else {
                     return Ok(None);
                 };
-                self.after = Some((mark, b));
+                self.stage.after = Some((mark, b));
                 let r = self.statement(s, &nodes[i + 1..]);
-                self.after = None;
+                self.stage.after = None;
                 (Some(r?), false)
             }
             // In the rolled-back prefix of an EXCEPTION block, an
             // error is what starts the handler: the path goes on.
-            Node::Abort if self.prefix > 0 => (Some(Body::Seq(vec![])), false),
+            Node::Abort if self.pos.prefix > 0 => (Some(Body::Seq(vec![])), false),
             Node::Abort => return Ok(None),
             Node::Return { .. }
             | Node::Block { .. }
@@ -100,14 +109,14 @@ impl Lowerer<'_> {
             Node::Exit {
                 at,
                 when,
-                cont,
+                cont: is_continue,
                 label,
             } => {
-                if self.loops.is_empty() && label.is_none() {
-                    let what = if *cont { "CONTINUE" } else { "EXIT" };
+                if self.pos.loops.is_empty() && label.is_none() {
+                    let what = if *is_continue { "CONTINUE" } else { "EXIT" };
                     return Err(Diag::new(format!("{what} outside a loop"))
                         .help(format!("{what} acts on the innermost LOOP; remove it or put it inside LOOP … END LOOP;"))
-                        .at(&self.file, *at, what.len(), "here"));
+                        .at(&self.src.file, *at, what.len(), "here"));
                 }
                 let reads = match when {
                     Some(c) => self.expr_reads(c)?,
@@ -132,7 +141,7 @@ impl Lowerer<'_> {
             Node::Assign { var, expr } => {
                 let reads = self.expr_reads(expr)?;
                 let t = self.term(&expr.expr);
-                self.env.insert(var.clone(), t);
+                self.vars.env.insert(var.clone(), t);
                 (Some(reads), false)
             }
             Node::Begin { level, at } => {
@@ -145,8 +154,12 @@ impl Lowerer<'_> {
             // (`constraint_modes`, before lowering).
             Node::SetConstraints { .. } => (Some(Body::Seq(vec![])), false),
             Node::Commit { at } => {
-                return Err(Diag::new("internal error: COMMIT inside a transaction")
-                    .at(&self.file, *at, 6, "here"))
+                return Err(Diag::new("internal error: COMMIT inside a transaction").at(
+                    &self.src.file,
+                    *at,
+                    6,
+                    "here",
+                ))
             }
         }))
     }
@@ -156,7 +169,7 @@ impl Lowerer<'_> {
     /// ones before it were false.
     pub(super) fn if_node(
         &mut self,
-        branches: &[(Option<Cond>, Vec<Node>)],
+        branches: &[(Option<ProcExpr>, Vec<Node>)],
     ) -> Result<(Option<Body>, bool)> {
         let Some((Some(cond), then)) = branches.first() else {
             // ELSE alone (the selector wrapper of a CASE).
@@ -164,7 +177,7 @@ impl Lowerer<'_> {
             return self.block(body);
         };
         let reads = self.expr_reads(cond)?;
-        let rest: Vec<(Option<Cond>, Vec<Node>)> = match branches.get(1) {
+        let rest: Vec<(Option<ProcExpr>, Vec<Node>)> = match branches.get(1) {
             None => vec![],
             Some((None, body)) => vec![(None, body.clone())],
             Some((Some(_), _)) => vec![(None, vec![Node::If(branches[1..].to_vec())])],
@@ -186,27 +199,27 @@ impl Lowerer<'_> {
     /// The alternatives of an IF (conditions already lowered).
     pub(super) fn branch(
         &mut self,
-        branches: &[(Option<Cond>, Vec<Node>)],
+        branches: &[(Option<ProcExpr>, Vec<Node>)],
     ) -> Result<(Option<Body>, bool)> {
-        let id = self.next_if;
-        self.next_if += 1;
-        let before = self.env.clone();
+        let id = self.pos.next_if;
+        self.pos.next_if += 1;
+        let before = self.vars.env.clone();
         let mut alts = vec![];
         let mut exits = false;
         let mut ends: Vec<HashMap<String, Term>> = vec![];
         for (bi, (_, nodes)) in branches.iter().enumerate() {
-            self.env = before.clone();
-            self.path.push((id, bi));
-            let mark = self.statements.len();
+            self.vars.env = before.clone();
+            self.pos.path.push((id, bi));
+            let mark = self.out.statements.len();
             let (b, e) = self.block(nodes)?;
             if b.is_none() {
                 self.truncate(mark);
             }
-            self.path.pop();
+            self.pos.path.pop();
             exits |= e;
             if let Some(b) = b {
                 alts.push(b);
-                ends.push(self.env.clone());
+                ends.push(self.vars.env.clone());
             } else {
                 // An aborting branch contributes no value.
                 ends.push(HashMap::new());
@@ -225,7 +238,7 @@ impl Lowerer<'_> {
                 }
             }
         }
-        self.env = before.clone();
+        self.vars.env = before.clone();
         for v in names {
             let values: Vec<Term> = ends
                 .iter()
@@ -236,8 +249,8 @@ impl Lowerer<'_> {
                         .unwrap_or(Term::Param(v.clone()))
                 })
                 .collect();
-            self.phis.push((id, values));
-            self.env.insert(v, Term::Phi(self.phis.len() - 1));
+            self.vars.phis.push((id, values));
+            self.vars.env.insert(v, Term::Phi(self.vars.phis.len() - 1));
         }
         // Alternatives without statements are all ε: one is enough.
         if alts.iter().all(is_empty) && !alts.is_empty() {
@@ -265,14 +278,14 @@ impl Lowerer<'_> {
             LoopHead::Array { expr, .. } => push_seq(&mut before, self.expr_reads(expr)?),
             LoopHead::Query { query, .. } => {
                 // The query runs once; it may return no row (no abort).
-                self.sub_depth += 1;
+                self.pos.sub_depth += 1;
                 let r = self.statement(query, &[]);
-                self.sub_depth -= 1;
+                self.pos.sub_depth -= 1;
                 push_seq(&mut before, r?);
             }
         }
-        let id = self.next_loop;
-        self.next_loop += 1;
+        let id = self.pos.next_loop;
+        self.pos.next_loop += 1;
         // Variables assigned in the body differ between iterations: fresh
         // symbols at entry and at exit.
         let mut assigned = HashSet::new();
@@ -281,31 +294,32 @@ impl Lowerer<'_> {
             assigned.insert(v.to_string());
         }
         for v in &assigned {
-            let t = self.fresh();
+            let t = self.vars.fresh();
             // Provenance: a FOR over a range takes a new value each
             // iteration (the explorer's values, issue 23).
             if let (LoopHead::Range { var, .. }, Term::Fresh(n)) = (head, &t) {
                 if var.eq_ignore_ascii_case(v) {
-                    self.sources
+                    self.out
+                        .sources
                         .push((*n, crate::model::provenance::Source::RangeLoop));
                 }
             }
-            self.env.insert(v.clone(), t);
+            self.vars.env.insert(v.clone(), t);
         }
         if let LoopHead::While(c) = head {
             push_seq(&mut before, self.expr_reads(c)?);
         }
-        self.loops.push(id);
-        let mark = self.statements.len();
+        self.pos.loops.push(id);
+        let mark = self.out.statements.len();
         // The next iteration (a WHILE's condition first) follows the body.
         let mut next: Vec<Node> = match head {
             LoopHead::While(c) => vec![Node::Eval(vec![c.clone()])],
             _ => vec![],
         };
         next.extend(body.iter().cloned());
-        self.conts.push(next);
+        self.pos.continuations.push(next);
         let r = self.block(body);
-        self.conts.pop();
+        self.pos.continuations.pop();
         let (b, _) = r?;
         if b.is_none() {
             self.truncate(mark);
@@ -319,10 +333,10 @@ impl Lowerer<'_> {
             }
             (b, _) => b,
         };
-        self.loops.pop();
+        self.pos.loops.pop();
         for v in &assigned {
-            let t = self.fresh();
-            self.env.insert(v.clone(), t);
+            let t = self.vars.fresh();
+            self.vars.env.insert(v.clone(), t);
         }
         // A body that always aborts can only run zero times; a body
         // without statements contributes nothing.
@@ -342,17 +356,17 @@ impl Lowerer<'_> {
         // FOUND after the end of this sequence: what runs next (after the
         // enclosing IF, block or loop, or the loop's next iteration).
         let (mut found, mut open) = found_scan(rest);
-        for cont in self.conts.iter().rev() {
+        for after in self.pos.continuations.iter().rev() {
             if found || !open {
                 break;
             }
-            (found, open) = found_scan(cont);
+            (found, open) = found_scan(after);
         }
-        let evidence = found || s.into.iter().any(|v| self.null_tested.contains(v));
-        let saved = self.stmt_may_miss;
-        self.stmt_may_miss = evidence && !self.aborts_after(&s.into, rest);
+        let evidence = found || s.into.iter().any(|v| self.vars.null_tested.contains(v));
+        let saved = self.pos.stmt_may_miss;
+        self.pos.stmt_may_miss = evidence && !self.aborts_after(&s.into, rest);
         let r = self.lower_audited(&s.sql, &s.into, &s.snip, next, s.weak_lock, Some(&s.pg));
-        self.stmt_may_miss = saved;
+        self.pos.stmt_may_miss = saved;
         r
     }
 
@@ -658,10 +672,10 @@ impl Lowerer<'_> {
             } => {
                 let saved = file
                     .as_ref()
-                    .map(|f| std::mem::replace(&mut self.file, f.clone()));
+                    .map(|f| std::mem::replace(&mut self.src.file, f.clone()));
                 let r = self.block(body);
                 if let Some(f) = saved {
-                    self.file = f;
+                    self.src.file = f;
                 }
                 let (b, e) = r?;
                 match b {
@@ -677,25 +691,25 @@ impl Lowerer<'_> {
             } => {
                 let saved = file
                     .as_ref()
-                    .map(|f| std::mem::replace(&mut self.file, f.clone()));
+                    .map(|f| std::mem::replace(&mut self.src.file, f.clone()));
                 let r = self.try_block(label.as_deref(), body, handlers);
                 if let Some(f) = saved {
-                    self.file = f;
+                    self.src.file = f;
                 }
                 r?
             }
             Node::Prefix(body) => (Some(self.prefix_node(body)?), false),
             Node::Open(query) => {
                 // Like a FOR loop's query: read once; it may return no row.
-                self.sub_depth += 1;
+                self.pos.sub_depth += 1;
                 let r = self.statement(query, &[]);
-                self.sub_depth -= 1;
+                self.pos.sub_depth -= 1;
                 (Some(r?), false)
             }
             Node::Call { at, .. } => {
                 return Err(Diag::new("internal error: a routine call was not inlined")
                     .help("please report this with the SQL that caused it")
-                    .at(&self.file, *at, 4, "here"))
+                    .at(&self.src.file, *at, 4, "here"))
             }
             _ => (Some(Body::Seq(vec![])), false),
         }))
@@ -767,19 +781,19 @@ impl Lowerer<'_> {
     /// Variables it assigns keep whatever value the failed prefix gave
     /// them (PL/pgSQL does not roll variables back): fresh afterwards.
     fn prefix_node(&mut self, body: &[Node]) -> Result<Body> {
-        let mark = self.statements.len();
-        self.prefix += 1;
+        let mark = self.out.statements.len();
+        self.pos.prefix += 1;
         let r = self.block(body);
-        self.prefix -= 1;
+        self.pos.prefix -= 1;
         let b = r?.0.map_or(Body::Seq(vec![]), optionalize);
-        for q in mark..self.statements.len() {
+        for q in mark..self.out.statements.len() {
             self.rolled_back_shadow(q);
         }
         let mut assigned = HashSet::new();
         collect_assigned(body, &mut assigned);
         for v in assigned {
-            let t = self.fresh();
-            self.env.insert(v, t);
+            let t = self.vars.fresh();
+            self.vars.env.insert(v, t);
         }
         Ok(b)
     }

@@ -11,15 +11,24 @@
 //! conjunct, so `t` is predicate-based (its join columns in PReadSet), an
 //! over-approximation of the per-element key access PostgreSQL makes.
 
+use super::clauses::{ColumnRole, ColumnUses};
+use super::scope::{join_on, TableRef};
+use super::{clauses, Lowerer};
+use crate::frontend::sql::{same_name, Snippet};
+use crate::model::btp::Body;
+use crate::model::error::Result;
+use sqlparser::ast::{
+    Expr, Ident, Query, SelectItem, SetExpr, Statement as Sql, TableFactor, TableWithJoins,
+};
+use std::ops::ControlFlow;
+
 use sqlparser::ast::{
     FunctionArg, FunctionArgumentList, FunctionArguments, ObjectName, TableAlias, Visit, Visitor,
 };
 
-use super::*;
-
-/// The rows of a FROM item that is no table.
+/// The rows of a FROM item that is no table (was `Virtual`).
 #[derive(Clone, PartialEq, Eq)]
-pub(super) struct Virtual {
+pub(super) struct VirtualTable {
     /// Its columns, `None` when unknown (a derived table selecting `*`, a
     /// function without a column list): then any column qualified by its
     /// name is one of its columns, and an unqualified name is one only if
@@ -131,8 +140,8 @@ impl Lowerer<'_> {
         pre: &mut Vec<Body>,
         hits: &mut Vec<(usize, usize)>,
     ) -> Result<()> {
-        let mut uses = vec![Uses::default(); tables.len()];
-        self.collect(tables, e, snip, Some(pre), Clause::Read, &mut uses)?;
+        let mut uses = vec![ColumnUses::default(); tables.len()];
+        self.collect(tables, e, snip, Some(pre), ColumnRole::Read, &mut uses)?;
         for (t, u) in uses.iter().enumerate() {
             hits.extend(u.read.iter().map(|a| (t, *a)));
         }
@@ -168,7 +177,7 @@ impl Lowerer<'_> {
             null_treatment: None,
             over: None,
         });
-        let mark = self.statements.len();
+        let mark = self.out.statements.len();
         self.lateral_args(&call, snip, tables, pre, hits)?;
         let fname = name
             .0
@@ -177,7 +186,7 @@ impl Lowerer<'_> {
             .map_or_else(String::new, |i| i.value.clone());
         // A built-in (or a workload function whose body read nothing)
         // yields values; an inlined body's rows are rows it read.
-        let values = self.statements.len() == mark;
+        let values = self.out.statements.len() == mark;
         tables.push(virtual_table(&fname, alias, values));
         Ok(())
     }
@@ -203,19 +212,19 @@ impl Lowerer<'_> {
                 "lock the rows in a statement of its own (SELECT … FOR UPDATE) before this one",
             ));
         }
-        self.scopes.push(tables.clone());
-        self.outer_hits.push(vec![]);
-        self.sub_depth += 1;
+        self.sql.scopes.push(tables.clone());
+        self.sql.outer_hits.push(vec![]);
+        self.pos.sub_depth += 1;
         let b = self.select(q, snip, &[]);
-        self.sub_depth -= 1;
-        let h = self.outer_hits.pop().unwrap_or_default();
-        self.scopes.pop();
+        self.pos.sub_depth -= 1;
+        let h = self.sql.outer_hits.pop().unwrap_or_default();
+        self.sql.scopes.pop();
         hits.extend(h);
         pre.push(b?);
         let values = matches!(q.body.as_ref(), SetExpr::Values(_));
         let mut t = virtual_table("", alias, values);
         if alias.as_ref().is_none_or(|a| a.columns.is_empty()) {
-            t.virt = Some(Virtual {
+            t.virt = Some(VirtualTable {
                 cols: output_columns(q),
                 values,
             });
@@ -234,23 +243,30 @@ impl Lowerer<'_> {
         into: &[String],
         split: bool,
     ) -> Result<Body> {
-        self.selects += 1; // this query
+        self.inl.selects += 1; // this query
         let mut parts = vec![];
         self.set_arm(q, q.body.as_ref(), snip, &mut parts)?;
         if let Some(ob) = &q.order_by {
             // Output columns: no read; a subquery in it is one.
             if let sqlparser::ast::OrderByKind::Expressions(v) = &ob.kind {
                 for o in v {
-                    self.collect(&[], &o.expr, snip, Some(&mut parts), Clause::Read, &mut [])?;
+                    self.collect(
+                        &[],
+                        &o.expr,
+                        snip,
+                        Some(&mut parts),
+                        ColumnRole::Read,
+                        &mut [],
+                    )?;
                 }
             }
         }
         for v in into {
-            let t = self.fresh();
-            self.env.insert(v.clone(), t);
+            let t = self.vars.fresh();
+            self.vars.env.insert(v.clone(), t);
         }
         if split {
-            self.split_out.append(&mut parts);
+            self.stage.split_out.append(&mut parts);
             return Ok(Body::Seq(vec![]));
         }
         Ok(Body::Seq(parts))
@@ -280,17 +296,17 @@ impl Lowerer<'_> {
                     locks: vec![],
                     ..outer.clone()
                 };
-                self.sub_depth += 1;
+                self.pos.sub_depth += 1;
                 let b = self.select(&arm, snip, &[]);
-                self.sub_depth -= 1;
-                self.selects -= 1;
+                self.pos.sub_depth -= 1;
+                self.inl.selects -= 1;
                 parts.push(b?);
                 Ok(())
             }
             SetExpr::Query(q) => {
-                self.sub_depth += 1;
+                self.pos.sub_depth += 1;
                 let b = self.select(q, snip, &[]);
-                self.sub_depth -= 1;
+                self.pos.sub_depth -= 1;
                 parts.push(b?);
                 Ok(())
             }
@@ -298,7 +314,7 @@ impl Lowerer<'_> {
                 // Values may name columns of earlier FROM items (LATERAL).
                 for row in &v.rows {
                     for x in row.iter() {
-                        self.collect(&[], x, snip, Some(parts), Clause::Read, &mut [])?;
+                        self.collect(&[], x, snip, Some(parts), ColumnRole::Read, &mut [])?;
                     }
                 }
                 Ok(())
@@ -365,7 +381,7 @@ impl Lowerer<'_> {
                 };
                 let n = name.0.last().and_then(|p| p.as_ident());
                 if n.is_some_and(|i| {
-                    self.0.functions.iter().any(|(d, _)| {
+                    self.0.cat.functions.iter().any(|(d, _)| {
                         d.volatile && d.language == "sql" && d.name == i.value.to_lowercase()
                     })
                 }) {
@@ -394,7 +410,7 @@ fn virtual_table(default: &str, alias: &Option<TableAlias>, values: bool) -> Tab
         alias: alias.as_ref().map(|a| a.name.value.clone()),
         pseudo: false,
         cte: false,
-        virt: Some(Virtual { cols, values }),
+        virt: Some(VirtualTable { cols, values }),
     }
 }
 

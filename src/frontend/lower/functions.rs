@@ -2,7 +2,18 @@
 //! are lowered (SQL functions inlined with their arguments bound), unknown
 //! functions rejected; the audit that nothing was skipped.
 
-use super::*;
+use super::clauses::{ColumnRole, AGGREGATES};
+use super::symbolic::Term;
+use super::{is_empty, push_seq, Lowerer};
+use crate::frontend::sql::ddl::FunctionDef;
+use crate::frontend::sql::procedural::{split_statements, ProcExpr};
+use crate::frontend::sql::{parse_one, same_name, Snippet};
+use crate::model::btp::Body;
+use crate::model::error::{Diag, Result, SourceFile};
+use crate::model::schema::{RelId, Schema};
+use sqlparser::ast::{Expr, Ident, Query, Statement as Sql, TableFactor, Value};
+use std::collections::{BTreeSet, HashMap};
+use std::ops::ControlFlow;
 
 /// A function's body statements, parsed once (SQL-language functions
 /// only; others are rejected where they are called).
@@ -158,12 +169,19 @@ impl<'a> Lowerer<'a> {
     /// The reads an expression outside a statement performs (conditions,
     /// FOR bounds, RAISE arguments, assignments): its subqueries and
     /// user-function calls, in evaluation order.
-    pub(super) fn expr_reads(&mut self, c: &Cond) -> Result<Body> {
-        let (q0, c0) = (self.selects, self.inlined);
+    pub(super) fn expr_reads(&mut self, c: &ProcExpr) -> Result<Body> {
+        let (q0, c0) = (self.inl.selects, self.inl.inlined);
         let mark = self.audit_mark();
         let mut pre = vec![];
-        self.collect(&[], &c.expr, &c.snip, Some(&mut pre), Clause::Read, &mut [])?;
-        let (q, n) = (self.selects - q0, self.inlined - c0);
+        self.collect(
+            &[],
+            &c.expr,
+            &c.snip,
+            Some(&mut pre),
+            ColumnRole::Read,
+            &mut [],
+        )?;
+        let (q, n) = (self.inl.selects - q0, self.inl.inlined - c0);
         self.audit(&c.expr, &c.snip, q, n)?;
         if let Some(pg) = &c.pg {
             self.audit_pg(pg, mark, &c.snip)?;
@@ -174,7 +192,7 @@ impl<'a> Lowerer<'a> {
     /// Where the statements and inlined functions of the source statement
     /// about to be lowered begin.
     pub(super) fn audit_mark(&self) -> (usize, usize) {
-        (self.statements.len(), self.inlined_names.len())
+        (self.out.statements.len(), self.inl.inlined_names.len())
     }
 
     /// Fail closed against PostgreSQL's parse tree (issue 21): every
@@ -189,7 +207,7 @@ impl<'a> Lowerer<'a> {
         (stmts, inlined): (usize, usize),
         s: &Snippet,
     ) -> Result<()> {
-        let rels: Vec<RelId> = self.statements[stmts.min(self.statements.len())..]
+        let rels: Vec<RelId> = self.out.statements[stmts.min(self.out.statements.len())..]
             .iter()
             .map(|st| st.rel)
             .collect();
@@ -197,9 +215,10 @@ impl<'a> Lowerer<'a> {
         // (`Extras::aliases`): its name is accounted for by the root's.
         let touched: Vec<String> = rels
             .iter()
-            .map(|r| self.schema.rel(*r).name.to_lowercase())
+            .map(|r| self.cat.schema.rel(*r).name.to_lowercase())
             .chain(
-                self.extras
+                self.cat
+                    .extras
                     .aliases
                     .iter()
                     .filter(|(_, r)| rels.contains(r))
@@ -210,19 +229,21 @@ impl<'a> Lowerer<'a> {
         // that shadows a table stays unaccounted for (fails closed).
         let ctes = pg.ctes.iter().filter(|c| {
             !self
+                .cat
                 .schema
                 .relations
                 .iter()
                 .any(|r| r.name.eq_ignore_ascii_case(c))
                 && !self
+                    .cat
                     .extras
                     .aliases
                     .iter()
                     .any(|(n, _)| n.eq_ignore_ascii_case(c))
         });
         let touched: Vec<String> = touched.into_iter().chain(ctes.cloned()).collect();
-        let inlined = &self.inlined_names[inlined.min(self.inlined_names.len())..];
-        let known = |f: &str| is_builtin(f) || self.pure.contains(f);
+        let inlined = &self.inl.inlined_names[inlined.min(self.inl.inlined_names.len())..];
+        let known = |f: &str| is_builtin(f) || self.cat.pure.contains(f);
         let Some(missing) = unaccounted(pg, &touched, inlined, known) else {
             return Ok(());
         };
@@ -241,7 +262,7 @@ impl<'a> Lowerer<'a> {
             "PostgreSQL's parse of this statement references {what}, which isolint did not model"
         ))
         .help(help)
-        .at(&self.file, s.offset + first, 6, "in this statement"))
+        .at(&self.src.file, s.offset + first, 6, "in this statement"))
     }
 
     /// Fail closed: every query in `node` must have been lowered and every
@@ -315,9 +336,9 @@ impl<'a> Lowerer<'a> {
         let _ = node.visit(&mut c);
         let mut user = 0;
         for (n, ident) in &c.calls {
-            if self.functions.iter().any(|(d, _)| &d.name == n) {
+            if self.cat.functions.iter().any(|(d, _)| &d.name == n) {
                 user += 1;
-            } else if !is_builtin(n) && !self.pure.contains(n) {
+            } else if !is_builtin(n) && !self.cat.pure.contains(n) {
                 return Err(self.unknown_function(ident, s));
             }
         }
@@ -325,7 +346,7 @@ impl<'a> Lowerer<'a> {
             let first = s.text.len() - s.text.trim_start().len();
             return Err(Diag::new("isolint cannot model a subquery or function call in this position")
                 .help("move it into a statement of its own (SELECT … INTO :v) or into the WHERE clause; isolint never drops a read")
-                .at(&self.file, s.offset + first, 6, "in this statement"));
+                .at(&self.src.file, s.offset + first, 6, "in this statement"));
         }
         Ok(())
     }
@@ -335,14 +356,14 @@ impl<'a> Lowerer<'a> {
         if let Some(why) = crate::frontend::builtins::rejection(&ident.value.to_lowercase()) {
             return Diag::new(format!("isolint cannot model a call of `{}`: it {why}", ident.value))
                 .help("read the data with statements of the program instead (isolint never drops a read), or list it under `pure_functions:` in isolint.yaml if this call reaches no table")
-                .at(&self.file, at, ident.value.len().max(1), "not modelled");
+                .at(&self.src.file, at, ident.value.len().max(1), "not modelled");
         }
         Diag::new(format!("call of unknown function `{}`", ident.value))
             .help(format!(
                 "isolint inlines the functions it has the definition of: add `CREATE FUNCTION {}(…) … LANGUAGE sql AS $$ … $$;` to the schema file, or, if it reads and writes no table, list it under `pure_functions:` in isolint.yaml",
                 ident.value
             ))
-            .at(&self.file, at, ident.value.len().max(1), "unknown function")
+            .at(&self.src.file, at, ident.value.len().max(1), "unknown function")
     }
 
     /// A call of a user function: its body's statements inlined before the
@@ -361,16 +382,16 @@ impl<'a> Lowerer<'a> {
             return Ok(());
         };
         let name = ident.value.to_lowercase();
-        let funcs: &'a [ParsedFunction<'a>] = self.functions;
+        let funcs: &'a [ParsedFunction<'a>] = &self.cat.functions;
         let catalog =
             f.name.0.len() > 1 && f.name.0[0].to_string().eq_ignore_ascii_case("pg_catalog");
         let found = funcs.iter().find(|(d, _)| !catalog && d.name == name);
         if found.is_some() {
             let at = snip.file_offset(ident.span.start.line, ident.span.start.column);
-            overloaded(funcs, &name, &self.file, at)?;
+            overloaded(funcs, &name, &self.src.file, at)?;
         }
         let Some((def, body)) = found else {
-            if is_builtin(&name) || !catalog && self.pure.contains(&name) {
+            if is_builtin(&name) || !catalog && self.cat.pure.contains(&name) {
                 return Ok(());
             }
             return Err(self.unknown_function(&ident, snip));
@@ -383,15 +404,15 @@ impl<'a> Lowerer<'a> {
                 ident.value, def.language
             ))
             .help("rewrite it in SQL, or list it under `pure_functions:` in isolint.yaml if it reads and writes no table")
-            .at(&self.file, at, ident.value.len(), "called here"));
+            .at(&self.src.file, at, ident.value.len(), "called here"));
         }
-        if self.inline_stack.contains(&name) {
+        if self.inl.inline_stack.contains(&name) {
             return Err(Diag::new(format!("recursive call of function `{}`", ident.value))
                 .help("isolint inlines function bodies and cannot unfold recursion; call it from the program instead")
-                .at(&self.file, at, ident.value.len(), "recursive call"));
+                .at(&self.src.file, at, ident.value.len(), "recursive call"));
         }
-        self.instances += 1;
-        let prefix = format!("__{name}_{}", self.instances);
+        self.inl.instances += 1;
+        let prefix = format!("__{name}_{}", self.inl.instances);
         let mut bound: Vec<Option<Term>> = vec![None; def.params.len()];
         if let FunctionArguments::List(list) = &f.args {
             for (k, a) in list.args.iter().enumerate() {
@@ -421,18 +442,18 @@ impl<'a> Lowerer<'a> {
             }
         }
         for (k, t) in bound.into_iter().enumerate() {
-            let t = t.unwrap_or_else(|| self.fresh());
-            self.env.insert(format!("{prefix}_{k}"), t);
+            let t = t.unwrap_or_else(|| self.vars.fresh());
+            self.vars.env.insert(format!("{prefix}_{k}"), t);
         }
-        let saved_file = std::mem::replace(&mut self.file, def.file.clone());
-        let saved_counts = (self.selects, self.inlined);
-        self.inlined_names.push(name.clone());
-        self.inline_stack.push(name);
-        self.sub_depth += 1;
+        let saved_file = std::mem::replace(&mut self.src.file, def.file.clone());
+        let saved_counts = (self.inl.selects, self.inl.inlined);
+        self.inl.inlined_names.push(name.clone());
+        self.inl.inline_stack.push(name);
+        self.pos.sub_depth += 1;
         let mut parts = vec![];
         let mut result = Ok(());
         for (bsnip, sql) in body {
-            let sql = bind_params(sql, def, &prefix, self.schema);
+            let sql = bind_params(sql, def, &prefix, self.cat.schema);
             // The body was gated when parsed (`parse_functions`); the
             // call is what the caller's audit accounts for.
             match self.lower_audited(&sql, &[], bsnip, None, false, None) {
@@ -443,18 +464,18 @@ impl<'a> Lowerer<'a> {
                 }
             }
         }
-        self.sub_depth -= 1;
-        self.inline_stack.pop();
-        self.file = saved_file;
-        (self.selects, self.inlined) = saved_counts;
-        self.inlined += 1;
+        self.pos.sub_depth -= 1;
+        self.inl.inline_stack.pop();
+        self.src.file = saved_file;
+        (self.inl.selects, self.inl.inlined) = saved_counts;
+        self.inl.inlined += 1;
         result?;
         let b = Body::Seq(parts);
         if !is_empty(&b) {
             let b = if per_row { Body::Loop(Box::new(b)) } else { b };
             // A VOLATILE body runs after the statement's snapshot reads
             // (order.rs); STABLE and IMMUTABLE ones read that snapshot.
-            match self.defer.as_mut().filter(|_| def.volatile) {
+            match self.stage.defer.as_mut().filter(|_| def.volatile) {
                 Some(d) => d.push(b),
                 None => pre.push(b),
             }

@@ -4,7 +4,17 @@
 //! (written with their inputs), and the checks of deferred foreign keys
 //! (run at COMMIT). docs/sql-frontend.md, "Schema objects".
 
-use super::*;
+use super::functions::{is_builtin, overloaded};
+use super::{find_rel, Lowerer};
+use crate::frontend::sql::ddl::{Extras, FunctionDef};
+use crate::frontend::sql::procedural::Node;
+use crate::frontend::sql::Snippet;
+use crate::model::btp::{Body, StmtType};
+use crate::model::error::{Diag, Result, SourceFile};
+use crate::model::schema::RelId;
+use sqlparser::ast::{Expr, Ident};
+use std::collections::BTreeSet;
+
 use crate::frontend::sql::ddl::HookKind;
 use crate::frontend::sql::pg;
 
@@ -86,9 +96,10 @@ pub(super) enum FkCheck {
     OnUpdate,
 }
 
-/// Where a check runs.
+/// When a foreign-key check runs (was `When`): at the statement, at
+/// COMMIT, or either depending on the path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum When {
+pub(super) enum CheckTime {
     Now,
     Commit,
     /// Either, depending on the path: lowered at both places.
@@ -106,8 +117,8 @@ pub(super) enum FkMode {
 /// Every function name PostgreSQL's parse trees of the statements and
 /// expressions in `nodes` reference, at any depth.
 fn each_function(nodes: &[Node], f: &mut dyn FnMut(&str)) {
-    use crate::frontend::sql::ast::{Cond, LoopHead};
-    fn cond(c: &Cond, f: &mut dyn FnMut(&str)) {
+    use crate::frontend::sql::ast::{LoopHead, ProcExpr};
+    fn cond(c: &ProcExpr, f: &mut dyn FnMut(&str)) {
         c.pg.iter().flat_map(|p| &p.functions).for_each(|n| f(n));
     }
     for n in nodes {
@@ -184,10 +195,10 @@ impl Lowerer<'_> {
         // rows' calls interleave (g₁ f₁ g₂ f₂), which separate loops
         // (g g f f) would not cover. Every body goes here, VOLATILE ones
         // included: they run at the write, as these checks do.
-        let saved = self.defer.take();
+        let saved = self.stage.defer.take();
         let mut parts = vec![];
         let r = self.row_hook_reads(rel, applies, &mut parts);
-        self.defer = saved;
+        self.stage.defer = saved;
         r?;
         if !parts.is_empty() {
             let b = Body::Seq(parts);
@@ -203,7 +214,7 @@ impl Lowerer<'_> {
         applies: &dyn Fn(HookKind) -> bool,
         pre: &mut Vec<Body>,
     ) -> Result<()> {
-        let extras: &Extras = self.extras;
+        let extras: &Extras = self.cat.extras;
         let Some(file) = extras.file.clone() else {
             return Ok(());
         };
@@ -244,9 +255,10 @@ impl Lowerer<'_> {
                 );
             };
             if let Some(n) = h.call.name.last() {
-                overloaded(self.functions, n, &file, h.call.at)?;
+                overloaded(&self.cat.functions, n, &file, h.call.at)?;
             }
             let lang = self
+                .cat
                 .functions
                 .iter()
                 .find(|(d, _)| Some(&d.name) == h.call.name.last())
@@ -258,11 +270,11 @@ impl Lowerer<'_> {
             // The inlined body's reads are this statement's; the audit of
             // the statement's own calls must not count them.
             let saved = (
-                std::mem::replace(&mut self.file, file.clone()),
-                self.inlined,
+                std::mem::replace(&mut self.src.file, file.clone()),
+                self.inl.inlined,
             );
             let r = self.call(&f, false, &snip, pre);
-            (self.file, self.inlined) = saved;
+            (self.src.file, self.inl.inlined) = saved;
             r?;
         }
         Ok(())
@@ -272,7 +284,8 @@ impl Lowerer<'_> {
     /// an update of the row calls those functions with the row's values
     /// of them, so it reads them (`Hook::columns`).
     pub(super) fn check_columns(&self, rel: RelId, writes: &BTreeSet<usize>) -> BTreeSet<usize> {
-        self.extras
+        self.cat
+            .extras
             .hooks
             .iter()
             .filter(|h| h.rel == rel && matches!(h.kind, HookKind::Check))
@@ -293,6 +306,7 @@ impl Lowerer<'_> {
         pre: &mut Vec<Body>,
     ) {
         let checks: Vec<BTreeSet<usize>> = self
+            .cat
             .extras
             .conflict_checks
             .iter()
@@ -303,9 +317,9 @@ impl Lowerer<'_> {
             .collect();
         for cols in checks {
             let q = self.new_statement(StmtType::PredSel, rel, snip);
-            self.statements[q].pread = self.set(rel, &cols);
-            self.statements[q].read = self.set(rel, &cols);
-            if let Some(sql) = &mut self.statements[q].sql {
+            self.out.statements[q].pread = self.attrs(rel, &cols);
+            self.out.statements[q].read = self.attrs(rel, &cols);
+            if let Some(sql) = &mut self.out.statements[q].sql {
                 *sql = format!("exclusion / partial unique check of: {sql}");
             }
             pre.push(Body::Stmt(q));
@@ -332,7 +346,7 @@ impl Lowerer<'_> {
             .help("a PL/pgSQL function called by a DEFAULT or CHECK is modelled only when it reads tables with static SQL and calls built-ins; rewrite it in SQL, or list it under `pure_functions:` if it touches no table")
             .at(file, h.call.at, name.len().max(1), "called here")
         };
-        if self.pure.contains(&name) {
+        if self.cat.pure.contains(&name) {
             return Ok(());
         }
         let queries = plpgsql_queries(def).map_err(|w| fail(&w))?;
@@ -352,18 +366,20 @@ impl Lowerer<'_> {
             }
             if let Some(f) = t.functions.iter().find(|f| {
                 let last = f.rsplit('.').next().unwrap_or(f);
-                !(f.starts_with("pg_catalog.") || is_builtin(last) || self.pure.contains(last))
+                !(f.starts_with("pg_catalog.") || is_builtin(last) || self.cat.pure.contains(last))
             }) {
                 return Err(fail(&format!("it calls `{f}`")));
             }
             for table in &t.tables {
                 let last = table.rsplit('.').next().unwrap_or(table);
                 let ident = Ident::new(last);
-                let rel = find_rel(self.schema, &self.extras.aliases, &ident).ok_or_else(|| {
-                    fail(&format!(
-                        "it reads `{table}`, which the schema does not define"
-                    ))
-                })?;
+                let rel = find_rel(self.cat.schema, &self.cat.extras.aliases, &ident).ok_or_else(
+                    || {
+                        fail(&format!(
+                            "it reads `{table}`, which the schema does not define"
+                        ))
+                    },
+                )?;
                 rels.insert(rel);
             }
         }
@@ -372,18 +388,18 @@ impl Lowerer<'_> {
             offset: def.body.offset,
             parsed: None,
         };
-        let saved = std::mem::replace(&mut self.file, def.file.clone());
+        let saved = std::mem::replace(&mut self.src.file, def.file.clone());
         let mut reads = vec![];
         for rel in rels {
             let q = self.new_statement(StmtType::PredSel, rel, &snip);
-            self.statements[q].pread = self.all(rel);
-            self.statements[q].read = self.all(rel);
-            if let Some(sql) = &mut self.statements[q].sql {
+            self.out.statements[q].pread = self.all_attrs(rel);
+            self.out.statements[q].read = self.all_attrs(rel);
+            if let Some(sql) = &mut self.out.statements[q].sql {
                 *sql = format!("reads of PL/pgSQL function `{name}`: {sql}");
             }
             reads.push(Body::Stmt(q));
         }
-        self.file = saved;
+        self.src.file = saved;
         if !reads.is_empty() {
             pre.push(Body::Loop(Box::new(Body::Seq(reads))));
         }
@@ -393,7 +409,7 @@ impl Lowerer<'_> {
     /// Add to `writes` the stored generated columns of `rel` whose inputs
     /// it writes: PostgreSQL recomputes them in the same row version.
     pub(super) fn with_generated(&self, rel: RelId, writes: &mut BTreeSet<usize>) {
-        for g in self.extras.generated.iter().filter(|g| g.rel == rel) {
+        for g in self.cat.extras.generated.iter().filter(|g| g.rel == rel) {
             if g.inputs.iter().any(|i| writes.contains(i)) {
                 writes.insert(g.column);
             }
@@ -403,21 +419,27 @@ impl Lowerer<'_> {
     /// When PostgreSQL runs check `check` of foreign key `fi` in this
     /// transaction: its schema deferral, or as a `SET CONSTRAINTS … DEFERRED`
     /// of the program set it (`constraint_modes`).
-    pub(super) fn when(&self, fi: usize, check: FkCheck) -> When {
-        let d = self.extras.deferred.get(fi).copied().unwrap_or_default();
+    pub(super) fn when(&self, fi: usize, check: FkCheck) -> CheckTime {
+        let d = self
+            .cat
+            .extras
+            .deferred
+            .get(fi)
+            .copied()
+            .unwrap_or_default();
         let restrict = match check {
             FkCheck::Parent => false,
             FkCheck::OnDelete => d.restrict_on_delete,
             FkCheck::OnUpdate => d.restrict_on_update,
         };
         if restrict || !d.deferrable {
-            return When::Now;
+            return CheckTime::Now;
         }
-        match self.fk_modes.get(fi) {
-            Some(FkMode::Deferred) => When::Commit,
-            Some(FkMode::Both) => When::Both,
-            _ if d.initially_deferred => When::Commit,
-            _ => When::Now,
+        match self.out.fk_modes.get(fi) {
+            Some(FkMode::Deferred) => CheckTime::Commit,
+            Some(FkMode::Both) => CheckTime::Both,
+            _ if d.initially_deferred => CheckTime::Commit,
+            _ => CheckTime::Now,
         }
     }
 
@@ -429,7 +451,7 @@ impl Lowerer<'_> {
     /// (more reads, sound). `SET CONSTRAINTS … IMMEDIATE` runs the pending
     /// checks where it stands: not modelled, an error.
     pub(super) fn constraint_modes(&self, nodes: &[Node]) -> Result<Vec<FkMode>> {
-        let mut modes = vec![FkMode::Schema; self.schema.foreign_keys.len()];
+        let mut modes = vec![FkMode::Schema; self.cat.schema.foreign_keys.len()];
         self.function_deferrals(nodes, &mut modes);
         let mut leading = true;
         for n in nodes {
@@ -461,21 +483,21 @@ impl Lowerer<'_> {
     /// DEFAULT and CHECK hooks): run somewhere in the transaction, so each
     /// named check may run at either place (more reads, sound).
     fn function_deferrals(&self, nodes: &[Node], modes: &mut [FkMode]) {
-        if self.deferrals.is_empty() {
+        if self.cat.deferrals.is_empty() {
             return;
         }
         let mut called: BTreeSet<String> = BTreeSet::new();
         each_function(nodes, &mut |f| {
             called.insert(f.rsplit('.').next().unwrap_or(f).to_lowercase());
         });
-        for h in &self.extras.hooks {
+        for h in &self.cat.extras.hooks {
             if let Some(n) = h.call.name.last() {
                 called.insert(n.to_lowercase());
             }
         }
         for names in called
             .iter()
-            .filter_map(|f| self.deferrals.get(f))
+            .filter_map(|f| self.cat.deferrals.get(f))
             .flatten()
         {
             let n = Node::SetConstraints {
@@ -500,9 +522,9 @@ impl Lowerer<'_> {
         if !deferred {
             return Err(Diag::new("SET CONSTRAINTS … IMMEDIATE is not modelled")
                 .help("PostgreSQL runs the pending checks of deferred constraints where it stands; declare the foreign key NOT DEFERRABLE or INITIALLY IMMEDIATE instead")
-                .at(&self.file, *at, 3, "here"));
+                .at(&self.src.file, *at, 3, "here"));
         }
-        let fks = &self.schema.foreign_keys;
+        let fks = &self.cat.schema.foreign_keys;
         // A name isolint does not know (an unnamed key's PostgreSQL name):
         // every foreign key may be meant.
         let all = names.as_ref().is_none_or(|v| {
@@ -528,12 +550,12 @@ impl Lowerer<'_> {
 
     /// Queue check `q` for COMMIT.
     pub(super) fn defer(&mut self, q: usize) {
-        let once = self.path.is_empty()
-            && self.loops.is_empty()
-            && self.prefix == 0
-            && self.sub_depth == 0
-            && self.inline_stack.is_empty();
-        self.at_commit.push((q, once));
+        let once = self.pos.path.is_empty()
+            && self.pos.loops.is_empty()
+            && self.pos.prefix == 0
+            && self.pos.sub_depth == 0
+            && self.inl.inline_stack.is_empty();
+        self.out.at_commit.push((q, once));
     }
 
     /// The transaction's body followed by the checks PostgreSQL runs at
@@ -541,11 +563,11 @@ impl Lowerer<'_> {
     /// may run any number of times: a loop (more executions than
     /// PostgreSQL's, so sound).
     pub(super) fn commit_checks(&mut self, body: Body) -> Body {
-        if self.at_commit.is_empty() {
+        if self.out.at_commit.is_empty() {
             return body;
         }
         let mut parts = vec![body];
-        for (q, once) in std::mem::take(&mut self.at_commit) {
+        for (q, once) in std::mem::take(&mut self.out.at_commit) {
             parts.push(if once {
                 Body::Stmt(q)
             } else {

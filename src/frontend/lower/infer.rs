@@ -2,7 +2,11 @@
 //! and the missing-row rule that turns key-based statements into
 //! predicate-based ones.
 
-use super::*;
+use super::symbolic::Term;
+use super::Lowerer;
+use crate::model::btp::{Constraint, ConstraintKind, Held, StmtType};
+use crate::model::schema::AttrSet;
+use std::collections::BTreeSet;
 
 impl Lowerer<'_> {
     /// Key-based statements whose row may be missing while the program
@@ -14,25 +18,30 @@ impl Lowerer<'_> {
     /// Then a key sel that returns no column still reads its tuple's
     /// existence: its ReadSet gets the key (a delete conflicts with it).
     pub(super) fn apply_may_miss(&mut self) {
-        let n = self.statements.len();
+        let n = self.out.statements.len();
         for q in 0..n {
-            let Some(kq) = self.facts[q].key.clone() else {
+            let Some(kq) = self.out.facts[q].key.clone() else {
                 continue;
             };
             // After a DELETE of the key the insert succeeds either way.
-            if !matches!(self.statements[q].ty, StmtType::KeySel | StmtType::KeyUpd) {
+            if !matches!(
+                self.out.statements[q].ty,
+                StmtType::KeySel | StmtType::KeyUpd
+            ) {
                 continue;
             }
-            let rel = self.statements[q].rel;
+            let rel = self.out.statements[q].rel;
             for i in q + 1..n {
-                if matches!(self.statements[i].ty, StmtType::KeyDel | StmtType::PredDel)
-                    && self.statements[i].rel == rel
+                if matches!(
+                    self.out.statements[i].ty,
+                    StmtType::KeyDel | StmtType::PredDel
+                ) && self.out.statements[i].rel == rel
                 {
                     break;
                 }
-                if self.statements[i].ty != StmtType::Ins
-                    || self.statements[i].rel != self.statements[q].rel
-                    || self.facts[i].key.as_ref() != Some(&kq)
+                if self.out.statements[i].ty != StmtType::Ins
+                    || self.out.statements[i].rel != self.out.statements[q].rel
+                    || self.out.facts[i].key.as_ref() != Some(&kq)
                 {
                     continue;
                 }
@@ -43,13 +52,13 @@ impl Lowerer<'_> {
                     .iter()
                     .all(|c| self.same_value(Term::Col(q, *c), Term::Col(i, *c), &path))
                 {
-                    self.facts[q].may_miss = true;
+                    self.out.facts[q].may_miss = true;
                 }
             }
         }
         for q in 0..n {
-            let ty = self.statements[q].ty;
-            if !(self.facts[q].may_miss && ty.is_key_based()) {
+            let ty = self.out.statements[q].ty;
+            if !(self.out.facts[q].may_miss && ty.is_key_based()) {
                 continue;
             }
             // A locked re-read whose snapshot scan reads the key's
@@ -57,14 +66,15 @@ impl Lowerer<'_> {
             // predicate read over the key; the re-read reads the row under
             // its lock when there is one (docs/rules.md, "Locking reads in
             // a WITH").
-            if ty == StmtType::KeySel && self.statements[q].locking && self.facts[q].scanned {
+            if ty == StmtType::KeySel && self.out.statements[q].locking && self.out.facts[q].scanned
+            {
                 continue;
             }
-            let rel = self.statements[q].rel;
-            let mut pred = self.facts[q].pred.clone();
-            pred.extend(self.facts[q].key.take().unwrap_or_default());
-            pred.extend(self.facts[q].bound.keys().copied());
-            let st = &mut self.statements[q];
+            let rel = self.out.statements[q].rel;
+            let mut pred = self.out.facts[q].pred.clone();
+            pred.extend(self.out.facts[q].key.take().unwrap_or_default());
+            pred.extend(self.out.facts[q].bound.keys().copied());
+            let st = &mut self.out.statements[q];
             st.ty = match ty {
                 StmtType::KeySel => StmtType::PredSel,
                 StmtType::KeyUpd => StmtType::PredUpd,
@@ -76,17 +86,20 @@ impl Lowerer<'_> {
             if st.held != Some(Held::OwnInserts) {
                 st.held = None;
             }
-            st.pread = Some(AttrSet::from_indices(self.schema.rel(rel).arity(), pred));
+            st.pread = Some(AttrSet::from_indices(
+                self.cat.schema.rel(rel).arity(),
+                pred,
+            ));
         }
         for q in 0..n {
-            let st = &self.statements[q];
+            let st = &self.out.statements[q];
             if st.ty == StmtType::KeySel && st.read.as_ref().is_some_and(|r| r.is_empty()) {
-                let key = self.facts[q]
+                let key = self.out.facts[q]
                     .key
                     .clone()
-                    .unwrap_or_else(|| self.schema.rel(st.rel).primary_key.clone());
-                let arity = self.schema.rel(st.rel).arity();
-                self.statements[q].read = Some(AttrSet::from_indices(arity, key));
+                    .unwrap_or_else(|| self.cat.schema.rel(st.rel).primary_key.clone());
+                let arity = self.cat.schema.rel(st.rel).arity();
+                self.out.statements[q].read = Some(AttrSet::from_indices(arity, key));
             }
         }
     }
@@ -95,21 +108,21 @@ impl Lowerer<'_> {
     /// that the union-find proves (see the module comment).
     pub(super) fn infer_constraints(&mut self) -> Vec<Constraint> {
         let mut out = vec![];
-        let n = self.statements.len();
+        let n = self.out.statements.len();
         for i in 0..n {
             for j in 0..n {
-                if i == j || self.facts[i].rolled_back || self.facts[j].rolled_back {
+                if i == j || self.out.facts[i].rolled_back || self.out.facts[j].rolled_back {
                     continue;
                 }
                 let Some(path) = self.joint_path(i, j) else {
                     continue;
                 };
-                let (qi, qj) = (&self.statements[i], &self.statements[j]);
+                let (qi, qj) = (&self.out.statements[i], &self.out.statements[j]);
                 let (ri, rj, ti, tj) = (qi.rel, qj.rel, qi.ty, qj.ty);
                 // q_j must pin down one tuple of range(f).
                 let j_one_tuple =
-                    (tj.is_key_based() && self.facts[j].key.is_some()) || tj == StmtType::Ins;
-                for (fi, fk) in self.schema.foreign_keys.iter().enumerate() {
+                    (tj.is_key_based() && self.out.facts[j].key.is_some()) || tj == StmtType::Ins;
+                for (fi, fk) in self.cat.schema.foreign_keys.iter().enumerate() {
                     if !j_one_tuple || fk.domain != ri || fk.range != rj || fk.columns.is_empty() {
                         continue;
                     }
@@ -118,11 +131,11 @@ impl Lowerer<'_> {
                     if fk
                         .columns
                         .iter()
-                        .any(|(d, _)| self.facts[i].assigns.contains(d))
+                        .any(|(d, _)| self.out.facts[i].assigns.contains(d))
                         || fk
                             .columns
                             .iter()
-                            .any(|(_, r)| self.facts[j].assigns.contains(r))
+                            .any(|(_, r)| self.out.facts[j].assigns.contains(r))
                     {
                         continue;
                     }
@@ -133,7 +146,7 @@ impl Lowerer<'_> {
                         && !fk
                             .columns
                             .iter()
-                            .all(|(d, _)| self.facts[i].bound.contains_key(d))
+                            .all(|(d, _)| self.out.facts[i].bound.contains_key(d))
                     {
                         continue;
                     }
@@ -151,8 +164,8 @@ impl Lowerer<'_> {
                 }
                 // Same tuple: q_j (earlier key-based write) and key-based q_i.
                 if ri == rj && j < i && tj.is_key_write() && ti.is_key_based() {
-                    if let (Some(kj), Some(ki)) = (&self.facts[j].key, &self.facts[i].key) {
-                        let key_assigned = kj.iter().any(|c| self.facts[j].assigns.contains(c));
+                    if let (Some(kj), Some(ki)) = (&self.out.facts[j].key, &self.out.facts[i].key) {
+                        let key_assigned = kj.iter().any(|c| self.out.facts[j].assigns.contains(c));
                         if kj == ki
                             && !key_assigned
                             && kj
@@ -178,12 +191,12 @@ impl Lowerer<'_> {
                     && i < j
                     && ti == StmtType::KeySel
                     && matches!(tj, StmtType::KeyUpd | StmtType::KeyDel)
-                    && self.facts[j].certain
-                    && !self.facts[j].may_miss
-                    && !self.facts[i].may_miss
+                    && self.out.facts[j].certain
+                    && !self.out.facts[j].may_miss
+                    && !self.out.facts[i].may_miss
                 {
-                    if let (Some(kj), Some(ki)) = (&self.facts[j].key, &self.facts[i].key) {
-                        let only_key = self.facts[j].pred.iter().all(|c| kj.contains(c));
+                    if let (Some(kj), Some(ki)) = (&self.out.facts[j].key, &self.out.facts[i].key) {
+                        let only_key = self.out.facts[j].pred.iter().all(|c| kj.contains(c));
                         if kj == ki
                             && only_key
                             && kj
@@ -219,21 +232,21 @@ impl Lowerer<'_> {
     /// columns (a predicate read conflicts with at least what the key read
     /// did). Locking reads lose their lock.
     pub(super) fn rolled_back_shadow(&mut self, q: usize) {
-        let rel = self.statements[q].rel;
-        let r = self.schema.rel(rel);
+        let rel = self.out.statements[q].rel;
+        let r = self.cat.schema.rel(rel);
         let arity = r.arity();
-        let ty = self.statements[q].ty;
-        let mut pred: BTreeSet<usize> = self.facts[q].pred.clone();
-        pred.extend(self.facts[q].key.take().unwrap_or_default());
+        let ty = self.out.statements[q].ty;
+        let mut pred: BTreeSet<usize> = self.out.facts[q].pred.clone();
+        pred.extend(self.out.facts[q].key.take().unwrap_or_default());
         if ty != StmtType::Ins {
             // An INSERT's VALUES pin its columns; it reads none of them.
-            pred.extend(self.facts[q].bound.keys().copied());
+            pred.extend(self.out.facts[q].bound.keys().copied());
         }
-        if let Some(p) = &self.statements[q].pread {
+        if let Some(p) = &self.out.statements[q].pread {
             pred.extend(p.iter());
         }
         let read = match ty {
-            StmtType::KeySel | StmtType::PredSel => self.statements[q].read.clone(),
+            StmtType::KeySel | StmtType::PredSel => self.out.statements[q].read.clone(),
             StmtType::Ins => {
                 let unique: BTreeSet<usize> = r
                     .primary_key
@@ -249,7 +262,7 @@ impl Lowerer<'_> {
         if pred.is_empty() {
             pred.extend(0..arity);
         }
-        let st = &mut self.statements[q];
+        let st = &mut self.out.statements[q];
         st.ty = StmtType::PredSel;
         st.pread = Some(AttrSet::from_indices(arity, pred));
         st.read = read.or_else(|| Some(AttrSet::empty(arity)));
@@ -259,7 +272,7 @@ impl Lowerer<'_> {
         if st.held != Some(Held::OwnInserts) {
             st.held = None;
         }
-        self.facts[q].may_miss = false;
-        self.facts[q].assigns.clear();
+        self.out.facts[q].may_miss = false;
+        self.out.facts[q].assigns.clear();
     }
 }

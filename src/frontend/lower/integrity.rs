@@ -16,8 +16,14 @@
 //! keeps the paper's BTPs for its benchmarks (the FK constraints
 //! `q_j = f(q_i)` of Section 5.1 are exactly this situation).
 
-use super::hooks::{FkCheck, When};
-use super::*;
+use super::symbolic::Term;
+use super::Lowerer;
+use crate::frontend::sql::Snippet;
+use crate::model::btp::{Body, StmtType};
+use crate::model::schema::RelId;
+use std::collections::BTreeSet;
+
+use super::hooks::{CheckTime, FkCheck};
 use crate::model::btp::Held;
 use crate::model::schema::ForeignKey;
 
@@ -57,22 +63,22 @@ impl Lowerer<'_> {
             if wrote {
                 continue;
             }
-            if when != When::Commit {
+            if when != CheckTime::Commit {
                 match values {
                     Some(vals) => {
                         let q = self.new_statement(StmtType::KeySel, fk.range, snip);
-                        self.statements[q].read = self.set(fk.range, &parent_key);
+                        self.out.statements[q].read = self.attrs(fk.range, &parent_key);
                         self.bind(q, &vals);
-                        self.facts[q].key = Some(parent_key.into_iter().collect());
-                        self.facts[q].key_share = true;
-                        self.statements[q].held = Some(Held::KeyShare);
+                        self.out.facts[q].key = Some(parent_key.into_iter().collect());
+                        self.out.facts[q].key_share = true;
+                        self.out.statements[q].held = Some(Held::KeyShare);
                         self.label_check(q, &fk.name);
                         pre.push(Body::Stmt(q));
                     }
                     None => pre.push(Body::Stmt(self.parent_check(&fk, snip))),
                 }
             }
-            if when != When::Now {
+            if when != CheckTime::Now {
                 // A deferred check reads at COMMIT, whatever happened
                 // since: predicate-based over the parent key.
                 let q = self.parent_check(&fk, snip);
@@ -84,8 +90,8 @@ impl Lowerer<'_> {
     fn parent_check(&mut self, fk: &ForeignKey, snip: &Snippet) -> usize {
         let parent_key: BTreeSet<usize> = fk.columns.iter().map(|(_, r)| *r).collect();
         let q = self.new_statement(StmtType::PredSel, fk.range, snip);
-        self.statements[q].pread = self.set(fk.range, &parent_key);
-        self.statements[q].read = self.set(fk.range, &parent_key);
+        self.out.statements[q].pread = self.attrs(fk.range, &parent_key);
+        self.out.statements[q].read = self.attrs(fk.range, &parent_key);
         self.label_check(q, &fk.name);
         q
     }
@@ -96,19 +102,19 @@ impl Lowerer<'_> {
     /// their iteration, not one alternative
     /// of a branch, not rolled back.
     fn wrote_parent_row(&self, rel: RelId, vals: &[(usize, Term)]) -> bool {
-        (0..self.statements.len()).any(|j| {
-            let (s, f) = (&self.statements[j], &self.facts[j]);
+        (0..self.out.statements.len()).any(|j| {
+            let (s, f) = (&self.out.statements[j], &self.out.facts[j]);
             s.rel == rel
                 && matches!(s.ty, StmtType::KeyUpd | StmtType::Ins)
                 && f.certain
                 && !f.may_miss
                 && !f.rolled_back
-                && self.loops.starts_with(&f.loops)
-                && f.path.iter().all(|p| self.path.contains(p))
+                && self.pos.loops.starts_with(&f.loops)
+                && f.path.iter().all(|p| self.pos.path.contains(p))
                 && vals.iter().all(|(c, t)| {
                     f.bound
                         .get(c)
-                        .is_some_and(|b| self.same_value(b.clone(), t.clone(), &self.path))
+                        .is_some_and(|b| self.same_value(b.clone(), t.clone(), &self.pos.path))
                 })
         })
     }
@@ -126,10 +132,10 @@ impl Lowerer<'_> {
         let fks = self.checked_fks(rel, |f| f.columns.iter().any(|(d, _)| writes.contains(d)));
         for (fi, fk) in fks {
             let when = self.when(fi, FkCheck::Parent);
-            if when != When::Commit {
+            if when != CheckTime::Commit {
                 pre.push(Body::Stmt(self.parent_check(&fk, snip)));
             }
-            if when != When::Now {
+            if when != CheckTime::Now {
                 let q = self.parent_check(&fk, snip);
                 self.defer(q);
             }
@@ -145,9 +151,9 @@ impl Lowerer<'_> {
     pub(super) fn child_check(&mut self, fi: usize, fk: &ForeignKey, snip: &Snippet) -> usize {
         let cols: BTreeSet<usize> = fk.columns.iter().map(|(d, _)| *d).collect();
         let q = self.new_statement(StmtType::PredSel, fk.domain, snip);
-        self.statements[q].pread = self.set(fk.domain, &cols);
-        self.statements[q].read = self.set(fk.domain, &cols);
-        self.statements[q].held = Some(Held::Children(fi));
+        self.out.statements[q].pread = self.attrs(fk.domain, &cols);
+        self.out.statements[q].read = self.attrs(fk.domain, &cols);
+        self.out.statements[q].held = Some(Held::Children(fi));
         self.label_check(q, &fk.name);
         q
     }
@@ -159,10 +165,11 @@ impl Lowerer<'_> {
         rel: RelId,
         which: impl Fn(&ForeignKey) -> bool,
     ) -> Vec<(usize, ForeignKey)> {
-        if self.skip_referential_checks {
+        if self.cat.skip_referential_checks {
             return vec![];
         }
-        self.schema
+        self.cat
+            .schema
             .foreign_keys
             .iter()
             .enumerate()
@@ -172,7 +179,7 @@ impl Lowerer<'_> {
     }
 
     fn label_check(&mut self, q: usize, fk: &str) {
-        let sql = self.statements[q].sql.take().unwrap_or_default();
-        self.statements[q].sql = Some(format!("foreign-key check `{fk}` of: {sql}"));
+        let sql = self.out.statements[q].sql.take().unwrap_or_default();
+        self.out.statements[q].sql = Some(format!("foreign-key check `{fk}` of: {sql}"));
     }
 }

@@ -18,24 +18,18 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::ops::ControlFlow;
 use std::path::Path;
 
-use sqlparser::ast::{
-    AssignmentTarget, BinaryOperator, Expr, FromTable, Ident, Query, SelectItem, SetExpr, Spanned,
-    Statement as Sql, TableFactor, TableObject, TableWithJoins, UnaryOperator, Value,
-};
+use sqlparser::ast::{AssignmentTarget, Ident, Statement as Sql, TableFactor, TableObject};
 
 use super::Loaded;
 use crate::frontend::sql::ddl::{Extras, FkAction, FunctionDef};
 use crate::frontend::sql::procedural::{
-    abbreviation, parse_program, split_statements, Cond, LoopHead, Node, Stmt,
+    abbreviation, parse_program, LoopHead, Node, ProcExpr, Stmt,
 };
-use crate::frontend::sql::{parse_one, same_name, Snippet};
-use crate::model::btp::{
-    validate, Body, Constraint, ConstraintKind, Held, Origin, Program, Statement, StmtType,
-    Workload,
-};
-use crate::model::error::{did_you_mean, Diag, Errors, Result, SourceFile, Warning};
+use crate::frontend::sql::{same_name, Snippet};
+use crate::model::btp::{validate, Body, Origin, Program, Statement, StmtType, Workload};
+use crate::model::error::{Diag, Errors, Result, SourceFile, Warning};
 use crate::model::isolation::{Declared, Level};
-use crate::model::provenance::{Pins, Provenance, Value as PinValue};
+use crate::model::provenance::{Pins, Provenance};
 use crate::model::schema::{AttrSet, RelId, Schema};
 
 /// A statement's text as `Statement::sql` shows it (comments dropped,
@@ -77,11 +71,10 @@ mod symbolic;
 #[cfg(test)]
 mod tests;
 
-use clauses::*;
-use control::*;
-use functions::*;
-use scope::*;
-use symbolic::*;
+use self::control::null_tested;
+use self::functions::{latest_definitions, parse_functions, Deferrals, ParsedFunction};
+use self::scope::TableRef;
+use self::symbolic::Term;
 
 /// What the lowering needs besides the schema and the program files.
 #[derive(Default)]
@@ -190,48 +183,8 @@ pub fn lower_units(
         .collect();
     let defs = latest_definitions(&ctx.functions)?;
     let (functions, deferrals) = parse_functions(&defs)?;
-    let mut assigned: HashSet<(RelId, usize)> = HashSet::new();
-    let mut deleted: HashSet<RelId> = HashSet::new();
-    for tree in &trees {
-        for t in tree {
-            each_stmt(t, &mut |st| {
-                assigned_columns(
-                    &schema,
-                    &ctx.extras.aliases,
-                    &st.sql,
-                    &mut assigned,
-                    &mut deleted,
-                )
-            });
-        }
-    }
-    for (_, stmts) in &functions {
-        for (_, sql) in stmts {
-            assigned_columns(
-                &schema,
-                &ctx.extras.aliases,
-                sql,
-                &mut assigned,
-                &mut deleted,
-            );
-        }
-    }
-    // Referential actions write the referencing columns.
-    for (fk, (del, upd)) in schema.foreign_keys.iter().zip(&ctx.fk_actions) {
-        if *del != FkAction::NoAction && *del != FkAction::Cascade || *upd != FkAction::NoAction {
-            assigned.extend(fk.columns.iter().map(|(d, _)| (fk.domain, *d)));
-        }
-        if *del == FkAction::Cascade {
-            deleted.insert(fk.domain);
-        }
-    }
-    // A generated column changes with its inputs.
-    for g in &ctx.extras.generated {
-        if g.inputs.iter().any(|i| assigned.contains(&(g.rel, *i))) {
-            assigned.insert((g.rel, g.column));
-        }
-    }
-    let shared = Shared {
+    let (assigned, deleted) = workload_writes(&schema, &trees, &functions, ctx);
+    let catalogue = Catalogue {
         schema: &schema,
         assigned,
         deleted,
@@ -273,7 +226,7 @@ pub fn lower_units(
             };
             // An error in one transaction does not hide the next one's.
             let lowered = lower_transaction(
-                &shared,
+                &catalogue,
                 f,
                 nodes,
                 (name, abbrev),
@@ -315,6 +268,59 @@ pub fn lower_units(
     })
 }
 
+/// What the whole workload writes: the columns some UPDATE (or upsert,
+/// referential action, generated column) assigns and the relations some
+/// DELETE (or ON DELETE CASCADE) deletes from.
+fn workload_writes(
+    schema: &Schema,
+    trees: &[Vec<Vec<Node>>],
+    functions: &[ParsedFunction],
+    ctx: &Context,
+) -> (HashSet<(RelId, usize)>, HashSet<RelId>) {
+    let mut assigned: HashSet<(RelId, usize)> = HashSet::new();
+    let mut deleted: HashSet<RelId> = HashSet::new();
+    for tree in trees {
+        for t in tree {
+            each_stmt(t, &mut |st| {
+                assigned_columns(
+                    schema,
+                    &ctx.extras.aliases,
+                    &st.sql,
+                    &mut assigned,
+                    &mut deleted,
+                )
+            });
+        }
+    }
+    for (_, stmts) in functions {
+        for (_, sql) in stmts {
+            assigned_columns(
+                schema,
+                &ctx.extras.aliases,
+                sql,
+                &mut assigned,
+                &mut deleted,
+            );
+        }
+    }
+    // Referential actions write the referencing columns.
+    for (fk, (del, upd)) in schema.foreign_keys.iter().zip(&ctx.fk_actions) {
+        if *del != FkAction::NoAction && *del != FkAction::Cascade || *upd != FkAction::NoAction {
+            assigned.extend(fk.columns.iter().map(|(d, _)| (fk.domain, *d)));
+        }
+        if *del == FkAction::Cascade {
+            deleted.insert(fk.domain);
+        }
+    }
+    // A generated column changes with its inputs.
+    for g in &ctx.extras.generated {
+        if g.inputs.iter().any(|i| assigned.contains(&(g.rel, *i))) {
+            assigned.insert((g.rel, g.column));
+        }
+    }
+    (assigned, deleted)
+}
+
 /// The isolation level a transaction declares (`BEGIN ISOLATION LEVEL …`
 /// or `SET TRANSACTION ISOLATION LEVEL …` at its top level), the last one
 /// if several. PostgreSQL runs READ UNCOMMITTED as READ COMMITTED.
@@ -338,7 +344,7 @@ fn declared_level(file: &SourceFile, nodes: &[Node]) -> Option<Declared> {
 }
 
 /// What every program of a workload shares while it is lowered.
-struct Shared<'a> {
+struct Catalogue<'a> {
     schema: &'a Schema,
     /// Columns some UPDATE (or upsert, or referential action) assigns: a
     /// UNIQUE key with such a column is no key.
@@ -356,61 +362,32 @@ struct Shared<'a> {
 }
 
 /// One transaction of a program file → a BTP with its constraints.
-fn lower_transaction(
-    sh: &Shared,
+fn lower_transaction<'a>(
+    cat: &'a Catalogue<'a>,
     f: &SourceFile,
     nodes: &[Node],
     (name, abbrev): (String, Option<String>),
-    counter: &mut usize,
-    warnings: &mut Vec<Warning>,
-) -> Result<(Program, Provenance1)> {
+    counter: &'a mut usize,
+    warnings: &'a mut Vec<Warning>,
+) -> Result<(Program, ProgramProvenance)> {
     let mut l = Lowerer {
-        schema: sh.schema,
-        file: f.clone(),
-        assigned: &sh.assigned,
-        deleted: &sh.deleted,
-        functions: &sh.functions,
-        deferrals: &sh.deferrals,
-        fk_actions: sh.fk_actions,
-        views: sh.views,
-        extras: sh.extras,
-        at_commit: vec![],
-        fk_modes: vec![],
-        pure: &sh.pure,
-        skip_referential_checks: sh.skip_referential_checks,
-        statements: vec![],
-        facts: vec![],
-        env: HashMap::new(),
-        phis: vec![],
-        path: vec![],
-        next_if: 0,
-        scopes: vec![],
-        outer_hits: vec![],
-        fresh: 0,
-        loops: vec![],
-        next_loop: 0,
-        null_tested: null_tested(nodes),
-        stmt_may_miss: false,
-        conts: vec![],
-        sub_depth: 0,
-        selects: 0,
-        inlined: 0,
-        inline_stack: vec![],
-        inlined_names: vec![],
-        instances: 0,
-        weak_lock: false,
-        prefix: 0,
-        ctes: vec![],
-        sources: vec![],
-        split: false,
-        split_out: vec![],
-        defer: None,
-        after: None,
-        qmarks: None,
-        counter,
-        warnings,
+        cat,
+        out: Built::default(),
+        src: SourceText {
+            file: f.clone(),
+            qmarks: None,
+        },
+        sink: Sink { counter, warnings },
+        vars: Vars {
+            null_tested: null_tested(nodes),
+            ..Vars::default()
+        },
+        pos: Position::default(),
+        sql: SqlScope::default(),
+        stage: Staging::default(),
+        inl: Inlining::default(),
     };
-    l.fk_modes = l.constraint_modes(nodes)?;
+    l.out.fk_modes = l.constraint_modes(nodes)?;
     let (body, _) = l.block(nodes)?;
     let body = match body {
         Some(b) => b,
@@ -427,17 +404,19 @@ fn lower_transaction(
     let body = l.commit_checks(body);
     l.apply_may_miss();
     let constraints = l.infer_constraints();
-    if l.statements.is_empty() {
+    if l.out.statements.is_empty() {
         l.warn(0, format!("program `{name}` has no SQL statement on any path that commits: it is analysed as an empty transaction"));
     }
     l.no_triggered_writes()?;
-    let shared: Vec<usize> = (0..l.facts.len())
-        .filter(|&q| l.facts[q].key_share)
+    let shared: Vec<usize> = (0..l.out.facts.len())
+        .filter(|&q| l.out.facts[q].key_share)
         .collect();
-    let inexact: Vec<usize> = (0..l.facts.len()).filter(|&q| l.facts[q].inexact).collect();
+    let inexact: Vec<usize> = (0..l.out.facts.len())
+        .filter(|&q| l.out.facts[q].inexact)
+        .collect();
     let pins = (
         l.pins(),
-        l.sources.clone(),
+        l.out.sources.clone(),
         shared,
         l.alternatives(),
         inexact,
@@ -445,7 +424,7 @@ fn lower_transaction(
     let program = Program {
         name,
         abbrev,
-        statements: l.statements,
+        statements: l.out.statements,
         body,
         constraints,
         file: Some(f.name.clone()),
@@ -558,8 +537,8 @@ fn find_rel(schema: &Schema, aliases: &[(String, RelId)], i: &Ident) -> Option<R
 }
 
 /// One program's provenance: pins per statement, sources of computed
-/// values, foreign-key existence reads (`model::provenance`).
-type Provenance1 = (
+/// values, foreign-key existence reads (`model::provenance`). (Was `Provenance1`.)
+type ProgramProvenance = (
     Vec<Pins>,
     Vec<(usize, crate::model::provenance::Source)>,
     Vec<usize>,
@@ -613,67 +592,123 @@ struct Facts {
     plain_insert: bool,
 }
 
+/// The state of lowering one transaction, in parts with one concern each:
+/// most methods touch one or two of them.
 struct Lowerer<'a> {
-    schema: &'a Schema,
-    /// The file positions refer to (swapped while lowering an inlined body).
-    file: SourceFile,
-    assigned: &'a HashSet<(RelId, usize)>,
-    deleted: &'a HashSet<RelId>,
-    functions: &'a [ParsedFunction<'a>],
-    deferrals: &'a Deferrals,
-    fk_actions: &'a [(FkAction, FkAction)],
-    views: &'a [String],
-    extras: &'a Extras,
+    /// What the whole workload shares (schema, functions, …); read only.
+    cat: &'a Catalogue<'a>,
+    /// The program being built: statements, their facts, provenance.
+    out: Built,
+    /// The file positions refer to.
+    src: SourceText,
+    /// Statement ids and warnings, shared with the other programs.
+    sink: Sink<'a>,
+    /// Program variables and the symbolic values they hold.
+    vars: Vars,
+    /// Where in the control structure the lowering is.
+    pos: Position,
+    /// Tables and CTEs in scope for the statement being lowered.
+    sql: SqlScope,
+    /// Where the parts of the statement being lowered go (order.rs).
+    stage: Staging,
+    /// Function calls inlined and queries lowered, for `audit`.
+    inl: Inlining,
+}
+
+/// The program being built.
+#[derive(Default)]
+struct Built {
+    statements: Vec<Statement>,
+    facts: Vec<Facts>,
     /// Checks PostgreSQL runs at COMMIT (deferred foreign keys), appended
     /// to the end of the transaction: statement index, and whether the
     /// statement that queued it runs exactly once on every path.
     at_commit: Vec<(usize, bool)>,
     /// How `SET CONSTRAINTS` set each foreign key in this transaction.
     fk_modes: Vec<hooks::FkMode>,
-    pure: &'a HashSet<String>,
-    skip_referential_checks: bool,
-    statements: Vec<Statement>,
-    facts: Vec<Facts>,
+    /// Provenance: where some fresh values come from (`model::provenance::
+    /// Source`), for the explorer's values (issue 23).
+    sources: Vec<(usize, crate::model::provenance::Source)>,
+}
+
+/// The file positions refer to.
+struct SourceText {
+    /// The file itself (swapped while lowering an inlined body).
+    file: SourceFile,
+    /// The program's file and the offsets of its JDBC `?`s (numbered `?1`,
+    /// … in order).
+    qmarks: Option<(String, Vec<usize>)>,
+}
+
+/// What the lowering of every program of the workload appends to.
+struct Sink<'a> {
+    /// The last statement id given (`q1`, `q2`, … across the workload).
+    counter: &'a mut usize,
+    warnings: &'a mut Vec<Warning>,
+}
+
+/// Program variables and their symbolic values (`symbolic.rs`).
+#[derive(Default)]
+struct Vars {
     env: HashMap<String, Term>,
     /// Phi terms: (IF id, value per branch, the implicit ELSE last).
     phis: Vec<(usize, Vec<Term>)>,
-    path: Vec<(usize, usize)>,
-    next_if: usize,
-    /// Tables of the statements enclosing the subquery being lowered,
-    /// outermost first, and the outer columns it referenced (correlation).
-    scopes: Vec<Vec<TableRef>>,
-    outer_hits: Vec<Vec<(usize, usize)>>,
+    /// The last fresh symbol made (`Vars::fresh`).
     fresh: usize,
-    loops: Vec<usize>,
-    next_loop: usize,
     /// Variables the program tests for NULL (IS NULL, COALESCE, …): a
     /// key-based read INTO one of them may find no row.
     null_tested: HashSet<String>,
-    /// The statement being lowered may find no row (see `statement`).
-    stmt_may_miss: bool,
+}
+
+impl Vars {
+    /// A new opaque symbol.
+    fn fresh(&mut self) -> Term {
+        self.fresh += 1;
+        Term::Fresh(self.fresh)
+    }
+}
+
+/// Where in the program's control structure the lowering is.
+#[derive(Default)]
+struct Position {
+    /// The IF branches around: (IF id, branch index).
+    path: Vec<(usize, usize)>,
+    next_if: usize,
+    /// The loops around (ids, innermost last).
+    loops: Vec<usize>,
+    next_loop: usize,
     /// What runs after the compound nodes being lowered (innermost last;
     /// a loop's body for its next iteration), for FOUND tests after the
     /// end of a nested sequence (`control::found_scan`).
-    conts: Vec<Vec<Node>>,
+    continuations: Vec<Vec<Node>>,
+    /// Positive while lowering the rolled-back prefix of an EXCEPTION
+    /// block (`try_block`): a RAISE there starts the handler.
+    prefix: usize,
     /// Positive while lowering a subquery, an expression, a FOR query or a
     /// function body: a key-based read there never aborts when its row
     /// is missing, so it is predicate-based.
     sub_depth: usize,
-    /// Queries lowered and function calls inlined, for `audit`.
-    selects: usize,
-    inlined: usize,
-    inline_stack: Vec<String>,
-    /// Every function inlined so far, in order (the PostgreSQL audit
-    /// checks the ones a statement's parse tree calls).
-    inlined_names: Vec<String>,
-    instances: usize,
-    /// The statement's lock clause is FOR KEY SHARE (see `normalize_locks`).
-    weak_lock: bool,
-    /// Positive while lowering the rolled-back prefix of an EXCEPTION
-    /// block (`try_block`): a RAISE there starts the handler.
-    prefix: usize,
+    /// The statement being lowered may find no row (see `statement`).
+    stmt_may_miss: bool,
+}
+
+/// What is in scope for the statement being lowered.
+#[derive(Default)]
+struct SqlScope {
+    /// Tables of the statements enclosing the subquery being lowered,
+    /// outermost first, and the outer columns it referenced (correlation).
+    scopes: Vec<Vec<TableRef>>,
+    outer_hits: Vec<Vec<(usize, usize)>>,
     /// CTEs in scope (WITH), innermost last.
     ctes: Vec<scope::Cte>,
+    /// The statement's lock clause is FOR KEY SHARE (see `normalize_locks`).
+    weak_lock: bool,
+}
+
+/// Where the parts of the statement being lowered go: snapshot reads
+/// before lock waits, deferred function bodies (order.rs).
+#[derive(Default)]
+struct Staging {
     /// Set by `with_parts` for the one part it lowers next: that part
     /// leaves the reads it makes on the statement's snapshot in
     /// `split_out` and returns only what runs after a lock wait (writes,
@@ -688,41 +723,40 @@ struct Lowerer<'a> {
     /// statement (a `VOLATILE_LABEL` block) and the first statement index
     /// they created: they go where `defer` goes (order.rs).
     after: Option<(usize, Body)>,
-    /// The program's file and the offsets of its JDBC `?`s (numbered `?1`,
-    /// … in order).
-    qmarks: Option<(String, Vec<usize>)>,
-    counter: &'a mut usize,
-    warnings: &'a mut Vec<Warning>,
-    /// Provenance: where some fresh values come from (`model::provenance::
-    /// Source`), for the explorer's values (issue 23).
-    sources: Vec<(usize, crate::model::provenance::Source)>,
+}
+
+/// Queries lowered and function calls inlined, for `audit`.
+#[derive(Default)]
+struct Inlining {
+    selects: usize,
+    inlined: usize,
+    inline_stack: Vec<String>,
+    /// Every function inlined so far, in order (the PostgreSQL audit
+    /// checks the ones a statement's parse tree calls).
+    inlined_names: Vec<String>,
+    instances: usize,
 }
 
 impl<'a> Lowerer<'a> {
-    fn fresh(&mut self) -> Term {
-        self.fresh += 1;
-        Term::Fresh(self.fresh)
-    }
-
     fn line_of(&self, offset: usize) -> usize {
-        self.file.line_col(offset).0
+        self.src.file.line_col(offset).0
     }
 
     fn warn(&mut self, offset: usize, message: impl Into<String>) {
         let line = self.line_of(offset);
-        self.warnings.push(Warning {
-            file: self.file.name.clone(),
+        self.sink.warnings.push(Warning {
+            file: self.src.file.name.clone(),
             line,
             message: message.into(),
         });
     }
 
     fn new_statement(&mut self, ty: StmtType, rel: RelId, snip: &Snippet) -> usize {
-        *self.counter += 1;
+        *self.sink.counter += 1;
         let text = statement_text(&snip.text);
         let first = snip.text.len() - snip.text.trim_start().len();
-        self.statements.push(Statement {
-            id: format!("q{}", self.counter),
+        self.out.statements.push(Statement {
+            id: format!("q{}", self.sink.counter),
             ty,
             rel,
             pread: None,
@@ -730,41 +764,43 @@ impl<'a> Lowerer<'a> {
             write: None,
             sql: Some(text),
             origin: Some(Origin {
-                file: self.file.name.clone(),
+                file: self.src.file.name.clone(),
                 line: self.line_of(snip.offset + first),
             }),
             locking: false,
             held: None,
         });
-        self.facts.push(Facts {
-            path: self.path.clone(),
-            loops: self.loops.clone(),
+        self.out.facts.push(Facts {
+            path: self.pos.path.clone(),
+            loops: self.pos.loops.clone(),
             certain: true,
-            may_miss: self.stmt_may_miss || self.sub_depth > 0,
-            rolled_back: self.prefix > 0,
+            may_miss: self.pos.stmt_may_miss || self.pos.sub_depth > 0,
+            rolled_back: self.pos.prefix > 0,
             ..Facts::default()
         });
-        self.statements.len() - 1
+        self.out.statements.len() - 1
     }
 
-    fn set(&self, rel: RelId, cols: &BTreeSet<usize>) -> Option<AttrSet> {
+    /// The attribute set of columns `cols` of `rel` (was `set`).
+    fn attrs(&self, rel: RelId, cols: &BTreeSet<usize>) -> Option<AttrSet> {
         Some(AttrSet::from_indices(
-            self.schema.rel(rel).arity(),
+            self.cat.schema.rel(rel).arity(),
             cols.iter().copied(),
         ))
     }
 
-    fn all(&self, rel: RelId) -> Option<AttrSet> {
-        Some(AttrSet::full(self.schema.rel(rel).arity()))
+    /// Every attribute of `rel` (was `all`).
+    fn all_attrs(&self, rel: RelId) -> Option<AttrSet> {
+        Some(AttrSet::full(self.cat.schema.rel(rel).arity()))
     }
 
     /// Forget statements lowered on a path that aborts.
     fn truncate(&mut self, mark: usize) {
-        let removed = self.statements.len() - mark;
-        self.statements.truncate(mark);
-        self.facts.truncate(mark);
-        self.at_commit.retain(|&(q, _)| q < mark);
-        *self.counter -= removed;
+        let removed = self.out.statements.len() - mark;
+        self.out.statements.truncate(mark);
+        self.out.facts.truncate(mark);
+        self.out.at_commit.retain(|&(q, _)| q < mark);
+        *self.sink.counter -= removed;
     }
 }
 
@@ -775,8 +811,9 @@ impl Lowerer<'_> {
     /// (`SELECT … FOR UPDATE`, lowered as an update writing nothing) fires
     /// no trigger.
     fn no_triggered_writes(&self) -> Result<()> {
-        for s in &self.statements {
-            let Some((_, trig, tline)) = self.extras.triggers.iter().find(|t| t.0 == s.rel) else {
+        for s in &self.out.statements {
+            let Some((_, trig, tline)) = self.cat.extras.triggers.iter().find(|t| t.0 == s.rel)
+            else {
                 continue;
             };
             let writes = match s.ty {
@@ -796,8 +833,9 @@ impl Lowerer<'_> {
             if !writes {
                 continue;
             }
-            let rel = &self.schema.rel(s.rel).name;
+            let rel = &self.cat.schema.rel(s.rel).name;
             let schema_file = self
+                .cat
                 .extras
                 .file
                 .as_ref()
@@ -807,9 +845,9 @@ impl Lowerer<'_> {
             ))
             .help("a trigger's reads and writes belong to every statement that fires it; isolint cannot see them. Remove the trigger from the schema given to isolint only if its function touches no table");
             return Err(match &s.origin {
-                Some(o) if o.file == self.file.name => {
-                    let at = line_start(&self.file.text, o.line);
-                    d.at(&self.file, at, 1, "here")
+                Some(o) if o.file == self.src.file.name => {
+                    let at = line_start(&self.src.file.text, o.line);
+                    d.at(&self.src.file, at, 1, "here")
                 }
                 _ => d,
             });
@@ -845,7 +883,8 @@ fn is_empty(b: &Body) -> bool {
     }
 }
 
-fn seq(mut pre: Vec<Body>, b: Body) -> Body {
+/// `pre` followed by `b` (was `seq`).
+fn sequence(mut pre: Vec<Body>, b: Body) -> Body {
     if pre.is_empty() {
         b
     } else {
@@ -878,7 +917,7 @@ fn each_stmt(nodes: &[Node], f: &mut dyn FnMut(&Stmt)) {
 }
 
 /// Every expression outside statements (conditions, bounds, arguments).
-fn each_cond(nodes: &[Node], f: &mut dyn FnMut(&Cond)) {
+fn each_cond(nodes: &[Node], f: &mut dyn FnMut(&ProcExpr)) {
     for n in nodes {
         match n {
             Node::If(bs) => {

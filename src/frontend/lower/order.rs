@@ -19,14 +19,21 @@
 //! program order afterwards, which the inference of constraints and of
 //! missing rows relies on.
 
-use super::*;
+use super::symbolic::Term;
+use super::{Facts, Lowerer};
+use crate::frontend::sql::procedural::Node;
+use crate::frontend::sql::Snippet;
+use crate::model::btp::{Body, Statement};
+use crate::model::error::Result;
+use sqlparser::ast::{Expr, Statement as Sql};
+use std::ops::ControlFlow;
 
 impl Lowerer<'_> {
     /// Renumber the statements created since `mark` so that their indices
     /// (and ids) follow their order in `body`, which the WITH lowering
     /// built in an order other than creation order.
     pub(super) fn renumber(&mut self, mark: usize, body: Body) -> Body {
-        let n = self.statements.len();
+        let n = self.out.statements.len();
         let mut order = vec![];
         body.statements(&mut order);
         order.retain(|&q| q >= mark);
@@ -43,17 +50,20 @@ impl Lowerer<'_> {
             new_of[old - mark] = mark + k;
         }
         let map = |q: usize| if q >= mark { new_of[q - mark] } else { q };
-        let ids: Vec<String> = (mark..n).map(|q| self.statements[q].id.clone()).collect();
-        let mut stmts: Vec<Option<Statement>> = self.statements.drain(mark..).map(Some).collect();
-        let mut facts: Vec<Option<Facts>> = self.facts.drain(mark..).map(Some).collect();
+        let ids: Vec<String> = (mark..n)
+            .map(|q| self.out.statements[q].id.clone())
+            .collect();
+        let mut stmts: Vec<Option<Statement>> =
+            self.out.statements.drain(mark..).map(Some).collect();
+        let mut facts: Vec<Option<Facts>> = self.out.facts.drain(mark..).map(Some).collect();
         for (k, &old) in order.iter().enumerate() {
             if let (Some(mut s), Some(f)) = (stmts[old - mark].take(), facts[old - mark].take()) {
                 s.id = ids[k].clone();
-                self.statements.push(s);
-                self.facts.push(f);
+                self.out.statements.push(s);
+                self.out.facts.push(f);
             }
         }
-        for f in &mut self.facts {
+        for f in &mut self.out.facts {
             for t in f.bound.values_mut() {
                 remap_term(t, &map);
             }
@@ -61,20 +71,20 @@ impl Lowerer<'_> {
                 remap_term(t, &map);
             }
         }
-        for (_, s) in &mut self.sources {
+        for (_, s) in &mut self.out.sources {
             if let crate::model::provenance::Source::Read { stmt, .. } = s {
                 *stmt = map(*stmt);
             }
         }
-        for t in self.env.values_mut() {
+        for t in self.vars.env.values_mut() {
             remap_term(t, &map);
         }
-        for (_, values) in &mut self.phis {
+        for (_, values) in &mut self.vars.phis {
             values.iter_mut().for_each(|t| remap_term(t, &map));
         }
         // Checks queued for COMMIT (a deferred foreign key's check made
         // in the body of a VOLATILE function) move with their statements.
-        for (q, _) in &mut self.at_commit {
+        for (q, _) in &mut self.out.at_commit {
             *q = map(*q);
         }
         remap_body(body, &map)
@@ -87,7 +97,7 @@ impl Lowerer<'_> {
             if let Expr::Function(f) = e {
                 let name = f.name.0.last().and_then(|p| p.as_ident());
                 let hit = name.is_some_and(|i| {
-                    self.functions.iter().any(|(d, _)| {
+                    self.cat.functions.iter().any(|(d, _)| {
                         d.volatile && d.language == "sql" && d.name == i.value.to_lowercase()
                     })
                 });
@@ -119,25 +129,25 @@ impl Lowerer<'_> {
         weak_lock: bool,
         after: Option<(usize, Body)>,
     ) -> Result<Body> {
-        let saved = (self.defer.replace(vec![]), self.take_split());
+        let saved = (self.stage.defer.replace(vec![]), self.take_split());
         let (mark, pl) = match after {
             Some((m, b)) => (m, Some(b)),
-            None => (self.statements.len(), None),
+            None => (self.out.statements.len(), None),
         };
-        self.split = true;
+        self.stage.split = true;
         let r = self.lower_sql(sql, into, s, next, weak_lock);
-        self.split = false;
+        self.stage.split = false;
         let mut parts = self.take_split();
-        parts.extend(self.defer.take().unwrap_or_default());
+        parts.extend(self.stage.defer.take().unwrap_or_default());
         parts.extend(pl);
-        (self.defer, self.split_out) = saved;
+        (self.stage.defer, self.stage.split_out) = saved;
         parts.push(r?);
         Ok(self.renumber(mark, Body::Seq(parts)))
     }
 
     /// Take the snapshot reads a split part left in `split_out`.
     pub(super) fn take_split(&mut self) -> Vec<Body> {
-        std::mem::take(&mut self.split_out)
+        std::mem::take(&mut self.stage.split_out)
     }
 }
 

@@ -1,7 +1,11 @@
 //! Name resolution: tables of a statement (FROM, joins, targets) and their
 //! columns, with correlation to enclosing statements.
 
-use super::*;
+use super::{find_rel, Lowerer};
+use crate::frontend::sql::{same_name, Snippet};
+use crate::model::error::{did_you_mean, Diag, Result};
+use crate::model::schema::RelId;
+use sqlparser::ast::{Expr, Ident, TableFactor};
 
 /// A table of the FROM list (or the target of UPDATE/DELETE/INSERT).
 #[derive(Clone)]
@@ -16,7 +20,7 @@ pub(super) struct TableRef {
     /// reading them reads no table.
     pub(super) cte: bool,
     /// A FROM item that is no table (from.rs): its columns; no read.
-    pub(super) virt: Option<super::from::Virtual>,
+    pub(super) virt: Option<super::from::VirtualTable>,
 }
 
 /// A CTE in scope: its name and the table its rows are rows of.
@@ -34,25 +38,25 @@ pub(super) struct Cte {
 
 impl Lowerer<'_> {
     pub(super) fn rel_by_ident(&self, ident: &Ident, snip: &Snippet) -> Result<RelId> {
-        find_rel(self.schema, &self.extras.aliases, ident).ok_or_else(|| {
+        find_rel(self.cat.schema, &self.cat.extras.aliases, ident).ok_or_else(|| {
             let at = snip.file_offset(ident.span.start.line, ident.span.start.column);
-            if self.views.iter().any(|v| same_name(v, ident)) {
+            if self.cat.views.iter().any(|v| same_name(v, ident)) {
                 return Diag::new(format!("`{}` is a view", ident.value))
                     .help("isolint does not expand views: name the view's tables in the statement")
-                    .at(&self.file, at, ident.value.len(), "view");
+                    .at(&self.src.file, at, ident.value.len(), "view");
             }
             Diag::new(format!("unknown table `{}`", ident.value))
                 .help(
                     did_you_mean(
                         &ident.value,
-                        self.schema.relations.iter().map(|r| r.name.as_str()),
+                        self.cat.schema.relations.iter().map(|r| r.name.as_str()),
                     )
                     .unwrap_or_else(|| {
                         "the schema does not define it; check the schema file given to isolint"
                             .into()
                     }),
                 )
-                .at(&self.file, at, ident.value.len(), "unknown table")
+                .at(&self.src.file, at, ident.value.len(), "unknown table")
         })
     }
 
@@ -60,13 +64,14 @@ impl Lowerer<'_> {
     /// the schema's table.
     pub(super) fn cte_or_rel(&self, ident: &Ident) -> Option<RelId> {
         match self
+            .sql
             .ctes
             .iter()
             .rev()
             .find(|c| same_name(&c.name.value, ident))
         {
             Some(c) => c.rel,
-            None => find_rel(self.schema, &self.extras.aliases, ident),
+            None => find_rel(self.cat.schema, &self.cat.extras.aliases, ident),
         }
     }
 
@@ -77,6 +82,7 @@ impl Lowerer<'_> {
             if let [part] = name.0.as_slice() {
                 if let Some(ident) = part.as_ident() {
                     if let Some(c) = self
+                        .sql
                         .ctes
                         .iter()
                         .rev()
@@ -86,7 +92,7 @@ impl Lowerer<'_> {
                         let Some(rel) = c.rel.filter(|_| !c.renamed) else {
                             return Err(Diag::new(format!("reading the CTE `{}` by name is not supported", ident.value))
                                 .help("isolint resolves a CTE's columns through the one table it selects from or writes (without a column list); read the tables directly")
-                                .at(&self.file, at, ident.value.len(), "CTE"));
+                                .at(&self.src.file, at, ident.value.len(), "CTE"));
                         };
                         return Ok(TableRef {
                             rel,
@@ -115,7 +121,12 @@ impl Lowerer<'_> {
                     a.name.value
                 ))
                 .help("drop the column list and use the table's own column names")
-                .at(&self.file, at, c.name.value.len().max(1), "renamed column"));
+                .at(
+                    &self.src.file,
+                    at,
+                    c.name.value.len().max(1),
+                    "renamed column",
+                ));
             }
         }
         Ok(())
@@ -169,7 +180,7 @@ impl Lowerer<'_> {
                             && (same_name(&t.name, q)
                                 || !t.cte
                                     && t.virt.is_none()
-                                    && same_name(&self.schema.rel(t.rel).name, q))
+                                    && same_name(&self.cat.schema.rel(t.rel).name, q))
                 })
                 .map(|(i, _)| i)
                 .collect(),
@@ -183,14 +194,14 @@ impl Lowerer<'_> {
             return Err(
                 Diag::new(format!("`{q}` is not a table or alias of this statement"))
                     .help("qualify columns with a table name or alias from this statement's FROM; correlated subqueries (naming an outer table) are not supported: rewrite them as a join")
-                    .at(&self.file, qat, q.len(), "unknown qualifier"),
+                    .at(&self.src.file, qat, q.len(), "unknown qualifier"),
             );
         }
         let mut found = vec![];
         for &ti in &candidates {
             match tables[ti].virt.as_ref().map(|v| &v.cols) {
                 None => {
-                    let r = self.schema.rel(tables[ti].rel);
+                    let r = self.cat.schema.rel(tables[ti].rel);
                     if let Some(c) = r.attributes.iter().position(|a| same_name(a, col)) {
                         found.push((ti, c));
                     }
@@ -216,7 +227,8 @@ impl Lowerer<'_> {
                 let names: Vec<&str> = candidates
                     .iter()
                     .flat_map(|&ti| {
-                        self.schema
+                        self.cat
+                            .schema
                             .rel(tables[ti].rel)
                             .attributes
                             .iter()
@@ -225,7 +237,7 @@ impl Lowerer<'_> {
                     .collect();
                 let mut tabs: Vec<&str> = candidates
                     .iter()
-                    .map(|&ti| self.schema.rel(tables[ti].rel).name.as_str())
+                    .map(|&ti| self.cat.schema.rel(tables[ti].rel).name.as_str())
                     .collect();
                 // A FROM item that is no table, named by the qualifier.
                 if tabs.is_empty() {
@@ -240,11 +252,11 @@ impl Lowerer<'_> {
                     did_you_mean(&col.value, names.iter().copied())
                         .unwrap_or_else(|| "check the column against the schema".into()),
                 )
-                .at(&self.file, at, col.value.len(), "unknown column"))
+                .at(&self.src.file, at, col.value.len(), "unknown column"))
             }
             _ => Err(Diag::new(format!("column `{}` is ambiguous", col.value))
                 .help("qualify it with the table name or alias")
-                .at(&self.file, at, col.value.len(), "ambiguous")),
+                .at(&self.src.file, at, col.value.len(), "ambiguous")),
         }
     }
 
@@ -264,10 +276,10 @@ impl Lowerer<'_> {
         if self.cte_output(tables, q, c) {
             return Ok(None);
         }
-        for level in (0..self.scopes.len()).rev() {
-            let scope = self.scopes[level].clone();
+        for level in (0..self.sql.scopes.len()).rev() {
+            let scope = self.sql.scopes[level].clone();
             if let Ok(found) = self.column(&scope, q, c, snip) {
-                self.outer_hits[level].push(found);
+                self.sql.outer_hits[level].push(found);
                 return Ok(None);
             }
         }
@@ -282,9 +294,9 @@ impl Lowerer<'_> {
             if let Some(ti) = unknown(tables) {
                 return Ok(Some((ti, 0)));
             }
-            for level in (0..self.scopes.len()).rev() {
-                if let Some(ti) = unknown(&self.scopes[level]) {
-                    self.outer_hits[level].push((ti, 0));
+            for level in (0..self.sql.scopes.len()).rev() {
+                if let Some(ti) = unknown(&self.sql.scopes[level]) {
+                    self.sql.outer_hits[level].push((ti, 0));
                     return Ok(None);
                 }
             }
@@ -308,6 +320,7 @@ impl Lowerer<'_> {
             });
             named
                 && self
+                    .sql
                     .ctes
                     .iter()
                     .rev()

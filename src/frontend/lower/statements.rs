@@ -3,7 +3,24 @@
 //! statements of the right type and sets; and the audit that every query
 //! in a statement was modelled.
 
-use super::*;
+use super::clauses::{
+    has_aggregate, item_columns, read_columns, returning_columns, ColumnRole, ColumnUses,
+};
+use super::scope::{Cte, TableRef};
+use super::symbolic::Term;
+use super::{assignment_columns, find_rel, sequence, Lowerer};
+use crate::frontend::sql::ddl::FkAction;
+use crate::frontend::sql::procedural::Node;
+use crate::frontend::sql::{same_name, Snippet};
+use crate::model::btp::{Body, Held, StmtType};
+use crate::model::error::{Diag, Result};
+use crate::model::schema::RelId;
+use sqlparser::ast::{
+    Expr, FromTable, Ident, Query, SelectItem, SetExpr, Statement as Sql, TableFactor, TableObject,
+    Value,
+};
+use std::collections::{BTreeSet, HashSet};
+
 use crate::frontend::sql::ddl::HookKind;
 
 /// `DEFAULT` as a value (VALUES item, SET c = DEFAULT).
@@ -59,24 +76,24 @@ impl Lowerer<'_> {
         weak_lock: bool,
         pg: Option<&crate::frontend::sql::gate::PgRefs>,
     ) -> Result<Body> {
-        let (q0, c0) = (self.selects, self.inlined);
+        let (q0, c0) = (self.inl.selects, self.inl.inlined);
         let mut mark = self.audit_mark();
         // Taken here: the statements of inlined SQL bodies are lowered
         // through this function too. The statement's own reads are
         // renumbered before the calls' statements: audit from those on.
-        let after = self.after.take();
+        let after = self.stage.after.take();
         if let Some((m, _)) = &after {
             mark.0 = *m;
         }
         let b = if after.is_some() || self.calls_volatile(sql) || self.calls_volatile_in_from(sql) {
             self.lower_volatile(sql, into, s, next, weak_lock, after)?
         } else {
-            let saved = self.defer.take();
+            let saved = self.stage.defer.take();
             let b = self.lower_sql(sql, into, s, next, weak_lock);
-            self.defer = saved;
+            self.stage.defer = saved;
             b?
         };
-        let (q, c) = (self.selects - q0, self.inlined - c0);
+        let (q, c) = (self.inl.selects - q0, self.inl.inlined - c0);
         self.audit(sql, s, q, c)?;
         if let Some(pg) = pg {
             self.audit_pg(pg, mark, s)?;
@@ -94,7 +111,7 @@ impl Lowerer<'_> {
     ) -> Result<Body> {
         let into = into.to_vec();
         let snip = s.clone();
-        self.weak_lock = weak_lock;
+        self.sql.weak_lock = weak_lock;
         match sql {
             Sql::Query(q) => self.select(q, &snip, &into),
             Sql::Update(u) => self.update(u, &snip, &into, next),
@@ -106,7 +123,7 @@ impl Lowerer<'_> {
                 } else {
                     "LOCK, SET, CALL, COPY and other commands cannot be modelled as BTP statements; remove the statement if it touches no table"
                 })
-                .at(&self.file, s.offset + (s.text.len() - s.text.trim_start().len()), 6, "here")),
+                .at(&self.src.file, s.offset + (s.text.len() - s.text.trim_start().len()), 6, "here")),
         }
     }
 
@@ -121,7 +138,7 @@ impl Lowerer<'_> {
     ) -> Result<Body> {
         // UPDATE t … FROM s …: the rows of s are read (one statement
         // per table, before the write), t is the target (index 0).
-        let split = std::mem::take(&mut self.split);
+        let split = std::mem::take(&mut self.stage.split);
         let mut tables = vec![self.table_ref(&u.table.relation, snip)?];
         let (mut ons, mut pre, mut hits) = (vec![], vec![], vec![]);
         if !u.table.joins.is_empty() {
@@ -138,7 +155,7 @@ impl Lowerer<'_> {
         {
             self.tables_of(f, snip, &mut tables, &mut ons, &mut pre, &mut hits)?;
         }
-        let mut uses = vec![Uses::default(); tables.len()];
+        let mut uses = vec![ColumnUses::default(); tables.len()];
         correlate(&mut uses, &hits);
         let mut writes = BTreeSet::new();
         for a in &u.assignments {
@@ -154,7 +171,7 @@ impl Lowerer<'_> {
                 &a.value,
                 snip,
                 Some(&mut pre),
-                Clause::Read,
+                ColumnRole::Read,
                 &mut uses,
             )?;
         }
@@ -226,13 +243,13 @@ impl Lowerer<'_> {
             ));
         }
         // DELETE FROM t USING s …: s is read, t is the target.
-        let split = std::mem::take(&mut self.split);
+        let split = std::mem::take(&mut self.stage.split);
         let mut tables = vec![self.table_ref(&from[0].relation, snip)?];
         let (mut ons, mut pre, mut hits) = (vec![], vec![], vec![]);
         if let Some(using) = &d.using {
             self.tables_of(using, snip, &mut tables, &mut ons, &mut pre, &mut hits)?;
         }
-        let mut uses = vec![Uses::default(); tables.len()];
+        let mut uses = vec![ColumnUses::default(); tables.len()];
         correlate(&mut uses, &hits);
         self.conditions(
             &tables,
@@ -243,7 +260,7 @@ impl Lowerer<'_> {
             &mut uses,
         )?;
         if let Some(r) = &d.returning {
-            let mut ret = vec![Uses::default(); tables.len()];
+            let mut ret = vec![ColumnUses::default(); tables.len()];
             for item in r {
                 self.collect_item(&tables, item, snip, &mut pre, &mut ret)?;
             }
@@ -271,7 +288,7 @@ impl Lowerer<'_> {
         selection: Option<&Expr>,
         snip: &Snippet,
         pre: &mut Vec<Body>,
-        uses: &mut [Uses],
+        uses: &mut [ColumnUses],
     ) -> Result<()> {
         for on in ons.iter().chain(selection) {
             self.where_clause(tables, on, snip, pre, uses)?;
@@ -298,10 +315,10 @@ impl Lowerer<'_> {
             // The scan that finds the target's rows reads their WHERE
             // columns on the snapshot; the write re-reads the row it locks.
             self.snapshot_scan(&t.tables[0], &t.uses[0], snip, &mut pre);
-            self.split_out.append(&mut pre);
+            self.stage.split_out.append(&mut pre);
             pre = checks;
         }
-        let returning_cols = returning_columns(t.returning, &t.tables[..1], self.schema);
+        let returning_cols = returning_columns(t.returning, &t.tables[..1], self.cat.schema);
         let rel = t.tables[0].rel;
         let body = self.write_stmt(Write {
             kind: t.kind,
@@ -313,7 +330,7 @@ impl Lowerer<'_> {
             returning_cols: &returning_cols,
             next,
         })?;
-        Ok(seq(pre, body))
+        Ok(sequence(pre, body))
     }
 
     /// INSERT: VALUES or a SELECT (read first), then the insert; an upsert
@@ -324,7 +341,7 @@ impl Lowerer<'_> {
         snip: &Snippet,
         into: &[String],
     ) -> Result<Body> {
-        let split = std::mem::take(&mut self.split);
+        let split = std::mem::take(&mut self.stage.split);
         let TableObject::TableName(name) = &ins.table else {
             return Err(self.unsupported(
                 snip,
@@ -338,7 +355,7 @@ impl Lowerer<'_> {
         let rel = self.rel_by_ident(&ident, snip)?;
         let tables = vec![TableRef {
             rel,
-            name: self.schema.rel(rel).name.clone(),
+            name: self.cat.schema.rel(rel).name.clone(),
             // `INSERT INTO t AS j`: ON CONFLICT and RETURNING name it j
             // (the alias hides t's name, as in FROM).
             alias: ins.table_alias.as_ref().map(|a| a.alias.value.clone()),
@@ -353,7 +370,7 @@ impl Lowerer<'_> {
             }
         }
         if cols.is_empty() {
-            cols = (0..self.schema.rel(rel).arity()).collect();
+            cols = (0..self.cat.schema.rel(rel).arity()).collect();
         }
         let mut pre = vec![];
         let mut eq = vec![];
@@ -362,14 +379,14 @@ impl Lowerer<'_> {
         match ins.source.as_deref() {
             Some(Query { body, .. }) if matches!(body.as_ref(), SetExpr::Values(_)) => {
                 if let SetExpr::Values(v) = body.as_ref() {
-                    self.selects += 1; // the VALUES query itself
+                    self.inl.selects += 1; // the VALUES query itself
                     for row in &v.rows {
                         for (c, e) in cols.iter().zip(row.iter()) {
                             if is_default(e) {
                                 continue;
                             }
                             // Subqueries and calls inside VALUES become reads.
-                            self.collect(&[], e, snip, Some(&mut pre), Clause::Read, &mut [])?;
+                            self.collect(&[], e, snip, Some(&mut pre), ColumnRole::Read, &mut [])?;
                             if v.rows.len() == 1 {
                                 known = true;
                                 if matches!(e, Expr::Value(x) if matches!(x.value, Value::Null)) {
@@ -386,9 +403,9 @@ impl Lowerer<'_> {
                 // INSERT … SELECT: the SELECT is a read before the
                 // insert; it may return no row, and the program
                 // goes on.
-                self.sub_depth += 1;
+                self.pos.sub_depth += 1;
                 let r = self.select(q, snip, &[]);
-                self.sub_depth -= 1;
+                self.pos.sub_depth -= 1;
                 pre.push(r?);
             }
             None => {}
@@ -412,15 +429,15 @@ impl Lowerer<'_> {
         )?;
         self.conflict_reads(rel, None, snip, to);
         self.integrity_reads(rel, &eq, known, &nulls, snip, to);
-        let mark = self.statements.len();
+        let mark = self.out.statements.len();
         let unique = self.unique_checks(rel, snip);
         let q = self.new_statement(StmtType::Ins, rel, snip);
-        self.statements[q].write = self.all(rel);
-        self.facts[q].plain_insert = ins.on.is_none();
+        self.out.statements[q].write = self.all_attrs(rel);
+        self.out.facts[q].plain_insert = ins.on.is_none();
         self.bind(q, &eq);
-        self.facts[q].key = self.key_of(rel, &eq);
-        let returning_cols = returning_columns(&ins.returning, &tables, self.schema);
-        let inserted = seq(unique, Body::Stmt(q));
+        self.out.facts[q].key = self.key_of(rel, &eq);
+        let returning_cols = returning_columns(&ins.returning, &tables, self.cat.schema);
+        let inserted = sequence(unique, Body::Stmt(q));
         let b = match &ins.on {
             None => {
                 self.assign_into(into, q, true, &returning_cols, &BTreeSet::new());
@@ -429,12 +446,12 @@ impl Lowerer<'_> {
             Some(on) => self.upsert(on, q, inserted, tables, snip, into, &mut pre)?,
         };
         if split {
-            self.split_out.append(&mut pre);
-            return Ok(seq(checks, b));
+            self.stage.split_out.append(&mut pre);
+            return Ok(sequence(checks, b));
         }
         // An upsert's SET subqueries were lowered after the insert but run
         // before it: keep statement indices in program order.
-        Ok(self.renumber(mark, seq(pre, b)))
+        Ok(self.renumber(mark, sequence(pre, b)))
     }
 
     /// An INSERT succeeds only if no row holds its values of a UNIQUE key
@@ -447,24 +464,24 @@ impl Lowerer<'_> {
     /// primary key is the tuple's identity in the BTP model (an insert of
     /// an existing tuple is no schedule): no read.
     fn unique_checks(&mut self, rel: RelId, snip: &Snippet) -> Vec<Body> {
-        let keys: Vec<Vec<usize>> = self.schema.rel(rel).unique_keys.clone();
+        let keys: Vec<Vec<usize>> = self.cat.schema.rel(rel).unique_keys.clone();
         let mut out = vec![];
         for k in keys {
-            let changes =
-                self.deleted.contains(&rel) || k.iter().any(|c| self.assigned.contains(&(rel, *c)));
+            let changes = self.cat.deleted.contains(&rel)
+                || k.iter().any(|c| self.cat.assigned.contains(&(rel, *c)));
             if k.is_empty() || !changes {
                 continue;
             }
             let cols: BTreeSet<usize> = k.iter().copied().collect();
             let s = self.new_statement(StmtType::PredSel, rel, snip);
-            self.statements[s].pread = self.set(rel, &cols);
-            self.statements[s].read = self.set(rel, &cols);
+            self.out.statements[s].pread = self.attrs(rel, &cols);
+            self.out.statements[s].read = self.attrs(rel, &cols);
             let names: Vec<&str> = k
                 .iter()
-                .map(|c| self.schema.rel(rel).attributes[*c].as_str())
+                .map(|c| self.cat.schema.rel(rel).attributes[*c].as_str())
                 .collect();
             let label = format!("unique check ({}) of: ", names.join(", "));
-            if let Some(sql) = &mut self.statements[s].sql {
+            if let Some(sql) = &mut self.out.statements[s].sql {
                 sql.insert_str(0, &label);
             }
             out.push(Body::Stmt(s));
@@ -514,16 +531,23 @@ impl Lowerer<'_> {
             cte: false,
             virt: None,
         });
-        let mut uses = vec![Uses::default(); 2];
+        let mut uses = vec![ColumnUses::default(); 2];
         let mut writes = BTreeSet::new();
         for a in &assignments {
             for col in assignment_columns(&a.target) {
                 writes.insert(self.column(&scope[..1], None, &col, snip)?.1);
             }
-            self.collect(&scope, &a.value, snip, Some(pre), Clause::Read, &mut uses)?;
+            self.collect(
+                &scope,
+                &a.value,
+                snip,
+                Some(pre),
+                ColumnRole::Read,
+                &mut uses,
+            )?;
         }
         if let Some(w) = &selection {
-            self.collect(&scope, w, snip, Some(pre), Clause::Read, &mut uses)?;
+            self.collect(&scope, w, snip, Some(pre), ColumnRole::Read, &mut uses)?;
         }
         // DO UPDATE runs the table's CHECKs on the updated row: their
         // functions get the row's values of what it does not assign.
@@ -541,15 +565,15 @@ impl Lowerer<'_> {
         if alts.len() > 2 {
             for b in &alts[1..] {
                 if let Body::Stmt(a) = b {
-                    self.facts[*a].certain = false;
+                    self.out.facts[*a].certain = false;
                 }
             }
         }
         for v in into {
-            let t = self.fresh();
-            self.env.insert(v.clone(), t);
+            let t = self.vars.fresh();
+            self.vars.env.insert(v.clone(), t);
         }
-        self.facts[q].certain = false;
+        self.out.facts[q].certain = false;
         Ok(Body::Branch(alts))
     }
 
@@ -570,7 +594,7 @@ impl Lowerer<'_> {
         let cols = &arb.cols;
         let eq = |k: &Vec<usize>| -> Option<Vec<(usize, Term)>> {
             k.iter()
-                .map(|c| self.facts[q].bound.get(c).map(|t| (*c, t.clone())))
+                .map(|c| self.out.facts[q].bound.get(c).map(|t| (*c, t.clone())))
                 .collect()
         };
         let pinned = arb.key.clone().and_then(|k| eq(&k).map(|e| (k, e)));
@@ -585,13 +609,13 @@ impl Lowerer<'_> {
                 let a = self.new_statement(ty, rel, snip);
                 if nothing {
                     // DO NOTHING: the conflict check read the row's key.
-                    self.statements[a].read = self.set(rel, cols);
+                    self.out.statements[a].read = self.attrs(rel, cols);
                 } else {
-                    self.statements[a].read = self.set(rel, read);
-                    self.statements[a].write = self.set(rel, writes);
-                    self.facts[a].assigns = writes.clone();
+                    self.out.statements[a].read = self.attrs(rel, read);
+                    self.out.statements[a].write = self.attrs(rel, writes);
+                    self.out.facts[a].assigns = writes.clone();
                 }
-                self.facts[a].key = Some(k);
+                self.out.facts[a].key = Some(k);
                 self.bind(a, &eq);
                 a
             }
@@ -602,12 +626,12 @@ impl Lowerer<'_> {
                     StmtType::PredUpd
                 };
                 let a = self.new_statement(ty, rel, snip);
-                self.statements[a].pread = self.set(rel, cols);
+                self.out.statements[a].pread = self.attrs(rel, cols);
                 let mut r = read.clone();
                 r.extend(cols.iter().copied());
-                self.statements[a].read = self.set(rel, &r);
+                self.out.statements[a].read = self.attrs(rel, &r);
                 if !nothing {
-                    self.statements[a].write = self.set(rel, writes);
+                    self.out.statements[a].write = self.attrs(rel, writes);
                 }
                 a
             }
@@ -629,10 +653,10 @@ impl Lowerer<'_> {
         snip: &Snippet,
     ) -> Result<Vec<Arbiter>> {
         use sqlparser::ast::{ConflictTarget, OnInsert};
-        let r = self.schema.rel(rel);
+        let r = self.cat.schema.rel(rel);
         let pk = &r.primary_key;
         let usable = |k: &Vec<usize>| {
-            !k.is_empty() && (k == pk || k.iter().all(|c| !self.assigned.contains(&(rel, *c))))
+            !k.is_empty() && (k == pk || k.iter().all(|c| !self.cat.assigned.contains(&(rel, *c))))
         };
         let set = |k: &Vec<usize>| k.iter().copied().collect::<BTreeSet<usize>>();
         let keys: Vec<&Vec<usize>> = std::iter::once(pk)
@@ -674,7 +698,7 @@ impl Lowerer<'_> {
                 // unique index, which holds only the rows pred accepts. Its
                 // check reads pred's columns too, and it is no key of the
                 // table (two rows may share cols): a predicate read.
-                let partial = crate::frontend::sql::conflict_index_predicate(&self.file, snip)?;
+                let partial = crate::frontend::sql::conflict_index_predicate(&self.src.file, snip)?;
                 if let Some(pred) = &partial {
                     for (q, c) in expr_columns(pred) {
                         cols.insert(self.column(&table, q.as_ref(), &c, snip)?.1);
@@ -693,14 +717,14 @@ impl Lowerer<'_> {
         let first = snip.text.len() - snip.text.trim_start().len();
         Diag::new(format!("{what} is not supported"))
             .help(help.to_string())
-            .at(&self.file, snip.offset + first, 6, "here")
+            .at(&self.src.file, snip.offset + first, 6, "here")
     }
 
     /// An UPDATE or DELETE of the target, then what its foreign keys'
     /// referential actions do to the referencing rows.
     pub(super) fn write_stmt(&mut self, w: Write) -> Result<Body> {
         let (uses, snip) = (w.uses, w.snip);
-        let first = self.statements.len();
+        let first = self.out.statements.len();
         let (kind, rel, writes) = (w.kind, w.rel, w.writes.clone());
         // Keyed by the elements of a values item (from.rs): one keyed
         // write per element, a loop; INTO gets no tuple's column.
@@ -709,8 +733,8 @@ impl Lowerer<'_> {
         let b = self.write_target(w)?;
         let b = if per_elem {
             for v in into {
-                let t = self.fresh();
-                self.env.insert(v.clone(), t);
+                let t = self.vars.fresh();
+                self.vars.env.insert(v.clone(), t);
             }
             Body::Loop(Box::new(b))
         } else {
@@ -718,12 +742,12 @@ impl Lowerer<'_> {
         };
         let mut pred = uses.pred.clone();
         pred.extend(uses.join.iter().copied());
-        for q in first..self.statements.len() {
-            self.facts[q].pred.extend(pred.iter().copied());
+        for q in first..self.out.statements.len() {
+            self.out.facts[q].pred.extend(pred.iter().copied());
         }
         let mut parts = vec![b];
         let mut seen = HashSet::new();
-        let mark = self.statements.len();
+        let mark = self.out.statements.len();
         self.cascade(
             rel,
             kind == WriteKind::Delete,
@@ -758,6 +782,7 @@ impl Lowerer<'_> {
         parts: &mut Vec<Body>,
     ) -> Result<()> {
         let fks: Vec<(usize, crate::model::schema::ForeignKey)> = self
+            .cat
             .schema
             .foreign_keys
             .iter()
@@ -766,7 +791,7 @@ impl Lowerer<'_> {
             .filter(|(_, fk)| fk.range == rel)
             .collect();
         for (fi, fk) in fks {
-            let (on_delete, on_update) = self.fk_actions.get(fi).copied().unwrap_or_default();
+            let (on_delete, on_update) = self.cat.fk_actions.get(fi).copied().unwrap_or_default();
             let action = if deleted {
                 on_delete
             } else if fk.columns.iter().any(|(_, r)| updated.contains(r)) {
@@ -778,17 +803,17 @@ impl Lowerer<'_> {
                 // NO ACTION / RESTRICT: PostgreSQL checks that no row
                 // still references the deleted (re-keyed) row: a
                 // predicate read of the referencing table (integrity.rs).
-                if !self.skip_referential_checks && seen.insert((fi, deleted)) {
+                if !self.cat.skip_referential_checks && seen.insert((fi, deleted)) {
                     let check = if deleted {
                         super::hooks::FkCheck::OnDelete
                     } else {
                         super::hooks::FkCheck::OnUpdate
                     };
                     let when = self.when(fi, check);
-                    if when != super::hooks::When::Commit {
+                    if when != super::hooks::CheckTime::Commit {
                         parts.push(Body::Stmt(self.child_check(fi, &fk, snip)));
                     }
-                    if when != super::hooks::When::Now {
+                    if when != super::hooks::CheckTime::Now {
                         let q = self.child_check(fi, &fk, snip);
                         self.defer(q);
                     }
@@ -823,24 +848,24 @@ impl Lowerer<'_> {
                 )?;
             }
             let q = self.new_statement(ty, dom, snip);
-            self.statements[q].pread = self.set(dom, &cols);
+            self.out.statements[q].pread = self.attrs(dom, &cols);
             if child_deleted {
-                self.statements[q].write = self.all(dom);
+                self.out.statements[q].write = self.all_attrs(dom);
             } else {
                 let read = self.check_columns(dom, &cols);
-                self.statements[q].read = self.set(dom, &read);
-                self.statements[q].write = self.set(dom, &cols);
+                self.out.statements[q].read = self.attrs(dom, &read);
+                self.out.statements[q].write = self.attrs(dom, &cols);
             }
             let how = if deleted { "ON DELETE" } else { "ON UPDATE" };
-            if let Some(sql) = &mut self.statements[q].sql {
+            if let Some(sql) = &mut self.out.statements[q].sql {
                 sql.push_str(&format!("  -- {how} {} of {}", action.sql(), fk.name));
             }
             if !child_deleted {
                 let mut w = cols.clone();
                 self.with_generated(dom, &mut w);
-                self.statements[q].write = self.set(dom, &w);
+                self.out.statements[q].write = self.attrs(dom, &w);
             }
-            self.facts[q].assigns = if child_deleted {
+            self.out.facts[q].assigns = if child_deleted {
                 BTreeSet::new()
             } else {
                 cols.clone()
@@ -859,12 +884,14 @@ impl Lowerer<'_> {
     /// constraints stay as they were.
     fn pin_children(&mut self, rel: RelId, first: usize, mark: usize) {
         let targets: Vec<usize> = (first..mark)
-            .filter(|&q| self.statements[q].rel == rel && self.statements[q].ty == StmtType::KeyDel)
+            .filter(|&q| {
+                self.out.statements[q].rel == rel && self.out.statements[q].ty == StmtType::KeyDel
+            })
             .collect();
         let [p] = targets[..] else { return };
-        for q in mark..self.statements.len() {
-            let s = &self.statements[q];
-            let fk = self.schema.foreign_keys.iter().find(|f| {
+        for q in mark..self.out.statements.len() {
+            let s = &self.out.statements[q];
+            let fk = self.cat.schema.foreign_keys.iter().find(|f| {
                 f.range == rel
                     && f.domain == s.rel
                     && !f.columns.is_empty()
@@ -879,7 +906,7 @@ impl Lowerer<'_> {
                     .iter()
                     .map(|&(d, r)| (d, Term::Col(p, r)))
                     .collect();
-                self.facts[q].value_pins = pins;
+                self.out.facts[q].value_pins = pins;
             }
         }
     }
@@ -896,7 +923,7 @@ impl Lowerer<'_> {
             next,
         } = w;
         let key = self.unjoined_key(rel, uses);
-        let r = self.schema.rel(rel);
+        let r = self.cat.schema.rel(rel);
         let assigns_key = writes.iter().any(|c| r.primary_key.contains(c));
         // Join columns (UPDATE … FROM, DELETE … USING) are read and, for a
         // predicate-based statement, part of its predicate.
@@ -915,9 +942,9 @@ impl Lowerer<'_> {
             };
             let s = self.new_statement(sel_ty, rel, snip);
             read.extend(uses.extra.iter().copied());
-            self.statements[s].read = self.set(rel, &read);
+            self.out.statements[s].read = self.attrs(rel, &read);
             if key.is_none() {
-                self.statements[s].pread = self.set(rel, &uses.pred);
+                self.out.statements[s].pread = self.attrs(rel, &uses.pred);
             }
             self.bind_uses(s, uses);
             parts.push(Body::Stmt(s));
@@ -927,18 +954,18 @@ impl Lowerer<'_> {
                 StmtType::PredDel
             };
             let d = self.new_statement(del_ty, rel, snip);
-            self.statements[d].write = self.all(rel);
+            self.out.statements[d].write = self.all_attrs(rel);
             if key.is_none() {
-                self.statements[d].pread = self.set(rel, &uses.pred);
+                self.out.statements[d].pread = self.attrs(rel, &uses.pred);
             }
             self.bind_uses(d, uses);
             parts.push(Body::Stmt(d));
             let i = self.new_statement(StmtType::Ins, rel, snip);
-            self.statements[i].write = self.all(rel);
+            self.out.statements[i].write = self.all_attrs(rel);
             parts.push(Body::Stmt(i));
             for v in into {
-                let t = self.fresh();
-                self.env.insert(v.clone(), t);
+                let t = self.vars.fresh();
+                self.vars.env.insert(v.clone(), t);
             }
             return Ok(Body::Seq(parts));
         }
@@ -956,25 +983,25 @@ impl Lowerer<'_> {
                 if kind == WriteKind::Update {
                     let mut rs = read.clone();
                     rs.extend(extra.iter().copied());
-                    self.statements[q].read = self.set(rel, &rs);
-                    self.statements[q].write = self.set(rel, &writes);
+                    self.out.statements[q].read = self.attrs(rel, &rs);
+                    self.out.statements[q].write = self.attrs(rel, &writes);
                 } else {
-                    self.statements[q].write = self.all(rel);
+                    self.out.statements[q].write = self.all_attrs(rel);
                 }
                 self.bind_uses(q, uses);
-                self.facts[q].key = Some(key);
-                self.facts[q].assigns = writes.clone();
+                self.out.facts[q].key = Some(key);
+                self.out.facts[q].assigns = writes.clone();
                 self.assign_into(into, q, true, returning_cols, &writes);
                 if extra.is_empty() || self.aborts_when_no_match(into, next) {
                     return Ok(Body::Stmt(q));
                 }
                 // Extra conjuncts may match nothing: then the statement only
                 // read the tuple and the transaction goes on.
-                self.facts[q].certain = false;
+                self.out.facts[q].certain = false;
                 let s = self.new_statement(StmtType::KeySel, rel, snip);
-                self.statements[s].read = self.set(rel, &extra);
+                self.out.statements[s].read = self.attrs(rel, &extra);
                 self.bind_uses(s, uses);
-                self.facts[s].key = self.facts[q].key.clone();
+                self.out.facts[s].key = self.out.facts[q].key.clone();
                 Ok(Body::Branch(vec![Body::Stmt(q), Body::Stmt(s)]))
             }
             None => {
@@ -984,15 +1011,15 @@ impl Lowerer<'_> {
                     StmtType::PredDel
                 };
                 let q = self.new_statement(ty, rel, snip);
-                self.statements[q].pread = self.set(rel, &uses.pred);
+                self.out.statements[q].pread = self.attrs(rel, &uses.pred);
                 if kind == WriteKind::Update {
-                    self.statements[q].read = self.set(rel, &read);
-                    self.statements[q].write = self.set(rel, &writes);
+                    self.out.statements[q].read = self.attrs(rel, &read);
+                    self.out.statements[q].write = self.attrs(rel, &writes);
                 } else {
-                    self.statements[q].write = self.all(rel);
+                    self.out.statements[q].write = self.all_attrs(rel);
                 }
                 self.bind_uses(q, uses);
-                self.facts[q].assigns = writes;
+                self.out.facts[q].assigns = writes;
                 self.assign_into(into, q, false, returning_cols, &BTreeSet::new());
                 Ok(Body::Stmt(q))
             }
@@ -1006,7 +1033,7 @@ impl Lowerer<'_> {
     pub(super) fn table_reads(
         &mut self,
         tables: &[TableRef],
-        uses: &[Uses],
+        uses: &[ColumnUses],
         first: usize,
         locking: &[bool],
         snip: &Snippet,
@@ -1020,7 +1047,7 @@ impl Lowerer<'_> {
             let u = &uses[ti].for_reads();
             let rel = t.rel;
             let mut read: BTreeSet<usize> = if u.all {
-                (0..self.schema.rel(rel).arity()).collect()
+                (0..self.cat.schema.rel(rel).arity()).collect()
             } else {
                 u.read.clone()
             };
@@ -1032,28 +1059,28 @@ impl Lowerer<'_> {
                 // with an extra conjunct, a row it filters out is neither
                 // locked nor waited for. SKIP LOCKED / NOWAIT and FOR KEY
                 // SHARE do not order the read either (docs/locking-reads.md).
-                self.statements[s].locking = locking.get(ti).copied().unwrap_or(false)
+                self.out.statements[s].locking = locking.get(ti).copied().unwrap_or(false)
                     && extras.is_empty()
-                    && !self.weak_lock;
+                    && !self.sql.weak_lock;
                 read.extend(extras);
-                self.statements[s].read = self.set(rel, &read);
-                self.facts[s].key = Some(key);
+                self.out.statements[s].read = self.attrs(rel, &read);
+                self.out.facts[s].key = Some(key);
                 // The FROM/USING tables of UPDATE and DELETE: no match
                 // means no write, and the program goes on.
-                self.facts[s].may_miss |= first > 0;
+                self.out.facts[s].may_miss |= first > 0;
                 first_key_based.get_or_insert(s);
                 s
             } else {
                 let s = self.new_statement(StmtType::PredSel, rel, snip);
                 let mut pred = u.pred.clone();
                 pred.extend(u.join.iter().copied());
-                self.statements[s].pread = self.set(rel, &pred);
-                self.statements[s].read = self.set(rel, &read);
+                self.out.statements[s].pread = self.attrs(rel, &pred);
+                self.out.statements[s].read = self.attrs(rel, &read);
                 s
             };
             let u2 = u.clone();
             self.bind_uses(s, &u2);
-            self.facts[s].pred = u.pred.iter().chain(&u.join).copied().collect();
+            self.out.facts[s].pred = u.pred.iter().chain(&u.join).copied().collect();
             parts.push(Body::Stmt(s));
         }
         first_key_based
@@ -1061,9 +1088,9 @@ impl Lowerer<'_> {
 
     /// SELECT: one statement per table of FROM, in FROM order.
     pub(super) fn select(&mut self, q: &Query, snip: &Snippet, into: &[String]) -> Result<Body> {
-        let split = std::mem::take(&mut self.split);
+        let split = std::mem::take(&mut self.stage.split);
         if q.with.is_some() {
-            self.split = split;
+            self.stage.split = split;
             return self.with_query(q, snip, into);
         }
         let SetExpr::Select(sel) = q.body.as_ref() else {
@@ -1071,71 +1098,27 @@ impl Lowerer<'_> {
         };
         let (mut tables, mut ons, mut pre, mut hits) = (vec![], vec![], vec![], vec![]);
         self.tables_of(&sel.from, snip, &mut tables, &mut ons, &mut pre, &mut hits)?;
-        self.selects += 1;
+        self.inl.selects += 1;
         if tables.is_empty() {
             let b = self.select_without_from(sel, snip, into)?;
             if split {
-                self.split_out.push(b);
+                self.stage.split_out.push(b);
                 return Ok(Body::Seq(vec![]));
             }
             return Ok(b);
         }
-        let mut uses = vec![Uses::default(); tables.len()];
+        let mut uses = vec![ColumnUses::default(); tables.len()];
         correlate(&mut uses, &hits);
         for item in &sel.projection {
             self.collect_item(&tables, item, snip, &mut pre, &mut uses)?;
         }
-        if let Some(ob) = &q.order_by {
-            if let sqlparser::ast::OrderByKind::Expressions(v) = &ob.kind {
-                for o in v {
-                    self.collect(
-                        &tables,
-                        &o.expr,
-                        snip,
-                        Some(&mut pre),
-                        Clause::Read,
-                        &mut uses,
-                    )?;
-                }
-            }
-        }
-        if let sqlparser::ast::GroupByExpr::Expressions(v, _) = &sel.group_by {
-            for e in v {
-                self.collect(&tables, e, snip, Some(&mut pre), Clause::Read, &mut uses)?;
-            }
-        }
-        if let Some(h) = &sel.having {
-            self.collect(&tables, h, snip, Some(&mut pre), Clause::Read, &mut uses)?;
-        }
-        for on in &ons {
-            self.where_clause(&tables, on, snip, &mut pre, &mut uses)?;
-        }
-        if let Some(w) = &sel.selection {
-            self.where_clause(&tables, w, snip, &mut pre, &mut uses)?;
-        }
+        self.select_clauses(q, sel, &tables, &ons, snip, &mut pre, &mut uses)?;
         // FOR UPDATE locks every table; FOR UPDATE OF t only the tables named.
         self.no_virtual_lock(q, &tables, snip)?;
-        let locking: Vec<bool> = tables
-            .iter()
-            .map(|t| {
-                t.virt.is_none()
-                    && q.locks
-                        .iter()
-                        .filter(|l| l.nonblock.is_none())
-                        .any(|l| match &l.of {
-                            None => true,
-                            Some(name) => {
-                                name.0.last().and_then(|p| p.as_ident()).is_some_and(|i| {
-                                    t.alias.as_deref().is_some_and(|a| same_name(a, i))
-                                        || same_name(&t.name, i)
-                                })
-                            }
-                        })
-            })
-            .collect();
+        let locking = locked_tables(q, &tables);
         let mut parts = pre;
         let single = tables.len() == 1;
-        let mark = self.statements.len();
+        let mark = self.out.statements.len();
         let mut late = vec![];
         // A predicate-based locking read that waits for a row lock re-checks
         // only the rows it waited for (EvalPlanQual) and never sees rows
@@ -1159,45 +1142,45 @@ impl Lowerer<'_> {
         // NULL): the program goes on when the keyed row is missing.
         let grouped = !matches!(&sel.group_by, sqlparser::ast::GroupByExpr::Expressions(v, _) if v.is_empty());
         if !grouped && sel.projection.iter().any(has_aggregate) {
-            for q in mark..self.statements.len() {
-                self.facts[q].may_miss = true;
+            for q in mark..self.out.statements.len() {
+                self.out.facts[q].may_miss = true;
             }
         }
         // INTO: a plain column of a key-based single-table SELECT names that
         // tuple's column; anything else is a fresh symbol.
         match (single, first_key_based) {
             (true, Some(s)) => {
-                let cols = item_columns(&sel.projection, self.schema.rel(tables[0].rel), true);
+                let cols = item_columns(&sel.projection, self.cat.schema.rel(tables[0].rel), true);
                 self.assign_into(into, s, true, &cols, &BTreeSet::new())
             }
             _ => {
                 // Provenance: a plain column, min or max of the one
                 // predicate-read table is a value of a row it read.
-                let read = (0..self.statements.len())
+                let read = (0..self.out.statements.len())
                     .rev()
                     .take_while(|&q| q >= mark)
                     .find(|&q| {
                         single
-                            && self.statements[q].rel == tables[0].rel
-                            && self.statements[q].ty == StmtType::PredSel
+                            && self.out.statements[q].rel == tables[0].rel
+                            && self.out.statements[q].ty == StmtType::PredSel
                     });
                 let cols = match read {
-                    Some(_) => read_columns(&sel.projection, self.schema.rel(tables[0].rel)),
+                    Some(_) => read_columns(&sel.projection, self.cat.schema.rel(tables[0].rel)),
                     None => vec![],
                 };
                 for (k, v) in into.iter().enumerate() {
-                    let t = self.fresh();
+                    let t = self.vars.fresh();
                     if let (Some(stmt), Some(Some(attr)), Term::Fresh(n)) = (read, cols.get(k), &t)
                     {
                         let src = crate::model::provenance::Source::Read { stmt, attr: *attr };
-                        self.sources.push((*n, src));
+                        self.out.sources.push((*n, src));
                     }
-                    self.env.insert(v.clone(), t);
+                    self.vars.env.insert(v.clone(), t);
                 }
             }
         }
         if split {
-            self.split_out.append(&mut parts);
+            self.stage.split_out.append(&mut parts);
             return Ok(Body::Seq(late));
         }
         parts.append(&mut late);
@@ -1208,21 +1191,65 @@ impl Lowerer<'_> {
         })
     }
 
+    /// The columns a SELECT's ORDER BY, GROUP BY, HAVING, join conditions
+    /// and WHERE use (and the subqueries and calls in them, into `pre`).
+    #[allow(clippy::too_many_arguments)]
+    fn select_clauses(
+        &mut self,
+        q: &Query,
+        sel: &sqlparser::ast::Select,
+        tables: &[TableRef],
+        ons: &[Expr],
+        snip: &Snippet,
+        pre: &mut Vec<Body>,
+        uses: &mut [ColumnUses],
+    ) -> Result<()> {
+        if let Some(ob) = &q.order_by {
+            if let sqlparser::ast::OrderByKind::Expressions(v) = &ob.kind {
+                for o in v {
+                    self.collect(
+                        tables,
+                        &o.expr,
+                        snip,
+                        Some(&mut *pre),
+                        ColumnRole::Read,
+                        uses,
+                    )?;
+                }
+            }
+        }
+        if let sqlparser::ast::GroupByExpr::Expressions(v, _) = &sel.group_by {
+            for e in v {
+                self.collect(tables, e, snip, Some(&mut *pre), ColumnRole::Read, uses)?;
+            }
+        }
+        if let Some(h) = &sel.having {
+            self.collect(tables, h, snip, Some(&mut *pre), ColumnRole::Read, uses)?;
+        }
+        for on in ons {
+            self.where_clause(tables, on, snip, pre, uses)?;
+        }
+        if let Some(w) = &sel.selection {
+            self.where_clause(tables, w, snip, pre, uses)?;
+        }
+        Ok(())
+    }
+
     /// `Held::OwnInserts` on the reads `mark..` of a one-table SELECT whose
     /// primary key (one column) is pinned, by `=` or `= ANY(ARRAY[…])`, to
     /// keys that plain INSERTs of this transaction returned (not rolled
     /// back): docs/rules.md, "Reads of the transaction's own inserts".
-    fn mark_own_inserts(&mut self, rel: RelId, u: &Uses, mark: usize) {
-        let [c] = self.schema.rel(rel).primary_key[..] else {
+    fn mark_own_inserts(&mut self, rel: RelId, u: &ColumnUses, mark: usize) {
+        let [c] = self.cat.schema.rel(rel).primary_key[..] else {
             return;
         };
         let own = |t: &Term| {
             matches!(*t, Term::Col(q, a) if a == c
                 && q < mark
-                && self.statements[q].ty == StmtType::Ins
-                && self.statements[q].rel == rel
-                && self.facts[q].plain_insert
-                && !self.facts[q].rolled_back)
+                && self.out.statements[q].ty == StmtType::Ins
+                && self.out.statements[q].rel == rel
+                && self.out.facts[q].plain_insert
+                && !self.out.facts[q].rolled_back)
         };
         let pinned = u.eq.iter().any(|(a, t)| *a == c && own(t))
             || u.any_of
@@ -1231,8 +1258,8 @@ impl Lowerer<'_> {
         if !pinned {
             return;
         }
-        for q in mark..self.statements.len() {
-            let s = &mut self.statements[q];
+        for q in mark..self.out.statements.len() {
+            let s = &mut self.out.statements[q];
             if s.rel == rel && matches!(s.ty, StmtType::KeySel | StmtType::PredSel) {
                 s.held = Some(Held::OwnInserts);
             }
@@ -1249,7 +1276,7 @@ impl Lowerer<'_> {
     fn locked_after_snapshot(
         &mut self,
         tables: &[TableRef],
-        uses: &[Uses],
+        uses: &[ColumnUses],
         locking: &[bool],
         snip: &Snippet,
         parts: &mut Vec<Body>,
@@ -1266,26 +1293,26 @@ impl Lowerer<'_> {
         let mut first = None;
         for (ti, _) in tables.iter().enumerate().filter(|(ti, _)| locking[*ti]) {
             let r = ti..ti + 1;
-            let mark = self.statements.len();
+            let mark = self.out.statements.len();
             let s = self.table_reads(&tables[r.clone()], &uses[r], 0, &[true], snip, late);
             // The locked re-read of a key-based read: its snapshot scan
             // (above) reads the key's existence, so a missing row need not
             // make the locked read predicate-based; it re-checks the key
             // after a lock wait (EvalPlanQual), so it reads the key too.
-            for q in mark..self.statements.len() {
-                if !self.statements[q].locking {
+            for q in mark..self.out.statements.len() {
+                if !self.out.statements[q].locking {
                     continue;
                 }
-                if let Some(key) = self.facts[q].key.clone() {
-                    let rel = self.statements[q].rel;
-                    let mut read: BTreeSet<usize> = self.statements[q]
+                if let Some(key) = self.out.facts[q].key.clone() {
+                    let rel = self.out.statements[q].rel;
+                    let mut read: BTreeSet<usize> = self.out.statements[q]
                         .read
                         .iter()
                         .flat_map(|a| a.iter())
                         .collect();
                     read.extend(key);
-                    self.statements[q].read = self.set(rel, &read);
-                    self.facts[q].scanned = true;
+                    self.out.statements[q].read = self.attrs(rel, &read);
+                    self.out.facts[q].scanned = true;
                 }
             }
             first = first.or(s);
@@ -1299,11 +1326,11 @@ impl Lowerer<'_> {
     pub(super) fn snapshot_scan(
         &mut self,
         t: &TableRef,
-        u: &Uses,
+        u: &ColumnUses,
         snip: &Snippet,
         parts: &mut Vec<Body>,
     ) {
-        let scan = Uses {
+        let scan = ColumnUses {
             read: BTreeSet::new(),
             all: false,
             ..u.clone()
@@ -1335,9 +1362,9 @@ impl Lowerer<'_> {
                 "write the recursion as a loop of statements",
             ));
         }
-        let depth = self.ctes.len();
+        let depth = self.sql.ctes.len();
         let r = self.with_parts(q, with, snip, into);
-        self.ctes.truncate(depth);
+        self.sql.ctes.truncate(depth);
         r
     }
 
@@ -1348,8 +1375,8 @@ impl Lowerer<'_> {
         snip: &Snippet,
         into: &[String],
     ) -> Result<Body> {
-        let split = std::mem::take(&mut self.split);
-        let mark = self.statements.len();
+        let split = std::mem::take(&mut self.stage.split);
+        let mark = self.out.statements.len();
         // Reads on the statement's snapshot, then what waits for locks.
         let (mut reads, mut late) = (vec![], vec![]);
         for cte in &with.cte_tables {
@@ -1375,7 +1402,7 @@ impl Lowerer<'_> {
                     _ => None,
                 })
                 .collect();
-            self.ctes.push(Cte {
+            self.sql.ctes.push(Cte {
                 name: cte.alias.name.clone(),
                 rel,
                 renamed: !cte.alias.columns.is_empty(),
@@ -1385,21 +1412,21 @@ impl Lowerer<'_> {
         let main = match q.body.as_ref() {
             SetExpr::Insert(st) | SetExpr::Update(st) | SetExpr::Delete(st) => {
                 // The Query wrapping the main statement (audit counts it).
-                self.selects += 1;
-                self.split = true;
-                self.lower_sql(st, into, snip, None, self.weak_lock)?
+                self.inl.selects += 1;
+                self.stage.split = true;
+                self.lower_sql(st, into, snip, None, self.sql.weak_lock)?
             }
             _ => {
                 let mut plain = q.clone();
                 plain.with = None;
-                self.split = true;
+                self.stage.split = true;
                 self.select(&plain, snip, into)?
             }
         };
         self.file_part(main, &mut reads, &mut late);
         if split {
             // A WITH inside a part of a WITH: one snapshot for all.
-            self.split_out.append(&mut reads);
+            self.stage.split_out.append(&mut reads);
             return Ok(Body::Seq(late));
         }
         reads.append(&mut late);
@@ -1410,7 +1437,7 @@ impl Lowerer<'_> {
     /// read on the snapshot, the body it returned comes after. A part that
     /// did not take the split request (VALUES) is all snapshot reads.
     fn file_part(&mut self, body: Body, reads: &mut Vec<Body>, late: &mut Vec<Body>) {
-        if std::mem::take(&mut self.split) {
+        if std::mem::take(&mut self.stage.split) {
             reads.push(body);
         } else {
             reads.append(&mut self.take_split());
@@ -1423,22 +1450,22 @@ impl Lowerer<'_> {
     fn cte_body(&mut self, q: &Query, snip: &Snippet) -> Result<(Body, Option<RelId>)> {
         match q.body.as_ref() {
             SetExpr::Insert(st) | SetExpr::Update(st) | SetExpr::Delete(st) if q.with.is_none() => {
-                self.selects += 1;
+                self.inl.selects += 1;
                 let rel = match st {
                     Sql::Insert(ins) => match &ins.table {
                         TableObject::TableName(n) => {
-                            n.0.last()
-                                .and_then(|p| p.as_ident())
-                                .and_then(|i| find_rel(self.schema, &self.extras.aliases, i))
+                            n.0.last().and_then(|p| p.as_ident()).and_then(|i| {
+                                find_rel(self.cat.schema, &self.cat.extras.aliases, i)
+                            })
                         }
                         _ => None,
                     },
                     Sql::Update(u) => match &u.table.relation {
-                        TableFactor::Table { name, .. } => name
-                            .0
-                            .last()
-                            .and_then(|p| p.as_ident())
-                            .and_then(|i| find_rel(self.schema, &self.extras.aliases, i)),
+                        TableFactor::Table { name, .. } => {
+                            name.0.last().and_then(|p| p.as_ident()).and_then(|i| {
+                                find_rel(self.cat.schema, &self.cat.extras.aliases, i)
+                            })
+                        }
                         _ => None,
                     },
                     Sql::Delete(d) => {
@@ -1447,11 +1474,11 @@ impl Lowerer<'_> {
                             | sqlparser::ast::FromTable::WithoutKeyword(v) => v,
                         };
                         match from.first().map(|t| &t.relation) {
-                            Some(TableFactor::Table { name, .. }) => name
-                                .0
-                                .last()
-                                .and_then(|p| p.as_ident())
-                                .and_then(|i| find_rel(self.schema, &self.extras.aliases, i)),
+                            Some(TableFactor::Table { name, .. }) => {
+                                name.0.last().and_then(|p| p.as_ident()).and_then(|i| {
+                                    find_rel(self.cat.schema, &self.cat.extras.aliases, i)
+                                })
+                            }
                             _ => None,
                         }
                     }
@@ -1461,7 +1488,7 @@ impl Lowerer<'_> {
                 // its rows are read, and its RETURNING has no INTO. It is
                 // a statement of the program like any other (key-based
                 // under the Section 5.4 assumption).
-                self.split = true;
+                self.stage.split = true;
                 Ok((self.lower_sql(st, &[], snip, None, false)?, rel))
             }
             SetExpr::Select(sel) => {
@@ -1477,26 +1504,26 @@ impl Lowerer<'_> {
                     _ => None,
                 };
                 // As a subquery: its rows may be none, and the program goes on.
-                self.sub_depth += 1;
-                self.split = true;
+                self.pos.sub_depth += 1;
+                self.stage.split = true;
                 let b = self.with_query(q, snip, &[]);
-                self.sub_depth -= 1;
+                self.pos.sub_depth -= 1;
                 Ok((b?, rel))
             }
             SetExpr::Values(_) => {
-                self.selects += 1;
+                self.inl.selects += 1;
                 let b = self.with_query_values(q, snip)?;
                 // Snapshot reads: `file_part` finds the request untaken.
-                self.split = true;
+                self.stage.split = true;
                 Ok((b, None))
             }
             _ => {
                 // A set operation: its arms are snapshot reads (set_query
                 // takes the request and leaves them in `split_out`).
-                self.sub_depth += 1;
-                self.split = true;
+                self.pos.sub_depth += 1;
+                self.stage.split = true;
                 let b = self.with_query(q, snip, &[]);
-                self.sub_depth -= 1;
+                self.pos.sub_depth -= 1;
                 Ok((b?, None))
             }
         }
@@ -1508,7 +1535,7 @@ impl Lowerer<'_> {
         if let SetExpr::Values(v) = q.body.as_ref() {
             for row in &v.rows {
                 for e in row.iter() {
-                    self.collect(&[], e, snip, Some(&mut pre), Clause::Read, &mut [])?;
+                    self.collect(&[], e, snip, Some(&mut pre), ColumnRole::Read, &mut [])?;
                 }
             }
         }
@@ -1537,18 +1564,18 @@ impl Lowerer<'_> {
         }
         exprs.extend(sel.selection.iter());
         exprs.extend(sel.having.iter());
-        let inlined = self.inlined;
+        let inlined = self.inl.inlined;
         for e in exprs {
-            self.collect(&[], e, snip, Some(&mut pre), Clause::Read, &mut [])?;
+            self.collect(&[], e, snip, Some(&mut pre), ColumnRole::Read, &mut [])?;
         }
         // A call whose body was inlined (a VOLATILE one goes elsewhere) is
         // modelled: no warning then.
-        if pre.is_empty() && self.inlined == inlined {
+        if pre.is_empty() && self.inl.inlined == inlined {
             self.warn(snip.offset, "statement reads no table; nothing to model");
         }
         for v in into {
-            let t = self.fresh();
-            self.env.insert(v.clone(), t);
+            let t = self.vars.fresh();
+            self.vars.env.insert(v.clone(), t);
         }
         Ok(Body::Seq(pre))
     }
@@ -1585,7 +1612,7 @@ pub(super) fn is_ddl(sql: &Sql) -> bool {
 struct Target<'t> {
     kind: WriteKind,
     tables: &'t [TableRef],
-    uses: &'t [Uses],
+    uses: &'t [ColumnUses],
     writes: BTreeSet<usize>,
     returning: &'t Option<Vec<SelectItem>>,
 }
@@ -1597,12 +1624,34 @@ struct Target<'t> {
 pub(super) struct Write<'a> {
     pub(super) kind: WriteKind,
     pub(super) rel: RelId,
-    pub(super) uses: &'a Uses,
+    pub(super) uses: &'a ColumnUses,
     pub(super) writes: BTreeSet<usize>,
     pub(super) snip: &'a Snippet,
     pub(super) into: &'a [String],
     pub(super) returning_cols: &'a [Option<usize>],
     pub(super) next: Option<&'a Node>,
+}
+
+/// Which tables of a SELECT its lock clause locks: FOR UPDATE every
+/// table, FOR UPDATE OF t only those named; a FROM item that is no table
+/// never (a clause with NOWAIT or SKIP LOCKED is not counted here).
+fn locked_tables(q: &Query, tables: &[TableRef]) -> Vec<bool> {
+    tables
+        .iter()
+        .map(|t| {
+            t.virt.is_none()
+                && q.locks
+                    .iter()
+                    .filter(|l| l.nonblock.is_none())
+                    .any(|l| match &l.of {
+                        None => true,
+                        Some(name) => name.0.last().and_then(|p| p.as_ident()).is_some_and(|i| {
+                            t.alias.as_deref().is_some_and(|a| same_name(a, i))
+                                || same_name(&t.name, i)
+                        }),
+                    })
+        })
+        .collect()
 }
 
 /// The column references of an expression (`(qualifier, column)`).
@@ -1624,7 +1673,7 @@ fn expr_columns(e: &Expr) -> Vec<(Option<Ident>, Ident)> {
 /// Columns of earlier FROM items named by a later one (LATERAL, a
 /// function's arguments): join columns of their tables, like correlation
 /// columns of a subquery.
-fn correlate(uses: &mut [Uses], hits: &[(usize, usize)]) {
+fn correlate(uses: &mut [ColumnUses], hits: &[(usize, usize)]) {
     for &(t, a) in hits {
         if let Some(u) = uses.get_mut(t) {
             u.pred.insert(a);

@@ -2,7 +2,10 @@
 //! parameters, literals, variables, columns of a statement's tuple and
 //! per-branch phis; resolution along a path of IF branches.
 
-use super::*;
+use super::Lowerer;
+use crate::model::provenance::{Pins, Value as PinValue};
+use sqlparser::ast::{Expr, Value};
+use std::collections::BTreeSet;
 
 /// Symbolic values: see the module comment.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -29,7 +32,7 @@ impl Lowerer<'_> {
             return Term::Param(self.qmark_name(at));
         }
         if key == "?" {
-            return self.fresh();
+            return self.vars.fresh();
         }
         // `:a$$i$` is `:a[:i]` (crate::frontend::sql::rewrite_subscripts); `$1` is a
         // positional parameter.
@@ -49,14 +52,14 @@ impl Lowerer<'_> {
             };
             return Term::Elem(Box::new(a), Box::new(i));
         }
-        self.env.get(&key).cloned().unwrap_or(Term::Param(key))
+        self.vars.env.get(&key).cloned().unwrap_or(Term::Param(key))
     }
 
     /// `?N` for the N-th `?` of the program's file; a `?` elsewhere (an
     /// inlined body) or one the file scan missed gets a name no `?N` has.
     fn qmark_name(&mut self, at: usize) -> String {
-        let file = self.file.clone();
-        let (name, offsets) = self.qmarks.get_or_insert_with(|| {
+        let file = self.src.file.clone();
+        let (name, offsets) = self.src.qmarks.get_or_insert_with(|| {
             (
                 file.name.clone(),
                 crate::frontend::sql::qmark_offsets(&file.text),
@@ -78,27 +81,30 @@ impl Lowerer<'_> {
                 Value::SingleQuotedString(s) | Value::EscapedStringLiteral(s) => {
                     Term::Lit(format!("'{}'", s.replace('\'', "''")))
                 }
-                _ => self.fresh(),
+                _ => self.vars.fresh(),
             },
             Expr::Nested(inner) => self.term(inner),
-            _ => self.fresh(),
+            _ => self.vars.fresh(),
         }
     }
 
     /// Bind the statement's columns to the terms of its equalities.
     pub(super) fn bind(&mut self, q: usize, eq: &[(usize, Term)]) {
         for (c, t) in eq {
-            self.facts[q].bound.entry(*c).or_insert_with(|| t.clone());
+            self.out.facts[q]
+                .bound
+                .entry(*c)
+                .or_insert_with(|| t.clone());
         }
     }
 
     /// Binds the equalities of `u` and notes, for the provenance, when the
     /// WHERE says more about the pinned columns than the equalities (a
     /// conjunct on a pinned column or on no column at all).
-    pub(super) fn bind_uses(&mut self, q: usize, u: &super::clauses::Uses) {
+    pub(super) fn bind_uses(&mut self, q: usize, u: &super::clauses::ColumnUses) {
         let eq = u.eq.clone();
         self.bind(q, &eq);
-        self.facts[q].inexact |= u.opaque || eq.iter().any(|(c, _)| u.extra.contains(c));
+        self.out.facts[q].inexact |= u.opaque || eq.iter().any(|(c, _)| u.extra.contains(c));
     }
 
     /// The value a term denotes on the path `path`: columns pinned by
@@ -108,12 +114,12 @@ impl Lowerer<'_> {
             return t.clone();
         }
         match t {
-            Term::Col(q, c) => match self.facts[*q].bound.get(c) {
+            Term::Col(q, c) => match self.out.facts[*q].bound.get(c) {
                 Some(b) => self.resolve(b, path, depth + 1),
                 None => t.clone(),
             },
             Term::Phi(k) => {
-                let (if_id, values) = &self.phis[*k];
+                let (if_id, values) = &self.vars.phis[*k];
                 match path.iter().find(|(i, _)| i == if_id) {
                     Some((_, b)) => values
                         .get(*b)
@@ -128,8 +134,8 @@ impl Lowerer<'_> {
     /// The branch choices of two statements together; `None` when they are
     /// in different branches of one IF (they never run together).
     pub(super) fn joint_path(&self, i: usize, j: usize) -> Option<Vec<(usize, usize)>> {
-        let mut p = self.facts[i].path.clone();
-        for &(k, b) in &self.facts[j].path {
+        let mut p = self.out.facts[i].path.clone();
+        for &(k, b) in &self.out.facts[j].path {
             match p.iter().find(|(k2, _)| *k2 == k) {
                 Some(&(_, b2)) if b2 != b => return None,
                 Some(_) => {}
@@ -157,9 +163,9 @@ impl Lowerer<'_> {
         for (k, v) in into.iter().enumerate() {
             let t = match cols.get(k).copied().flatten() {
                 Some(c) if key_based && !changed.contains(&c) => Term::Col(q, c),
-                _ => self.fresh(),
+                _ => self.vars.fresh(),
             };
-            self.env.insert(v.clone(), t);
+            self.vars.env.insert(v.clone(), t);
         }
     }
 }
@@ -168,7 +174,8 @@ impl Lowerer<'_> {
     /// Provenance (see `model::provenance`): each statement's pinned
     /// columns, their terms resolved along the statement's own path.
     pub(super) fn pins(&self) -> Vec<Pins> {
-        self.facts
+        self.out
+            .facts
             .iter()
             .map(|f| {
                 let extra = f
@@ -192,7 +199,7 @@ impl Lowerer<'_> {
     /// (`model::provenance::Provenance::alternatives`).
     pub(super) fn alternatives(&self) -> Vec<crate::model::provenance::Alternative> {
         let mut out = vec![];
-        for (q, f) in self.facts.iter().enumerate() {
+        for (q, f) in self.out.facts.iter().enumerate() {
             let pins = f
                 .bound
                 .iter()
@@ -201,7 +208,7 @@ impl Lowerer<'_> {
                 let Term::Phi(k) = self.resolve(t, &f.path, 0) else {
                     continue;
                 };
-                let (if_id, values) = &self.phis[k];
+                let (if_id, values) = &self.vars.phis[k];
                 let options = values
                     .iter()
                     .enumerate()
@@ -211,9 +218,9 @@ impl Lowerer<'_> {
                         // Statements directly in the branch that run
                         // whenever it runs mark it (a branch without one
                         // has none: the explorer then cannot tell).
-                        let marks: Vec<usize> = (0..self.facts.len())
+                        let marks: Vec<usize> = (0..self.out.facts.len())
                             .filter(|&x| {
-                                let g = &self.facts[x];
+                                let g = &self.out.facts[x];
                                 g.path.last() == Some(&(*if_id, b))
                                     && g.certain
                                     && !g.rolled_back

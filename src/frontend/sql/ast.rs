@@ -18,16 +18,21 @@ pub struct Stmt {
     pub pg: super::gate::PgRefs,
 }
 
-/// An expression outside a statement (condition, bound, argument), parsed
-/// once, with its text and place.
+/// An expression of the procedural code, outside any SQL statement
+/// (condition, bound, argument, assigned value), parsed once, with its text
+/// and place. (Was `Cond`, though most are no condition.)
 #[derive(Debug, Clone)]
-pub struct Cond {
+pub struct ProcExpr {
     pub snip: Snippet,
     pub expr: sqlparser::ast::Expr,
     /// What PostgreSQL's parse tree of `SELECT expr` references; None for
     /// expressions isolint builds (arguments bound to parameters).
     pub pg: Option<super::gate::PgRefs>,
 }
+
+/// The old name of [`ProcExpr`], kept only for `replay::executor`, which
+/// another change owns this session: remove once it says `ProcExpr`.
+pub type Cond = ProcExpr;
 
 /// A program as a tree of SQL statements and control structure.
 #[derive(Debug, Clone)]
@@ -36,7 +41,7 @@ pub enum Node {
     /// IF / ELSIF … / ELSE, and the CASE statement: `(condition, body)`,
     /// `None` for ELSE. Conditions are evaluated in order, each only when
     /// the ones before it were false.
-    If(Vec<(Option<Cond>, Vec<Node>)>),
+    If(Vec<(Option<ProcExpr>, Vec<Node>)>),
     Loop {
         head: LoopHead,
         body: Vec<Node>,
@@ -46,18 +51,19 @@ pub enum Node {
     },
     /// EXIT [label] [WHEN cond] or CONTINUE [label] [WHEN cond].
     Exit {
-        when: Option<Cond>,
+        when: Option<ProcExpr>,
         at: usize,
+        /// CONTINUE, not EXIT.
         cont: bool,
         label: Option<String>,
     },
     /// Expressions evaluated for their side effects on the path: the
     /// arguments of RAISE DEBUG … WARNING, ASSERT's condition and message.
-    Eval(Vec<Cond>),
+    Eval(Vec<ProcExpr>),
     /// `:v := expr;` (or `v := expr;`).
     Assign {
         var: String,
-        expr: Cond,
+        expr: ProcExpr,
     },
     /// `BEGIN [ISOLATION LEVEL …];`, `START TRANSACTION …;`,
     /// `SET TRANSACTION ISOLATION LEVEL …;`: the declared level, if any.
@@ -98,7 +104,7 @@ pub enum Node {
     /// A call of a workload routine (CALL, PERFORM f(…), `v := f(…)`),
     /// inlined by `plpgsql::inline_calls` before lowering.
     Call {
-        call: Cond,
+        call: ProcExpr,
         result: Option<String>,
         at: usize,
     },
@@ -117,13 +123,13 @@ pub enum LoopHead {
     Plain,
     /// WHILE cond LOOP: cond is evaluated before every iteration and once
     /// more when the loop ends.
-    While(Cond),
+    While(ProcExpr),
     /// FOR v IN [REVERSE] lo .. hi [BY step]: the bounds are evaluated once.
-    Range { var: String, bounds: Vec<Cond> },
+    Range { var: String, bounds: Vec<ProcExpr> },
     /// FOR v IN SELECT …: the query runs once, before the first iteration.
     Query { var: String, query: Box<Stmt> },
     /// FOR v IN ARRAY expr (isolint's per-element loop).
-    Array { var: String, expr: Cond },
+    Array { var: String, expr: ProcExpr },
 }
 
 impl LoopHead {

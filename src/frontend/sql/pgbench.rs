@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 use sqlparser::ast::{Expr, SelectItem, SetExpr, Statement as Sql};
 
-use super::ast::{Cond, Node};
+use super::ast::{Node, ProcExpr};
 use super::procedural::parse_program;
 use super::Snippet;
 use crate::model::error::{Diag, Result, SourceFile, Warning};
@@ -427,7 +427,7 @@ enum Tx {
 struct Frame {
     at: usize,
     in_tx: bool,
-    branches: Vec<(Option<Cond>, Vec<Node>)>,
+    branches: Vec<(Option<ProcExpr>, Vec<Node>)>,
     has_else: bool,
 }
 
@@ -706,7 +706,7 @@ impl Builder<'_> {
 
     /// A `\if`/`\elif` condition: computed in the client from variables,
     /// it reads no table; isolint takes it as unknown (both ways).
-    fn unknown(&mut self, from: usize, to: usize) -> Result<Cond> {
+    fn unknown(&mut self, from: usize, to: usize) -> Result<ProcExpr> {
         self.ifs += 1;
         let name = format!(":pgbench_if_{}", self.ifs);
         let snip = Snippet {
@@ -720,7 +720,7 @@ impl Builder<'_> {
             parsed: None,
         };
         // The client evaluates `\if`: nothing for PostgreSQL's gate.
-        Ok(Cond {
+        Ok(ProcExpr {
             expr: super::parse_expr(self.file, &probe)?,
             snip,
             pg: None,
@@ -836,14 +836,14 @@ fn same_case(file: &SourceFile, items: &[Item]) -> Result<()> {
 
 /// The value `\set` gives: unknown (pgbench computes it in the client,
 /// mostly from random()); a call of `random()` is isolint's fresh value.
-fn fresh(at: usize, text: &str) -> Result<Cond> {
+fn fresh(at: usize, text: &str) -> Result<ProcExpr> {
     let probe = Snippet {
         text: "random()".into(),
         offset: at,
         parsed: None,
     };
     let f = SourceFile::new("pgbench", "random()");
-    Ok(Cond {
+    Ok(ProcExpr {
         expr: super::parse_expr(&f, &probe)?,
         pg: None,
         snip: Snippet {

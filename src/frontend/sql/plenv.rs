@@ -51,7 +51,7 @@ pub struct PlEnv {
     pub(super) exec_count: usize,
     /// Calls of workload routines found inside statements and
     /// expressions, to be inlined before the node that holds them
-    /// (`P::extract_calls`, drained by `P::block`).
+    /// (`Parser::extract_calls`, drained by `Parser::block`).
     pub(super) pending: std::cell::RefCell<Vec<Node>>,
     pub(super) calls: std::cell::Cell<usize>,
     /// Parameters bound by the manifest (`bind:`): name → value, for

@@ -8,7 +8,7 @@
 //! model the reads it performs (docs/sql-frontend.md, "Positions").
 //! This module knows nothing about BTPs.
 
-pub use super::ast::{Cond, LoopHead, Node, Stmt};
+pub use super::ast::{LoopHead, Node, ProcExpr, Stmt};
 pub(crate) use super::lex::{
     blank_prefix, dollar_quote_end, is_blank, is_word_byte, lex, split_top, Lex,
 };
@@ -34,7 +34,9 @@ fn plpgsql_only(w: &str) -> Option<&'static str> {
     })
 }
 
-pub(super) struct P<'a> {
+/// The procedural parser's state (was `P`): a program file's tokens and
+/// the position in them; PL/pgSQL bodies add their environment.
+pub(super) struct Parser<'a> {
     pub(super) file: &'a SourceFile,
     pub(super) toks: Vec<(Lex, usize, usize)>,
     pub(super) pos: usize,
@@ -72,7 +74,7 @@ impl Ctx {
     }
 }
 
-impl P<'_> {
+impl Parser<'_> {
     pub(super) fn word(&self, k: usize) -> Option<String> {
         match self.toks.get(k) {
             Some((Lex::Word, s, e)) => Some(self.file.text[*s..*e].to_uppercase()),
@@ -119,7 +121,7 @@ impl P<'_> {
     }
 
     /// Text between two byte offsets as an expression.
-    pub(super) fn expr(&self, from: usize, to: usize) -> Result<Cond> {
+    pub(super) fn expr(&self, from: usize, to: usize) -> Result<ProcExpr> {
         let s = self.snippet(from, to);
         if is_blank(&s.text) {
             return Err(self.err(
@@ -134,7 +136,7 @@ impl P<'_> {
 
     /// Parse a snippet as an expression; in a PL/pgSQL body its variables
     /// become `:name` first.
-    pub(super) fn cond(&self, mut s: Snippet) -> Result<Cond> {
+    pub(super) fn cond(&self, mut s: Snippet) -> Result<ProcExpr> {
         if let Some(pl) = &self.pl {
             s.parsed = Some(Box::new(
                 pl.rewrite(self.file, &self.extract_calls(s.clone())?)?,
@@ -142,7 +144,7 @@ impl P<'_> {
         }
         let pg = super::gate::expression(self.file, &s, s.parse_text())?;
         let expr = parse_expr(self.file, &s)?;
-        Ok(Cond {
+        Ok(ProcExpr {
             snip: s,
             expr,
             pg: Some(pg),
@@ -155,7 +157,7 @@ impl P<'_> {
     }
 
     /// Comma-separated expressions between two offsets.
-    pub(super) fn exprs(&self, from: usize, to: usize) -> Result<Vec<Cond>> {
+    pub(super) fn exprs(&self, from: usize, to: usize) -> Result<Vec<ProcExpr>> {
         let text = &self.file.text[from..to];
         if is_blank(text) {
             return Ok(vec![]);
@@ -901,7 +903,7 @@ impl P<'_> {
             Some(self.expr(sel_from, sel_to)?)
         };
         self.pos = first_when;
-        let mut branches: Vec<(Option<Cond>, Vec<Node>)> = vec![];
+        let mut branches: Vec<(Option<ProcExpr>, Vec<Node>)> = vec![];
         loop {
             match self.word(self.pos).as_deref() {
                 Some("WHEN") => {
@@ -995,7 +997,7 @@ pub fn split_statements(text: &str) -> Vec<(usize, usize)> {
 
 /// Split a program file into its control structure and SQL statements.
 pub fn parse_program(file: &SourceFile) -> Result<Vec<Node>> {
-    let mut p = P {
+    let mut p = Parser {
         file,
         toks: lex(&file.text),
         pos: 0,

@@ -1,17 +1,18 @@
-//! The PL/pgSQL statements: methods of the procedural parser (`P`) in
+//! The PL/pgSQL statements: methods of the procedural parser (`Parser`) in
 //! PL/pgSQL mode.
 
 use sqlparser::ast::Expr;
 
 use super::super::plenv::literal_end;
 use super::super::procedural::{
-    blank_prefix, is_blank, is_word_byte, split_top, Cond, Ctx, Lex, LoopHead, Node, Stmt, P,
+    blank_prefix, is_blank, is_word_byte, split_top, Ctx, Lex, LoopHead, Node, Parser, ProcExpr,
+    Stmt,
 };
 use super::super::Snippet;
 use super::*;
 use crate::model::error::{Diag, Result};
 
-impl P<'_> {
+impl Parser<'_> {
     /// `[<<label>>] [DECLARE …] BEGIN … END [label] [;]`: the whole body.
     pub(super) fn routine_body(&mut self, e: usize) -> Result<Vec<Node>> {
         self.compiler_options()?;
@@ -758,7 +759,7 @@ impl P<'_> {
 
     /// The text from..to as a call of a workload PL/pgSQL routine, if it
     /// is exactly one.
-    pub(crate) fn routine_call(&self, from: usize, to: usize) -> Result<Option<Cond>> {
+    pub(crate) fn routine_call(&self, from: usize, to: usize) -> Result<Option<ProcExpr>> {
         let Some(pl) = &self.pl else { return Ok(None) };
         let t = self.file.text[from..to].trim_start();
         let Some((mut name, e)) = ident_at(t, 0) else {
@@ -1030,7 +1031,7 @@ impl P<'_> {
         let (inner, base) = (&text[open + 1..close], from + open + 1);
         // Named notation (`p := v`, `p => v`, after the positional ones):
         // each argument goes to its parameter.
-        let mut args: Vec<Option<Cond>> = vec![None; c.params.len()];
+        let mut args: Vec<Option<ProcExpr>> = vec![None; c.params.len()];
         let mut given = 0usize;
         for (o, piece) in split_top(inner, b',') {
             if is_blank(piece) {
@@ -1071,7 +1072,7 @@ impl P<'_> {
             }
             args[slot] = Some(self.expr(base + o + value_at, base + o + piece.len())?);
         }
-        let args: Vec<Cond> = args.into_iter().flatten().collect();
+        let args: Vec<ProcExpr> = args.into_iter().flatten().collect();
         if given != c.params.len() || args.len() != c.params.len() {
             return Err(self.err(
                 at,

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use sqlparser::ast::{Expr, FunctionArg, FunctionArgExpr, FunctionArguments};
 
-use super::super::procedural::{Cond, LoopHead, Node, Stmt};
+use super::super::procedural::{LoopHead, Node, ProcExpr, Stmt};
 use super::*;
 use crate::model::error::{Diag, Result, SourceFile};
 
@@ -76,29 +76,29 @@ fn ends_in_return(b: &[Node]) -> bool {
 /// (`a => v`, `a := v`), then defaults. Errors name what is missing.
 pub fn bind_args(
     file: &SourceFile,
-    call: &Cond,
+    call: &ProcExpr,
     callee: &ParsedRoutine,
     at: usize,
-) -> Result<Vec<Cond>> {
+) -> Result<Vec<ProcExpr>> {
     let Expr::Function(f) = &call.expr else {
         return Ok(vec![]);
     };
     let params = &callee.routine.params;
-    let mut out: Vec<Option<Cond>> = callee.defaults.clone();
+    let mut out: Vec<Option<ProcExpr>> = callee.defaults.clone();
     // A function's OUT parameters take no argument; a procedure's do.
     let slots: Vec<usize> = (0..params.len())
         .filter(|&k| callee.routine.procedure || params[k].mode != Mode::Out)
         .collect();
     for (k, p) in params.iter().enumerate() {
         if !slots.contains(&k) && p.mode == Mode::Out {
-            out[k] = Some(Cond {
+            out[k] = Some(ProcExpr {
                 snip: call.snip.clone(),
                 expr: Expr::Value(sqlparser::ast::Value::Null.with_empty_span()),
                 pg: None,
             });
         }
     }
-    let mk = |e: &Expr| Cond {
+    let mk = |e: &Expr| ProcExpr {
         snip: call.snip.clone(),
         expr: e.clone(),
         pg: None,
@@ -239,7 +239,7 @@ fn coercible(from: &ArgTy, to: &str) -> bool {
 
 /// The parameter each argument of `call` goes to (positional, then by
 /// name), or None when the arguments do not fit the routine.
-fn arg_slots(call: &Cond, callee: &ParsedRoutine) -> Option<Vec<(usize, Expr)>> {
+fn arg_slots(call: &ProcExpr, callee: &ParsedRoutine) -> Option<Vec<(usize, Expr)>> {
     let Expr::Function(f) = &call.expr else {
         return Some(vec![]);
     };
@@ -285,7 +285,7 @@ fn arg_slots(call: &Cond, callee: &ParsedRoutine) -> Option<Vec<(usize, Expr)>> 
 /// error, never a guess.
 fn resolve<'r>(
     file: &SourceFile,
-    call: &Cond,
+    call: &ProcExpr,
     at: usize,
     name: &str,
     candidates: Vec<&'r ParsedRoutine>,
@@ -494,7 +494,7 @@ fn volatile_call(
     resolve(file, call, *at, &name, candidates, types).map_or(true, |p| p.routine.volatile)
 }
 
-fn call_name(call: &Cond) -> String {
+fn call_name(call: &ProcExpr) -> String {
     match &call.expr {
         Expr::Function(f) => f
             .name
@@ -509,7 +509,7 @@ fn call_name(call: &Cond) -> String {
 
 fn inline_one(
     file: &SourceFile,
-    call: &Cond,
+    call: &ProcExpr,
     result: Option<String>,
     at: usize,
     (routines, types): (&Routines, &HashMap<String, String>),
@@ -591,7 +591,7 @@ fn inline_one(
         let null = Expr::Value(sqlparser::ast::Value::Null.with_empty_span());
         out.push(Node::Assign {
             var: v,
-            expr: Cond {
+            expr: ProcExpr {
                 snip: call.snip.clone(),
                 expr: null,
                 pg: None,
@@ -613,7 +613,7 @@ fn inline_one(
         let expr = Expr::Value(sqlparser::ast::Value::Placeholder(ph).with_empty_span());
         out.push(Node::Assign {
             var: target,
-            expr: Cond {
+            expr: ProcExpr {
                 snip: call.snip.clone(),
                 expr,
                 pg: None,
@@ -702,7 +702,7 @@ fn rename_expr<V: sqlparser::ast::VisitMut>(v: &mut V, prefix: &str) {
     });
 }
 
-fn rename_cond(mut c: Cond, prefix: &str) -> Cond {
+fn rename_cond(mut c: ProcExpr, prefix: &str) -> ProcExpr {
     rename_expr(&mut c.expr, prefix);
     c
 }

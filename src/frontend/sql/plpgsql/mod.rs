@@ -1,6 +1,6 @@
 //! PL/pgSQL routines (`CREATE [OR REPLACE] FUNCTION|PROCEDURE … LANGUAGE
 //! plpgsql AS $$ … $$`) as transaction programs. The header is read by
-//! hand; the body is parsed by the procedural layer (`procedural::P`) in
+//! hand; the body is parsed by the procedural layer (`procedural::Parser`) in
 //! PL/pgSQL mode into the same program tree as the `.sql` dialect, with
 //! the nodes PL/pgSQL adds (blocks, RETURN, cursors, calls). Variables and
 //! parameters become `:name` in every snippet handed to sqlparser, after
@@ -20,7 +20,8 @@ pub use inline::{bind_args, hoist_returns, inline_calls, Routines};
 use std::collections::HashSet;
 
 use super::procedural::{
-    blank_prefix, dollar_quote_end, is_blank, is_word_byte, lex, split_top, Cond, Lex, Node, P,
+    blank_prefix, dollar_quote_end, is_blank, is_word_byte, lex, split_top, Lex, Node, Parser,
+    ProcExpr,
 };
 use super::Snippet;
 use crate::model::error::{Diag, Result, SourceFile};
@@ -847,7 +848,7 @@ pub fn unquote_in_place(b: &mut [u8]) -> std::result::Result<(), usize> {
 pub struct ParsedRoutine {
     pub routine: Routine,
     pub nodes: Vec<Node>,
-    pub defaults: Vec<Option<Cond>>,
+    pub defaults: Vec<Option<ProcExpr>>,
     /// Declared types of its parameters and scalar variables (normalized),
     /// for resolving calls of overloaded routines.
     pub types: std::collections::HashMap<String, String>,
@@ -888,7 +889,7 @@ pub fn parse_routine(
         }
     }
     let (s, e) = r.body;
-    let mut p = P {
+    let mut p = Parser {
         file: shadow,
         toks: lex(&shadow.text[s..e])
             .into_iter()
