@@ -454,8 +454,8 @@ fn nine_loops_in_sequence_stay_literal_and_small() {
 /// one has a few hundred.
 #[test]
 fn the_batch_skips_no_workload() {
-    use isolint_testkit::sqlgen::workload;
     use isolint_testkit::soundness::{files, occurrences, MAX_OCCURRENCES};
+    use isolint_testkit::sqlgen::workload;
     let mut over = vec![];
     let mut largest = (0, 0);
     for seed in 0..300 {
@@ -482,8 +482,8 @@ fn the_batch_skips_no_workload() {
 #[test]
 #[ignore]
 fn measure_batch() {
-    use isolint_testkit::sqlgen::workload;
     use isolint_testkit::soundness::files;
+    use isolint_testkit::sqlgen::workload;
     use std::time::Instant;
     let n: u64 = std::env::var("N")
         .ok()

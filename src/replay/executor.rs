@@ -36,7 +36,7 @@ use sqlparser::ast::{visit_expressions_mut, Expr, Value};
 use super::scratch::ident;
 use super::value::Val;
 use crate::frontend::lower::{may_read, statement_text};
-use crate::frontend::sql::ast::{Cond, LoopHead, Node, Stmt};
+use crate::frontend::sql::ast::{LoopHead, Node, ProcExpr, Stmt};
 use crate::frontend::sql::plpgsql::{ASSERT_MARK, CURSOR_MARK, HANDLER_MARK, ROW_COUNT_MARK};
 
 /// One SQL statement the executor ran, with what it observed.
@@ -150,7 +150,7 @@ enum Frame<'p> {
 enum Head<'p> {
     Go,
     Stop,
-    Cond(&'p Cond),
+    Cond(&'p ProcExpr),
     Set(&'p str, i64),
     /// FOR v IN query: the next row (its columns by name).
     Row(&'p str, Vec<(String, Val)>),
@@ -158,7 +158,7 @@ enum Head<'p> {
 
 enum LoopKind<'p> {
     Plain,
-    While(&'p Cond),
+    While(&'p ProcExpr),
     /// FOR v IN SELECT …: the rows the query returned when the loop began.
     Rows {
         var: &'p str,
@@ -434,14 +434,17 @@ impl<'p> Executor<'p> {
                 head, body, label, ..
             } => return self.start_loop(c, head, body, label.as_deref()),
             Node::Exit {
-                when, cont, label, ..
+                when,
+                is_continue,
+                label,
+                ..
             } => {
                 let go = match when {
                     None => true,
                     Some(cond) => self.observe_eval(c, cond)?.is_true(),
                 };
                 if go {
-                    self.exit(*cont, label.as_deref())?;
+                    self.exit(*is_continue, label.as_deref())?;
                 }
             }
             // RAISE NOTICE arguments and ASSERT: no effect on data,
@@ -682,7 +685,7 @@ impl<'p> Executor<'p> {
     /// ASSERT cond [, message]: assert_failure (P0004) when the condition
     /// is false or NULL (PL/pgSQL's `plpgsql.check_asserts` is on by
     /// default).
-    fn assert(&mut self, c: &mut Client, exprs: &[Cond]) -> Result<(), Halt> {
+    fn assert(&mut self, c: &mut Client, exprs: &[ProcExpr]) -> Result<(), Halt> {
         let Some(cond) = exprs.first() else {
             return Ok(());
         };
@@ -790,7 +793,7 @@ impl<'p> Executor<'p> {
 
     /// EXIT / CONTINUE [label]: leaves frames up to the loop (or labelled
     /// block) it names.
-    fn exit(&mut self, cont: bool, label: Option<&str>) -> Result<(), Halt> {
+    fn exit(&mut self, is_continue: bool, label: Option<&str>) -> Result<(), Halt> {
         while let Some(f) = self.frames.last_mut() {
             let (is_loop, l) = match f {
                 Frame::Loop { label, .. } => (true, *label),
@@ -801,7 +804,7 @@ impl<'p> Executor<'p> {
                 Some(want) => l.is_some_and(|l| l.eq_ignore_ascii_case(want)),
             };
             if hit {
-                if cont && is_loop {
+                if is_continue && is_loop {
                     if let Frame::Loop { at, .. } = f {
                         *at = usize::MAX; // ends this iteration
                     }
@@ -919,7 +922,7 @@ impl<'p> Executor<'p> {
     }
 
     /// `eval`, recorded for `step` (`record`).
-    fn observe_eval(&mut self, c: &mut Client, cond: &Cond) -> Result<Val, Halt> {
+    fn observe_eval(&mut self, c: &mut Client, cond: &ProcExpr) -> Result<Val, Halt> {
         let v = self.eval(c, &cond.expr)?;
         self.record(
             cond,
@@ -932,7 +935,7 @@ impl<'p> Executor<'p> {
 
     /// When observing and `cond` may read a table: what its evaluation
     /// returned, queued as a step of its own (`observing`).
-    fn record(&mut self, cond: &Cond, sent: String, params: Vec<Val>, rows: Vec<Vec<Val>>) {
+    fn record(&mut self, cond: &ProcExpr, sent: String, params: Vec<Val>, rows: Vec<Vec<Val>>) {
         if !self.observe || !may_read(&cond.expr) {
             return;
         }
@@ -1027,7 +1030,7 @@ pub fn param_types(c: &mut Client, program: &[Node]) -> BTreeMap<String, postgre
     // Then the conditions and assignments, as `SELECT expr`: a parameter
     // only a condition reads (graphile-worker's `job_key_mode IN
     // ('replace', …)`) is typed there, text here, not a made-up number.
-    let mut conds: Vec<&Cond> = vec![];
+    let mut conds: Vec<&ProcExpr> = vec![];
     each_cond(program, &mut conds);
     for cond in conds {
         let mut bare = &cond.expr;
@@ -1103,7 +1106,7 @@ fn infer(
 
 /// The conditions and assigned expressions of `nodes` (IF, WHILE, EXIT,
 /// `:=`, FOR bounds and arrays, RAISE/ASSERT arguments).
-fn each_cond<'a>(nodes: &'a [Node], out: &mut Vec<&'a Cond>) {
+fn each_cond<'a>(nodes: &'a [Node], out: &mut Vec<&'a ProcExpr>) {
     for n in nodes {
         match n {
             Node::If(bs) => {

@@ -109,7 +109,7 @@ impl Lowerer<'_> {
             Node::Exit {
                 at,
                 when,
-                cont: is_continue,
+                is_continue,
                 label,
             } => {
                 if self.pos.loops.is_empty() && label.is_none() {

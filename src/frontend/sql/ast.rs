@@ -30,10 +30,6 @@ pub struct ProcExpr {
     pub pg: Option<super::gate::PgRefs>,
 }
 
-/// The old name of [`ProcExpr`], kept only for `replay::executor`, which
-/// another change owns this session: remove once it says `ProcExpr`.
-pub type Cond = ProcExpr;
-
 /// A program as a tree of SQL statements and control structure.
 #[derive(Debug, Clone)]
 pub enum Node {
@@ -54,7 +50,7 @@ pub enum Node {
         when: Option<ProcExpr>,
         at: usize,
         /// CONTINUE, not EXIT.
-        cont: bool,
+        is_continue: bool,
         label: Option<String>,
     },
     /// Expressions evaluated for their side effects on the path: the

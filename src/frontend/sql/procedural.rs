@@ -445,7 +445,7 @@ impl Parser<'_> {
         Ok(Node::Exit {
             when,
             at,
-            cont: w == "CONTINUE",
+            is_continue: w == "CONTINUE",
             label,
         })
     }

@@ -755,12 +755,12 @@ fn rename(n: Node, prefix: &str, ret: &str) -> Node {
         Node::Exit {
             when,
             at,
-            cont,
+            is_continue,
             label,
         } => Node::Exit {
             when: when.map(|c| rename_cond(c, prefix)),
             at,
-            cont,
+            is_continue,
             label: lbl(label),
         },
         Node::Eval(v) => Node::Eval(v.into_iter().map(|c| rename_cond(c, prefix)).collect()),
@@ -771,7 +771,7 @@ fn rename(n: Node, prefix: &str, ret: &str) -> Node {
         Node::Return { at } => Node::Exit {
             when: None,
             at,
-            cont: false,
+            is_continue: false,
             label: Some(ret.to_string()),
         },
         Node::Block {
