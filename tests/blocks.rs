@@ -138,3 +138,20 @@ fn auction_10000_from_blocks() {
     let rc = Allocation::uniform(w.programs.len(), Level::ReadCommitted);
     assert_eq!(b.lowest_levels(), rc);
 }
+
+/// `ISOLINT_SCALE=DIR:N,N… cargo test --test blocks -- --ignored` writes
+/// the generated application (`tests/common/app.rs`) with N programs to
+/// DIR/appN, for the README's whole-process "Scale" timings.
+#[test]
+#[ignore = "writes benchmark fixtures to $ISOLINT_SCALE"]
+fn write_scale_fixtures() {
+    let Ok(spec) = std::env::var("ISOLINT_SCALE") else {
+        return;
+    };
+    let (dir, ns) = spec.split_once(':').expect("DIR:N,N…");
+    for n in ns.split(',') {
+        let n: usize = n.parse().expect("a program count");
+        let to = std::path::Path::new(dir).join(format!("app{n}"));
+        common::app::write(&to, 7, n, 25).expect("write app");
+    }
+}

@@ -343,7 +343,7 @@ pub fn check_witness(g: &SummaryGraph, w: &Witness, method: Method) -> Result<()
         return Err("empty witness".into());
     }
     for (i, e) in w.edges.iter().enumerate() {
-        if !g.edges.contains(e) {
+        if find_edge(g, e).is_none() {
             return Err(format!("edge {i} is not in the summary graph"));
         }
         let next = &w.edges[(i + 1) % w.edges.len()];
@@ -392,12 +392,19 @@ pub fn check_witness(g: &SummaryGraph, w: &Witness, method: Method) -> Result<()
     Ok(())
 }
 
+/// The index of edge `e` in `g`, searched among its source's out-edges
+/// only (a scan of every edge made each witness check O(edges)).
+fn find_edge(g: &SummaryGraph, e: &Edge) -> Option<usize> {
+    let from = e.from as usize;
+    if from >= g.nodes.len() {
+        return None;
+    }
+    (g.out_start[from]..g.out_start[from + 1]).find(|&i| g.edges[i] == *e)
+}
+
 /// The index of edge `e`, known to be in `g` (checked by the caller).
 fn index_of(g: &SummaryGraph, e: &Edge) -> usize {
-    let from = e.from as usize;
-    (g.out_start[from]..g.out_start[from + 1])
-        .find(|&i| g.edges[i] == *e)
-        .unwrap_or(g.out_start[from])
+    find_edge(g, e).unwrap_or(g.out_start[e.from as usize])
 }
 
 /// Checks that `w` is a cycle dangerous under `alloc`: closed walk of
@@ -413,7 +420,7 @@ pub fn check_witness_under(
         return Err("empty witness".into());
     }
     for (i, e) in w.edges.iter().enumerate() {
-        if !g.edges.contains(e) {
+        if find_edge(g, e).is_none() {
             return Err(format!("edge {i} is not in the summary graph"));
         }
         let next = &w.edges[(i + 1) % w.edges.len()];
