@@ -251,8 +251,10 @@ proptest! {
             }
         }
         let set: Vec<StmtRef> = dropped.ones().map(|i| cands[i]).collect();
-        let mut masked = g.clone();
-        masked.edges = masked_edges(&g, &set);
+        // `retain_edges` keeps the out-edge index consistent with the
+        // edges (assigning `edges` alone left `out_start` stale).
+        let kept = masked_edges(&g, &set);
+        let masked = g.retain_edges(|e| kept.contains(e));
         for method in [Method::TypeII, Method::TypeI] {
             let view = View { nodes: None, dropped: Some(&dropped) };
             let cycles = compact.cycles(&g, view, method);

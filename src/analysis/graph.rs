@@ -95,6 +95,38 @@ pub struct SummaryGraph {
 }
 
 impl SummaryGraph {
+    /// A copy without the edges `keep` rejects, with the out-edge index
+    /// (`out_start`) and the per-edge flags (`rw`, `fuw`) rebuilt: code that
+    /// looks edges up by source node relies on them (`robustness::
+    /// check_witness`), so assigning to `edges` alone breaks the graph.
+    pub fn retain_edges(&self, keep: impl Fn(&Edge) -> bool) -> SummaryGraph {
+        let kept: Vec<usize> = (0..self.edges.len())
+            .filter(|&i| keep(&self.edges[i]))
+            .collect();
+        let mut out_start = vec![0usize; self.nodes.len() + 1];
+        for &i in &kept {
+            out_start[self.edges[i].from as usize + 1] += 1;
+        }
+        for v in 0..self.nodes.len() {
+            out_start[v + 1] += out_start[v];
+        }
+        let mut rw = FixedBitSet::with_capacity(kept.len());
+        let mut fuw = FixedBitSet::with_capacity(kept.len());
+        for (j, &i) in kept.iter().enumerate() {
+            rw.set(j, self.rw.contains(i));
+            fuw.set(j, self.fuw.contains(i));
+        }
+        SummaryGraph {
+            settings: self.settings,
+            nodes: self.nodes.clone(),
+            edges: kept.iter().map(|&i| self.edges[i]).collect(),
+            out_start,
+            program_nodes: self.program_nodes.clone(),
+            rw,
+            fuw,
+        }
+    }
+
     pub fn counterflow_edges(&self) -> usize {
         self.edges.iter().filter(|e| e.counterflow).count()
     }

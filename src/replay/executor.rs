@@ -401,35 +401,7 @@ impl<'p> Executor<'p> {
     fn exec(&mut self, c: &mut Client, node: &'p Node) -> Result<Option<Step>, Halt> {
         match node {
             Node::Sql(stmt) => return Ok(Some(Step::Ran(Box::new(self.run_stmt(c, stmt)?)))),
-            Node::If(branches) => {
-                let mut trail = vec![];
-                for (cond, body) in branches {
-                    let take = match cond {
-                        None => true,
-                        Some(cond) => {
-                            let v = self.observe_eval(c, cond)?;
-                            let said = match &v.text {
-                                None => "NULL".to_string(),
-                                Some(_) if v.is_true() => "true".to_string(),
-                                Some(t) if t == "f" => "false".to_string(),
-                                Some(t) => t.clone(),
-                            };
-                            trail.push(format!("`{}` was {said}", short_text(&cond.snip.text)));
-                            v.is_true()
-                        }
-                    };
-                    self.last_if.clone_from(&trail);
-                    if take {
-                        self.frames.push(Frame::Block {
-                            nodes: body,
-                            at: 0,
-                            label: None,
-                            handler: None,
-                        });
-                        break;
-                    }
-                }
-            }
+            Node::If(branches) => self.branch(c, branches)?,
             Node::Loop {
                 head, body, label, ..
             } => return self.start_loop(c, head, body, label.as_deref()),
@@ -472,17 +444,7 @@ impl<'p> Executor<'p> {
             // Run as written: the deferral is PostgreSQL's to apply.
             Node::SetConstraints {
                 names, deferred, ..
-            } => {
-                let which = names.as_ref().map_or("ALL".to_string(), |n| {
-                    n.iter()
-                        .map(|x| format!("\"{}\"", x.replace('"', "\"\"")))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                });
-                let mode = if *deferred { "DEFERRED" } else { "IMMEDIATE" };
-                c.batch_execute(&format!("SET CONSTRAINTS {which} {mode}"))
-                    .map_err(|e| Halt::from_db(&e, None))?;
-            }
+            } => set_constraints(c, names.as_deref(), *deferred)?,
             Node::Assign { var, expr } => {
                 let v = self.observe_eval(c, expr)?;
                 self.vars
@@ -505,23 +467,7 @@ impl<'p> Executor<'p> {
                 body,
                 handlers,
                 ..
-            } => {
-                let handler = match handlers.as_deref() {
-                    Some(h) if !h.is_empty() => {
-                        self.savepoints += 1;
-                        let n = self.savepoints;
-                        savepoint(c, &format!("SAVEPOINT isolint_block_{n}"))?;
-                        Some((h, n))
-                    }
-                    _ => None,
-                };
-                self.frames.push(Frame::Block {
-                    nodes: body,
-                    at: 0,
-                    label: label.as_deref(),
-                    handler,
-                })
-            }
+            } => self.enter_block(c, label.as_deref(), body, handlers.as_deref())?,
             Node::Call { .. } => {
                 return Err(Halt::Unsupported(
                     "a routine call that was not inlined".into(),
@@ -531,6 +477,70 @@ impl<'p> Executor<'p> {
             Node::Prefix(_) => return Err(Halt::Unsupported("an EXCEPTION block prefix".into())),
         }
         Ok(None)
+    }
+
+    /// IF/ELSIF/ELSE: the first branch whose condition is true, its
+    /// conditions' values kept for a later "why it rolled back".
+    fn branch(
+        &mut self,
+        c: &mut Client,
+        branches: &'p [(Option<ProcExpr>, Vec<Node>)],
+    ) -> Result<(), Halt> {
+        let mut trail = vec![];
+        for (cond, body) in branches {
+            let take = match cond {
+                None => true,
+                Some(cond) => {
+                    let v = self.observe_eval(c, cond)?;
+                    let said = match &v.text {
+                        None => "NULL".to_string(),
+                        Some(_) if v.is_true() => "true".to_string(),
+                        Some(t) if t == "f" => "false".to_string(),
+                        Some(t) => t.clone(),
+                    };
+                    trail.push(format!("`{}` was {said}", short_text(&cond.snip.text)));
+                    v.is_true()
+                }
+            };
+            self.last_if.clone_from(&trail);
+            if take {
+                self.frames.push(Frame::Block {
+                    nodes: body,
+                    at: 0,
+                    label: None,
+                    handler: None,
+                });
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// A block: with handlers, a savepoint to roll back to (PL/pgSQL's
+    /// subtransaction).
+    fn enter_block(
+        &mut self,
+        c: &mut Client,
+        label: Option<&'p str>,
+        body: &'p [Node],
+        handlers: Option<&'p [Vec<Node>]>,
+    ) -> Result<(), Halt> {
+        let handler = match handlers {
+            Some(h) if !h.is_empty() => {
+                self.savepoints += 1;
+                let n = self.savepoints;
+                savepoint(c, &format!("SAVEPOINT isolint_block_{n}"))?;
+                Some((h, n))
+            }
+            _ => None,
+        };
+        self.frames.push(Frame::Block {
+            nodes: body,
+            at: 0,
+            label,
+            handler,
+        });
+        Ok(())
     }
 
     /// A loop reached: its head evaluated (a FOR's bounds, its query — a
@@ -1236,6 +1246,20 @@ pub fn query(c: &mut Client, sql: &str, params: &[Val]) -> Result<(Rows, u64), p
     }
     let affected = it.rows_affected().unwrap_or(rows.len() as u64);
     Ok((rows, affected))
+}
+
+/// SET CONSTRAINTS, run as written: the deferral is PostgreSQL's to apply.
+fn set_constraints(c: &mut Client, names: Option<&[String]>, deferred: bool) -> Result<(), Halt> {
+    let which = names.as_ref().map_or("ALL".to_string(), |n| {
+        n.iter()
+            .map(|x| format!("\"{}\"", x.replace('"', "\"\"")))
+            .collect::<Vec<_>>()
+            .join(", ")
+    });
+    let mode = if deferred { "DEFERRED" } else { "IMMEDIATE" };
+    c.batch_execute(&format!("SET CONSTRAINTS {which} {mode}"))
+        .map_err(|e| Halt::from_db(&e, None))?;
+    Ok(())
 }
 
 #[cfg(test)]

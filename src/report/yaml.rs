@@ -2,7 +2,7 @@
 //! one per line in flow style, the way a person would write them; what it
 //! writes `frontend::yaml::parse` reads back unchanged.
 
-use crate::model::btp::{Body, Held, Program, Workload};
+use crate::model::btp::{Body, Held, Program, Statement, Workload};
 
 /// YAML scalar: plain when unambiguous, JSON-quoted (valid YAML) otherwise.
 fn scalar(s: &str) -> String {
@@ -57,6 +57,36 @@ pub fn to_yaml(w: &Workload) -> String {
     if let Some(d) = &w.description {
         o.push_str(&format!("description: {}\n", scalar(d)));
     }
+    schema_yaml(w, &mut o);
+    o.push_str("programs:\n");
+    for p in &w.programs {
+        o.push_str(&format!("  - name: {}\n", scalar(&p.name)));
+        if let Some(a) = &p.abbrev {
+            o.push_str(&format!("    abbrev: {}\n", scalar(a)));
+        }
+        if let Some(f) = &p.file {
+            o.push_str(&format!("    file: {}\n", scalar(f)));
+        }
+        o.push_str("    statements:\n");
+        for s in &p.statements {
+            let fields = statement_fields(w, s);
+            o.push_str(&format!("      - {{ {} }}\n", fields.join(", ")));
+        }
+        o.push_str(&format!("    body: {}\n", body_text(p, &p.body)));
+        if !p.constraints.is_empty() {
+            let cs: Vec<String> = p
+                .constraints
+                .iter()
+                .map(|c| serde_json::to_string(&w.constraint_text(p, c)).unwrap_or_default())
+                .collect();
+            o.push_str(&format!("    constraints: [{}]\n", cs.join(", ")));
+        }
+    }
+    o
+}
+
+/// The `schema:` section: relations, then foreign keys.
+fn schema_yaml(w: &Workload, o: &mut String) {
     o.push_str("schema:\n  relations:\n");
     for r in &w.schema.relations {
         let mut fields = vec![format!(
@@ -112,68 +142,48 @@ pub fn to_yaml(w: &Workload) -> String {
             ));
         }
     }
-    o.push_str("programs:\n");
-    for p in &w.programs {
-        o.push_str(&format!("  - name: {}\n", scalar(&p.name)));
-        if let Some(a) = &p.abbrev {
-            o.push_str(&format!("    abbrev: {}\n", scalar(a)));
-        }
-        if let Some(f) = &p.file {
-            o.push_str(&format!("    file: {}\n", scalar(f)));
-        }
-        o.push_str("    statements:\n");
-        for s in &p.statements {
-            let rel = w.schema.rel(s.rel);
-            let mut fields = vec![
-                format!("id: {}", scalar(&s.id)),
-                format!("type: {}", s.ty),
-                format!("rel: {}", scalar(&rel.name)),
-            ];
-            for (name, set) in [("pread", &s.pread), ("read", &s.read), ("write", &s.write)] {
-                if let Some(set) = set {
-                    let names = rel.names(set);
-                    fields.push(format!(
-                        "{name}: {}",
-                        list(names.iter().map(String::as_str))
-                    ));
-                }
-            }
-            if s.locking {
-                fields.push("lock: true".to_string());
-            }
-            match s.held {
-                Some(Held::KeyShare) => fields.push("key_share: true".to_string()),
-                Some(Held::Children(f)) => fields.push(format!(
-                    "checks_children_of: {}",
-                    scalar(&w.schema.foreign_keys[f].name)
-                )),
-                Some(Held::OwnInserts) => fields.push("own_inserts: true".to_string()),
-                None => {}
-            }
-            if let Some(sql) = &s.sql {
-                fields.push(format!(
-                    "sql: {}",
-                    serde_json::to_string(sql).unwrap_or_default()
-                ));
-            }
-            if let Some(origin) = &s.origin {
-                fields.push(format!(
-                    "origin: {}",
-                    serde_json::to_string(&format!("{}:{}", origin.file, origin.line))
-                        .unwrap_or_default()
-                ));
-            }
-            o.push_str(&format!("      - {{ {} }}\n", fields.join(", ")));
-        }
-        o.push_str(&format!("    body: {}\n", body_text(p, &p.body)));
-        if !p.constraints.is_empty() {
-            let cs: Vec<String> = p
-                .constraints
-                .iter()
-                .map(|c| serde_json::to_string(&w.constraint_text(p, c)).unwrap_or_default())
-                .collect();
-            o.push_str(&format!("    constraints: [{}]\n", cs.join(", ")));
+}
+
+/// One statement's flow-mapping fields, in docs/btp-format.md's order.
+fn statement_fields(w: &Workload, s: &Statement) -> Vec<String> {
+    let rel = w.schema.rel(s.rel);
+    let mut fields = vec![
+        format!("id: {}", scalar(&s.id)),
+        format!("type: {}", s.ty),
+        format!("rel: {}", scalar(&rel.name)),
+    ];
+    for (name, set) in [("pread", &s.pread), ("read", &s.read), ("write", &s.write)] {
+        if let Some(set) = set {
+            let names = rel.names(set);
+            fields.push(format!(
+                "{name}: {}",
+                list(names.iter().map(String::as_str))
+            ));
         }
     }
-    o
+    if s.locking {
+        fields.push("lock: true".to_string());
+    }
+    match s.held {
+        Some(Held::KeyShare) => fields.push("key_share: true".to_string()),
+        Some(Held::Children(f)) => fields.push(format!(
+            "checks_children_of: {}",
+            scalar(&w.schema.foreign_keys[f].name)
+        )),
+        Some(Held::OwnInserts) => fields.push("own_inserts: true".to_string()),
+        None => {}
+    }
+    if let Some(sql) = &s.sql {
+        fields.push(format!(
+            "sql: {}",
+            serde_json::to_string(sql).unwrap_or_default()
+        ));
+    }
+    if let Some(origin) = &s.origin {
+        fields.push(format!(
+            "origin: {}",
+            serde_json::to_string(&format!("{}:{}", origin.file, origin.line)).unwrap_or_default()
+        ));
+    }
+    fields
 }
