@@ -15,6 +15,11 @@ pub(crate) use super::lex::{
 use super::{parse_expr, Snippet};
 use crate::model::error::{Diag, Result, SourceFile};
 
+/// The first expression of an ASSERT's `Node::Eval` (then the condition
+/// and the message): the executor raises `assert_failure` when the
+/// condition is not true.
+pub const ASSERT_MARK: &str = "ASSERT";
+
 /// PL/pgSQL statements outside isolint's `.sql` dialect, each with what to
 /// write instead.
 fn plpgsql_only(w: &str) -> Option<&'static str> {
@@ -295,7 +300,7 @@ impl Parser<'_> {
                         offset: at,
                         parsed: None,
                     })?;
-                    mark.snip.text = super::plpgsql::ASSERT_MARK.into();
+                    mark.snip.text = ASSERT_MARK.into();
                     e.insert(0, mark);
                     self.pos = semi + 1;
                     nodes.push(Node::Eval(e));

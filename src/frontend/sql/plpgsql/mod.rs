@@ -42,10 +42,9 @@ pub const ROW_COUNT_MARK: &str = "GET DIAGNOSTICS ROW_COUNT";
 /// `CURSOR INTO k n`.
 pub const CURSOR_MARK: &str = "CURSOR ";
 
-/// The first expression of an ASSERT's `Node::Eval` (then the condition
-/// and the message): the executor raises `assert_failure` when the
-/// condition is not true.
-pub const ASSERT_MARK: &str = "ASSERT";
+/// Defined beside the parser that writes it (`procedural`), so that
+/// `procedural` does not import from this module.
+pub use super::procedural::ASSERT_MARK;
 
 /// The first node of an EXCEPTION handler's body: `Node::Eval` of an
 /// expression with this text followed by the handler's conditions as
