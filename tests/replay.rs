@@ -67,7 +67,7 @@ fn smallbank_witness_is_reproduced_at_read_committed() {
             &loaded.provenance,
             &f.graph,
             &sch,
-            Level::ReadCommitted,
+            &vec![Level::ReadCommitted; sch.transactions.len()],
         )
         .expect("replay");
         assert_eq!(r.verdict, Verdict::Reproduced, "notes: {:?}", r.notes);

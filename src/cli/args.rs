@@ -375,6 +375,9 @@ pub struct ReplayArgs {
     /// The isolation level the transactions run at.
     #[arg(long, value_enum, default_value_t = RunLevel::ReadCommitted)]
     pub level: RunLevel,
+    /// The levels deployed, as `check --levels` (e.g. `Balance=read-committed,WriteCheck=serializable`, over the programs' own declarations and isolint.yaml's `isolation:`): the cycles dangerous under them are confirmed and each transaction replayed at its program's level (docs/replay.md).
+    #[arg(long, value_name = "PROG=LEVEL,…", conflicts_with = "level")]
+    pub levels: Option<String>,
     /// Also run N random interleavings of random program instances over a few rows.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub random: usize,

@@ -168,7 +168,11 @@ fn check(
 /// The levels a team runs: PostgreSQL's default, the programs' own
 /// declarations, the manifest's `isolation:`, then `--levels`; an
 /// override of a declared level is a warning.
-fn deployed_levels(loaded: &mut Loaded, flag: Option<&str>, text: bool) -> Result<Deployed> {
+pub(super) fn deployed_levels(
+    loaded: &mut Loaded,
+    flag: Option<&str>,
+    text: bool,
+) -> Result<Deployed> {
     let w = &loaded.workload;
     let mut overrides = vec![(LevelSource::Manifest, loaded.deployed.clone())];
     if let Some(spec) = flag {

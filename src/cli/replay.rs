@@ -9,6 +9,7 @@ use super::{emit, json_text, load_workload, start_server};
 use crate::analysis::explorer::{Bounds, Confirmation};
 use crate::analysis::robustness::Method;
 use crate::model::error::{Diag, Result};
+use crate::model::isolation::{Allocation, Level};
 use crate::replay::random::{self, RandomConfig};
 use crate::replay::witness::{self, Verdict};
 use crate::report;
@@ -16,7 +17,18 @@ use crate::report::replay::Item;
 
 /// Exit 1 when an anomaly is reproduced, 0 when none.
 pub fn replay(args: &ReplayArgs) -> Result<Exit> {
-    let loaded = load_workload(&args.input, args.format == TextOrJson::Text)?;
+    let text = args.format == TextOrJson::Text;
+    let mut loaded = load_workload(&args.input, text)?;
+    // `--levels`: the deployed levels, resolved as `check` resolves them.
+    let deployed = match &args.levels {
+        Some(spec) => Some(super::commands::deployed_levels(
+            &mut loaded,
+            Some(spec),
+            text,
+        )?),
+        None => None,
+    };
+    let loaded = loaded;
     let Some(sources) = &loaded.sources else {
         return Err(Diag::new(format!(
             "{} is a BTP file: it has no SQL to run",
@@ -33,13 +45,31 @@ pub fn replay(args: &ReplayArgs) -> Result<Exit> {
         &sources.schema,
     )?);
     let level = args.level.level();
-    let f = crate::analysis::analyze_with(
-        w,
-        args.settings.settings(),
-        Method::TypeII,
-        false,
-        &Spinner::new(),
-    );
+    // Every program at `--level`, or the deployed allocation: the cycles
+    // dangerous under it (docs/allocation.md), each transaction replayed
+    // at its program's level.
+    let (f, alloc) = match &deployed {
+        Some(d) => (
+            crate::analysis::check_deployed_with(
+                w,
+                args.settings.settings(),
+                Method::TypeII,
+                d,
+                &Spinner::new(),
+            ),
+            d.allocation.clone(),
+        ),
+        None => (
+            crate::analysis::analyze_with(
+                w,
+                args.settings.settings(),
+                Method::TypeII,
+                false,
+                &Spinner::new(),
+            ),
+            Allocation::uniform(w.programs.len(), Level::ReadCommitted),
+        ),
+    };
     let bounds = Bounds {
         max_states: 200_000,
         ..Bounds::default()
@@ -48,9 +78,15 @@ pub fn replay(args: &ReplayArgs) -> Result<Exit> {
     let mut skipped = vec![];
     for (n, x) in f.witnesses.iter().enumerate() {
         let cycle = cycle_name(w, &f.graph, x);
-        match crate::analysis::explorer::confirm(w, &f.graph, x, bounds) {
+        match crate::analysis::explorer::confirm_at(w, &f.graph, x, bounds, &alloc) {
             Confirmation::Confirmed(s) => {
-                let r = witness::replay(&server, sources, w, &loaded.provenance, &f.graph, &s, level)?;
+                // The explorer's schedule is of READ COMMITTED transactions
+                // unless levels are deployed: then each at its own.
+                let levels: Vec<Level> = match deployed {
+                    Some(_) => s.transactions.iter().map(|t| t.level).collect(),
+                    None => vec![level; s.transactions.len()],
+                };
+                let r = witness::replay(&server, sources, w, &loaded.provenance, &f.graph, &s, &levels)?;
                 replays.push((n, cycle, report::schedule::lines(w, &s), r));
             }
             Confirmation::NotWithinBounds { bounds, .. } => skipped.push((

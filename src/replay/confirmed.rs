@@ -9,7 +9,7 @@
 
 use super::server::Server;
 use super::witness::{self, WitnessReplay};
-use crate::analysis::explorer::{Confirmation, Schedule};
+use crate::analysis::explorer::Confirmation;
 use crate::analysis::graph::SummaryGraph;
 use crate::frontend::Sources;
 use crate::model::btp::Workload;
@@ -25,7 +25,7 @@ pub enum OnServer {
     /// The replay could not run (the server refused the schema, a
     /// connection failed): not reproduced, and the message says why.
     Failed(String),
-    /// Nothing was run, and why (no confirming schedule, mixed levels).
+    /// Nothing was run, and why (no confirming schedule, no server).
     NotReplayed(String),
 }
 
@@ -35,17 +35,6 @@ pub fn any_to_replay(confirmations: &[Confirmation]) -> bool {
     confirmations
         .iter()
         .any(|c| matches!(c, Confirmation::Confirmed(_)))
-}
-
-/// The one level a schedule's transactions run at, or `None` when they
-/// run at different levels (a deployed mixed allocation): the replay
-/// driver begins every transaction at one level.
-pub fn schedule_level(s: &Schedule) -> Option<Level> {
-    let first = s.transactions.first()?.level;
-    s.transactions
-        .iter()
-        .all(|t| t.level == first)
-        .then_some(first)
 }
 
 /// Replays the schedule of each confirmed cycle on `server` (one answer
@@ -64,15 +53,17 @@ pub fn replay_confirmed(
     confirmations
         .iter()
         .map(|c| match c {
-            Confirmation::Confirmed(s) => match (server, schedule_level(s)) {
-                (None, _) => OnServer::NotReplayed("no PostgreSQL server to replay on".into()),
-                (Some(server), Some(level)) => match witness::replay(server, sources, w, prov, g, s, level) {
-                    Ok(r) => OnServer::Replayed(Box::new(r)),
-                    Err(d) => OnServer::Failed(d.message.clone()),
-                },
-                (Some(_), None) => OnServer::NotReplayed(
-                    "its transactions run at different isolation levels, and the replay runs every transaction of a schedule at one level".into(),
-                ),
+            // Each transaction at the level the explorer gave it: the
+            // deployed allocation's level of its program (issue 23).
+            Confirmation::Confirmed(s) => match server {
+                None => OnServer::NotReplayed("no PostgreSQL server to replay on".into()),
+                Some(server) => {
+                    let levels: Vec<Level> = s.transactions.iter().map(|t| t.level).collect();
+                    match witness::replay(server, sources, w, prov, g, s, &levels) {
+                        Ok(r) => OnServer::Replayed(Box::new(r)),
+                        Err(d) => OnServer::Failed(d.message.clone()),
+                    }
+                }
             },
             Confirmation::NotWithinBounds { .. } => OnServer::NotReplayed(
                 "the explorer found no schedule to replay (not confirmed)".into(),

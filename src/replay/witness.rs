@@ -23,7 +23,7 @@ use std::sync::Arc;
 use postgres::types::Type;
 
 use super::executor::Halt;
-use super::run::{compare, run, Action, Comparison, End, Outcome, SeedRow, Txn};
+use super::run::{compare, run_levels, Action, Comparison, End, Outcome, SeedRow, Txn};
 use super::scratch::{Column, Scratch};
 use super::server::Server;
 use super::solve;
@@ -142,7 +142,9 @@ pub enum Verdict {
 #[derive(Debug, Clone)]
 pub struct WitnessReplay {
     pub server_version: String,
-    pub level: Level,
+    /// Per transaction of the schedule, the level it began at (`BEGIN
+    /// ISOLATION LEVEL …`): one for all, or a deployed mixed allocation's.
+    pub levels: Vec<Level>,
     pub plan: Option<Plan>,
     pub outcome: Option<Outcome>,
     pub comparison: Option<Comparison>,
@@ -151,13 +153,32 @@ pub struct WitnessReplay {
     pub notes: Vec<String>,
 }
 
+impl WitnessReplay {
+    /// The level the transactions ran at, for people: `READ COMMITTED`,
+    /// or per transaction when they differ (`T1 READ COMMITTED, T2
+    /// SERIALIZABLE`).
+    pub fn level_text(&self) -> String {
+        match self.levels.first() {
+            Some(&l) if self.levels.iter().all(|&x| x == l) => l.to_string(),
+            Some(_) => self
+                .levels
+                .iter()
+                .enumerate()
+                .map(|(i, l)| format!("T{} {l}", i + 1))
+                .collect::<Vec<_>>()
+                .join(", "),
+            None => Level::ReadCommitted.to_string(),
+        }
+    }
+}
+
 /// At most this many value combinations are run for one schedule …
 const MAX_TRIES: usize = 24;
 /// … and for at most this long.
 const BUDGET: std::time::Duration = std::time::Duration::from_secs(40);
 
-/// Replays `s` (found on the summary graph `g` of `w`) on `server` at
-/// `level`, on a scratch schema that is dropped before this returns.
+/// Replays `s` (found on the summary graph `g` of `w`) on `server`, its
+/// transaction i at `levels[i]` (READ COMMITTED where missing), on a scratch schema that is dropped before this returns.
 /// The value choices of [`solve::Space`] are tried in order until one
 /// run is reproduced, then [`solve::changes`] of the first choice's plan
 /// (one search for `replay` and `check --postgres…`); otherwise the
@@ -170,8 +191,12 @@ pub fn replay(
     prov: &Provenance,
     g: &SummaryGraph,
     s: &Schedule,
-    level: Level,
+    levels: &[Level],
 ) -> Result<WitnessReplay> {
+    let levels: Vec<Level> = (0..s.transactions.len())
+        .map(|i| levels.get(i).copied().unwrap_or(Level::ReadCommitted))
+        .collect();
+    let levels = levels.as_slice();
     let mut scratch = Scratch::create(server, &sources.schema)?;
     let space = solve::Space::of(sources, w, prov, g, s);
     let choices = space.choices();
@@ -191,7 +216,7 @@ pub fn replay(
             prov,
             g,
             s,
-            level,
+            levels,
             &space,
             choice,
             &|_| {},
@@ -214,7 +239,7 @@ pub fn replay(
     let Some((_, mut r)) = best else {
         return Ok(WitnessReplay {
             server_version: server.version.clone(),
-            level,
+            levels: levels.to_vec(),
             plan: None,
             outcome: None,
             comparison: None,
@@ -252,7 +277,7 @@ pub fn replay(
             prov,
             g,
             s,
-            level,
+            levels,
             &space,
             choice,
             &adjust,
@@ -341,14 +366,14 @@ fn attempt(
     prov: &Provenance,
     g: &SummaryGraph,
     s: &Schedule,
-    level: Level,
+    levels: &[Level],
     space: &solve::Space,
     choice: &solve::Choice,
     adjust: &dyn Fn(&mut Plan),
 ) -> Result<WitnessReplay> {
     let mut out = WitnessReplay {
         server_version: scratch.server.version.clone(),
-        level,
+        levels: levels.to_vec(),
         plan: None,
         outcome: None,
         comparison: None,
@@ -379,7 +404,7 @@ fn attempt(
         }
     }
     let mut k = 0;
-    let c = run(scratch, &p.seed, &p.txns, level, &mut |_| {
+    let c = run_levels(scratch, &p.seed, &p.txns, levels, &mut |_| {
         let a = p.actions.get(k).copied();
         k += 1;
         a
@@ -402,7 +427,10 @@ fn attempt(
     if !halted.is_empty() {
         out.verdict = Verdict::NotReproduced(halted.join("; "));
     } else {
-        let cmp = compare(scratch, &p.seed, &p.txns, level, &c)?;
+        // Serial runs: each transaction commits before the next begins,
+        // so the level they run at does not change their outcome.
+        let serial_level = levels.first().copied().unwrap_or(Level::ReadCommitted);
+        let cmp = compare(scratch, &p.seed, &p.txns, serial_level, &c)?;
         out.verdict = match &cmp.equivalent {
             Some(order) => Verdict::NotReproduced(format!(
                 "the outcome equals the serial order {}",

@@ -180,7 +180,7 @@ pub fn text(items: &[Item], random: Option<&RandomReport>, server: &str) -> Stri
                     push(format!("    {l}"));
                 }
                 if let Some(p) = &replay.plan {
-                    push(format!("  on PostgreSQL at {}:", replay.level));
+                    push(format!("  on PostgreSQL at {}:", replay.level_text()));
                     for t in &p.txns {
                         push(format!("    {}", call(t)));
                     }
@@ -283,7 +283,8 @@ pub fn json(items: &[Item], random: Option<&RandomReport>, server: &str) -> Json
                 json!({
                     "cycle": cycle,
                     "replayed": true,
-                    "level": replay.level.to_string(),
+                    "level": replay.level_text(),
+                    "levels": replay.levels.iter().map(|l| l.sql()).collect::<Vec<_>>(),
                     "server": replay.server_version,
                     "reproduced": reproduced,
                     "why_not": why,
@@ -371,7 +372,7 @@ pub fn on_postgres(r: &OnServer) -> super::OnPostgres {
                     "reproduced",
                     format!(
                         "reproduced on {} at {}: no serial order gives the same reads and final state",
-                        replay.server_version, replay.level
+                        replay.server_version, replay.level_text()
                     ),
                     None,
                 ),
@@ -385,7 +386,8 @@ pub fn on_postgres(r: &OnServer) -> super::OnPostgres {
             let json = json!({
                 "status": status,
                 "server": replay.server_version,
-                "level": replay.level.to_string(),
+                "level": replay.level_text(),
+                "levels": replay.levels.iter().map(|l| l.sql()).collect::<Vec<_>>(),
                 "why": why,
                 "description": line,
                 "transactions": replay.plan.iter().flat_map(|p| &p.txns).map(call).collect::<Vec<_>>(),
