@@ -185,3 +185,142 @@ fn raising_the_other_program_as_allocate_suggests_gives_no_anomaly() {
     );
     assert_eq!(r.level_text(), "SERIALIZABLE");
 }
+
+// ---------------------------------------------------------------------
+// (1) A set-returning routine called in FROM.
+// ---------------------------------------------------------------------
+
+const ITEM: &str = "CREATE TABLE item (id int PRIMARY KEY, qty int NOT NULL);";
+
+/// `take` returns SETOF a composite (the table's row type) by RETURN
+/// QUERY; `order_item` calls it in FROM (`SELECT * INTO r FROM take(…)`,
+/// as graphile-worker's `add_job` calls `add_jobs`). `{lock}` is empty,
+/// or FOR UPDATE for the robust control.
+fn routines(lock: &str) -> String {
+    format!(
+        "
+CREATE FUNCTION take(p_id int, p_n int) RETURNS SETOF item
+LANGUAGE plpgsql AS $$
+BEGIN
+  RETURN QUERY UPDATE item SET qty = qty - p_n WHERE id = p_id RETURNING *;
+END;
+$$;
+
+CREATE FUNCTION order_item(p_id int, p_n int) RETURNS int
+LANGUAGE plpgsql AS $$
+DECLARE
+  v int;
+  r item;
+BEGIN
+  SELECT qty INTO v FROM item WHERE id = p_id{lock};
+  SELECT * INTO r FROM take(p_id, p_n);
+  RETURN r.qty;
+END;
+$$;
+"
+    )
+}
+
+/// Two `order_item` read the quantity, then debit it through `take`: not
+/// robust at READ COMMITTED (each reads before the other's debit). The
+/// replay stopped on the front-end's `unnest(:__call1, …)` (`function
+/// pg_catalog.unnest(unknown) is not unique`, 42725); now the routine's
+/// rows are what the calling statement reads, and the cycle is
+/// reproduced. Expectation from PostgreSQL 15.20, by hand (two psql
+/// sessions, item (1, 2), the routines created as written): T1 `SELECT
+/// qty FROM item WHERE id = 1` → 2, `SELECT * FROM take(1, 3)` → (1, −1);
+/// T2 `SELECT qty …` → 2; T1 COMMIT; T2 `SELECT * FROM take(1, 4)` →
+/// (1, −5); COMMIT. Serially the second reads −1 or −2, not 2: not
+/// serializable. And the call's row is the row `RETURN QUERY … RETURNING
+/// *` returned (a function scan returns its RETURN QUERY rows), so each
+/// transaction's `SELECT * INTO r FROM take(…)` shows the same values as
+/// its UPDATE. Control: with `FOR UPDATE` on the first read the workload
+/// is robust (the second waits for the first's row lock and reads its
+/// debit): exit 0, nothing to replay.
+#[test]
+fn a_set_returning_routine_called_in_from_is_replayed() {
+    let Some(s) = postgres::server() else { return };
+    let d = workload_dir(
+        ITEM,
+        "programs: [order_item]\n",
+        &[("routines.sql", &routines(""))],
+    );
+    let (code, v) = check_json(d.path(), &s.conninfo(), &[]);
+    assert_eq!(code, 1, "not robust: {v}");
+    let pg = &v["witnesses"][0]["postgres"];
+    assert_eq!(pg["status"], "reproduced", "{pg}");
+    let trace: Vec<&str> = pg["trace"]
+        .as_array()
+        .expect("trace")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    for t in ["T1", "T2"] {
+        let after = |what: &str| -> String {
+            let line = trace
+                .iter()
+                .find(|l| l.starts_with(&format!("{t}: ")) && l.contains(what))
+                .unwrap_or_else(|| panic!("{t} ran {what}: {trace:?}"));
+            line.rsplit(" → ").next().unwrap_or("").to_string()
+        };
+        let updated = after("UPDATE item");
+        let called = after("FROM take(");
+        assert!(updated.starts_with('('), "{t}: {updated}");
+        assert_eq!(called, updated, "{t}: the call returns RETURN QUERY's row");
+    }
+
+    let d = workload_dir(
+        ITEM,
+        "programs: [order_item]\n",
+        &[("routines.sql", &routines(" FOR UPDATE"))],
+    );
+    let (code, v) = check_json(d.path(), &s.conninfo(), &[]);
+    assert_eq!(code, 0, "robust with FOR UPDATE: {v}");
+}
+
+/// The executor's `order_item` gives what PostgreSQL's own `order_item`
+/// gives, on the same data, for a call that returns a row and one that
+/// returns none (`take(9, 1)`: no item 9, so `r` is all NULL and the
+/// function returns NULL, as PL/pgSQL's SELECT INTO with no row sets its
+/// targets to NULL). The routines are created on the server as written,
+/// and each run is rolled back, so both start from item (1, 2).
+#[test]
+fn the_replayed_call_returns_what_postgresql_returns() {
+    use ::postgres::types::Type;
+    use isolint::replay::executor::{Executor, Step};
+    use isolint::replay::value::Val;
+    let Some(s) = postgres::server() else { return };
+    let text = routines("");
+    let d = workload_dir(ITEM, "programs: [order_item]\n", &[("routines.sql", &text)]);
+    let l = isolint::frontend::load(d.path(), None).expect("load");
+    let sources = l.sources.as_ref().expect("SQL sources");
+    let p = l.workload.program("order_item").expect("order_item");
+    let mut c = s.connect().expect("connect");
+    c.batch_execute(&format!("{ITEM} INSERT INTO item VALUES (1, 2); {text}"))
+        .expect("setup");
+    for (id, n) in [(1, 3), (9, 1)] {
+        c.batch_execute("BEGIN").expect("begin");
+        let own =
+            isolint::replay::executor::query(&mut c, &format!("SELECT order_item({id}, {n})"), &[])
+                .expect("PostgreSQL's own call");
+        let want = own.0[0].1[0].text.clone();
+        c.batch_execute("ROLLBACK; BEGIN").expect("rollback");
+        let params = [
+            ("p_id".to_string(), Val::typed(id.to_string(), &Type::INT4)),
+            ("p_n".to_string(), Val::typed(n.to_string(), &Type::INT4)),
+        ]
+        .into_iter()
+        .collect();
+        let mut e = Executor::new(&sources.programs[p], params);
+        loop {
+            match e.step(&mut c) {
+                Ok(Step::Ran(_)) => {}
+                Ok(Step::Finished) => break,
+                other => panic!("order_item({id}, {n}): {other:?}"),
+            }
+        }
+        c.batch_execute("ROLLBACK").expect("rollback");
+        let got = e.vars.get("r$qty").and_then(|v| v.text.clone());
+        assert_eq!(got, want, "order_item({id}, {n}): r.qty");
+    }
+}

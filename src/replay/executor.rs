@@ -34,10 +34,13 @@ use postgres::Client;
 use sqlparser::ast::{visit_expressions_mut, Expr, Value};
 
 use super::scratch::ident;
+use super::srf;
 use super::value::Val;
 use crate::frontend::lower::{may_read, statement_text};
 use crate::frontend::sql::ast::{LoopHead, Node, ProcExpr, Stmt};
-use crate::frontend::sql::plpgsql::{ASSERT_MARK, CURSOR_MARK, HANDLER_MARK, ROW_COUNT_MARK};
+use crate::frontend::sql::plpgsql::{
+    ASSERT_MARK, CURSOR_MARK, HANDLER_MARK, RETURN_NEXT_MARK, ROW_COUNT_MARK,
+};
 
 /// One SQL statement the executor ran, with what it observed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -197,6 +200,14 @@ pub struct Executor<'p> {
     /// The conditions the last IF evaluated, and what they gave: why a
     /// RAISE or ROLLBACK was reached (issue 23: say why a replay fails).
     last_if: Vec<String>,
+    /// Per inlined routine being run (its block's label, `f()`), the rows
+    /// its `RETURN QUERY`s returned (`srf`).
+    returning: BTreeMap<String, srf::Returned>,
+    /// Per call result variable (`__callN`), the rows of that call: what
+    /// `unnest(:__callN, …)` in FROM stands for.
+    results: BTreeMap<String, srf::Returned>,
+    /// Variables `__srf_<n>` made for those rows so far.
+    srf_vars: usize,
 }
 
 impl<'p> Executor<'p> {
@@ -220,6 +231,9 @@ impl<'p> Executor<'p> {
             opening: None,
             fetched: vec![],
             last_if: vec![],
+            returning: BTreeMap::new(),
+            results: BTreeMap::new(),
+            srf_vars: 0,
         }
     }
 
@@ -400,7 +414,13 @@ impl<'p> Executor<'p> {
     /// EXCEPTION handlers ([`Executor::handle`]).
     fn exec(&mut self, c: &mut Client, node: &'p Node) -> Result<Option<Step>, Halt> {
         match node {
-            Node::Sql(stmt) => return Ok(Some(Step::Ran(Box::new(self.run_stmt(c, stmt)?)))),
+            Node::Sql(stmt) => {
+                let ran = self.run_stmt(c, stmt)?;
+                if stmt.returned {
+                    self.keep_returned(c, &ran)?;
+                }
+                return Ok(Some(Step::Ran(Box::new(ran))));
+            }
             Node::If(branches) => self.branch(c, branches)?,
             Node::Loop {
                 head, body, label, ..
@@ -425,6 +445,14 @@ impl<'p> Executor<'p> {
                 // A handler's conditions: read by `handle`.
                 Some(t) if t.starts_with(HANDLER_MARK) => {}
                 Some(ASSERT_MARK) => self.assert(c, &exprs[1..])?,
+                Some(RETURN_NEXT_MARK) => {
+                    if let Some(r) = self
+                        .routine_label()
+                        .and_then(|l| self.returning.get_mut(&l))
+                    {
+                        r.next = true;
+                    }
+                }
                 _ if self.observe => {
                     for e in exprs {
                         self.observe_eval(c, e)?;
@@ -447,8 +475,17 @@ impl<'p> Executor<'p> {
             } => set_constraints(c, names.as_deref(), *deferred)?,
             Node::Assign { var, expr } => {
                 let v = self.observe_eval(c, expr)?;
-                self.vars
-                    .insert(var.trim_start_matches(':').to_lowercase(), v);
+                let var = var.trim_start_matches(':').to_lowercase();
+                // After an inlined routine: its result variable. The rows
+                // its RETURN QUERYs returned are what a call in FROM reads.
+                if srf::is_call_result(&var) {
+                    let label = srf::call_label(&expr.snip.text);
+                    match self.returning.remove(&label) {
+                        Some(r) => self.results.insert(var.clone(), r),
+                        None => self.results.remove(&var),
+                    };
+                }
+                self.vars.insert(var, v);
             }
             // COMMIT splits programs before they get here; RETURN ends
             // the routine.
@@ -467,7 +504,14 @@ impl<'p> Executor<'p> {
                 body,
                 handlers,
                 ..
-            } => self.enter_block(c, label.as_deref(), body, handlers.as_deref())?,
+            } => {
+                // An inlined routine (`f()`, `inline_one`): its rows start
+                // empty for this call.
+                if let Some(l) = label.as_deref().filter(|l| l.ends_with("()")) {
+                    self.returning.insert(l.to_string(), Default::default());
+                }
+                self.enter_block(c, label.as_deref(), body, handlers.as_deref())?
+            }
             Node::Call { .. } => {
                 return Err(Halt::Unsupported(
                     "a routine call that was not inlined".into(),
@@ -872,9 +916,49 @@ impl<'p> Executor<'p> {
         Ok((node, vals))
     }
 
+    /// The inlined routine the executor is in (its block's label, `f()`).
+    fn routine_label(&self) -> Option<String> {
+        self.frames.iter().rev().find_map(|f| match f {
+            Frame::Block { label: Some(l), .. } if l.ends_with("()") => Some(l.to_string()),
+            _ => None,
+        })
+    }
+
+    /// A `RETURN QUERY` of an inlined routine ran: its rows (from
+    /// `last_rows`) are kept for a call in FROM, with its columns, which
+    /// PostgreSQL describes also when no row came back.
+    fn keep_returned(&mut self, c: &mut Client, ran: &Ran) -> Result<(), Halt> {
+        let Some(label) = self.routine_label() else {
+            return Ok(());
+        };
+        let columns: Vec<(String, u32)> = match self.last_rows.first() {
+            Some(r) => r.iter().map(|(n, v)| (n.clone(), v.oid)).collect(),
+            None => {
+                let types: Vec<postgres::types::Type> =
+                    ran.params.iter().map(Val::param_type).collect();
+                let st = c
+                    .prepare_typed(&ran.sent, &types)
+                    .map_err(|e| Halt::from_db(&e, Some(ran.source.clone())))?;
+                st.columns()
+                    .iter()
+                    .map(|col| (col.name().to_string(), col.type_().oid()))
+                    .collect()
+            }
+        };
+        self.returning
+            .entry(label)
+            .or_default()
+            .add(columns, ran.rows.clone());
+        Ok(())
+    }
+
     fn run_stmt(&mut self, c: &mut Client, stmt: &Stmt) -> Result<Ran, Halt> {
         let source = statement_text(&stmt.snip.text);
-        let (sql, params) = self.bind(stmt.sql.clone())?;
+        let mut sql = stmt.sql.clone();
+        if !self.results.is_empty() {
+            srf::substitute(&mut sql, &self.results, &mut self.vars, &mut self.srf_vars)?;
+        }
+        let (sql, params) = self.bind(sql)?;
         let sent = weak_locks(&source, sql.to_string());
         let sent = with_index_predicate(&stmt.snip, sent);
         let (rows, affected) =

@@ -13,6 +13,10 @@ pub struct Stmt {
     pub into: Vec<String>,
     /// The lock clause is FOR KEY SHARE, which orders no UPDATE.
     pub weak_lock: bool,
+    /// PL/pgSQL `RETURN QUERY`: its rows are the routine's result. The
+    /// lowering reads it as any statement; the replay's executor keeps
+    /// the rows for a call of the routine in FROM (issue 23).
+    pub returned: bool,
     /// What PostgreSQL's parse tree of the statement references (the
     /// gate, `super::gate`), for the lowering's audit.
     pub pg: super::gate::PgRefs,

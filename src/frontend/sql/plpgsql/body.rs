@@ -651,12 +651,23 @@ impl Parser<'_> {
                     ));
                 }
                 let from = self.toks[self.pos + 1].2;
-                nodes.push(Node::Sql(Box::new(self.sql(from, end)?)));
+                let mut q = self.sql(from, end)?;
+                q.returned = true;
+                nodes.push(Node::Sql(Box::new(q)));
                 self.pos = semi + 1;
                 return Ok(());
             }
             Some("NEXT") => {
-                let e = self.exprs(self.toks[self.pos + 1].2, end)?;
+                let mut e = self.exprs(self.toks[self.pos + 1].2, end)?;
+                // Marked for the replay's executor, which does not
+                // collect RETURN NEXT rows (it says so).
+                let mut mark = self.cond(Snippet {
+                    text: "NULL".into(),
+                    offset: at,
+                    parsed: None,
+                })?;
+                mark.snip.text = RETURN_NEXT_MARK.into();
+                e.insert(0, mark);
                 nodes.push(Node::Eval(e));
                 self.pos = semi + 1;
                 return Ok(());
@@ -808,6 +819,7 @@ impl Parser<'_> {
             sql,
             into,
             weak_lock,
+            returned: false,
             pg,
         })
     }

@@ -46,6 +46,11 @@ pub const CURSOR_MARK: &str = "CURSOR ";
 /// `procedural` does not import from this module.
 pub use super::procedural::ASSERT_MARK;
 
+/// The first expression of a `RETURN NEXT`'s `Node::Eval` (then the
+/// returned expressions): the replay's executor does not collect RETURN
+/// NEXT rows, and stops where a routine's rows so made are used.
+pub const RETURN_NEXT_MARK: &str = "RETURN NEXT";
+
 /// The first node of an EXCEPTION handler's body: `Node::Eval` of an
 /// expression with this text followed by the handler's conditions as
 /// written (`EXCEPTION WHEN no_data_found OR SQLSTATE '22012'`), so the
