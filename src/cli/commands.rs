@@ -13,8 +13,7 @@ use super::{emit, json_text, load_workload, render_svg, write_text};
 use crate::analysis::robustness::Method;
 use crate::analysis::{self, graph};
 use crate::frontend::Loaded;
-use crate::model::error::{Diag, Result, Warning};
-use crate::model::isolation::{parse_levels, Deployed, LevelSource};
+use crate::model::error::{Diag, Result};
 use crate::model::settings::Settings;
 use crate::report;
 
@@ -148,7 +147,7 @@ fn check(
 ) -> Result<Exit> {
     let text = format == CheckFormat::Text;
     let mut loaded = load_workload(&args.input, text)?;
-    let deployed = deployed_levels(&mut loaded, levels, text)?;
+    let deployed = super::deployed_levels(&mut loaded, levels, text)?;
     let w = &loaded.workload;
     let (settings, method) = (args.settings.settings(), args.method.method());
     let mut f = analysis::check_deployed_with(w, settings, method, &deployed, &Spinner::new());
@@ -163,50 +162,6 @@ fn check(
     };
     emit(&text)?;
     Ok(Exit::finding_if(!f.robust))
-}
-
-/// The levels a team runs: PostgreSQL's default, the programs' own
-/// declarations, the manifest's `isolation:`, then `--levels`; an
-/// override of a declared level is a warning.
-pub(super) fn deployed_levels(
-    loaded: &mut Loaded,
-    flag: Option<&str>,
-    text: bool,
-) -> Result<Deployed> {
-    let w = &loaded.workload;
-    let mut overrides = vec![(LevelSource::Manifest, loaded.deployed.clone())];
-    if let Some(spec) = flag {
-        let pairs = parse_levels(spec).map_err(|e| {
-            Diag::new(format!("--levels: {e}"))
-                .help("write --levels PROGRAM=LEVEL,… with LEVEL read-committed, repeatable-read or serializable")
-        })?;
-        let mut flagged = vec![];
-        for (name, level) in pairs {
-            let p = w.program(&name).ok_or_else(|| {
-                let names: Vec<&str> = w.programs.iter().map(|p| p.name.as_str()).collect();
-                Diag::new(format!(
-                    "--levels names `{name}`, which is not a program of this workload"
-                ))
-                .help(format!("programs: {}", names.join(", ")))
-            })?;
-            flagged.push((p, level));
-        }
-        overrides.push((LevelSource::Flag, flagged));
-    }
-    let mut conflicts = vec![];
-    let deployed = Deployed::resolve(&loaded.declared, &overrides, &mut conflicts);
-    for (p, message) in conflicts {
-        let warning = Warning {
-            file: w.programs[p].file.clone().unwrap_or_else(|| w.name.clone()),
-            line: 1,
-            message: format!("{} {message}", w.programs[p].name),
-        };
-        if text {
-            super::warn(&warning.to_string());
-        }
-        loaded.warnings.push(warning);
-    }
-    Ok(deployed)
 }
 
 /// `isolint allocate`: the lowest robust allocation, with and without

@@ -12,7 +12,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::analysis::limits::admit;
 use crate::frontend::{load, Loaded};
-use crate::model::error::{Diag, Result};
+use crate::model::error::{Diag, Result, Warning};
+use crate::model::isolation::{parse_levels, Deployed, LevelSource};
 
 pub mod args;
 pub mod commands;
@@ -152,4 +153,48 @@ fn render_svg(dot: &str) -> Option<String> {
     out.status
         .success()
         .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The levels a team runs: PostgreSQL's default, the programs' own
+/// declarations, the manifest's `isolation:`, then `--levels`; an
+/// override of a declared level is a warning.
+pub(crate) fn deployed_levels(
+    loaded: &mut Loaded,
+    flag: Option<&str>,
+    text: bool,
+) -> Result<Deployed> {
+    let w = &loaded.workload;
+    let mut overrides = vec![(LevelSource::Manifest, loaded.deployed.clone())];
+    if let Some(spec) = flag {
+        let pairs = parse_levels(spec).map_err(|e| {
+            Diag::new(format!("--levels: {e}"))
+                .help("write --levels PROGRAM=LEVEL,… with LEVEL read-committed, repeatable-read or serializable")
+        })?;
+        let mut flagged = vec![];
+        for (name, level) in pairs {
+            let p = w.program(&name).ok_or_else(|| {
+                let names: Vec<&str> = w.programs.iter().map(|p| p.name.as_str()).collect();
+                Diag::new(format!(
+                    "--levels names `{name}`, which is not a program of this workload"
+                ))
+                .help(format!("programs: {}", names.join(", ")))
+            })?;
+            flagged.push((p, level));
+        }
+        overrides.push((LevelSource::Flag, flagged));
+    }
+    let mut conflicts = vec![];
+    let deployed = Deployed::resolve(&loaded.declared, &overrides, &mut conflicts);
+    for (p, message) in conflicts {
+        let warning = Warning {
+            file: w.programs[p].file.clone().unwrap_or_else(|| w.name.clone()),
+            line: 1,
+            message: format!("{} {message}", w.programs[p].name),
+        };
+        if text {
+            warn(&warning.to_string());
+        }
+        loaded.warnings.push(warning);
+    }
+    Ok(deployed)
 }

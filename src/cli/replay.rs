@@ -21,11 +21,7 @@ pub fn replay(args: &ReplayArgs) -> Result<Exit> {
     let mut loaded = load_workload(&args.input, text)?;
     // `--levels`: the deployed levels, resolved as `check` resolves them.
     let deployed = match &args.levels {
-        Some(spec) => Some(super::commands::deployed_levels(
-            &mut loaded,
-            Some(spec),
-            text,
-        )?),
+        Some(spec) => Some(super::deployed_levels(&mut loaded, Some(spec), text)?),
         None => None,
     };
     let loaded = loaded;

@@ -956,7 +956,8 @@ impl<'p> Executor<'p> {
         let source = statement_text(&stmt.snip.text);
         let mut sql = stmt.sql.clone();
         if !self.results.is_empty() {
-            srf::substitute(&mut sql, &self.results, &mut self.vars, &mut self.srf_vars)?;
+            srf::substitute(&mut sql, &self.results, &mut self.vars, &mut self.srf_vars)
+                .map_err(Halt::Unsupported)?;
         }
         let (sql, params) = self.bind(sql)?;
         let sent = weak_locks(&source, sql.to_string());

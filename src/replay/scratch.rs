@@ -25,60 +25,7 @@ pub struct Table {
     pub columns: Vec<Column>,
 }
 
-#[derive(Debug, Clone)]
-pub struct Column {
-    pub name: String,
-    pub oid: u32,
-    pub type_name: String,
-    pub not_null: bool,
-    pub has_default: bool,
-    /// `GENERATED ALWAYS AS (…) STORED`: PostgreSQL computes it and
-    /// refuses a value for it.
-    pub generated: bool,
-    /// `GENERATED ALWAYS AS IDENTITY`: a value for it needs `OVERRIDING
-    /// SYSTEM VALUE`.
-    pub identity_always: bool,
-    pub shape: Shape,
-}
-
-/// What values of a column's type look like, from the catalog: a domain's
-/// base type (the type itself otherwise), an array's element type, an
-/// enum's labels.
-#[derive(Debug, Clone, Default)]
-pub struct Shape {
-    /// The base type (the column's own type unless it is a domain).
-    pub base: u32,
-    /// `format_type` of it, with the domain's or column's modifier.
-    pub base_name: String,
-    /// For an array: its element type (0 otherwise).
-    pub elem: u32,
-    pub elem_name: String,
-    /// For an enum (or an array of one): its labels in order.
-    pub labels: Vec<String>,
-    /// For a domain with CHECK constraints: values PostgreSQL accepts for
-    /// it ([`Scratch::solve_domains`]); made-up values are taken from here.
-    pub accepted: Vec<String>,
-}
-
-impl Column {
-    /// A column of type `ty` that is no table's (a parameter's type).
-    pub fn of_type(name: &str, oid: u32, type_name: &str) -> Column {
-        Column {
-            name: name.to_string(),
-            oid,
-            type_name: type_name.to_string(),
-            not_null: false,
-            has_default: false,
-            generated: false,
-            identity_always: false,
-            shape: Shape {
-                base: oid,
-                base_name: type_name.to_string(),
-                ..Shape::default()
-            },
-        }
-    }
-}
+pub use super::value::{Column, Shape};
 
 /// How far from its start a sequence is moved for a run (see
 /// [`Scratch::reset_sequences`]), and how many numbers a run may draw.
@@ -413,7 +360,7 @@ impl Scratch<'_> {
                 // Made-up values first: distinct and non-zero where the
                 // CHECK allows them.
                 let mut cands: Vec<String> = (1..=60)
-                    .filter_map(|n| super::witness::made_up(&base, n))
+                    .filter_map(|n| super::value::made_up(&base, n))
                     .collect();
                 cands.extend(defs.iter().flat_map(|d| check_literals(d)));
                 let sql = format!("SELECT ($1::text)::{}", c.type_name);

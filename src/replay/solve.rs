@@ -35,8 +35,8 @@ use crate::frontend::Sources;
 use crate::model::btp::{StmtType, Workload};
 use crate::model::provenance::Provenance;
 
+use super::plan::Plan;
 use super::value::Val;
-use super::witness::Plan;
 
 /// A predicate-based statement of the schedule (transaction `txn`,
 /// position `pos`) whose pinned columns may be equated with `tuple`.
@@ -112,7 +112,7 @@ impl Space {
             let Some(program) = sources.programs.get(tr.program) else {
                 continue;
             };
-            let params = super::witness::parameters(program);
+            let params = super::plan::parameters(program);
             let mut found = vec![];
             branch_params(program, &mut found);
             let mut lits = vec![];

@@ -24,7 +24,6 @@ use std::ops::ControlFlow;
 
 use sqlparser::ast::{TableFactor, VisitMut, VisitorMut};
 
-use super::executor::Halt;
 use super::value::Val;
 
 /// The rows one call of a routine returned (`RETURN QUERY`).
@@ -72,13 +71,14 @@ pub fn is_call_result(var: &str) -> bool {
 
 /// Replaces in `node` every FROM item `unnest(:v, …)` whose `:v` holds a
 /// routine's rows (`results`) by those rows; their values become the
-/// variables `__srf_<n>` (added to `vars`, bound as any parameter).
+/// variables `__srf_<n>` (added to `vars`, bound as any parameter). The
+/// error says what cannot be run (the executor's `Halt::Unsupported`).
 pub fn substitute<T: VisitMut>(
     node: &mut T,
     results: &BTreeMap<String, Returned>,
     vars: &mut BTreeMap<String, Val>,
     counter: &mut usize,
-) -> Result<(), Halt> {
+) -> Result<(), String> {
     let mut v = Substitute {
         results,
         vars,
@@ -96,7 +96,7 @@ struct Substitute<'a> {
     results: &'a BTreeMap<String, Returned>,
     vars: &'a mut BTreeMap<String, Val>,
     counter: &'a mut usize,
-    error: Option<Halt>,
+    error: Option<String>,
 }
 
 impl VisitorMut for Substitute<'_> {
@@ -116,15 +116,15 @@ impl VisitorMut for Substitute<'_> {
             return ControlFlow::Continue(());
         }
         let Some(ret) = self.results.get(&var) else {
-            self.error = Some(Halt::Unsupported(format!(
+            self.error = Some(format!(
                 "the rows of the routine called in FROM (`:{var}`) are not known when the statement runs (a VOLATILE routine beside tables in FROM runs per row, after the statement's snapshot: the replay does not run that)"
-            )));
+            ));
             return ControlFlow::Break(());
         };
         if ret.next {
-            self.error = Some(Halt::Unsupported(
+            self.error = Some(
                 "a set-returning routine called in FROM returned rows by RETURN NEXT, which the replay does not collect (RETURN QUERY it does)".into(),
-            ));
+            );
             return ControlFlow::Break(());
         }
         match self.rows_query(ret) {
@@ -150,7 +150,7 @@ impl Substitute<'_> {
     /// with one row of typed NULLs when none was returned (LIMIT 0), so
     /// the columns keep their types; `SELECT 1 WHERE false` when no
     /// `RETURN QUERY` ran (no columns known: the call returned no row).
-    fn rows_query(&mut self, ret: &Returned) -> Result<sqlparser::ast::Query, Halt> {
+    fn rows_query(&mut self, ret: &Returned) -> Result<sqlparser::ast::Query, String> {
         let text = if ret.columns.is_empty() {
             "SELECT 1 WHERE false".to_string()
         } else {
@@ -190,14 +190,10 @@ impl Substitute<'_> {
         };
         let parsed =
             sqlparser::parser::Parser::parse_sql(&sqlparser::dialect::PostgreSqlDialect {}, &text)
-                .map_err(|e| {
-                    Halt::Unsupported(format!("the rows of a set-returning routine: {e}"))
-                })?;
+                .map_err(|e| format!("the rows of a set-returning routine: {e}"))?;
         match parsed.into_iter().next() {
             Some(sqlparser::ast::Statement::Query(q)) => Ok(*q),
-            _ => Err(Halt::Unsupported(
-                "the rows of a set-returning routine: not a query".into(),
-            )),
+            _ => Err("the rows of a set-returning routine: not a query".into()),
         }
     }
 }

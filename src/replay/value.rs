@@ -9,6 +9,11 @@
 //! [`Val`]'s `FromSql` turns back into the text PostgreSQL would print for
 //! the common types. Two values are equal when their texts are, which is
 //! what comparing a replay with a serial run needs.
+//!
+//! Also the value makers: a column's type as the catalog describes it
+//! ([`Column`], [`Shape`]) and made-up values that fit it ([`made_up`],
+//! [`fit_number`], [`fit_text`]), used by the scratch schema, witness and
+//! random replay alike.
 
 use std::error::Error;
 use std::fmt;
@@ -406,6 +411,166 @@ fn date(days_since_2000: i64) -> String {
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
     format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// A column (or a parameter) with its type as the catalog describes it:
+/// what made-up values must fit.
+#[derive(Debug, Clone)]
+pub struct Column {
+    pub name: String,
+    pub oid: u32,
+    pub type_name: String,
+    pub not_null: bool,
+    pub has_default: bool,
+    /// `GENERATED ALWAYS AS (…) STORED`: PostgreSQL computes it and
+    /// refuses a value for it.
+    pub generated: bool,
+    /// `GENERATED ALWAYS AS IDENTITY`: a value for it needs `OVERRIDING
+    /// SYSTEM VALUE`.
+    pub identity_always: bool,
+    pub shape: Shape,
+}
+
+/// What values of a column's type look like, from the catalog: a domain's
+/// base type (the type itself otherwise), an array's element type, an
+/// enum's labels.
+#[derive(Debug, Clone, Default)]
+pub struct Shape {
+    /// The base type (the column's own type unless it is a domain).
+    pub base: u32,
+    /// `format_type` of it, with the domain's or column's modifier.
+    pub base_name: String,
+    /// For an array: its element type (0 otherwise).
+    pub elem: u32,
+    pub elem_name: String,
+    /// For an enum (or an array of one): its labels in order.
+    pub labels: Vec<String>,
+    /// For a domain with CHECK constraints: values PostgreSQL accepts for
+    /// it ([`Scratch::solve_domains`]); made-up values are taken from here.
+    pub accepted: Vec<String>,
+}
+
+impl Column {
+    /// A column of type `ty` that is no table's (a parameter's type).
+    pub fn of_type(name: &str, oid: u32, type_name: &str) -> Column {
+        Column {
+            name: name.to_string(),
+            oid,
+            type_name: type_name.to_string(),
+            not_null: false,
+            has_default: false,
+            generated: false,
+            identity_always: false,
+            shape: Shape {
+                base: oid,
+                base_name: type_name.to_string(),
+                ..Shape::default()
+            },
+        }
+    }
+}
+
+/// Value number `n` of column `col`'s type as PostgreSQL's text input,
+/// within the type: an enum's labels in turn, a domain's base type, an
+/// array of one element, numbers within `smallint`/`integer`/`numeric(p,
+/// s)`, strings within `char(n)`/`varchar(n)`, jsonb, uuid, time,
+/// interval. `None` for a type isolint does not know. A domain with a
+/// CHECK takes the values the server accepted for it
+/// (`Scratch::solve_domains`).
+pub(crate) fn made_up(col: &Column, n: u64) -> Option<String> {
+    let sh = &col.shape;
+    let (base, base_name) = if sh.base != 0 {
+        (sh.base, sh.base_name.as_str())
+    } else {
+        (col.oid, col.type_name.as_str())
+    };
+    if sh.elem != 0 {
+        let elem = Column::of_type(&col.name, sh.elem, &sh.elem_name);
+        let elem = Column {
+            shape: Shape {
+                labels: sh.labels.clone(),
+                ..elem.shape.clone()
+            },
+            ..elem
+        };
+        let v = made_up(&elem, n)?;
+        return Some(format!(
+            "{{\"{}\"}}",
+            v.replace('\\', "\\\\").replace('"', "\\\"")
+        ));
+    }
+    if !sh.accepted.is_empty() {
+        return Some(sh.accepted[n as usize % sh.accepted.len()].clone());
+    }
+    if !sh.labels.is_empty() {
+        return Some(sh.labels[n as usize % sh.labels.len()].clone());
+    }
+    let t = Type::from_oid(base)?;
+    Some(match t {
+        _ if is_number(base) => fit_number(n, base_name),
+        _ if is_text(base) => fit_text(n, base_name),
+        Type::BOOL => "t".into(),
+        Type::DATE => format!("2001-01-{:02}", n % 28 + 1),
+        Type::TIMESTAMP | Type::TIMESTAMPTZ => {
+            format!("2001-01-{:02} 00:00:{:02}", n % 28 + 1, n % 60)
+        }
+        Type::TIME | Type::TIMETZ => format!("00:{:02}:{:02}", n / 60 % 60, n % 60),
+        Type::INTERVAL => format!("{n} seconds"),
+        Type::UUID => format!("00000000-0000-4000-8000-{:012x}", n),
+        Type::JSON | Type::JSONB => format!("{{\"isolint\": {n}}}"),
+        Type::BYTEA => format!("\\x{n:016x}"),
+        _ => return None,
+    })
+}
+
+/// The `(a[, b])` of a type name like `numeric(4,4)` or `character(2)`.
+fn type_args(type_name: &str) -> Vec<u32> {
+    type_name
+        .split_once('(')
+        .and_then(|(_, r)| r.split_once(')'))
+        .map(|(a, _)| a.split(',').filter_map(|x| x.trim().parse().ok()).collect())
+        .unwrap_or_default()
+}
+
+/// `n` as a number that fits `numeric(p, s)`: at most p − s integer
+/// digits (a pure fraction when that is 0), and `smallint`/`integer`
+/// within their range (PostgreSQL refused the random replay's key
+/// 1000002 for a smallint), so seeding never overflows. Distinct for n
+/// below the type's range.
+pub(crate) fn fit_number(n: u64, type_name: &str) -> String {
+    match type_name {
+        "smallint" => return (n % i16::MAX as u64).to_string(),
+        "integer" => return (n % i32::MAX as u64).to_string(),
+        _ => {}
+    }
+    match type_args(type_name).as_slice() {
+        [p, s] if p <= s => {
+            let s = (*s).min(18);
+            format!("0.{:0w$}", n % 10u64.pow(s), w = s as usize)
+        }
+        [p, s] => (n % 10u64.pow((p - s).min(18))).to_string(),
+        _ => n.to_string(),
+    }
+}
+
+/// `v<n>`, or `n` in base 36 when that does not fit `char(k)` /
+/// `varchar(k)`.
+pub(crate) fn fit_text(n: u64, type_name: &str) -> String {
+    let v = format!("v{n}");
+    match type_args(type_name).first() {
+        Some(&k) if (k as usize) < v.len() => {
+            let digits = b"0123456789abcdefghijklmnopqrstuvwxyz";
+            let mut out = vec![];
+            let mut m = n;
+            for _ in 0..k {
+                out.push(digits[(m % 36) as usize]);
+                m /= 36;
+            }
+            out.reverse();
+            String::from_utf8(out).unwrap_or(v)
+        }
+        _ => v,
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,150 @@
+//! A witness made concrete ([`Plan`]: transactions with parameters, seed
+//! rows, driver actions), and which parameters a program has
+//! ([`parameters`]). Shared by `witness` (which makes plans) and `solve`
+//! (which changes them), so that neither imports the other.
+
+use std::collections::HashSet;
+
+use super::run::{Action, SeedRow, Txn};
+use super::value::Val;
+use crate::frontend::sql::ast::{LoopHead, Node};
+
+/// The schedule made concrete.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub txns: Vec<Txn>,
+    pub seed: Vec<SeedRow>,
+    pub actions: Vec<Action>,
+    /// Per transaction, the statements the schedule has it run, in order
+    /// (as the BTP shows them), to check the program took that path.
+    pub expected: Vec<Vec<String>>,
+    /// What the values could not pin down.
+    pub notes: Vec<String>,
+    /// Per table, the columns the schedule's statements read or write
+    /// (PostgreSQL's names, in table order): shown first in a seed row.
+    pub touched: Vec<(String, Vec<String>)>,
+}
+
+/// A seed row's columns with their values.
+pub type Cells<'r> = Vec<&'r (String, Val)>;
+
+impl Plan {
+    /// A seed row's values, the columns the schedule touches first, then
+    /// the others.
+    pub fn touched_first<'r>(&self, row: &'r SeedRow) -> (Cells<'r>, Cells<'r>) {
+        let cols: &[String] = self
+            .touched
+            .iter()
+            .find(|(t, _)| *t == row.table)
+            .map_or(&[], |(_, c)| c.as_slice());
+        row.values.iter().partition(|(c, _)| cols.contains(c))
+    }
+}
+
+/// Parameters of a program: the `:names` (and positional `$n`) it may read before it assigns
+/// them (a definite-assignment pass: after an IF only what every branch,
+/// ELSE included, assigns counts as assigned; what a loop body assigns
+/// counts inside it only). TPC-C's OrderStatus assigns `:c` on its
+/// by-name branch and reads it as a parameter on the other: a parameter.
+pub fn parameters(nodes: &[Node]) -> Vec<String> {
+    let mut params = vec![];
+    walk(nodes, &mut HashSet::new(), &mut params);
+    params.sort();
+    params.dedup();
+    params
+}
+
+fn placeholders<T: sqlparser::ast::Visit>(
+    node: &T,
+    assigned: &HashSet<String>,
+    params: &mut Vec<String>,
+) {
+    let _ = sqlparser::ast::visit_expressions(node, |e| {
+        if let sqlparser::ast::Expr::Value(v) = e {
+            if let sqlparser::ast::Value::Placeholder(p) = &v.value {
+                // `:name`, or a routine's parameter by position (`$1`, and
+                // what `x ALIAS FOR $1` names): the executor binds both
+                // by their name without the colon.
+                let positional =
+                    p.len() > 1 && p.starts_with('$') && p[1..].bytes().all(|b| b.is_ascii_digit());
+                if p.starts_with(':') || positional {
+                    let name = p.trim_start_matches(':').to_lowercase();
+                    let base = name.split('$').next().unwrap_or(&name).to_string();
+                    if !assigned.contains(&base) && name != "found" {
+                        params.push(name);
+                    }
+                }
+            }
+        }
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+}
+
+fn walk(nodes: &[Node], assigned: &mut HashSet<String>, params: &mut Vec<String>) {
+    let var = |v: &str| v.trim_start_matches(':').to_lowercase();
+    for n in nodes {
+        match n {
+            Node::Sql(s) | Node::Open(s) => {
+                placeholders(&s.sql, assigned, params);
+                assigned.extend(s.into.iter().map(|v| var(v)));
+            }
+            Node::If(bs) => {
+                let mut after: Option<HashSet<String>> = None;
+                for (c, b) in bs {
+                    if let Some(c) = c {
+                        placeholders(&c.expr, assigned, params);
+                    }
+                    let mut a = assigned.clone();
+                    walk(b, &mut a, params);
+                    after = Some(match after {
+                        None => a,
+                        Some(x) => x.intersection(&a).cloned().collect(),
+                    });
+                }
+                let has_else = bs.last().is_some_and(|(c, _)| c.is_none());
+                if let (true, Some(a)) = (has_else, after) {
+                    *assigned = a;
+                }
+            }
+            Node::Loop { head, body, .. } => {
+                match head {
+                    LoopHead::While(c) | LoopHead::Array { expr: c, .. } => {
+                        placeholders(&c.expr, assigned, params)
+                    }
+                    LoopHead::Range { bounds, .. } => bounds
+                        .iter()
+                        .for_each(|c| placeholders(&c.expr, assigned, params)),
+                    LoopHead::Query { query, .. } => placeholders(&query.sql, assigned, params),
+                    LoopHead::Plain => {}
+                }
+                let mut a = assigned.clone();
+                if let Some(v) = head.var() {
+                    a.insert(var(v));
+                }
+                walk(body, &mut a, params);
+            }
+            Node::Exit { when: Some(c), .. } => placeholders(&c.expr, assigned, params),
+            Node::Eval(cs) => cs
+                .iter()
+                .for_each(|c| placeholders(&c.expr, assigned, params)),
+            Node::Assign { var: v, expr } => {
+                placeholders(&expr.expr, assigned, params);
+                assigned.insert(var(v));
+            }
+            Node::Block { body, handlers, .. } => {
+                walk(body, assigned, params);
+                for h in handlers.iter().flatten() {
+                    walk(h, &mut assigned.clone(), params);
+                }
+            }
+            Node::Prefix(b) => walk(b, &mut assigned.clone(), params),
+            Node::Call { call, result, .. } => {
+                placeholders(&call.expr, assigned, params);
+                if let Some(r) = result {
+                    assigned.insert(var(r));
+                }
+            }
+            _ => {}
+        }
+    }
+}
