@@ -123,6 +123,24 @@ fn a_mixed_allocation_is_replayed_each_transaction_at_its_level() {
         "a mixed schedule: {pg}"
     );
 
+    // `isolint replay --levels` replays it the same way.
+    let out = Command::cargo_bin("isolint")
+        .expect("binary")
+        .args(["replay", &d.path().display().to_string()])
+        .args(["--postgres", &s.conninfo(), "--format", "json"])
+        .args(["--levels", "WithdrawX=serializable"])
+        .output()
+        .expect("run isolint replay");
+    assert_eq!(out.status.code(), Some(1), "reproduced: exit 1");
+    let r: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let wit = &r["witnesses"][0];
+    assert_eq!(wit["reproduced"], true, "{wit}");
+    let levels = wit["levels"].as_array().expect("levels");
+    assert!(
+        levels.iter().any(|l| l == "SERIALIZABLE") && levels.iter().any(|l| l == "READ COMMITTED"),
+        "{wit}"
+    );
+
     // Control: both raised, as `allocate` suggests: robust.
     let (code, v) = check_json(
         d.path(),
@@ -322,5 +340,74 @@ fn the_replayed_call_returns_what_postgresql_returns() {
         c.batch_execute("ROLLBACK").expect("rollback");
         let got = e.vars.get("r$qty").and_then(|v| v.text.clone());
         assert_eq!(got, want, "order_item({id}, {n}): r.qty");
+    }
+}
+
+/// Rows made by `RETURN NEXT` are not collected: a call in FROM of a
+/// routine that returned rows so stops the program with a message that
+/// says so, instead of reading no rows (PostgreSQL would return the
+/// row: `SELECT * FROM nums(5)` gives 5). Control: the same caller with
+/// the routine written with RETURN QUERY runs to its end and reads 5.
+#[test]
+fn rows_made_by_return_next_are_refused_not_dropped() {
+    use ::postgres::types::Type;
+    use isolint::replay::executor::{Executor, Halt, Step};
+    use isolint::replay::value::Val;
+    let Some(s) = postgres::server() else { return };
+    for (body, next) in [
+        ("RETURN NEXT p_n;", true),
+        ("RETURN QUERY SELECT p_n;", false),
+    ] {
+        let text = format!(
+            "
+CREATE FUNCTION nums(p_n int) RETURNS SETOF int
+LANGUAGE plpgsql AS $$
+BEGIN
+  {body}
+END;
+$$;
+
+CREATE FUNCTION pick(p_id int, p_n int) RETURNS int
+LANGUAGE plpgsql AS $$
+DECLARE
+  v int;
+BEGIN
+  SELECT * INTO v FROM nums(p_n);
+  UPDATE item SET qty = v WHERE id = p_id;
+  RETURN v;
+END;
+$$;
+"
+        );
+        let d = workload_dir(ITEM, "programs: [pick]\n", &[("routines.sql", &text)]);
+        let l = isolint::frontend::load(d.path(), None).expect("load");
+        let sources = l.sources.as_ref().expect("SQL sources");
+        let p = l.workload.program("pick").expect("pick");
+        let mut c = s.connect().expect("connect");
+        c.batch_execute(&format!("BEGIN; {ITEM} INSERT INTO item VALUES (1, 2);"))
+            .expect("setup");
+        let params = [
+            ("p_id".to_string(), Val::typed("1", &Type::INT4)),
+            ("p_n".to_string(), Val::typed("5", &Type::INT4)),
+        ]
+        .into_iter()
+        .collect();
+        let mut e = Executor::new(&sources.programs[p], params);
+        let end = loop {
+            match e.step(&mut c) {
+                Ok(Step::Ran(_)) => {}
+                other => break other,
+            }
+        };
+        c.batch_execute("ROLLBACK").expect("rollback");
+        if next {
+            match end {
+                Err(Halt::Unsupported(m)) => assert!(m.contains("RETURN NEXT"), "{m}"),
+                other => panic!("RETURN NEXT: refused, not {other:?}"),
+            }
+        } else {
+            assert!(matches!(end, Ok(Step::Finished)), "{end:?}");
+            assert_eq!(e.vars.get("v").and_then(|v| v.text.as_deref()), Some("5"));
+        }
     }
 }
