@@ -621,6 +621,44 @@ fn distinct(w: &Workload, inst: &Instance, cl: &Classes) -> bool {
             }
         }
     }
+    parents_exist(w, inst, cl)
+}
+
+/// A row of the initial database satisfies its foreign keys: its parent
+/// existed before any transaction ran, so it is no row a transaction of
+/// the instance inserts (that row's key was free). Without this a join
+/// on a child's foreign-key column (`queues.id = j.queue_id`) could meet
+/// a parent inserted later, which PostgreSQL's foreign key forbids. (A
+/// schedule that deletes the parent and inserts it again is lost: fewer
+/// schedules, never a false one.)
+fn parents_exist(w: &Workload, inst: &Instance, cl: &Classes) -> bool {
+    use super::instance::TupleKind;
+    for f in w
+        .schema
+        .foreign_keys
+        .iter()
+        .filter(|f| !f.columns.is_empty())
+    {
+        for (t, child) in inst.tuples.iter().enumerate() {
+            if child.rel != f.domain || matches!(child.kind, TupleKind::Inserted(_)) {
+                continue;
+            }
+            for (u, parent) in inst.tuples.iter().enumerate() {
+                if parent.rel != f.range || !matches!(parent.kind, TupleKind::Inserted(_)) {
+                    continue;
+                }
+                let same = f.columns.iter().all(|&(dc, rc)| {
+                    match (cl.root_of(&Var::Col(t, dc)), cl.root_of(&Var::Col(u, rc))) {
+                        (Some(x), Some(y)) => x == y,
+                        _ => false,
+                    }
+                });
+                if same {
+                    return false;
+                }
+            }
+        }
+    }
     true
 }
 
@@ -808,7 +846,7 @@ fn finish(
         }
     }
     params.iter_mut().for_each(|p| p.sort());
-    let rows = init
+    let mut rows: Vec<Vec<(usize, String)>> = init
         .iter()
         .enumerate()
         .map(|(t, vals)| {
@@ -820,6 +858,21 @@ fn finish(
                 .collect()
         })
         .collect();
+    // Columns that are no slot but equal a value of the schedule (a joined
+    // row's foreign key, a key-based row's key): printed too.
+    let mut size: HashMap<usize, usize> = HashMap::new();
+    for i in 0..cl.names.vars.len() {
+        *size.entry(cl.find(i)).or_default() += 1;
+    }
+    for (i, v) in cl.names.vars.iter().enumerate() {
+        if let Var::Col(t, c) = *v {
+            let tied = size.get(&cl.find(i)).is_some_and(|&n| n > 1);
+            if tied && !rows[t].iter().any(|(x, _)| *x == c) {
+                rows[t].push((c, shown[class(i) as usize].clone()));
+            }
+        }
+    }
+    rows.iter_mut().for_each(|r| r.sort());
     Valuation {
         cols: cols.to_vec(),
         init,

@@ -58,6 +58,7 @@ pub fn statement_text(text: &str) -> String {
 
 mod clauses;
 mod control;
+mod cte_rows;
 mod from;
 mod functions;
 pub use functions::{is_builtin, may_read};

@@ -1380,7 +1380,9 @@ impl Lowerer<'_> {
         // Reads on the statement's snapshot, then what waits for locks.
         let (mut reads, mut late) = (vec![], vec![]);
         for cte in &with.cte_tables {
+            let from = self.out.statements.len();
             let (body, rel) = self.cte_body(&cte.query, snip)?;
+            let row = self.cte_row(from, &body, rel);
             self.file_part(body, &mut reads, &mut late);
             // A data-modifying CTE's outputs are its RETURNING list's: the
             // write already read what it returns (`update` collects it).
@@ -1407,6 +1409,7 @@ impl Lowerer<'_> {
                 rel,
                 renamed: !cte.alias.columns.is_empty(),
                 outputs,
+                row,
             });
         }
         let main = match q.body.as_ref() {
