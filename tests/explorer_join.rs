@@ -189,3 +189,137 @@ fn join_on_the_parent_never_meets_an_inserted_row() {
         "confirmed with values: not on PostgreSQL"
     );
 }
+
+// ---------------------------------------------------------------------
+// Issue 23, item 2: `verify` evaluates a schedule found with values on
+// its value instance (`verify_values`), independently of the search.
+
+use isolint::analysis::explorer::verify_values;
+
+/// Peek's read skew (above), found with values: accepted; then made wrong
+/// by hand in two ways, each rejected.
+#[test]
+fn wrong_join_values_are_rejected() {
+    let l = workload(
+        SCHEMA,
+        &[
+            ("Fail.sql", FAIL),
+            (
+                "Peek.sql",
+                "SELECT pending FROM queues WHERE id = :q;\nSELECT attempts FROM jobs WHERE id = :job;\n",
+            ),
+        ],
+    );
+    let s = search(&l, &["Fail", "Peek"]).expect("a schedule");
+    assert!(s.model_only.is_none());
+    assert_eq!(verify_values(&s), Ok(()));
+    let facts = s
+        .values
+        .as_ref()
+        .and_then(|v| v.facts.clone())
+        .expect("facts");
+    let queue = s
+        .steps
+        .iter()
+        .flat_map(|st| &st.ops)
+        .filter(|o| o.kind == OpKind::Write)
+        .filter_map(|o| o.tuple)
+        .find(|&t| s.tuples[t].name.starts_with("queues#"))
+        .expect("Fail writes a queue");
+    let rel = s.tuples[queue].rel;
+    let id = l
+        .workload
+        .schema
+        .rel(rel)
+        .attributes
+        .iter()
+        .position(|a| a == "id")
+        .expect("id");
+    // (a) The joined queue gets another key than the job's queue_id: the
+    // join's predicate "matches" a row with a different key.
+    let mut bad = s.clone();
+    let f = bad
+        .values
+        .as_mut()
+        .and_then(|v| v.facts.as_mut())
+        .expect("facts");
+    let slot = f.cols[rel]
+        .iter()
+        .position(|&c| c == id)
+        .expect("id is pinned");
+    f.init[queue][slot] = 9999;
+    let e = verify_values(&bad).expect_err("a join on another key");
+    assert!(e.contains("matches"), "{e}");
+    // verify itself runs the value check.
+    assert!(isolint::analysis::explorer::verify(&bad).is_err());
+    // (b) Peek's key read of the queue pins another value than the row's
+    // key: a key statement on a row it does not select.
+    let mut bad = s.clone();
+    let f = bad
+        .values
+        .as_mut()
+        .and_then(|v| v.facts.as_mut())
+        .expect("facts");
+    let peek = (0..bad.transactions.len())
+        .find(|&i| bad.transactions[i].name.starts_with("Peek"))
+        .expect("Peek");
+    let pins = &mut f.stmts[peek][0].1;
+    assert!(!pins.is_empty(), "Peek's key read pins :q");
+    pins.iter_mut().for_each(|(_, v)| *v = 9999);
+    let e = verify_values(&bad).expect_err("a key read of another row");
+    assert!(e.contains("does not hold"), "{e}");
+    // The facts are unchanged in the schedule that was accepted.
+    assert_eq!(
+        s.values.as_ref().and_then(|v| v.facts.as_ref()),
+        Some(&facts)
+    );
+}
+
+/// `DELETE FROM website WHERE hits = :h` beside a reader that counts the
+/// same rows twice (a non-repeatable read, PostgreSQL's READ COMMITTED
+/// allows it: the DELETE commits between the two counts). Found with
+/// values and accepted; a DELETE that skips a row its predicate matches,
+/// and a predicate that "matches" a row whose value differs, rejected.
+#[test]
+fn delete_that_skips_a_matching_row_is_rejected() {
+    let l = workload(
+        "CREATE TABLE website (id int PRIMARY KEY, hits int NOT NULL);\n",
+        &[
+            ("Purge.sql", "DELETE FROM website WHERE hits = :h;\n"),
+            (
+                "Count.sql",
+                "SELECT count(*) FROM website WHERE hits = :h;\nSELECT count(*) FROM website WHERE hits = :h;\n",
+            ),
+        ],
+    );
+    let s = search(&l, &["Purge", "Count"]).expect("a schedule");
+    assert!(s.model_only.is_none(), "{:?}", s.model_only);
+    assert_eq!(verify_values(&s), Ok(()));
+    // The Purge step that deletes rows.
+    let at = s
+        .steps
+        .iter()
+        .position(|st| st.ops.iter().any(|o| o.kind == OpKind::Delete))
+        .expect("Purge deletes a row");
+    let gone = s.steps[at]
+        .ops
+        .iter()
+        .find(|o| o.kind == OpKind::Delete)
+        .and_then(|o| o.tuple)
+        .expect("a tuple");
+    // (a) The DELETE skips that row (its read and delete dropped).
+    let mut bad = s.clone();
+    bad.steps[at].ops.retain(|o| o.tuple != Some(gone));
+    let e = verify_values(&bad).expect_err("a delete that skips a matching row");
+    assert!(e.contains("matches"), "{e}");
+    // (b) The row deleted does not hold the predicate's value.
+    let mut bad = s.clone();
+    let f = bad
+        .values
+        .as_mut()
+        .and_then(|v| v.facts.as_mut())
+        .expect("facts");
+    f.init[gone].iter_mut().for_each(|v| *v = 9999);
+    let e = verify_values(&bad).expect_err("a predicate that matches another value");
+    assert!(e.contains("matches"), "{e}");
+}

@@ -66,6 +66,12 @@ pub(super) struct Valuation {
     /// a column of the row the step read, so the step must read exactly
     /// that row (else the branch is dropped).
     pub only: Vec<(usize, usize, usize)>,
+    /// Per transaction and step: a key-based step's pins, (column, class)
+    /// (`verify_values` checks its row has them).
+    pub keyed: Vec<Vec<Vec<(usize, u16)>>>,
+    /// Per tuple: its columns outside the slots that have a class (keys,
+    /// joined columns), (column, class).
+    pub known: Vec<Vec<(usize, u16)>>,
 }
 
 impl Valuation {
@@ -192,6 +198,8 @@ struct Pinned<'a> {
     cl: Classes,
     /// Per txn, per step: a predicate step's pins as (attr, variable).
     pins: Vec<Vec<Vec<(usize, usize)>>>,
+    /// Per txn, per step: a key-based step's pins as (attr, variable).
+    keyed: Vec<Vec<Vec<(usize, usize)>>>,
     reads: Vec<ReadVal>,
     /// Values the explorer does not follow: (variable, transaction, why).
     loose: Vec<(usize, usize, String)>,
@@ -216,6 +224,7 @@ pub(super) fn valuations(
         inst,
         cl: Classes::default(),
         pins: vec![],
+        keyed: vec![],
         reads: vec![],
         loose: vec![],
     };
@@ -259,6 +268,7 @@ pub(super) fn valuations(
         for cl in merged.drain(..) {
             let mut base = finish(inst, &cl, &cols, &p.pins);
             base.only = only.clone();
+            key_classes(inst, &cl, &cols, &p.keyed, &mut base);
             with_writes(w, g, inst, &base, &mut out);
             if out.len() >= MAX_VALUATIONS {
                 out.truncate(MAX_VALUATIONS);
@@ -276,7 +286,7 @@ impl Pinned<'_> {
         let (w, g, inst) = (self.w, self.g, self.inst);
         for (a, t) in inst.txns.iter().enumerate() {
             let ltp = &g.nodes[t.node].ltp;
-            let mut per = vec![];
+            let (mut per, mut keyed) = (vec![], vec![]);
             for (pos, s) in t.steps.iter().enumerate() {
                 let stmt = ltp.statement(w, pos);
                 let mut got: Vec<(usize, usize)> = vec![];
@@ -312,9 +322,11 @@ impl Pinned<'_> {
                         self.cl.union(col, v);
                     }
                 }
+                keyed.push(if predicate { vec![] } else { got.clone() });
                 per.push(if predicate { got } else { vec![] });
             }
             self.pins.push(per);
+            self.keyed.push(keyed);
         }
         // The foreign-key map: a child's columns are its parent's key.
         for (&(f, child), &parent) in &inst.fk {
@@ -882,6 +894,8 @@ fn finish(
         rows,
         shown,
         only: vec![],
+        keyed: vec![],
+        known: vec![],
     }
 }
 
@@ -967,5 +981,88 @@ fn with_writes(
             pick[i] = 0;
             i += 1;
         }
+    }
+}
+
+/// The class numbers `finish` gives: per union-find root, in the order of
+/// the variables.
+fn numbering(cl: &Classes) -> HashMap<usize, u16> {
+    let mut number: HashMap<usize, u16> = HashMap::new();
+    for i in 0..cl.names.vars.len() {
+        let next = number.len() as u16;
+        number.entry(cl.find(i)).or_insert(next);
+    }
+    number
+}
+
+/// For `verify_values`: each key-based step's pins and each tuple's
+/// classes of the columns outside the slots (`Valuation::keyed`,
+/// `Valuation::known`), numbered as `finish` numbers them.
+fn key_classes(
+    inst: &Instance,
+    cl: &Classes,
+    cols: &[Vec<usize>],
+    keyed: &[Vec<Vec<(usize, usize)>>],
+    v: &mut Valuation,
+) {
+    let number = numbering(cl);
+    let class = |i: usize| number[&cl.find(i)];
+    v.keyed = keyed
+        .iter()
+        .map(|per| {
+            per.iter()
+                .map(|ps| ps.iter().map(|&(c, x)| (c, class(x))).collect())
+                .collect()
+        })
+        .collect();
+    v.known = vec![vec![]; inst.tuples.len()];
+    for (i, var) in cl.names.vars.iter().enumerate() {
+        if let Var::Col(t, c) = *var {
+            if !cols[inst.tuples[t].rel].contains(&c) {
+                v.known[t].push((c, class(i)));
+            }
+        }
+    }
+    v.known.iter_mut().for_each(|k| k.sort_unstable());
+}
+
+/// The valuation as data for `verify_values` (columns, not slots).
+pub(super) fn facts(inst: &Instance, v: &Valuation) -> super::schedule::ValueFacts {
+    use super::schedule::StmtKind;
+    let stmts = inst
+        .txns
+        .iter()
+        .enumerate()
+        .map(|(a, t)| {
+            t.steps
+                .iter()
+                .enumerate()
+                .map(|(pos, s)| {
+                    let kind = match s.ty {
+                        _ if s.tuple.is_some() => StmtKind::Key,
+                        StmtType::PredSel => StmtKind::PredSel,
+                        _ => StmtKind::PredWrite,
+                    };
+                    let pins = match kind {
+                        StmtKind::Key => v.keyed.get(a).and_then(|k| k.get(pos)).cloned(),
+                        _ => Some(
+                            v.pins[a][pos]
+                                .iter()
+                                .map(|&(slot, c)| (v.cols[s.rel][slot], c))
+                                .collect(),
+                        ),
+                    };
+                    (kind, pins.unwrap_or_default())
+                })
+                .collect()
+        })
+        .collect();
+    super::schedule::ValueFacts {
+        cols: v.cols.clone(),
+        init: v.init.clone(),
+        known: v.known.clone(),
+        stmts,
+        writes: v.writes.clone(),
+        only: v.only.clone(),
     }
 }
