@@ -72,6 +72,9 @@ pub(super) struct Valuation {
     /// Per tuple: its columns outside the slots that have a class (keys,
     /// joined columns), (column, class).
     pub known: Vec<Vec<(usize, u16)>>,
+    /// (transaction, step): a predicate over the rows of a loop that did
+    /// not run (an empty array): it matches no row.
+    pub empty: Vec<(usize, usize)>,
 }
 
 impl Valuation {
@@ -80,6 +83,7 @@ impl Valuation {
     /// matches every live version.
     pub fn matches(&self, txn: usize, pos: usize, alive: bool, vals: &[u16]) -> bool {
         alive
+            && !self.empty.contains(&(txn, pos))
             && self.pins[txn][pos]
                 .iter()
                 .all(|&(slot, c)| vals.get(slot) == Some(&c))
@@ -200,6 +204,8 @@ struct Pinned<'a> {
     pins: Vec<Vec<Vec<(usize, usize)>>>,
     /// Per txn, per step: a key-based step's pins as (attr, variable).
     keyed: Vec<Vec<Vec<(usize, usize)>>>,
+    /// Predicate steps over the rows of a loop that did not run.
+    empty: Vec<(usize, usize)>,
     reads: Vec<ReadVal>,
     /// Values the explorer does not follow: (variable, transaction, why).
     loose: Vec<(usize, usize, String)>,
@@ -225,6 +231,7 @@ pub(super) fn valuations(
         cl: Classes::default(),
         pins: vec![],
         keyed: vec![],
+        empty: vec![],
         reads: vec![],
         loose: vec![],
     };
@@ -269,6 +276,7 @@ pub(super) fn valuations(
             let mut base = finish(inst, &cl, &cols, &p.pins);
             base.only = only.clone();
             key_classes(inst, &cl, &cols, &p.keyed, &mut base);
+            base.empty = p.empty.clone();
             with_writes(w, g, inst, &base, &mut out);
             if out.len() >= MAX_VALUATIONS {
                 out.truncate(MAX_VALUATIONS);
@@ -407,6 +415,12 @@ impl Pinned<'_> {
     }
 
     fn eval(&mut self, a: usize, pos: usize, v: &Value) -> Result<usize, String> {
+        if let Some(var) = self.loop_value(a, pos, v)? {
+            if let Var::Other(..) = var {
+                self.empty.push((a, pos));
+            }
+            return Ok(self.cl.id(var));
+        }
         let (w, inst) = (self.w, self.inst);
         let ltp = &self.g.nodes[inst.txns[a].node].ltp;
         let iteration = ltp.occurrences[pos].iteration.clone();
@@ -896,6 +910,7 @@ fn finish(
         only: vec![],
         keyed: vec![],
         known: vec![],
+        empty: vec![],
     }
 }
 
@@ -1052,7 +1067,12 @@ pub(super) fn facts(inst: &Instance, v: &Valuation) -> super::schedule::ValueFac
                                 .collect(),
                         ),
                     };
-                    (kind, pins.unwrap_or_default())
+                    let mut pins = pins.unwrap_or_default();
+                    if v.empty.contains(&(a, pos)) {
+                        pins.iter_mut()
+                            .for_each(|p| p.1 = super::schedule::FRESH_VALUE);
+                    }
+                    (kind, pins)
                 })
                 .collect()
         })
@@ -1064,5 +1084,84 @@ pub(super) fn facts(inst: &Instance, v: &Valuation) -> super::schedule::ValueFac
         stmts,
         writes: v.writes.clone(),
         only: v.only.clone(),
+    }
+}
+
+/// The loop depth of statement `q` in `body` (`None`: not in it).
+fn loop_depth(body: &crate::model::btp::Body, q: usize, d: usize) -> Option<usize> {
+    use crate::model::btp::Body;
+    match body {
+        Body::Stmt(x) => (*x == q).then_some(d),
+        Body::Seq(v) | Body::Branch(v) => v.iter().find_map(|b| loop_depth(b, q, d)),
+        Body::Opt(x) => loop_depth(x, q, d),
+        Body::Loop(x) => loop_depth(x, q, d + 1),
+    }
+}
+
+impl Pinned<'_> {
+    /// A value a statement outside a loop takes from the loop's rows: a
+    /// join on the rows of a CTE's loop of keyed writes (`Value::Column`
+    /// of the statement in the loop), or the snapshot scan of an
+    /// UPDATE/DELETE keyed by array elements (the element, a `RangeLoop`
+    /// value the loop's statements pin). PostgreSQL matches the rows of
+    /// every iteration: one value per iteration. Instantiated where the
+    /// loop ran exactly once in this unfolding (the value of that
+    /// iteration) or not at all (no row: the predicate matches nothing, a
+    /// `Var::Other` marked `empty`); not where it ran twice (a set of
+    /// values). `None`: not such a value (`eval` goes on).
+    fn loop_value(&self, a: usize, pos: usize, v: &Value) -> Result<Option<Var>, String> {
+        let (w, inst) = (self.w, self.inst);
+        let ltp = &self.g.nodes[inst.txns[a].node].ltp;
+        let body = &w.programs[ltp.program].body;
+        let here = loop_depth(body, ltp.occurrences[pos].stmt, 0).unwrap_or(0);
+        let nstmts = w.programs[ltp.program].statements.len();
+        // The program's statements deeper in loops that give the value.
+        let (from, attr): (Vec<usize>, Option<usize>) = match v {
+            Value::Column { stmt, attr } => (vec![*stmt], Some(*attr)),
+            Value::Unknown(n) if self.prov.source(ltp.program, *n) == Some(Source::RangeLoop) => (
+                (0..nstmts)
+                    .filter(|&q| self.prov.pins(ltp.program, q).iter().any(|(_, x)| x == v))
+                    .collect(),
+                None,
+            ),
+            _ => return Ok(None),
+        };
+        let deeper: Vec<usize> = from
+            .into_iter()
+            .filter(|&q| loop_depth(body, q, 0).is_some_and(|d| d > here))
+            .collect();
+        if deeper.is_empty() {
+            return Ok(None);
+        }
+        let occ: Vec<usize> = (0..ltp.occurrences.len())
+            .filter(|&p| deeper.contains(&ltp.occurrences[p].stmt))
+            .collect();
+        let mut its: Vec<&Vec<u8>> = occ.iter().map(|&p| &ltp.occurrences[p].iteration).collect();
+        its.sort();
+        its.dedup();
+        let why = |what: &str| {
+            format!(
+                "predicate not instantiated: {} of {} matches the rows of a loop that {what}",
+                ltp.occurrence_label(w, pos),
+                w.programs[ltp.program].name
+            )
+        };
+        if its.is_empty() {
+            return Ok(Some(Var::Other(a, format!("no row@{pos}"))));
+        }
+        let [it] = its[..] else {
+            return Err(why("ran more than once (a set of values)"));
+        };
+        match (v, attr) {
+            (Value::Unknown(n), _) => Ok(Some(Var::Computed(a, *n, it.clone()))),
+            (_, Some(attr)) => match occ.as_slice() {
+                [p] => match inst.txns[a].steps[*p].tuple {
+                    Some(t) => Ok(Some(Var::Col(t, attr))),
+                    None => Err(why("reads by predicate")),
+                },
+                _ => Err(why("ran more than once (a set of values)")),
+            },
+            _ => Ok(None),
+        }
     }
 }

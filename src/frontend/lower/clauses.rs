@@ -380,6 +380,14 @@ impl Lowerer<'_> {
             _ => return false,
         };
         let v = self.vars.fresh();
+        // One element per keyed write of the loop: a new value each
+        // iteration, as a range loop's variable (for the explorer).
+        if let Term::Fresh(n) = v {
+            let src = crate::model::provenance::Source::RangeLoop;
+            if !self.out.sources.contains(&(n, src)) {
+                self.out.sources.push((n, src));
+            }
+        }
         uses[t].eq.push((a, v));
         uses[t].elem.insert(a);
         true

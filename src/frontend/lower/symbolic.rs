@@ -107,6 +107,7 @@ impl Lowerer<'_> {
         for (c, t) in &u.joined {
             if !self.out.facts[q].value_pins.iter().any(|(x, _)| x == c) {
                 self.out.facts[q].value_pins.push((*c, t.clone()));
+                self.out.facts[q].joined.push(*c);
             }
         }
         self.out.facts[q].inexact |= u.opaque || eq.iter().any(|(c, _)| u.extra.contains(c));
