@@ -41,17 +41,14 @@ fn nodes(g: &SummaryGraph, names: &[&str]) -> Vec<usize> {
 /// Searches the programs together with values (the BTP model as the
 /// fallback); every schedule found must pass `verify`.
 fn search(l: &Loaded, names: &[&str]) -> Option<Schedule> {
+    search_in(l, names, Bounds::default())
+}
+
+fn search_in(l: &Loaded, names: &[&str], bounds: Bounds) -> Option<Schedule> {
     let w = &l.workload;
     let g = build(w, Settings::default());
     let alloc = Allocation::uniform(w.programs.len(), Level::ReadCommitted);
-    let e = explore_in(
-        w,
-        &l.provenance,
-        &g,
-        &nodes(&g, names),
-        Bounds::default(),
-        &alloc,
-    );
+    let e = explore_in(w, &l.provenance, &g, &nodes(&g, names), bounds, &alloc);
     assert!(!e.explored.exhausted, "budget ran out: {:?}", e.explored);
     if let Some(s) = &e.found {
         for x in isolint::report::schedule::lines(w, s) {
@@ -322,4 +319,116 @@ fn delete_that_skips_a_matching_row_is_rejected() {
     f.init[gone].iter_mut().for_each(|v| *v = 9999);
     let e = verify_values(&bad).expect_err("a predicate that matches another value");
     assert!(e.contains("matches"), "{e}");
+}
+
+// ---------------------------------------------------------------------
+// A CTE keyed by array elements (graphile-worker's completeJobs shape):
+// `DELETE … USING unnest(:ids) n(n) WHERE id = n` is a loop of keyed
+// deletes; its snapshot scan and the join on its rows are instantiated
+// where the loop runs once (one element), and match nothing where it
+// does not run (an empty array).
+
+const COMPLETE: &str =
+    "WITH j AS (DELETE FROM jobs USING unnest(:ids::int[]) n(n) WHERE id = n RETURNING queue_id)
+UPDATE queues SET pending = pending - 1 FROM j WHERE queues.id = j.queue_id;
+";
+
+/// Complete beside a reader of the job, then of its queue. PostgreSQL
+/// 15.20, two psql sessions at READ COMMITTED, queues (2, 4), (3, 6),
+/// jobs (1, queue 2, attempts 0):
+///
+/// ```text
+/// S2: BEGIN; SELECT attempts FROM jobs WHERE id = 1;                 -- 0
+/// S1: BEGIN; WITH j AS (DELETE FROM jobs USING unnest('{1}'::int[]) n(n)
+///            WHERE id = n RETURNING queue_id) UPDATE queues SET pending =
+///            pending - 1 FROM j WHERE queues.id = j.queue_id;        -- UPDATE 1
+/// S1: COMMIT;
+/// S2: SELECT pending FROM queues WHERE id = 2;                       -- 3
+/// S2: COMMIT;
+/// ```
+///
+/// Serially Peek sees (0, 4) or (no job, 3); (0, 3) is neither. (`check
+/// --postgres-temp` does not reproduce it: the replay does not take the
+/// array's element from the explorer's values.)
+#[test]
+fn array_keyed_cte_join_is_confirmed_with_values() {
+    let l = workload(
+        SCHEMA,
+        &[
+            ("Complete.sql", COMPLETE),
+            (
+                "Peek.sql",
+                "SELECT attempts FROM jobs WHERE id = :job;\nSELECT pending FROM queues WHERE id = :q;\n",
+            ),
+        ],
+    );
+    let s = search(&l, &["Complete", "Peek"]).expect("a schedule");
+    assert!(
+        s.model_only.is_none(),
+        "not confirmed with values: {:?}",
+        s.model_only
+    );
+}
+
+/// The control: two Completes. On PostgreSQL 15.20 (jobs 1 and 7 in
+/// queue 2, pending 4), both interleavings that meet are serial: on
+/// different jobs of one queue S2's UPDATE waits for S1's queue row and
+/// re-checks it (pending 4 → 2); on the same job S2's DELETE waits, finds
+/// the row gone, its CTE returns nothing, and the queue is decremented
+/// once (4 → 3), as T1 then T2. The BTP model "confirms" a schedule in
+/// which a Complete whose array is empty still writes a queue; the search
+/// with values (two transactions) completes without a schedule (the
+/// two-element unfolding is not instantiated, which the answer says).
+#[test]
+fn two_array_keyed_completes_are_not_confirmed_with_values() {
+    let l = workload(SCHEMA, &[("Complete.sql", COMPLETE)]);
+    assert!(search_model(&l, &["Complete"]).is_some());
+    // Two transactions: three exhaust the value budget (25 s in debug).
+    let two = Bounds {
+        max_txns: 2,
+        ..Bounds::default()
+    };
+    let s = search_in(&l, &["Complete"], two).expect("the model's schedule");
+    assert!(
+        s.values.is_none(),
+        "confirmed with values: not on PostgreSQL"
+    );
+    let why = s.model_only.expect("in the model only");
+    assert!(why.contains("ran more than once"), "{why}");
+}
+
+/// The join's pin stands for the joined row's column as the CTE returns
+/// it, so it is dropped when a program of the workload writes that column
+/// (another transaction could move the job to another queue first); a
+/// schema function no program calls does not count.
+#[test]
+fn join_pin_is_dropped_when_the_workload_writes_the_joined_column() {
+    use isolint::model::provenance::Value;
+    let pinned = |l: &Loaded| {
+        let p = l
+            .workload
+            .programs
+            .iter()
+            .position(|p| p.name == "Fail")
+            .expect("Fail");
+        l.provenance.programs[p]
+            .iter()
+            .flatten()
+            .any(|(_, v)| matches!(v, Value::Column { .. }))
+    };
+    let with_function = format!(
+        "{SCHEMA}CREATE FUNCTION move_job(j int, q int) RETURNS void LANGUAGE sql AS $$ UPDATE jobs SET queue_id = q WHERE id = j $$;\n"
+    );
+    assert!(pinned(&workload(&with_function, &[("Fail.sql", FAIL)])));
+    let moved = workload(
+        SCHEMA,
+        &[
+            ("Fail.sql", FAIL),
+            (
+                "Move.sql",
+                "UPDATE jobs SET queue_id = :q WHERE id = :job;\n",
+            ),
+        ],
+    );
+    assert!(!pinned(&moved));
 }
