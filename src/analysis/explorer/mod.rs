@@ -880,6 +880,6 @@ fn shown_values(
         params: v.params.clone(),
         rows,
         writes,
-        facts: Some(values::facts(inst, v)),
+        facts: Some(Box::new(values::facts(inst, v))),
     }
 }

@@ -186,8 +186,15 @@ pub struct Values {
     /// (`T1 q1: website#2.hits = a value other than 10`).
     pub writes: Vec<String>,
     /// The same values as data, for `verify_values` (issue 23).
-    pub facts: Option<ValueFacts>,
+    pub facts: Option<Box<ValueFacts>>,
 }
+
+/// A statement's kind and the values it pins, (column, value).
+pub type StmtValues = (StmtKind, Vec<(usize, u16)>);
+
+/// A write's site (transaction, position, tuple) and per slot the value
+/// it gives (`None`: unchanged).
+pub type WriteValues = ((usize, usize, usize), Vec<Option<u16>>);
 
 /// What a statement of a schedule found with values is, for
 /// `verify_values`.
@@ -216,10 +223,10 @@ pub struct ValueFacts {
     pub known: Vec<Vec<(usize, u16)>>,
     /// Per transaction and position: the statement's kind and the values
     /// it pins, (column, value).
-    pub stmts: Vec<Vec<(StmtKind, Vec<(usize, u16)>)>>,
+    pub stmts: Vec<Vec<StmtValues>>,
     /// (transaction, position, tuple): per slot, the value the write
     /// gives it (`None`: unchanged).
-    pub writes: Vec<((usize, usize, usize), Vec<Option<u16>>)>,
+    pub writes: Vec<WriteValues>,
     /// (transaction, position, tuple): a value of the transaction is a
     /// column of this row, so the statement reads exactly this row.
     pub only: Vec<(usize, usize, usize)>,
