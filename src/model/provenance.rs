@@ -34,7 +34,9 @@ pub type Pins = Vec<(usize, Value)>;
 /// (issue 23: the explorer instantiates such values only then).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Source {
-    /// The variable of `FOR v IN lo .. hi`: a new value each iteration.
+    /// The variable of `FOR v IN lo .. hi`, or the element of an UPDATE
+    /// or DELETE keyed by array elements (`USING unnest(:ids) n WHERE id
+    /// = n`, a loop of keyed writes): a new value each iteration.
     RangeLoop,
     /// `SELECT c INTO v` (or `min(c)`, `max(c)`) of the predicate-based
     /// statement `stmt` over one table: column `attr` of a row it read (of

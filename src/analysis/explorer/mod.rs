@@ -28,15 +28,18 @@ mod mvrc;
 mod schedule;
 mod values;
 mod verify;
+mod verify_values;
 
 use std::fmt;
 use std::ops::ControlFlow;
 
 pub use instance::TupleKind;
 pub use schedule::{
-    DepKind, Dependency, Final, Op, OpKind, Schedule, Seen, Step, Transaction, Tuple, Values,
+    DepKind, Dependency, Final, Op, OpKind, Schedule, Seen, Step, StmtKind, Transaction, Tuple,
+    ValueFacts, Values, FRESH_VALUE,
 };
 pub use verify::verify;
+pub use verify_values::verify_values;
 
 use crate::analysis::graph::SummaryGraph;
 use crate::analysis::robustness::Witness;
@@ -877,5 +880,6 @@ fn shown_values(
         params: v.params.clone(),
         rows,
         writes,
+        facts: Some(Box::new(values::facts(inst, v))),
     }
 }

@@ -185,7 +185,55 @@ pub struct Values {
     /// The values untracked expressions wrote into pinned columns
     /// (`T1 q1: website#2.hits = a value other than 10`).
     pub writes: Vec<String>,
+    /// The same values as data, for `verify_values` (issue 23).
+    pub facts: Option<Box<ValueFacts>>,
 }
+
+/// A statement's kind and the values it pins, (column, value).
+pub type StmtValues = (StmtKind, Vec<(usize, u16)>);
+
+/// A write's site (transaction, position, tuple) and per slot the value
+/// it gives (`None`: unchanged).
+pub type WriteValues = ((usize, usize, usize), Vec<Option<u16>>);
+
+/// What a statement of a schedule found with values is, for
+/// `verify_values`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StmtKind {
+    /// Key-based (or an insert): touches its one tuple.
+    Key,
+    /// A predicate selection: reads every version it matches.
+    PredSel,
+    /// A predicate UPDATE or DELETE: writes every version it matches.
+    PredWrite,
+}
+
+/// The value instance of a schedule as data: values are numbers, equal
+/// numbers are equal values, and [`FRESH_VALUE`] (written by an
+/// expression the explorer does not follow) equals no pinned value.
+/// `verify_values` evaluates the schedule's statements on it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ValueFacts {
+    /// Per relation: the columns some predicate pins (the slots).
+    pub cols: Vec<Vec<usize>>,
+    /// Per tuple: its initial (or inserted) version's value per slot.
+    pub init: Vec<Vec<u16>>,
+    /// Per tuple: values of columns outside the slots (keys, joined
+    /// columns), (column, value); a column not listed is unknown.
+    pub known: Vec<Vec<(usize, u16)>>,
+    /// Per transaction and position: the statement's kind and the values
+    /// it pins, (column, value).
+    pub stmts: Vec<Vec<StmtValues>>,
+    /// (transaction, position, tuple): per slot, the value the write
+    /// gives it (`None`: unchanged).
+    pub writes: Vec<WriteValues>,
+    /// (transaction, position, tuple): a value of the transaction is a
+    /// column of this row, so the statement reads exactly this row.
+    pub only: Vec<(usize, usize, usize)>,
+}
+
+/// See [`ValueFacts`].
+pub const FRESH_VALUE: u16 = u16::MAX;
 
 impl Schedule {
     /// All edges of SeG(s), in the order found.

@@ -66,6 +66,15 @@ pub(super) struct Valuation {
     /// a column of the row the step read, so the step must read exactly
     /// that row (else the branch is dropped).
     pub only: Vec<(usize, usize, usize)>,
+    /// Per transaction and step: a key-based step's pins, (column, class)
+    /// (`verify_values` checks its row has them).
+    pub keyed: Vec<Vec<Vec<(usize, u16)>>>,
+    /// Per tuple: its columns outside the slots that have a class (keys,
+    /// joined columns), (column, class).
+    pub known: Vec<Vec<(usize, u16)>>,
+    /// (transaction, step): a predicate over the rows of a loop that did
+    /// not run (an empty array): it matches no row.
+    pub empty: Vec<(usize, usize)>,
 }
 
 impl Valuation {
@@ -74,6 +83,7 @@ impl Valuation {
     /// matches every live version.
     pub fn matches(&self, txn: usize, pos: usize, alive: bool, vals: &[u16]) -> bool {
         alive
+            && !self.empty.contains(&(txn, pos))
             && self.pins[txn][pos]
                 .iter()
                 .all(|&(slot, c)| vals.get(slot) == Some(&c))
@@ -192,6 +202,10 @@ struct Pinned<'a> {
     cl: Classes,
     /// Per txn, per step: a predicate step's pins as (attr, variable).
     pins: Vec<Vec<Vec<(usize, usize)>>>,
+    /// Per txn, per step: a key-based step's pins as (attr, variable).
+    keyed: Vec<Vec<Vec<(usize, usize)>>>,
+    /// Predicate steps over the rows of a loop that did not run.
+    empty: Vec<(usize, usize)>,
     reads: Vec<ReadVal>,
     /// Values the explorer does not follow: (variable, transaction, why).
     loose: Vec<(usize, usize, String)>,
@@ -216,6 +230,8 @@ pub(super) fn valuations(
         inst,
         cl: Classes::default(),
         pins: vec![],
+        keyed: vec![],
+        empty: vec![],
         reads: vec![],
         loose: vec![],
     };
@@ -259,6 +275,8 @@ pub(super) fn valuations(
         for cl in merged.drain(..) {
             let mut base = finish(inst, &cl, &cols, &p.pins);
             base.only = only.clone();
+            key_classes(inst, &cl, &cols, &p.keyed, &mut base);
+            base.empty = p.empty.clone();
             with_writes(w, g, inst, &base, &mut out);
             if out.len() >= MAX_VALUATIONS {
                 out.truncate(MAX_VALUATIONS);
@@ -276,7 +294,7 @@ impl Pinned<'_> {
         let (w, g, inst) = (self.w, self.g, self.inst);
         for (a, t) in inst.txns.iter().enumerate() {
             let ltp = &g.nodes[t.node].ltp;
-            let mut per = vec![];
+            let (mut per, mut keyed) = (vec![], vec![]);
             for (pos, s) in t.steps.iter().enumerate() {
                 let stmt = ltp.statement(w, pos);
                 let mut got: Vec<(usize, usize)> = vec![];
@@ -312,9 +330,11 @@ impl Pinned<'_> {
                         self.cl.union(col, v);
                     }
                 }
+                keyed.push(if predicate { vec![] } else { got.clone() });
                 per.push(if predicate { got } else { vec![] });
             }
             self.pins.push(per);
+            self.keyed.push(keyed);
         }
         // The foreign-key map: a child's columns are its parent's key.
         for (&(f, child), &parent) in &inst.fk {
@@ -395,6 +415,12 @@ impl Pinned<'_> {
     }
 
     fn eval(&mut self, a: usize, pos: usize, v: &Value) -> Result<usize, String> {
+        if let Some(var) = self.loop_value(a, pos, v)? {
+            if let Var::Other(..) = var {
+                self.empty.push((a, pos));
+            }
+            return Ok(self.cl.id(var));
+        }
         let (w, inst) = (self.w, self.inst);
         let ltp = &self.g.nodes[inst.txns[a].node].ltp;
         let iteration = ltp.occurrences[pos].iteration.clone();
@@ -621,6 +647,44 @@ fn distinct(w: &Workload, inst: &Instance, cl: &Classes) -> bool {
             }
         }
     }
+    parents_exist(w, inst, cl)
+}
+
+/// A row of the initial database satisfies its foreign keys: its parent
+/// existed before any transaction ran, so it is no row a transaction of
+/// the instance inserts (that row's key was free). Without this a join
+/// on a child's foreign-key column (`queues.id = j.queue_id`) could meet
+/// a parent inserted later, which PostgreSQL's foreign key forbids. (A
+/// schedule that deletes the parent and inserts it again is lost: fewer
+/// schedules, never a false one.)
+fn parents_exist(w: &Workload, inst: &Instance, cl: &Classes) -> bool {
+    use super::instance::TupleKind;
+    for f in w
+        .schema
+        .foreign_keys
+        .iter()
+        .filter(|f| !f.columns.is_empty())
+    {
+        for (t, child) in inst.tuples.iter().enumerate() {
+            if child.rel != f.domain || matches!(child.kind, TupleKind::Inserted(_)) {
+                continue;
+            }
+            for (u, parent) in inst.tuples.iter().enumerate() {
+                if parent.rel != f.range || !matches!(parent.kind, TupleKind::Inserted(_)) {
+                    continue;
+                }
+                let same = f.columns.iter().all(|&(dc, rc)| {
+                    match (cl.root_of(&Var::Col(t, dc)), cl.root_of(&Var::Col(u, rc))) {
+                        (Some(x), Some(y)) => x == y,
+                        _ => false,
+                    }
+                });
+                if same {
+                    return false;
+                }
+            }
+        }
+    }
     true
 }
 
@@ -808,7 +872,7 @@ fn finish(
         }
     }
     params.iter_mut().for_each(|p| p.sort());
-    let rows = init
+    let mut rows: Vec<Vec<(usize, String)>> = init
         .iter()
         .enumerate()
         .map(|(t, vals)| {
@@ -820,6 +884,21 @@ fn finish(
                 .collect()
         })
         .collect();
+    // Columns that are no slot but equal a value of the schedule (a joined
+    // row's foreign key, a key-based row's key): printed too.
+    let mut size: HashMap<usize, usize> = HashMap::new();
+    for i in 0..cl.names.vars.len() {
+        *size.entry(cl.find(i)).or_default() += 1;
+    }
+    for (i, v) in cl.names.vars.iter().enumerate() {
+        if let Var::Col(t, c) = *v {
+            let tied = size.get(&cl.find(i)).is_some_and(|&n| n > 1);
+            if tied && !rows[t].iter().any(|(x, _)| *x == c) {
+                rows[t].push((c, shown[class(i) as usize].clone()));
+            }
+        }
+    }
+    rows.iter_mut().for_each(|r| r.sort());
     Valuation {
         cols: cols.to_vec(),
         init,
@@ -829,6 +908,9 @@ fn finish(
         rows,
         shown,
         only: vec![],
+        keyed: vec![],
+        known: vec![],
+        empty: vec![],
     }
 }
 
@@ -913,6 +995,173 @@ fn with_writes(
             }
             pick[i] = 0;
             i += 1;
+        }
+    }
+}
+
+/// The class numbers `finish` gives: per union-find root, in the order of
+/// the variables.
+fn numbering(cl: &Classes) -> HashMap<usize, u16> {
+    let mut number: HashMap<usize, u16> = HashMap::new();
+    for i in 0..cl.names.vars.len() {
+        let next = number.len() as u16;
+        number.entry(cl.find(i)).or_insert(next);
+    }
+    number
+}
+
+/// For `verify_values`: each key-based step's pins and each tuple's
+/// classes of the columns outside the slots (`Valuation::keyed`,
+/// `Valuation::known`), numbered as `finish` numbers them.
+fn key_classes(
+    inst: &Instance,
+    cl: &Classes,
+    cols: &[Vec<usize>],
+    keyed: &[Vec<Vec<(usize, usize)>>],
+    v: &mut Valuation,
+) {
+    let number = numbering(cl);
+    let class = |i: usize| number[&cl.find(i)];
+    v.keyed = keyed
+        .iter()
+        .map(|per| {
+            per.iter()
+                .map(|ps| ps.iter().map(|&(c, x)| (c, class(x))).collect())
+                .collect()
+        })
+        .collect();
+    v.known = vec![vec![]; inst.tuples.len()];
+    for (i, var) in cl.names.vars.iter().enumerate() {
+        if let Var::Col(t, c) = *var {
+            if !cols[inst.tuples[t].rel].contains(&c) {
+                v.known[t].push((c, class(i)));
+            }
+        }
+    }
+    v.known.iter_mut().for_each(|k| k.sort_unstable());
+}
+
+/// The valuation as data for `verify_values` (columns, not slots).
+pub(super) fn facts(inst: &Instance, v: &Valuation) -> super::schedule::ValueFacts {
+    use super::schedule::StmtKind;
+    let stmts = inst
+        .txns
+        .iter()
+        .enumerate()
+        .map(|(a, t)| {
+            t.steps
+                .iter()
+                .enumerate()
+                .map(|(pos, s)| {
+                    let kind = match s.ty {
+                        _ if s.tuple.is_some() => StmtKind::Key,
+                        StmtType::PredSel => StmtKind::PredSel,
+                        _ => StmtKind::PredWrite,
+                    };
+                    let pins = match kind {
+                        StmtKind::Key => v.keyed.get(a).and_then(|k| k.get(pos)).cloned(),
+                        _ => Some(
+                            v.pins[a][pos]
+                                .iter()
+                                .map(|&(slot, c)| (v.cols[s.rel][slot], c))
+                                .collect(),
+                        ),
+                    };
+                    let mut pins = pins.unwrap_or_default();
+                    if v.empty.contains(&(a, pos)) {
+                        pins.iter_mut()
+                            .for_each(|p| p.1 = super::schedule::FRESH_VALUE);
+                    }
+                    (kind, pins)
+                })
+                .collect()
+        })
+        .collect();
+    super::schedule::ValueFacts {
+        cols: v.cols.clone(),
+        init: v.init.clone(),
+        known: v.known.clone(),
+        stmts,
+        writes: v.writes.clone(),
+        only: v.only.clone(),
+    }
+}
+
+/// The loop depth of statement `q` in `body` (`None`: not in it).
+fn loop_depth(body: &crate::model::btp::Body, q: usize, d: usize) -> Option<usize> {
+    use crate::model::btp::Body;
+    match body {
+        Body::Stmt(x) => (*x == q).then_some(d),
+        Body::Seq(v) | Body::Branch(v) => v.iter().find_map(|b| loop_depth(b, q, d)),
+        Body::Opt(x) => loop_depth(x, q, d),
+        Body::Loop(x) => loop_depth(x, q, d + 1),
+    }
+}
+
+impl Pinned<'_> {
+    /// A value a statement outside a loop takes from the loop's rows: a
+    /// join on the rows of a CTE's loop of keyed writes (`Value::Column`
+    /// of the statement in the loop), or the snapshot scan of an
+    /// UPDATE/DELETE keyed by array elements (the element, a `RangeLoop`
+    /// value the loop's statements pin). PostgreSQL matches the rows of
+    /// every iteration: one value per iteration. Instantiated where the
+    /// loop ran exactly once in this unfolding (the value of that
+    /// iteration) or not at all (no row: the predicate matches nothing, a
+    /// `Var::Other` marked `empty`); not where it ran twice (a set of
+    /// values). `None`: not such a value (`eval` goes on).
+    fn loop_value(&self, a: usize, pos: usize, v: &Value) -> Result<Option<Var>, String> {
+        let (w, inst) = (self.w, self.inst);
+        let ltp = &self.g.nodes[inst.txns[a].node].ltp;
+        let body = &w.programs[ltp.program].body;
+        let here = loop_depth(body, ltp.occurrences[pos].stmt, 0).unwrap_or(0);
+        let nstmts = w.programs[ltp.program].statements.len();
+        // The program's statements deeper in loops that give the value.
+        let (from, attr): (Vec<usize>, Option<usize>) = match v {
+            Value::Column { stmt, attr } => (vec![*stmt], Some(*attr)),
+            Value::Unknown(n) if self.prov.source(ltp.program, *n) == Some(Source::RangeLoop) => (
+                (0..nstmts)
+                    .filter(|&q| self.prov.pins(ltp.program, q).iter().any(|(_, x)| x == v))
+                    .collect(),
+                None,
+            ),
+            _ => return Ok(None),
+        };
+        let deeper: Vec<usize> = from
+            .into_iter()
+            .filter(|&q| loop_depth(body, q, 0).is_some_and(|d| d > here))
+            .collect();
+        if deeper.is_empty() {
+            return Ok(None);
+        }
+        let occ: Vec<usize> = (0..ltp.occurrences.len())
+            .filter(|&p| deeper.contains(&ltp.occurrences[p].stmt))
+            .collect();
+        let mut its: Vec<&Vec<u8>> = occ.iter().map(|&p| &ltp.occurrences[p].iteration).collect();
+        its.sort();
+        its.dedup();
+        let why = |what: &str| {
+            format!(
+                "predicate not instantiated: {} of {} matches the rows of a loop that {what}",
+                ltp.occurrence_label(w, pos),
+                w.programs[ltp.program].name
+            )
+        };
+        if its.is_empty() {
+            return Ok(Some(Var::Other(a, format!("no row@{pos}"))));
+        }
+        let [it] = its[..] else {
+            return Err(why("ran more than once (a set of values)"));
+        };
+        match (v, attr) {
+            (Value::Unknown(n), _) => Ok(Some(Var::Computed(a, *n, it.clone()))),
+            (_, Some(attr)) => match occ.as_slice() {
+                [p] => match inst.txns[a].steps[*p].tuple {
+                    Some(t) => Ok(Some(Var::Col(t, attr))),
+                    None => Err(why("reads by predicate")),
+                },
+                _ => Err(why("ran more than once (a set of values)")),
+            },
+            _ => Ok(None),
         }
     }
 }

@@ -8,6 +8,8 @@
 //! build SeG(s) from all pairs of operations (Section 3.4) and check that
 //! the reported cycle is in it (Theorem 3.2: not conflict serializable).
 //! The tests and the soundness harness run it on every schedule found.
+//! A schedule found with values is then evaluated on them
+//! (`verify_values`, issue 23 item 2).
 
 use std::collections::HashMap;
 
@@ -350,5 +352,6 @@ pub fn verify(s: &Schedule) -> Result<(), String> {
             return Err(format!("SeG(s) has no edge T{} → T{}", x + 1, y + 1));
         }
     }
-    Ok(())
+    // A schedule found with values: its statements evaluated on them.
+    super::verify_values::verify_values(s)
 }

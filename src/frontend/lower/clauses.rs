@@ -39,6 +39,9 @@ pub(super) struct ColumnUses {
     /// `col = ANY(ARRAY[v₁, …])` conjuncts: the column and the values (also
     /// in `extra`; only `Held::OwnInserts` looks at them).
     pub(super) any_of: Vec<(usize, Vec<Term>)>,
+    /// Join columns equal to a column of a CTE's one row (`cte_rows.rs`):
+    /// provenance only (`Facts::value_pins`), the BTP keeps the join.
+    pub(super) joined: Vec<(usize, Term)>,
 }
 
 impl ColumnUses {
@@ -292,6 +295,7 @@ impl Lowerer<'_> {
                     }
                 }
                 if n_cols == 2 && side(left) && side(right) && tables.len() > 1 {
+                    self.cte_join(tables, &cols, uses);
                     if !self.element_key(tables, &cols, uses) {
                         for (t, u) in cols.iter().enumerate() {
                             uses[t].join.extend(u.pred.iter().copied());
@@ -376,6 +380,14 @@ impl Lowerer<'_> {
             _ => return false,
         };
         let v = self.vars.fresh();
+        // One element per keyed write of the loop: a new value each
+        // iteration, as a range loop's variable (for the explorer).
+        if let Term::Fresh(n) = v {
+            let src = crate::model::provenance::Source::RangeLoop;
+            if !self.out.sources.contains(&(n, src)) {
+                self.out.sources.push((n, src));
+            }
+        }
         uses[t].eq.push((a, v));
         uses[t].elem.insert(a);
         true

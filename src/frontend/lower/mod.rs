@@ -58,6 +58,7 @@ pub fn statement_text(text: &str) -> String {
 
 mod clauses;
 mod control;
+mod cte_rows;
 mod from;
 mod functions;
 pub use functions::{is_builtin, may_read};
@@ -202,6 +203,7 @@ pub fn lower_units(
     let mut counter = 0usize;
     let mut declared = vec![];
     let mut errors = Errors::default();
+    let mut joined = vec![];
     for (u, tree) in units.iter().zip(&trees) {
         let (f, stem) = (&u.file, &u.name);
         if tree.len() > 1 {
@@ -233,7 +235,10 @@ pub fn lower_units(
                 &mut counter,
                 &mut warnings,
             );
-            if let Some((program, (pins, sources, shared, alts, inexact))) = errors.take(lowered) {
+            if let Some((program, (pins, sources, shared, alts, inexact, join))) =
+                errors.take(lowered)
+            {
+                joined.push(join);
                 programs.push(program);
                 provenance.programs.push(pins);
                 provenance.sources.push(sources);
@@ -258,6 +263,7 @@ pub fn lower_units(
         ))
         .help("please report this with the SQL that caused it"));
     }
+    cte_rows::unwritten_joins(&w, &mut provenance, &joined);
     Ok(Loaded {
         workload: w,
         warnings,
@@ -414,12 +420,16 @@ fn lower_transaction<'a>(
     let inexact: Vec<usize> = (0..l.out.facts.len())
         .filter(|&q| l.out.facts[q].inexact)
         .collect();
+    let joined: Vec<(usize, usize)> = (0..l.out.facts.len())
+        .flat_map(|q| l.out.facts[q].joined.iter().map(move |&c| (q, c)))
+        .collect();
     let pins = (
         l.pins(),
         l.out.sources.clone(),
         shared,
         l.alternatives(),
         inexact,
+        joined,
     );
     let program = Program {
         name,
@@ -544,6 +554,7 @@ type ProgramProvenance = (
     Vec<usize>,
     Vec<crate::model::provenance::Alternative>,
     Vec<usize>,
+    Vec<(usize, usize)>,
 );
 
 /// What FK and same-tuple inference needs to know about a statement.
@@ -576,6 +587,9 @@ struct Facts {
     /// inference): a referential check's or action's FK columns, equal to
     /// the deleted parent's key (`pin_children`).
     value_pins: Vec<(usize, Term)>,
+    /// The columns of `value_pins` pinned by a join on a CTE's row
+    /// (`cte_rows.rs`; dropped when the workload writes the joined column).
+    joined: Vec<usize>,
     /// A foreign-key existence read (`SELECT 1 … FOR KEY SHARE`): for the
     /// provenance (`Provenance::key_share`), not the BTP.
     key_share: bool,

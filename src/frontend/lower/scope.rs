@@ -34,6 +34,9 @@ pub(super) struct Cte {
     /// a CTE's rows reads no table; in a WHERE it is a value that names a
     /// column, so what it is equated with counts as joined).
     pub(super) outputs: Vec<String>,
+    /// The statement whose tuple is the CTE's one row (`cte_rows.rs`),
+    /// for the provenance of joins on it.
+    pub(super) row: Option<usize>,
 }
 
 impl Lowerer<'_> {

@@ -311,10 +311,13 @@ impl Lowerer<'_> {
         split: Option<Vec<Body>>,
     ) -> Result<Body> {
         self.table_reads(t.tables, t.uses, 1, &[], snip, &mut pre);
+        let mut scans = 0..0;
         if let Some(checks) = split {
             // The scan that finds the target's rows reads their WHERE
             // columns on the snapshot; the write re-reads the row it locks.
+            scans.start = self.out.statements.len();
             self.snapshot_scan(&t.tables[0], &t.uses[0], snip, &mut pre);
+            scans.end = self.out.statements.len();
             self.stage.split_out.append(&mut pre);
             pre = checks;
         }
@@ -330,6 +333,7 @@ impl Lowerer<'_> {
             returning_cols: &returning_cols,
             next,
         })?;
+        self.pin_element_scan(scans, &body, &t.uses[0]);
         Ok(sequence(pre, body))
     }
 
@@ -1380,7 +1384,9 @@ impl Lowerer<'_> {
         // Reads on the statement's snapshot, then what waits for locks.
         let (mut reads, mut late) = (vec![], vec![]);
         for cte in &with.cte_tables {
+            let from = self.out.statements.len();
             let (body, rel) = self.cte_body(&cte.query, snip)?;
+            let row = self.cte_row(from, &body, rel);
             self.file_part(body, &mut reads, &mut late);
             // A data-modifying CTE's outputs are its RETURNING list's: the
             // write already read what it returns (`update` collects it).
@@ -1407,6 +1413,7 @@ impl Lowerer<'_> {
                 rel,
                 renamed: !cte.alias.columns.is_empty(),
                 outputs,
+                row,
             });
         }
         let main = match q.body.as_ref() {

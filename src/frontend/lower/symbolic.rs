@@ -104,6 +104,12 @@ impl Lowerer<'_> {
     pub(super) fn bind_uses(&mut self, q: usize, u: &super::clauses::ColumnUses) {
         let eq = u.eq.clone();
         self.bind(q, &eq);
+        for (c, t) in &u.joined {
+            if !self.out.facts[q].value_pins.iter().any(|(x, _)| x == c) {
+                self.out.facts[q].value_pins.push((*c, t.clone()));
+                self.out.facts[q].joined.push(*c);
+            }
+        }
         self.out.facts[q].inexact |= u.opaque || eq.iter().any(|(c, _)| u.extra.contains(c));
     }
 
