@@ -25,25 +25,58 @@ pub fn admit(w: &Workload) -> Result<Vec<Warning>> {
     Ok(approximated(w, &plan))
 }
 
+/// The form of the summary graph a command runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// Every edge written (`graph::build`): what every command can use.
+    Edges,
+    /// Edges between statement classes with their multiplicities
+    /// (`blocks`, `on_blocks`): verdicts, counts, witnesses and the lowest
+    /// allocation of graphs too large to write.
+    Blocks,
+}
+
+/// As [`admit`] for the commands that also run on the block form: a
+/// workload over the edge guard is admitted on [`Form::Blocks`] instead
+/// of refused (`force` picks the form regardless of size, for tests and
+/// comparisons). A linear program longer than the positions an edge can
+/// name is still refused: the block form names edges too.
+pub fn admit_form(w: &Workload, force: Option<Form>) -> Result<(Vec<Warning>, Form)> {
+    let plan = unfold::plan(w);
+    if let Some(d) = too_long(w, &plan) {
+        return Err(d);
+    }
+    let form = force.unwrap_or(if plan.fits() {
+        Form::Edges
+    } else {
+        Form::Blocks
+    });
+    Ok((approximated(w, &plan), form))
+}
+
+fn too_long(w: &Workload, plan: &unfold::Plan) -> Option<Box<Diag>> {
+    let (pi, e) = plan
+        .estimates
+        .iter()
+        .enumerate()
+        .find(|(_, e)| e.longest > unfold::MAX_NODE_LENGTH)?;
+    let p = &w.programs[pi];
+    let mut d = Diag::new(format!(
+        "program `{}` has a linear program of up to {:.0} statements (Unfold≤2, Section 6.1); isolint analyses at most {:.0}",
+        p.name, e.longest, unfold::MAX_NODE_LENGTH
+    ))
+    .help("split the program: loops are unfolded twice, so nested loops double its length per level");
+    if let Some(f) = &p.file {
+        d.message = format!("{f}: {}", d.message);
+    }
+    Some(d)
+}
+
 fn fits(w: &Workload, plan: &unfold::Plan) -> Result<()> {
     if plan.fits() {
         return Ok(());
     }
-    if let Some((pi, e)) = plan
-        .estimates
-        .iter()
-        .enumerate()
-        .find(|(_, e)| e.longest > unfold::MAX_NODE_LENGTH)
-    {
-        let p = &w.programs[pi];
-        let mut d = Diag::new(format!(
-            "program `{}` has a linear program of up to {:.0} statements (Unfold≤2, Section 6.1); isolint analyses at most {:.0}",
-            p.name, e.longest, unfold::MAX_NODE_LENGTH
-        ))
-        .help("split the program: loops are unfolded twice, so nested loops double its length per level");
-        if let Some(f) = &p.file {
-            d.message = format!("{f}: {}", d.message);
-        }
+    if let Some(d) = too_long(w, plan) {
         return Err(d);
     }
     // The programs with the most occurrences, for the message.
@@ -68,7 +101,7 @@ fn fits(w: &Workload, plan: &unfold::Plan) -> Result<()> {
         unfold::MAX_ESTIMATED_EDGES
     ))
     .help(format!(
-        "analyse fewer programs at a time, or split the largest: {}",
+        "`isolint analyze`, `check`, `allocate` and `btp` take it (they decide on edges between statement classes instead); for this command, analyse fewer programs at a time, or split the largest: {}",
         names.join(", ")
     )))
 }

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::analysis::limits::admit;
+use crate::analysis::limits::{admit, admit_form, Form};
 use crate::frontend::{load, Loaded};
 use crate::model::error::{Diag, Result};
 
@@ -91,6 +91,27 @@ fn load_workload(input: &args::InputArgs, text: bool) -> Result<Loaded> {
         }
     }
     Ok(loaded)
+}
+
+/// [`load_workload`] for the commands that also run on the block form
+/// (`analyze`, `check`, `allocate`, `btp`): a workload over the edge guard
+/// is admitted on [`Form::Blocks`] instead of refused. `ISOLINT_FORM=blocks`
+/// (or `edges`) forces a form: tests compare the two on small inputs.
+fn load_scalable(input: &args::InputArgs, text: bool) -> Result<(Loaded, Form)> {
+    let mut loaded = load(&input.workload, input.schema.as_deref())?;
+    let force = match std::env::var("ISOLINT_FORM").as_deref() {
+        Ok("blocks") => Some(Form::Blocks),
+        Ok("edges") => Some(Form::Edges),
+        _ => None,
+    };
+    let (approximated, form) = admit_form(&loaded.workload, force)?;
+    loaded.warnings.extend(approximated);
+    if text {
+        for w in &loaded.warnings {
+            warn(&w.to_string());
+        }
+    }
+    Ok((loaded, form))
 }
 
 /// Connect to `--postgres URL` or start `--postgres-temp`'s server.

@@ -43,31 +43,84 @@
 //! (two classes present in c with that kind) and for type I (two classes
 //! present with a counterflow kind). ∎
 //!
+//! (3) *Masks* ([`View`]). A node mask (the programs of a subset,
+//! `subsets`) keeps the induced subgraph: its edges are those between
+//! included occurrences, still decided by the class pair, so leaving the
+//! excluded nodes out of the presence sets and out of the arcs u → O(ci)
+//! and I(cj) → v gives the induced subgraph's block form, and (1), (2)
+//! hold for it. A tag mask (promoted reads, `promote`) removes exactly the
+//! counterflow edges leaving the promoted statements' occurrences (proof
+//! in `promote`'s module comment; nothing else changes). Give each such
+//! occurrence the *stripped* class ci* of its class ci, with kinds(ci*,
+//! cj) = kinds(ci, cj) without the counterflow bit and kinds(cj, ci*) =
+//! kinds(cj, ci): the edges of the stripped form are exactly the masked
+//! graph's, and again (1), (2) hold. So every masked test here equals the
+//! per-edge (`oracle::Compact`) test on the same masks.
+//!
+//! (4) *Witnesses* (`hub`). By (1) every hub path u → O(ci) → I(cj) → v is
+//! a real edge (u, p, v, q) with a kind of (ci, cj), so a breadth-first
+//! search on the hub graph inside a component expands the pair found into
+//! a closed walk of real edges, and routes it through a non-counterflow
+//! edge of the component when the pair and the way back have none.
+//!
 //! The pair found is named by real edges, but not necessarily the ones
 //! the per-edge search picks first. `tests/blocks.rs` compares verdicts
 //! and edge counts with the per-edge graph, the test oracle, on random
-//! workloads.
+//! workloads; `tests/blocks_cli.rs` the commands on both forms.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+
+use fixedbitset::FixedBitSet;
 
 use super::graph::{make_nodes, Edge, Node, Occurrences, Settings};
 use super::robustness::Method;
 use super::rules::{Incoming, Outgoing, Reason};
-use super::scc::{tarjan, NONE};
+use super::scc::NONE;
 use super::unfold::unfold_workload;
 use crate::model::btp::Workload;
 use crate::model::isolation::{Allocation, Level};
+
+mod hub;
+mod lowest;
+
+pub use hub::Hub;
+pub use lowest::{BlockLowest, BlockRaise};
+
+/// A statement of the workload: (program index, statement index).
+pub type StmtRef = (usize, usize);
 
 /// The summary graph's nodes and edge blocks, without edges.
 pub struct Blocks {
     pub nodes: Vec<Node>,
     /// Node indices of each program.
     pub program_nodes: Vec<Vec<usize>>,
+    pub settings: Settings,
     occ: Occurrences,
     /// `graph::Occurrences::kind_tables`: per relation, per local class
     /// pair, bit 0 non-counterflow, 1 counterflow, 2 rw, 3 fuw.
     kinds: Vec<Vec<u8>>,
 }
+
+/// Node and tag masks of one test (module comment, (3)); the default
+/// is the whole graph. `oracle::View`'s counterpart.
+#[derive(Clone, Copy, Default)]
+pub struct View<'a> {
+    /// Nodes taking part; `None` = all.
+    pub nodes: Option<&'a FixedBitSet>,
+    /// Promoted reads: their occurrences lose their outgoing
+    /// counterflow edges.
+    pub promoted: Option<&'a HashSet<StmtRef>>,
+}
+
+impl View<'_> {
+    pub fn node(&self, v: usize) -> bool {
+        self.nodes.is_none_or(|m| m.contains(v))
+    }
+}
+
+/// The flag of a stripped class (module comment, (3)) on a local class
+/// number.
+const STRIPPED: u32 = 1 << 31;
 
 /// A representative occurrence of a class in a component: the first, and
 /// the first at a node whose program is not SERIALIZABLE.
@@ -79,12 +132,22 @@ struct Present {
 
 /// Per component: which classes occur in it (by relation), with
 /// representatives.
-struct Presence {
-    comp: Vec<u32>,
+pub(super) struct Presence {
+    pub(super) comp: Vec<u32>,
     /// (component, relation) → local classes present, in first-seen order.
     classes: HashMap<(u32, u32), Vec<u32>>,
     /// (component, relation, local class) → representatives.
     reps: HashMap<(u32, u32, u32), Present>,
+}
+
+/// A dangerous pair (type II) or counterflow edge (type I, both edges the
+/// same) found in one component, at pivot `e3.to`.
+#[derive(Debug, Clone, Copy)]
+pub struct Found {
+    pub comp: u32,
+    pub e3: Edge,
+    pub e4: Edge,
+    pub reason: Reason,
 }
 
 impl Blocks {
@@ -97,14 +160,38 @@ impl Blocks {
         Blocks {
             nodes,
             program_nodes,
+            settings,
             occ,
             kinds,
         }
     }
 
+    /// The kinds of edges from class `ci` to class `cj` of relation
+    /// `rel`; a stripped `ci` has no counterflow edge.
     fn kind(&self, rel: u32, ci: u32, cj: u32) -> u8 {
         let l = self.occ.rel_classes[rel as usize].len();
-        self.kinds[rel as usize][ci as usize * l + cj as usize]
+        let (a, b) = ((ci & !STRIPPED) as usize, (cj & !STRIPPED) as usize);
+        let k = self.kinds[rel as usize][a * l + b];
+        if ci & STRIPPED != 0 {
+            k & !(2 | 8)
+        } else {
+            k
+        }
+    }
+
+    /// The class of occurrence (v, pos) of local class `cl` in `view`.
+    fn class_in(&self, view: View, v: usize, pos: u16, cl: u32) -> u32 {
+        match view.promoted {
+            Some(p) if !p.is_empty() => {
+                let ltp = &self.nodes[v].ltp;
+                if p.contains(&(ltp.program, ltp.occurrences[pos as usize].stmt)) {
+                    cl | STRIPPED
+                } else {
+                    cl
+                }
+            }
+            _ => cl,
+        }
     }
 
     /// (edges, counterflow edges) of the summary graph, counted per class
@@ -131,57 +218,20 @@ impl Blocks {
 
     /// Component per node, over the hub graph (module comment, (1)).
     pub fn components(&self) -> Vec<u32> {
-        let n = self.nodes.len();
-        let mut base = Vec::with_capacity(self.occ.rel_classes.len());
-        let mut h = 0usize;
-        for cl in &self.occ.rel_classes {
-            base.push(h);
-            h += cl.len();
-        }
-        let (o_hub, i_hub) = (|r: u32, c: u32| n + base[r as usize] + c as usize, n + h);
-        let total = n + 2 * h;
-        let mut adj: Vec<Vec<u32>> = vec![vec![]; total];
-        for (u, occ) in self.occ.node_occ.iter().enumerate() {
-            for &(r, _, c) in occ {
-                adj[u].push(o_hub(r, c) as u32);
-            }
-        }
-        for (r, cl) in self.occ.rel_classes.iter().enumerate() {
-            let r = r as u32;
-            for ci in 0..cl.len() as u32 {
-                for cj in 0..cl.len() as u32 {
-                    if self.kind(r, ci, cj) & 3 != 0 {
-                        adj[o_hub(r, ci)].push((i_hub + o_hub(r, cj) - n) as u32);
-                    }
-                }
-            }
-            for &(v, _, cj) in &self.occ.by_rel[r as usize] {
-                adj[i_hub + o_hub(r, cj) - n].push(v);
-            }
-        }
-        let mut start = Vec::with_capacity(total + 1);
-        let mut flat = vec![];
-        for row in adj {
-            start.push(flat.len());
-            flat.extend(row);
-        }
-        start.push(flat.len());
-        let comp = tarjan(
-            total,
-            |_| true,
-            |v| start[v]..start[v + 1],
-            |s| Some(flat[s] as usize),
-        );
-        comp[..n].to_vec()
+        Hub::new(self, View::default()).components()
     }
 
-    fn presence(&self, ssi: &dyn Fn(usize) -> bool) -> Presence {
-        let comp = self.components();
+    fn presence(&self, view: View, ssi: &dyn Fn(usize) -> bool) -> Presence {
+        let comp = Hub::new(self, view).components();
         let mut classes: HashMap<(u32, u32), Vec<u32>> = HashMap::new();
         let mut reps: HashMap<(u32, u32, u32), Present> = HashMap::new();
         for (u, occ) in self.occ.node_occ.iter().enumerate() {
             let (c, s) = (comp[u], ssi(u));
+            if c == NONE {
+                continue;
+            }
             for &(r, pos, cl) in occ {
+                let cl = self.class_in(view, u, pos, cl);
                 let here = (u as u32, pos);
                 let p = reps.entry((c, r, cl)).or_insert_with(|| {
                     classes.entry((c, r)).or_default().push(cl);
@@ -202,16 +252,31 @@ impl Blocks {
         }
     }
 
-    /// Does component `c` hold an edge of kind bit `bit` (0
-    /// non-counterflow, 1 counterflow)?
-    fn has_kind(&self, pr: &Presence, bit: u8) -> FixedComps {
-        let mut has = FixedComps::default();
+    /// Components holding an edge of kind bit `bit` (0 non-counterflow,
+    /// 1 counterflow), with one such edge each.
+    fn with_kind(&self, pr: &Presence, bit: u8) -> HashMap<u32, Edge> {
+        let mut has: HashMap<u32, Edge> = HashMap::new();
         for (&(c, r), cls) in &pr.classes {
-            let found = cls
-                .iter()
-                .any(|&ci| cls.iter().any(|&cj| self.kind(r, ci, cj) >> bit & 1 != 0));
-            if found {
-                has.0.insert(c);
+            if has.contains_key(&c) {
+                continue;
+            }
+            let pair = cls.iter().find_map(|&ci| {
+                cls.iter()
+                    .find(|&&cj| self.kind(r, ci, cj) >> bit & 1 != 0)
+                    .map(|&cj| (ci, cj))
+            });
+            if let Some((ci, cj)) = pair {
+                let ((u, p, _), (v, q, _)) = (pr.reps[&(c, r, ci)].any, pr.reps[&(c, r, cj)].any);
+                has.insert(
+                    c,
+                    Edge {
+                        from: u,
+                        to: v,
+                        from_pos: p,
+                        to_pos: q,
+                        counterflow: bit == 1,
+                    },
+                );
             }
         }
         has
@@ -221,28 +286,83 @@ impl Blocks {
     /// per node, in node order, or `None` when there is none: the verdict
     /// of `robustness::find_pairs` (module comment, (2)).
     pub fn find(&self, level: &dyn Fn(usize) -> Level) -> Option<(Edge, Edge, Reason)> {
+        self.find_in(View::default(), level, true)
+            .first()
+            .map(|f| (f.e3, f.e4, f.reason))
+    }
+
+    /// Per component of `view` with a cycle dangerous at the levels
+    /// `level`, the pair at its first pivot in node order (the pivots
+    /// `robustness::find_pairs` picks; the pairs may differ).
+    pub fn find_in(
+        &self,
+        view: View,
+        level: &dyn Fn(usize) -> Level,
+        stop_at_first: bool,
+    ) -> Vec<Found> {
         let ssi = |v: usize| level(v) == Level::Serializable;
-        let pr = self.presence(&ssi);
-        let has_nc = self.has_kind(&pr, 0);
+        let pr = self.presence(view, &ssi);
+        let has_nc = self.with_kind(&pr, 0);
+        let mut found = vec![];
+        let mut done: HashSet<u32> = HashSet::new();
         for v in 0..self.nodes.len() {
             let c = pr.comp[v];
-            if c == NONE || !has_nc.0.contains(&c) {
+            if c == NONE || !has_nc.contains_key(&c) || done.contains(&c) {
                 continue;
             }
-            let (inc, out) = self.aggregates(&pr, v);
-            if let Some(pair) = super::rules::dangerous_pair(level(v), &inc, &out) {
-                return Some(pair);
+            let (inc, out) = self.aggregates(view, &pr, v);
+            if let Some((e3, e4, reason)) = super::rules::dangerous_pair(level(v), &inc, &out) {
+                done.insert(c);
+                found.push(Found {
+                    comp: c,
+                    e3,
+                    e4,
+                    reason,
+                });
+                if stop_at_first {
+                    break;
+                }
             }
         }
-        None
+        found
+    }
+
+    /// Type I: per component of `view`, a counterflow edge inside it.
+    pub fn find_type_i(&self, view: View, stop_at_first: bool) -> Vec<Found> {
+        let pr = self.presence(view, &|_| false);
+        let mut found: Vec<Found> = self
+            .with_kind(&pr, 1)
+            .into_iter()
+            .map(|(comp, e)| Found {
+                comp,
+                e3: e,
+                e4: e,
+                reason: Reason::Counterflow,
+            })
+            .collect();
+        found.sort_by_key(|f| (f.e3.from, f.comp));
+        if stop_at_first {
+            found.truncate(1);
+        }
+        found
+    }
+
+    /// The witnesses' pairs of `method` on `view`: [`find_in`] at the
+    /// method's level, or [`find_type_i`].
+    pub fn find_method(&self, view: View, method: Method, stop_at_first: bool) -> Vec<Found> {
+        match method {
+            Method::TypeI => self.find_type_i(view, stop_at_first),
+            m => self.find_in(view, &|_| m.level(), stop_at_first),
+        }
     }
 
     /// Node v's aggregates over the edges inside its component.
-    fn aggregates(&self, pr: &Presence, v: usize) -> (Incoming<Edge>, Outgoing<Edge>) {
+    fn aggregates(&self, view: View, pr: &Presence, v: usize) -> (Incoming<Edge>, Outgoing<Edge>) {
         let c = pr.comp[v];
         let mut inc: Incoming<Edge> = Incoming::default();
         let mut out: Outgoing<Edge> = Outgoing::default();
         for &(r, pos, cl) in &self.occ.node_occ[v] {
+            let cl = self.class_in(view, v, pos, cl);
             for &other in pr.classes.get(&(c, r)).into_iter().flatten() {
                 let p = pr.reps[&(c, r, other)];
                 self.add_in(&mut inc, (v, pos, cl), r, other, p);
@@ -253,50 +373,9 @@ impl Blocks {
     }
 
     /// The levels of `allocation::lowest` (without the witnesses), from
-    /// the blocks: a pivot dangerous at REPEATABLE READ is SERIALIZABLE,
-    /// and so is every P3 of an rw edge into it and every P5 of a
-    /// counterflow edge out of it not ruled out by first-updater-wins
-    /// (all occurrences of the class, in the component, that gives such
-    /// an edge); a pivot dangerous only at READ COMMITTED is REPEATABLE
-    /// READ (the argument is `allocation`'s module comment).
+    /// the blocks.
     pub fn lowest_levels(&self) -> Allocation {
-        let pr = self.presence(&|_| false);
-        let has_nc = self.has_kind(&pr, 0);
-        let mut levels = vec![Level::ReadCommitted; self.program_nodes.len()];
-        let mut forced: std::collections::HashSet<(u32, u32, u32)> = Default::default();
-        let prog = |v: usize| self.nodes[v].ltp.program;
-        for v in 0..self.nodes.len() {
-            let c = pr.comp[v];
-            if c == NONE || !has_nc.0.contains(&c) {
-                continue;
-            }
-            let (inc, out) = self.aggregates(&pr, v);
-            let up = |l: &mut Level, to: Level| *l = (*l).max(to);
-            if super::rules::dangerous_pair(Level::RepeatableRead, &inc, &out).is_some() {
-                up(&mut levels[prog(v)], Level::Serializable);
-                for &(r, _, cl) in &self.occ.node_occ[v] {
-                    for &other in pr.classes.get(&(c, r)).into_iter().flatten() {
-                        let (k_in, k_out) = (self.kind(r, other, cl), self.kind(r, cl, other));
-                        let rw_in = k_in & 2 != 0 || k_in & 5 == 5;
-                        let cf_out = k_out & 2 != 0 && k_out & 8 == 0;
-                        if rw_in || cf_out {
-                            forced.insert((c, r, other));
-                        }
-                    }
-                }
-            } else if super::rules::dangerous_pair(Level::ReadCommitted, &inc, &out).is_some() {
-                up(&mut levels[prog(v)], Level::RepeatableRead);
-            }
-        }
-        for (u, occ) in self.occ.node_occ.iter().enumerate() {
-            if occ
-                .iter()
-                .any(|&(r, _, cl)| forced.contains(&(pr.comp[u], r, cl)))
-            {
-                levels[prog(u)] = Level::Serializable;
-            }
-        }
-        Allocation(levels)
+        self.lowest().allocation
     }
 
     /// Edges from class `ci` (present in v's component as `p`) into
@@ -365,19 +444,37 @@ impl Blocks {
     }
 
     fn class_ty(&self, r: u32, c: u32) -> crate::model::btp::StmtType {
-        let global = self.occ.rel_classes[r as usize][c as usize];
+        let global = self.occ.rel_classes[r as usize][(c & !STRIPPED) as usize];
         self.occ.class_list[global as usize].ty
+    }
+
+    /// The flags `SummaryGraph` keeps per edge, (rw, fuw), of a real
+    /// edge `e` (`graph::Occurrences::edges`).
+    pub fn edge_flags(&self, e: &Edge) -> (bool, bool) {
+        let at = |v: u32, pos: u16| {
+            self.occ.node_occ[v as usize]
+                .iter()
+                .find(|o| o.1 == pos)
+                .map_or((0, 0), |&(r, _, c)| (r, c))
+        };
+        let ((r, ci), (_, cj)) = (at(e.from, e.from_pos), at(e.to, e.to_pos));
+        let k = self.kind(r, ci, cj);
+        if e.counterflow {
+            (true, k & 8 != 0)
+        } else {
+            (k & 4 != 0, false)
+        }
     }
 
     /// `robustness::is_robust` on the summary graph, from the blocks.
     pub fn is_robust(&self, method: Method) -> bool {
-        match method {
-            Method::TypeI => {
-                let pr = self.presence(&|_| false);
-                self.has_kind(&pr, 1).0.is_empty()
-            }
-            m => self.find(&|_| m.level()).is_none(),
-        }
+        self.is_robust_in(View::default(), method)
+    }
+
+    /// `robustness::is_robust` (`oracle::Compact::is_robust`) on the
+    /// masked graph of `view`.
+    pub fn is_robust_in(&self, view: View, method: Method) -> bool {
+        self.find_method(view, method, true).is_empty()
     }
 
     /// `robustness::is_robust_under` on the summary graph, from the
@@ -386,8 +483,24 @@ impl Blocks {
         self.find(&|v| alloc.level(self.nodes[v].ltp.program))
             .is_none()
     }
-}
 
-/// A set of component ids.
-#[derive(Default)]
-struct FixedComps(std::collections::HashSet<u32>);
+    /// The local class of occurrence (v, pos).
+    fn class_at(&self, v: u32, pos: u16) -> u32 {
+        self.occ.node_occ[v as usize]
+            .iter()
+            .find(|o| o.1 == pos)
+            .map_or(0, |o| o.2)
+    }
+
+    /// One non-counterflow edge inside each component of `view` that has
+    /// one (type II needs it on the cycle).
+    pub fn nc_edges(&self, view: View) -> HashMap<u32, Edge> {
+        self.with_kind(&self.presence(view, &|_| false), 0)
+    }
+
+    /// The statement occurrence (v, pos) stands for.
+    pub fn stmt_of(&self, v: u32, pos: u16) -> StmtRef {
+        let ltp = &self.nodes[v as usize].ltp;
+        (ltp.program, ltp.occurrences[pos as usize].stmt)
+    }
+}

@@ -1,0 +1,212 @@
+//! The commands on the block form of the summary graph (issue 26), for
+//! workloads whose per-edge graph would not fit (`limits::Form`): the
+//! same [`Findings`] as the per-edge pipeline in `analysis`, computed
+//! from `blocks` — Table 2's counts per class pair, the verdicts by the
+//! block test (equal to Algorithm 2, `blocks`' module comment), and each
+//! dangerous pair expanded into a cycle of real edges on the hub graph.
+//! `Findings::graph` then holds every node but only the edges of the
+//! cycles shown (a subgraph of the summary graph, so every witness passes
+//! `robustness::check_witness` on it and on the full graph), and
+//! `Findings::counted` the real counts.
+
+use std::collections::HashMap;
+
+use fixedbitset::FixedBitSet;
+
+use super::blocks::{Blocks, Found, Hub, View};
+use super::findings::{steps, DeployedVerdict, Findings, Isolation, Raised};
+use super::graph::{Edge, SummaryGraph};
+use super::progress::Progress;
+use super::robustness::{Method, Witness};
+use crate::model::btp::Workload;
+use crate::model::isolation::{Deployed, Level};
+use crate::model::settings::Settings;
+
+/// Raised programs whose cycle is a shortest one (a search each).
+const SHORTEST_RAISED: usize = 100;
+
+/// `analysis::analyze_with` on blocks (no subsets: `check` runs them).
+pub fn analyze_with(
+    w: &Workload,
+    settings: Settings,
+    method: Method,
+    _progress: &dyn Progress,
+) -> Findings {
+    let b = Blocks::build(w, settings);
+    let found = b.find_method(View::default(), method, false);
+    let robust = found.is_empty();
+    // Robust under READ COMMITTED: READ COMMITTED everywhere.
+    let low = (!robust || method == Method::Snapshot).then(|| b.lowest());
+    finish(w, b, method, found, low)
+}
+
+/// `analysis::allocate_with` on blocks: the verdict under READ COMMITTED
+/// and the lowest allocation with the cycle behind each raised program.
+pub fn allocate_with(w: &Workload, settings: Settings, progress: &dyn Progress) -> Findings {
+    analyze_with(w, settings, Method::TypeII, progress)
+}
+
+/// `analysis::check_deployed_with` on blocks: the verdict under the
+/// deployed levels (READ COMMITTED by default), its witnesses and the
+/// programs to raise. No fix search or subsets (`Findings::suggestion`
+/// and `subsets` stay `None`).
+pub fn check_deployed_with(
+    w: &Workload,
+    settings: Settings,
+    method: Method,
+    deployed: &Deployed,
+    progress: &dyn Progress,
+) -> Findings {
+    let all_rc = deployed
+        .allocation
+        .0
+        .iter()
+        .all(|&l| l == Level::ReadCommitted);
+    let mut f = if all_rc {
+        analyze_with(w, settings, method, progress)
+    } else {
+        let b = Blocks::build(w, settings);
+        let alloc = &deployed.allocation;
+        let level = |v: usize| alloc.level(b.nodes[v].ltp.program);
+        let found = b.find_in(View::default(), &level, false);
+        let low = Some(b.lowest());
+        finish(w, b, method, found, low)
+    };
+    let raise = super::allocation::to_raise(&deployed.allocation, &f.isolation.as_is);
+    f.isolation.deployed = Some(DeployedVerdict {
+        deployed: deployed.clone(),
+        robust: f.robust,
+        raise: if f.robust { vec![] } else { raise },
+    });
+    f
+}
+
+/// Expand the pairs `found` and the lowest allocation's pairs `low` into
+/// cycles, and assemble the findings.
+fn finish(
+    w: &Workload,
+    mut b: Blocks,
+    method: Method,
+    found: Vec<Found>,
+    low: Option<super::blocks::BlockLowest>,
+) -> Findings {
+    let robust = found.is_empty();
+    let counted = b.edge_counts();
+    let (witnesses, raised) = {
+        let mut hub = Hub::new(&b, View::default());
+        let comp = hub.components();
+        let nc = b.nc_edges(View::default());
+        let witnesses: Vec<Witness> = found
+            .iter()
+            .map(|f| {
+                let need = (f.e3 != f.e4).then(|| nc[&f.comp]);
+                let edges = hub
+                    .cycle(&comp, f.comp, (f.e3, f.e4), need)
+                    .expect("a pair inside a component closes into a cycle (blocks, (4))");
+                Witness {
+                    edges,
+                    reason: f.reason,
+                }
+            })
+            .collect();
+        let mut trees = HashMap::new();
+        let raised: Vec<(super::blocks::BlockRaise, Witness)> = low
+            .iter()
+            .flat_map(|l| l.raised.iter())
+            .enumerate()
+            .map(|(i, r)| {
+                // The first cycles by a search each (shortest way back);
+                // the rest on two search trees per component, so that
+                // thousands of raised programs cost two searches.
+                let edges = if i < SHORTEST_RAISED {
+                    hub.cycle(&comp, r.comp, (r.e3, r.e4), Some(nc[&r.comp]))
+                } else {
+                    let t = trees
+                        .entry(r.comp)
+                        .or_insert_with(|| hub.trees(&comp, r.comp, nc[&r.comp]));
+                    t.cycle(&hub, (r.e3, r.e4))
+                }
+                .expect("a pair inside a component closes into a cycle (blocks, (4))");
+                let wit = Witness {
+                    edges,
+                    reason: r.reason,
+                };
+                (r.clone(), wit)
+            })
+            .collect();
+        (witnesses, raised)
+    };
+    let graph = skeleton(
+        &mut b,
+        witnesses
+            .iter()
+            .chain(raised.iter().map(|r| &r.1))
+            .flat_map(|x| x.edges.iter().copied()),
+    );
+    let cycles = witnesses.iter().map(|x| steps(w, &graph, x)).collect();
+    let isolation = match low {
+        None => Isolation::read_committed(w.programs.len()),
+        Some(l) => Isolation {
+            as_is: l.allocation,
+            with_edits: None,
+            raised: raised
+                .iter()
+                .map(|(r, wit)| Raised {
+                    program: r.program,
+                    level: r.level,
+                    cause: r.cause.clone(),
+                    reason: r.reason,
+                    cycle: steps(w, &graph, wit),
+                })
+                .collect(),
+            deployed: None,
+        },
+    };
+    Findings {
+        settings: b.settings,
+        method,
+        graph,
+        robust,
+        witnesses,
+        cycles,
+        subsets: None,
+        suggestion: None,
+        edits: vec![],
+        isolation,
+        table: None,
+        confirmations: vec![],
+        counted: Some(counted),
+    }
+}
+
+/// The summary graph's nodes with only `edges` (real edges of it): what
+/// the reports and the explorer read of a witness.
+fn skeleton(b: &mut Blocks, edges: impl Iterator<Item = Edge>) -> SummaryGraph {
+    let mut edges: Vec<Edge> = edges.collect();
+    edges.sort_unstable();
+    edges.dedup();
+    let n = b.nodes.len();
+    let mut out_start = vec![0usize; n + 1];
+    for e in &edges {
+        out_start[e.from as usize + 1] += 1;
+    }
+    for v in 0..n {
+        out_start[v + 1] += out_start[v];
+    }
+    let mut rw = FixedBitSet::with_capacity(edges.len());
+    let mut fuw = FixedBitSet::with_capacity(edges.len());
+    for (i, e) in edges.iter().enumerate() {
+        let (r, f) = b.edge_flags(e);
+        rw.set(i, r);
+        fuw.set(i, f);
+    }
+    SummaryGraph {
+        settings: b.settings,
+        nodes: std::mem::take(&mut b.nodes),
+        edges,
+        out_start,
+        program_nodes: std::mem::take(&mut b.program_nodes),
+        rw,
+        fuw,
+    }
+}
