@@ -24,8 +24,11 @@ pub struct Hub<'b> {
     /// node end of a node arc, 0 on a hub-to-hub arc.
     arcs: Vec<(u32, u16)>,
     /// The reverse arcs, built when a tree to a root is asked for.
-    rev: Option<(Vec<usize>, Vec<(u32, u16)>)>,
+    rev: Option<Csr>,
 }
+
+/// Adjacency slots: (start per vertex, arcs).
+type Csr = (Vec<usize>, Vec<(u32, u16)>);
 
 /// Predecessor of each hub-graph vertex on a search tree: (vertex, label).
 type Parents = Vec<(u32, u16)>;
