@@ -36,22 +36,43 @@ pub enum Form {
     Blocks,
 }
 
+/// How [`admit_form`] picks the form.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Choose {
+    /// Edges up to this many estimated edges ([`unfold::MAX_ESTIMATED_EDGES`]
+    /// normally; tests lower it to cross the guard on small inputs).
+    UpTo(f64),
+    /// This form whatever the size (tests compare the two).
+    Force(Form),
+}
+
+/// What [`admit_form`] admitted: the warnings, the form, and the
+/// estimated number of edges (for the note saying why blocks).
+pub struct Admitted {
+    pub warnings: Vec<Warning>,
+    pub form: Form,
+    pub estimated_edges: f64,
+}
+
 /// As [`admit`] for the commands that also run on the block form: a
 /// workload over the edge guard is admitted on [`Form::Blocks`] instead
-/// of refused (`force` picks the form regardless of size, for tests and
-/// comparisons). A linear program longer than the positions an edge can
+/// of refused. A linear program longer than the positions an edge can
 /// name is still refused: the block form names edges too.
-pub fn admit_form(w: &Workload, force: Option<Form>) -> Result<(Vec<Warning>, Form)> {
+pub fn admit_form(w: &Workload, choose: Choose) -> Result<Admitted> {
     let plan = unfold::plan(w);
     if let Some(d) = too_long(w, &plan) {
         return Err(d);
     }
-    let form = force.unwrap_or(if plan.fits() {
-        Form::Edges
-    } else {
-        Form::Blocks
-    });
-    Ok((approximated(w, &plan), form))
+    let form = match choose {
+        Choose::Force(f) => f,
+        Choose::UpTo(max) if plan.estimated_edges <= max => Form::Edges,
+        Choose::UpTo(_) => Form::Blocks,
+    };
+    Ok(Admitted {
+        warnings: approximated(w, &plan),
+        form,
+        estimated_edges: plan.estimated_edges,
+    })
 }
 
 fn too_long(w: &Workload, plan: &unfold::Plan) -> Option<Box<Diag>> {

@@ -17,7 +17,7 @@ use super::blocks::{Blocks, Found, Hub, View};
 use super::findings::{steps, DeployedVerdict, Findings, Isolation, Raised};
 use super::graph::{Edge, SummaryGraph};
 use super::progress::Progress;
-use super::robustness::{Method, Witness};
+use super::robustness::{Method, Reason, Witness};
 use crate::model::btp::Workload;
 use crate::model::isolation::{Deployed, Level};
 use crate::model::settings::Settings;
@@ -99,7 +99,7 @@ fn finish(
         let witnesses: Vec<Witness> = found
             .iter()
             .map(|f| {
-                let need = (f.e3 != f.e4).then(|| nc[&f.comp]);
+                let need = (f.reason != Reason::Counterflow).then(|| nc[&f.comp]);
                 let edges = hub
                     .cycle(&comp, f.comp, (f.e3, f.e4), need)
                     .expect("a pair inside a component closes into a cycle (blocks, (4))");

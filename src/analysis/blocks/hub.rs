@@ -225,9 +225,10 @@ impl<'b> Hub<'b> {
         }
     }
 
-    /// A closed walk through the pair (e3, e4) of component `c` (type I:
-    /// e3 = e4, the counterflow edge, once), with a non-counterflow edge
-    /// when `need_nc`: the shortest way back, or through `trees`' edge.
+    /// A closed walk through the pair (e3, e4) of component `c`, with a
+    /// non-counterflow edge when `need_nc` is given (type II): the
+    /// shortest way back, or through that edge. Type I (`need_nc` =
+    /// `None`): e3 = e4 is the counterflow edge, taken once.
     pub fn cycle(
         &self,
         comp: &[u32],
@@ -235,7 +236,11 @@ impl<'b> Hub<'b> {
         (e3, e4): (Edge, Edge),
         need_nc: Option<Edge>,
     ) -> Option<Vec<Edge>> {
-        let mut walk = if e3 == e4 { vec![e3] } else { vec![e3, e4] };
+        let mut walk = if need_nc.is_none() {
+            vec![e3]
+        } else {
+            vec![e3, e4]
+        };
         let back = self.path(comp, c, walk[walk.len() - 1].to, e3.from)?;
         let has_nc = |w: &[Edge]| w.iter().any(|e| !e.counterflow);
         match need_nc {

@@ -75,14 +75,19 @@ impl Blocks {
                 why[prog(v)] = Some((Cause::Pivot, c, e3, e4, reason));
             }
         }
+        // Each neighbour's reason is its first pivot in node order (the
+        // per-edge pass forces pivot by pivot), an edge into the pivot
+        // before one out of it, then its first node and occurrence.
+        let mut best: Vec<Option<(u32, bool, Edge, Edge)>> = vec![None; programs];
         for (u, occ) in self.occ.node_occ.iter().enumerate() {
             let c = pr.comp[u];
             for &(r, pos, cl) in occ {
                 let Some(&(e3, e4, incoming)) = forced.get(&(c, r, cl)) else {
                     continue;
                 };
-                if levels[prog(u)] == Level::Serializable {
-                    break;
+                let key = (e3.to, !incoming);
+                if best[prog(u)].is_some_and(|b| (b.0, b.1) <= key) {
+                    continue;
                 }
                 // This occurrence's own edge to or from the pivot.
                 let (e3, e4) = if incoming {
@@ -102,10 +107,22 @@ impl Blocks {
                     };
                     (e3, e4)
                 };
-                levels[prog(u)] = Level::Serializable;
+                best[prog(u)] = Some((key.0, key.1, e3, e4));
+            }
+        }
+        for (p, b) in best.into_iter().enumerate() {
+            let Some((_, _, e3, e4)) = b else { continue };
+            if levels[p] < Level::Serializable {
+                levels[p] = Level::Serializable;
                 let pivot = prog(e4.from as usize);
                 let reason = Reason::strong(e3.counterflow);
-                why[prog(u)] = Some((Cause::Neighbour { pivot }, c, e3, e4, reason));
+                why[p] = Some((
+                    Cause::Neighbour { pivot },
+                    pr.comp[e4.from as usize],
+                    e3,
+                    e4,
+                    reason,
+                ));
             }
         }
         let raised = why
