@@ -21,9 +21,11 @@ use isolint::analysis::blocks::{Blocks, View};
 use isolint::analysis::graph::build;
 use isolint::analysis::on_blocks;
 use isolint::analysis::progress::Silent;
+use isolint::analysis::promote::{promoted, suggest, Budget, Suggestion};
 use isolint::analysis::robustness::{
     check_witness, check_witness_under, is_robust, Method, Witness,
 };
+use isolint::analysis::subsets::maximal_robust_subsets;
 use isolint::analysis::{allocate_with, analyze};
 use isolint::model::btp::Workload;
 use isolint::model::isolation::{Allocation, Level};
@@ -122,7 +124,10 @@ fn auction_above_the_guard_is_decided_on_blocks() {
 
 /// The parts of a JSON answer both forms must agree on exactly: the
 /// verdict, Table 2's counts, the allocation (levels, deployed verdict,
-/// which programs are raised and why), the number of witnesses.
+/// which programs are raised and why), the number of witnesses, the
+/// maximal robust subsets, whether a verified fix exists and whether no
+/// promotion can help. (The fix itself may differ: the block form reports
+/// a minimal one, the per-edge search the smallest.)
 fn comparable(v: &Value) -> Value {
     let reasons = v["isolation"]["reasons"].as_array().map(|rs| {
         rs.iter()
@@ -141,6 +146,10 @@ fn comparable(v: &Value) -> Value {
         "deployed": v["isolation"]["deployed"],
         "reasons": reasons,
         "witnesses": v["witnesses"].as_array().map(Vec::len),
+        "subsets": v["maximal_robust_subsets"],
+        "subsets_complete": v["maximal_robust_subsets_complete"],
+        "fix_verified": v["suggestion"]["verified"],
+        "no_promotion_helps": v["suggestion"]["no_promotion_helps"],
     })
 }
 
@@ -236,6 +245,36 @@ fn findings_on_blocks_match(
             prop_assert_eq!(check_witness(&g, x, m), Ok(()), "{:?} {:?}", m, x);
         }
         prop_assert_eq!(&b.isolation.as_is, &e.isolation.as_is, "{:?}", m);
+    }
+    // Subsets and the fix search on blocks against the per-edge ones.
+    let blocks = Blocks::build(w, s);
+    for m in [Method::TypeII, Method::TypeI] {
+        prop_assert_eq!(
+            on_blocks::subsets(&blocks, m, None, &Silent),
+            maximal_robust_subsets(&g, m),
+            "{:?}",
+            m
+        );
+        if !is_robust(&g, None, m) {
+            let (e, b) = (
+                suggest(w, s, m, Budget::default()),
+                on_blocks::fix(w, &blocks, m),
+            );
+            prop_assert_eq!(e.reads().is_some(), b.reads().is_some(), "{:?} {:?}", e, b);
+            prop_assert_eq!(
+                matches!(e, Suggestion::Impossible { .. }),
+                matches!(b, Suggestion::Impossible { .. })
+            );
+            if let Some(reads) = b.reads() {
+                prop_assert!(is_robust(&build(&promoted(w, reads), s), None, m));
+                // Minimal: no read can be left out.
+                for i in 0..reads.len() {
+                    let mut fewer = reads.to_vec();
+                    fewer.remove(i);
+                    prop_assert!(!is_robust(&build(&promoted(w, &fewer), s), None, m));
+                }
+            }
+        }
     }
     let e = allocate_with(w, s, &Silent);
     let b = on_blocks::allocate_with(w, s, &Silent);

@@ -9,15 +9,17 @@
 //! `robustness::check_witness` on it and on the full graph), and
 //! `Findings::counted` the real counts.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use fixedbitset::FixedBitSet;
 
-use super::blocks::{Blocks, Found, Hub, View};
+use super::blocks::{Blocks, Found, Hub, StmtRef, View};
 use super::findings::{steps, DeployedVerdict, Findings, Isolation, Raised};
 use super::graph::{Edge, SummaryGraph};
 use super::progress::Progress;
+use super::promote::{promoted, Suggestion};
 use super::robustness::{Method, Reason, Witness};
+use super::subsets::{search_with, Subsets, MAX_SUBSETS};
 use crate::model::btp::Workload;
 use crate::model::isolation::{Deployed, Level};
 use crate::model::settings::Settings;
@@ -47,9 +49,9 @@ pub fn allocate_with(w: &Workload, settings: Settings, progress: &dyn Progress) 
 }
 
 /// `analysis::check_deployed_with` on blocks: the verdict under the
-/// deployed levels (READ COMMITTED by default), its witnesses and the
-/// programs to raise. No fix search or subsets (`Findings::suggestion`
-/// and `subsets` stay `None`).
+/// deployed levels (READ COMMITTED by default), its witnesses, the
+/// programs to raise, and — not robust under READ COMMITTED — the fix by
+/// promoted reads ([`fix`]) or the maximal robust subsets ([`subsets`]).
 pub fn check_deployed_with(
     w: &Workload,
     settings: Settings,
@@ -62,16 +64,43 @@ pub fn check_deployed_with(
         .0
         .iter()
         .all(|&l| l == Level::ReadCommitted);
-    let mut f = if all_rc {
-        analyze_with(w, settings, method, progress)
+    let b = Blocks::build(w, settings);
+    let rc_found = b.find_method(View::default(), method, false);
+    // As `analysis::check_with`: a verified fix, else the subsets.
+    let (suggestion, subsets) = if rc_found.is_empty() {
+        (None, None)
     } else {
-        let b = Blocks::build(w, settings);
+        let s = fix(w, &b, method);
+        let subsets = s
+            .reads()
+            .is_none()
+            .then(|| self::subsets(&b, method, Some(false), progress));
+        (Some(s), subsets)
+    };
+    let low = (!rc_found.is_empty() || method == Method::Snapshot).then(|| b.lowest());
+    let found = if all_rc {
+        rc_found
+    } else {
         let alloc = &deployed.allocation;
         let level = |v: usize| alloc.level(b.nodes[v].ltp.program);
-        let found = b.find_in(View::default(), &level, false);
-        let low = Some(b.lowest());
-        finish(w, b, method, found, low)
+        b.find_in(View::default(), &level, false)
     };
+    let mut f = finish(w, b, method, found, low);
+    if let Some(set) = suggestion.as_ref().and_then(|s| s.reads()) {
+        if !f.isolation.raised.is_empty() {
+            f.isolation.with_edits = Some(crate::model::isolation::Allocation::uniform(
+                w.programs.len(),
+                Level::ReadCommitted,
+            ));
+        }
+        if !f.robust || all_rc {
+            f.edits = super::findings::edits(w, set);
+        }
+    }
+    if !f.robust || all_rc {
+        f.suggestion = suggestion;
+        f.subsets = subsets;
+    }
     let raise = super::allocation::to_raise(&deployed.allocation, &f.isolation.as_is);
     f.isolation.deployed = Some(DeployedVerdict {
         deployed: deployed.clone(),
@@ -79,6 +108,82 @@ pub fn check_deployed_with(
         raise: if f.robust { vec![] } else { raise },
     });
     f
+}
+
+/// The fix search on blocks, with `promote`'s answers: `Impossible` when
+/// the view with every candidate read promoted (tag mask, `blocks` (3))
+/// still has a dangerous cycle; otherwise `promote`'s greedy removal —
+/// drop each read, last first, while the masked view stays robust —
+/// verified once on the promoted workload's own blocks, reported as
+/// `Minimal` with no smaller size searched (`none_up_to` 0). A read kept
+/// cannot be left out: its removal failed on a view with more promoted
+/// reads than the answer, and fewer promotions only add edges. (The
+/// exhaustive smallest-first search runs on the per-edge graph only.)
+pub fn fix(w: &Workload, b: &Blocks, method: Method) -> Suggestion {
+    let cands = b.candidates(w);
+    let n = cands.len();
+    let mut keep: HashSet<StmtRef> = cands.iter().copied().collect();
+    let robust = |keep: &HashSet<StmtRef>| {
+        let view = View {
+            nodes: None,
+            promoted: Some(keep),
+        };
+        b.is_robust_in(view, method)
+    };
+    if !robust(&keep) {
+        return Suggestion::Impossible { candidates: n };
+    }
+    for c in cands.iter().rev() {
+        keep.remove(c);
+        if !robust(&keep) {
+            keep.insert(*c);
+        }
+    }
+    let mut reads: Vec<StmtRef> = keep.into_iter().collect();
+    reads.sort_unstable();
+    // The masks equal the promoted workload's graph unless a promoted
+    // read has a twin (`promote`'s module comment): verify once.
+    if Blocks::build(&promoted(w, &reads), b.settings).is_robust(method) {
+        Suggestion::Minimal {
+            reads,
+            none_up_to: 0,
+        }
+    } else {
+        Suggestion::NotFound {
+            candidates: n,
+            tried: n + 1,
+        }
+    }
+}
+
+/// Maximal robust subsets on blocks: `subsets::search_with` over node
+/// masks (`blocks` (3)), each failing test naming its cycle's programs.
+pub fn subsets(
+    b: &Blocks,
+    method: Method,
+    whole_robust: Option<bool>,
+    progress: &dyn Progress,
+) -> Subsets {
+    let test = |mask: &FixedBitSet| {
+        let view = View {
+            nodes: Some(mask),
+            promoted: None,
+        };
+        b.first_cycle(view, method).map(|(_, edges)| {
+            edges
+                .iter()
+                .map(|e| b.nodes[e.from as usize].ltp.program)
+                .collect()
+        })
+    };
+    search_with(
+        &b.program_nodes,
+        b.nodes.len(),
+        &test,
+        MAX_SUBSETS,
+        whole_robust,
+        progress,
+    )
 }
 
 /// Expand the pairs `found` and the lowest allocation's pairs `low` into

@@ -222,7 +222,11 @@ impl Blocks {
     }
 
     fn presence(&self, view: View, ssi: &dyn Fn(usize) -> bool) -> Presence {
-        let comp = Hub::new(self, view).components();
+        self.presence_in(view, Hub::new(self, view).components(), ssi)
+    }
+
+    /// [`Blocks::presence`] with the components of `view` already known.
+    fn presence_in(&self, view: View, comp: Vec<u32>, ssi: &dyn Fn(usize) -> bool) -> Presence {
         let mut classes: HashMap<(u32, u32), Vec<u32>> = HashMap::new();
         let mut reps: HashMap<(u32, u32, u32), Present> = HashMap::new();
         for (u, occ) in self.occ.node_occ.iter().enumerate() {
@@ -302,7 +306,18 @@ impl Blocks {
     ) -> Vec<Found> {
         let ssi = |v: usize| level(v) == Level::Serializable;
         let pr = self.presence(view, &ssi);
-        let has_nc = self.with_kind(&pr, 0);
+        self.find_on(view, &pr, level, stop_at_first)
+    }
+
+    /// [`Blocks::find_in`] on known presence sets.
+    fn find_on(
+        &self,
+        view: View,
+        pr: &Presence,
+        level: &dyn Fn(usize) -> Level,
+        stop_at_first: bool,
+    ) -> Vec<Found> {
+        let has_nc = self.with_kind(pr, 0);
         let mut found = vec![];
         let mut done: HashSet<u32> = HashSet::new();
         for v in 0..self.nodes.len() {
@@ -310,7 +325,7 @@ impl Blocks {
             if c == NONE || !has_nc.contains_key(&c) || done.contains(&c) {
                 continue;
             }
-            let (inc, out) = self.aggregates(view, &pr, v);
+            let (inc, out) = self.aggregates(view, pr, v);
             if let Some((e3, e4, reason)) = super::rules::dangerous_pair(level(v), &inc, &out) {
                 done.insert(c);
                 found.push(Found {
@@ -329,9 +344,12 @@ impl Blocks {
 
     /// Type I: per component of `view`, a counterflow edge inside it.
     pub fn find_type_i(&self, view: View, stop_at_first: bool) -> Vec<Found> {
-        let pr = self.presence(view, &|_| false);
+        self.find_type_i_on(&self.presence(view, &|_| false), stop_at_first)
+    }
+
+    fn find_type_i_on(&self, pr: &Presence, stop_at_first: bool) -> Vec<Found> {
         let mut found: Vec<Found> = self
-            .with_kind(&pr, 1)
+            .with_kind(pr, 1)
             .into_iter()
             .map(|(comp, e)| Found {
                 comp,
@@ -354,6 +372,53 @@ impl Blocks {
             Method::TypeI => self.find_type_i(view, stop_at_first),
             m => self.find_in(view, &|_| m.level(), stop_at_first),
         }
+    }
+
+    /// The first dangerous cycle of `view` under `method` (a pair as
+    /// [`Blocks::find_method`] finds it, closed on the hub graph), or
+    /// `None` when the view is robust: one hub graph per test.
+    pub fn first_cycle(&self, view: View, method: Method) -> Option<(Found, Vec<Edge>)> {
+        let hub = Hub::new(self, view);
+        let pr = self.presence_in(view, hub.components(), &|_| false);
+        let f = *match method {
+            Method::TypeI => self.find_type_i_on(&pr, true),
+            m => self.find_on(view, &pr, &|_| m.level(), true),
+        }
+        .first()?;
+        let nc = if method == Method::TypeI {
+            None
+        } else {
+            Some(*self.with_kind(&pr, 0).get(&f.comp)?)
+        };
+        let edges = hub.cycle(&pr.comp, f.comp, (f.e3, f.e4), nc)?;
+        Some((f, edges))
+    }
+
+    /// Key-based reads, not yet locking, that start a counterflow edge
+    /// inside a component: `promote::candidates_in` from the blocks.
+    pub fn candidates(&self, w: &Workload) -> Vec<StmtRef> {
+        let view = View::default();
+        let pr = self.presence(view, &|_| false);
+        let mut out: HashSet<StmtRef> = HashSet::new();
+        for (u, occ) in self.occ.node_occ.iter().enumerate() {
+            let c = pr.comp[u];
+            for &(r, pos, cl) in occ {
+                let starts_cf = pr
+                    .classes
+                    .get(&(c, r))
+                    .into_iter()
+                    .flatten()
+                    .any(|&cj| self.kind(r, cl, cj) & 2 != 0);
+                let s = self.stmt_of(u as u32, pos);
+                let st = &w.programs[s.0].statements[s.1];
+                if starts_cf && st.ty == crate::model::btp::StmtType::KeySel && !st.locking {
+                    out.insert(s);
+                }
+            }
+        }
+        let mut out: Vec<StmtRef> = out.into_iter().collect();
+        out.sort_unstable();
+        out
     }
 
     /// Node v's aggregates over the edges inside its component.
