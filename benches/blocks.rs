@@ -44,7 +44,7 @@ fn analyze_auction(bencher: divan::Bencher, n: usize) {
     let w = auction(n);
     bencher.bench_local(|| {
         let a = admit_form(&w, Choose::Force(Form::Blocks)).expect("admitted");
-        on_blocks::analyze_with(&w, Settings::default(), Method::TypeII, &Silent).robust
+        on_blocks::analyze_with(&w, Settings::default(), Method::TypeII, false, &Silent).robust
             && a.form == Form::Blocks
     });
 }

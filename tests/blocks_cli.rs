@@ -160,7 +160,8 @@ fn comparable(v: &Value) -> Value {
 fn forced_blocks_answer_as_the_per_edge_pipeline() {
     let runs: &[&[&str]] = &[
         &["analyze", "--no-confirm"],
-        &["analyze", "--no-confirm", "--method", "type1"],
+        &["analyze", "--no-confirm", "--method", "type1", "--subsets"],
+        &["analyze", "--no-confirm", "--subsets"],
         &["analyze", "--no-confirm", "--level", "repeatable-read"],
         &["check", "--no-confirm"],
         &["allocate"],
@@ -234,7 +235,7 @@ fn findings_on_blocks_match(
     let g = build(w, s);
     for m in [Method::TypeII, Method::TypeI, Method::Snapshot] {
         let e = analyze(w, s, m, false);
-        let b = on_blocks::analyze_with(w, s, m, &Silent);
+        let b = on_blocks::analyze_with(w, s, m, false, &Silent);
         prop_assert_eq!(b.robust, e.robust, "{:?}", m);
         prop_assert_eq!(
             (b.edge_count(), b.counterflow_count()),

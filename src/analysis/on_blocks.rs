@@ -27,25 +27,59 @@ use crate::model::settings::Settings;
 /// Raised programs whose cycle is a shortest one (a search each).
 const SHORTEST_RAISED: usize = 100;
 
-/// `analysis::analyze_with` on blocks (no subsets: `check` runs them).
+/// `analysis::analyze_with` on blocks: verdict, one witness per
+/// dangerous component, the lowest allocation, and (when asked) the
+/// maximal robust subsets.
 pub fn analyze_with(
     w: &Workload,
     settings: Settings,
     method: Method,
-    _progress: &dyn Progress,
+    subsets: bool,
+    progress: &dyn Progress,
 ) -> Findings {
     let b = Blocks::build(w, settings);
     let found = b.find_method(View::default(), method, false);
     let robust = found.is_empty();
+    let sets = subsets.then(|| self::subsets(&b, method, Some(robust), progress));
     // Robust under READ COMMITTED: READ COMMITTED everywhere.
     let low = (!robust || method == Method::Snapshot).then(|| b.lowest());
-    finish(w, b, method, found, low)
+    let mut f = finish(w, b, method, found, low);
+    f.subsets = sets;
+    f
 }
 
-/// `analysis::allocate_with` on blocks: the verdict under READ COMMITTED
-/// and the lowest allocation with the cycle behind each raised program.
+/// `analysis::allocate_with` on blocks: the verdict under READ COMMITTED,
+/// the lowest allocation with the cycle behind each raised program, and
+/// the fix with the allocation after it.
 pub fn allocate_with(w: &Workload, settings: Settings, progress: &dyn Progress) -> Findings {
-    analyze_with(w, settings, Method::TypeII, progress)
+    let b = Blocks::build(w, settings);
+    let found = b.find_method(View::default(), Method::TypeII, false);
+    let suggestion = (!found.is_empty()).then(|| fix(w, &b, Method::TypeII));
+    let low = (!found.is_empty()).then(|| b.lowest());
+    let _ = progress;
+    let mut f = finish(w, b, Method::TypeII, found, low);
+    with_fix(w, &mut f, suggestion, true);
+    f
+}
+
+/// Record the fix `s` (and, with one, every program may run READ
+/// COMMITTED after the edits); `shown`: the verdict is the one the fix
+/// is for.
+fn with_fix(w: &Workload, f: &mut Findings, s: Option<Suggestion>, shown: bool) {
+    if let Some(set) = s.as_ref().and_then(|s| s.reads()) {
+        if !f.isolation.raised.is_empty() {
+            f.isolation.with_edits = Some(crate::model::isolation::Allocation::uniform(
+                w.programs.len(),
+                Level::ReadCommitted,
+            ));
+        }
+        if shown {
+            f.edits = super::findings::edits(w, set);
+        }
+    }
+    if shown {
+        f.suggestion = s;
+    }
 }
 
 /// `analysis::check_deployed_with` on blocks: the verdict under the
@@ -86,19 +120,9 @@ pub fn check_deployed_with(
         b.find_in(View::default(), &level, false)
     };
     let mut f = finish(w, b, method, found, low);
-    if let Some(set) = suggestion.as_ref().and_then(|s| s.reads()) {
-        if !f.isolation.raised.is_empty() {
-            f.isolation.with_edits = Some(crate::model::isolation::Allocation::uniform(
-                w.programs.len(),
-                Level::ReadCommitted,
-            ));
-        }
-        if !f.robust || all_rc {
-            f.edits = super::findings::edits(w, set);
-        }
-    }
-    if !f.robust || all_rc {
-        f.suggestion = suggestion;
+    let shown = !f.robust || all_rc;
+    with_fix(w, &mut f, suggestion, shown);
+    if shown {
         f.subsets = subsets;
     }
     let raise = super::allocation::to_raise(&deployed.allocation, &f.isolation.as_is);

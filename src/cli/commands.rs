@@ -130,23 +130,15 @@ fn analyze(
     let settings = args.settings.settings();
     let mut f = match form {
         Form::Edges => analysis::analyze_with(w, settings, method, subsets, &Spinner::new()),
-        Form::Blocks if subsets => return Err(on_blocks_only("analyze --subsets")),
-        Form::Blocks => analysis::on_blocks::analyze_with(w, settings, method, &Spinner::new()),
+        Form::Blocks => {
+            analysis::on_blocks::analyze_with(w, settings, method, subsets, &Spinner::new())
+        }
     };
     confirm(&loaded, &mut f, args);
     match format {
         TextOrJson::Json => emit(&json_text(&report::json::analyze(w, &f, &loaded.warnings))),
         TextOrJson::Text => emit(&report::text::analyze(w, &f)),
     }
-}
-
-/// The error of an option the block form (a workload over the edge guard)
-/// does not compute.
-fn on_blocks_only(what: &str) -> Box<Diag> {
-    Diag::new(format!(
-        "`{what}` needs the summary graph's edges one by one, and this workload's graph is too large to write"
-    ))
-    .help("`isolint analyze`, `check` and `allocate` decide it on edges between statement classes: verdict, witnesses, lowest allocation")
 }
 
 /// What `check --postgres…` found per witness (empty without the flags).
