@@ -45,42 +45,55 @@ impl<'b> Hub<'b> {
             in_base.push(n + hubs.len());
             hubs.extend((0..l).map(|c| (r as u32, c)));
         }
-        let mut adj: Vec<Vec<(u32, u16)>> = vec![vec![]; n + hubs.len()];
         let o_hub = |r: u32, c: u32| {
             let l = b.occ.rel_classes[r as usize].len();
             let i = (c & !STRIPPED) as usize + if c & STRIPPED != 0 { l } else { 0 };
             out_base[r as usize] + i
         };
-        for (u, occ) in b.occ.node_occ.iter().enumerate() {
-            if !view.node(u) {
-                continue;
+        // Every arc (source, target, label), in slot order; run twice:
+        // to count the slots, then to fill them (no per-vertex vectors:
+        // the subset search builds one hub graph per test).
+        let each_arc = |f: &mut dyn FnMut(usize, (u32, u16))| {
+            for (u, occ) in b.occ.node_occ.iter().enumerate() {
+                if !view.node(u) {
+                    continue;
+                }
+                for &(r, pos, c) in occ {
+                    f(u, (o_hub(r, b.class_in(view, u, pos, c)) as u32, pos));
+                }
             }
-            for &(r, pos, c) in occ {
-                adj[u].push((o_hub(r, b.class_in(view, u, pos, c)) as u32, pos));
-            }
-        }
-        for (r, cl) in b.occ.rel_classes.iter().enumerate() {
-            let (r, l) = (r as u32, cl.len() as u32);
-            for ci in (0..l).chain((0..l).map(|c| c | STRIPPED)) {
-                for cj in 0..l {
-                    if b.kind(r, ci, cj) & 3 != 0 {
-                        adj[o_hub(r, ci)].push(((in_base[r as usize] + cj as usize) as u32, 0));
+            for (r, cl) in b.occ.rel_classes.iter().enumerate() {
+                let l = cl.len();
+                let ib = in_base[r] as u32;
+                for ci in 0..l {
+                    for &cj in &b.targets[r][ci] {
+                        f(out_base[r] + ci, (ib + cj, 0));
+                    }
+                    if view.promoted.is_some() {
+                        for &cj in &b.targets_stripped[r][ci] {
+                            f(out_base[r] + l + ci, (ib + cj, 0));
+                        }
+                    }
+                }
+                for &(v, pos, cj) in &b.occ.by_rel[r] {
+                    if view.node(v as usize) {
+                        f(in_base[r] + cj as usize, (v, pos));
                     }
                 }
             }
-            for &(v, pos, cj) in &b.occ.by_rel[r as usize] {
-                if view.node(v as usize) {
-                    adj[in_base[r as usize] + cj as usize].push((v, pos));
-                }
-            }
+        };
+        let total = n + hubs.len();
+        let mut start = vec![0usize; total + 1];
+        each_arc(&mut |x, _| start[x + 1] += 1);
+        for x in 0..total {
+            start[x + 1] += start[x];
         }
-        let mut start = Vec::with_capacity(adj.len() + 1);
-        let mut arcs = vec![];
-        for row in adj {
-            start.push(arcs.len());
-            arcs.extend(row);
-        }
-        start.push(arcs.len());
+        let mut fill = start.clone();
+        let mut arcs = vec![(0u32, 0u16); start[total]];
+        each_arc(&mut |x, a| {
+            arcs[fill[x]] = a;
+            fill[x] += 1;
+        });
         Hub {
             b,
             n,

@@ -99,6 +99,10 @@ pub struct Blocks {
     /// `graph::Occurrences::kind_tables`: per relation, per local class
     /// pair, bit 0 non-counterflow, 1 counterflow, 2 rw, 3 fuw.
     kinds: Vec<Vec<u8>>,
+    /// Per relation and class: the classes it has an edge to (the hub
+    /// graph's arcs O(ci) → I(cj)), and those of its stripped class.
+    targets: Vec<Vec<Vec<u32>>>,
+    targets_stripped: Vec<Vec<Vec<u32>>>,
 }
 
 /// Node and tag masks of one test (module comment, (3)); the default
@@ -157,12 +161,31 @@ impl Blocks {
         let (nodes, program_nodes) = make_nodes(w, unfold_workload(w));
         let occ = Occurrences::classify(w, &nodes, settings);
         let kinds = occ.kind_tables();
+        let targets_with = |mask: u8| -> Vec<Vec<Vec<u32>>> {
+            kinds
+                .iter()
+                .zip(&occ.rel_classes)
+                .map(|(t, cl)| {
+                    let l = cl.len();
+                    (0..l)
+                        .map(|ci| {
+                            (0..l as u32)
+                                .filter(|&cj| t[ci * l + cj as usize] & mask != 0)
+                                .collect()
+                        })
+                        .collect()
+                })
+                .collect()
+        };
+        let (targets, targets_stripped) = (targets_with(3), targets_with(1));
         Blocks {
             nodes,
             program_nodes,
             settings,
             occ,
             kinds,
+            targets,
+            targets_stripped,
         }
     }
 
