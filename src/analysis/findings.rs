@@ -42,6 +42,10 @@ pub struct Findings {
     /// concrete non-serializable schedule among its programs; empty when
     /// not asked (`--no-confirm`).
     pub confirmations: Vec<Confirmation>,
+    /// Table 2's (edges, counterflow edges) counted on the block form
+    /// (`on_blocks`), where `graph` holds only the cycles' edges; `None`
+    /// when `graph` is the whole summary graph.
+    pub counted: Option<(u64, u64)>,
 }
 
 /// What a `check` verdict is against, decided once here so that every
@@ -56,6 +60,18 @@ pub enum Against {
 }
 
 impl Findings {
+    /// Number of edges of the summary graph (Table 2).
+    pub fn edge_count(&self) -> u64 {
+        self.counted
+            .map_or(self.graph.edges.len() as u64, |(e, _)| e)
+    }
+
+    /// Number of counterflow edges of the summary graph (Table 2).
+    pub fn counterflow_count(&self) -> u64 {
+        self.counted
+            .map_or(self.graph.counterflow_edges() as u64, |(_, c)| c)
+    }
+
     /// What the verdict is against.
     pub fn against(&self) -> Against {
         match &self.isolation.deployed {

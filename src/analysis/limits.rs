@@ -25,25 +25,79 @@ pub fn admit(w: &Workload) -> Result<Vec<Warning>> {
     Ok(approximated(w, &plan))
 }
 
+/// The form of the summary graph a command runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// Every edge written (`graph::build`): what every command can use.
+    Edges,
+    /// Edges between statement classes with their multiplicities
+    /// (`blocks`, `on_blocks`): verdicts, counts, witnesses and the lowest
+    /// allocation of graphs too large to write.
+    Blocks,
+}
+
+/// How [`admit_form`] picks the form.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Choose {
+    /// Edges up to this many estimated edges ([`unfold::MAX_ESTIMATED_EDGES`]
+    /// normally; tests lower it to cross the guard on small inputs).
+    UpTo(f64),
+    /// This form whatever the size (tests compare the two).
+    Force(Form),
+}
+
+/// What [`admit_form`] admitted: the warnings, the form, and the
+/// estimated number of edges (for the note saying why blocks).
+pub struct Admitted {
+    pub warnings: Vec<Warning>,
+    pub form: Form,
+    pub estimated_edges: f64,
+}
+
+/// As [`admit`] for the commands that also run on the block form: a
+/// workload over the edge guard is admitted on [`Form::Blocks`] instead
+/// of refused. A linear program longer than the positions an edge can
+/// name is still refused: the block form names edges too.
+pub fn admit_form(w: &Workload, choose: Choose) -> Result<Admitted> {
+    let plan = unfold::plan(w);
+    if let Some(d) = too_long(w, &plan) {
+        return Err(d);
+    }
+    let form = match choose {
+        Choose::Force(f) => f,
+        Choose::UpTo(max) if plan.estimated_edges <= max => Form::Edges,
+        Choose::UpTo(_) => Form::Blocks,
+    };
+    Ok(Admitted {
+        warnings: approximated(w, &plan),
+        form,
+        estimated_edges: plan.estimated_edges,
+    })
+}
+
+fn too_long(w: &Workload, plan: &unfold::Plan) -> Option<Box<Diag>> {
+    let (pi, e) = plan
+        .estimates
+        .iter()
+        .enumerate()
+        .find(|(_, e)| e.longest > unfold::MAX_NODE_LENGTH)?;
+    let p = &w.programs[pi];
+    let mut d = Diag::new(format!(
+        "program `{}` has a linear program of up to {:.0} statements (Unfold≤2, Section 6.1); isolint analyses at most {:.0}",
+        p.name, e.longest, unfold::MAX_NODE_LENGTH
+    ))
+    .help("split the program: loops are unfolded twice, so nested loops double its length per level");
+    if let Some(f) = &p.file {
+        d.message = format!("{f}: {}", d.message);
+    }
+    Some(d)
+}
+
 fn fits(w: &Workload, plan: &unfold::Plan) -> Result<()> {
     if plan.fits() {
         return Ok(());
     }
-    if let Some((pi, e)) = plan
-        .estimates
-        .iter()
-        .enumerate()
-        .find(|(_, e)| e.longest > unfold::MAX_NODE_LENGTH)
-    {
-        let p = &w.programs[pi];
-        let mut d = Diag::new(format!(
-            "program `{}` has a linear program of up to {:.0} statements (Unfold≤2, Section 6.1); isolint analyses at most {:.0}",
-            p.name, e.longest, unfold::MAX_NODE_LENGTH
-        ))
-        .help("split the program: loops are unfolded twice, so nested loops double its length per level");
-        if let Some(f) = &p.file {
-            d.message = format!("{f}: {}", d.message);
-        }
+    if let Some(d) = too_long(w, plan) {
         return Err(d);
     }
     // The programs with the most occurrences, for the message.
@@ -68,7 +122,7 @@ fn fits(w: &Workload, plan: &unfold::Plan) -> Result<()> {
         unfold::MAX_ESTIMATED_EDGES
     ))
     .help(format!(
-        "analyse fewer programs at a time, or split the largest: {}",
+        "`isolint analyze`, `check`, `allocate` and `btp` take it (they decide on edges between statement classes instead); for this command, analyse fewer programs at a time, or split the largest: {}",
         names.join(", ")
     )))
 }

@@ -14,6 +14,7 @@ pub mod explorer;
 pub mod findings;
 pub mod graph;
 pub mod limits;
+pub mod on_blocks;
 pub mod oracle;
 pub mod progress;
 pub mod promote;
@@ -82,6 +83,7 @@ pub fn analyze_with(
         isolation,
         table: None,
         confirmations: vec![],
+        counted: None,
     }
 }
 

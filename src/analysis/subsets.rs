@@ -20,18 +20,22 @@ use crate::analysis::oracle::{Compact, View, UNTAGGED};
 use crate::analysis::progress::{Progress, Silent, Stage};
 use crate::analysis::robustness::Method;
 
-/// Robustness oracle over program sets, with a cache. The summary graph is
-/// grouped once ([`Compact`]); a test builds the node mask of the programs
-/// and walks the groups, without filtering or sorting edges.
+/// The test the search asks of a node mask (the nodes of a set of
+/// programs): the programs of a dangerous cycle among them, or `None`
+/// when the induced subgraph is robust. On the per-edge graph it is the
+/// grouped graph's test ([`Compact`]); on the block form,
+/// `on_blocks::subsets`.
+pub type CycleTest<'a> = dyn Fn(&FixedBitSet) -> Option<Vec<usize>> + 'a;
+
+/// Robustness oracle over program sets, with a cache. A test builds the
+/// node mask of the programs and asks `test`.
 struct Oracle<'g> {
-    g: &'g SummaryGraph,
-    compact: Compact,
+    test: &'g CycleTest<'g>,
     /// Programs of dangerous cycles found so far: a set containing one is
     /// not robust (robustness is hereditary), no test needed.
     cores: Vec<FixedBitSet>,
     program_nodes: &'g [Vec<usize>],
     nodes: usize,
-    method: Method,
     cache: HashMap<FixedBitSet, bool>,
     progress: &'g dyn Progress,
 }
@@ -51,17 +55,11 @@ impl Oracle<'_> {
                 mask.insert(n);
             }
         }
-        let view = View {
-            nodes: Some(&mask),
-            dropped: None,
-        };
-        let cycle = self.compact.first_cycle(self.g, view, self.method);
+        let cycle = (self.test)(&mask);
         let r = cycle.is_none();
         if let Some(c) = cycle {
             let mut core = FixedBitSet::with_capacity(programs.len());
-            for &i in &c.edges {
-                core.insert(self.g.nodes[self.g.edges[i].from as usize].ltp.program);
-            }
+            c.into_iter().for_each(|p| core.insert(p));
             self.cores.push(core);
         }
         self.cache.insert(programs.clone(), r);
@@ -110,7 +108,51 @@ pub fn search(
     whole_robust: Option<bool>,
     progress: &dyn Progress,
 ) -> Subsets {
-    let n = g.program_nodes.len();
+    if whole_robust == Some(true) {
+        let none = |_: &FixedBitSet| None;
+        return search_with(
+            &g.program_nodes,
+            g.nodes.len(),
+            &none,
+            limit,
+            whole_robust,
+            progress,
+        );
+    }
+    let compact = Compact::new(g, |_| UNTAGGED);
+    let test = |mask: &FixedBitSet| {
+        let view = View {
+            nodes: Some(mask),
+            dropped: None,
+        };
+        compact.first_cycle(g, view, method).map(|c| {
+            c.edges
+                .iter()
+                .map(|&i| g.nodes[g.edges[i].from as usize].ltp.program)
+                .collect()
+        })
+    };
+    search_with(
+        &g.program_nodes,
+        g.nodes.len(),
+        &test,
+        limit,
+        whole_robust,
+        progress,
+    )
+}
+
+/// [`search`] over any [`CycleTest`] of a graph with `nodes` nodes whose
+/// programs own `program_nodes`.
+pub fn search_with(
+    program_nodes: &[Vec<usize>],
+    nodes: usize,
+    test: &CycleTest,
+    limit: usize,
+    whole_robust: Option<bool>,
+    progress: &dyn Progress,
+) -> Subsets {
+    let n = program_nodes.len();
     let mut all = FixedBitSet::with_capacity(n);
     all.insert_range(..);
     if whole_robust == Some(true) {
@@ -120,12 +162,10 @@ pub fn search(
         };
     }
     let mut oracle = Oracle {
-        g,
-        compact: Compact::new(g, |_| UNTAGGED),
+        test,
         cores: vec![],
-        program_nodes: &g.program_nodes,
-        nodes: g.nodes.len(),
-        method,
+        program_nodes,
+        nodes,
         cache: HashMap::new(),
         progress,
     };

@@ -9,7 +9,8 @@ use super::args::{
     ServerArgs, SettingsArgs, TextOrJson, UniformLevel,
 };
 use super::progress::Spinner;
-use super::{emit, json_text, load_workload, render_svg, write_text};
+use super::{emit, json_text, load_scalable, load_workload, render_svg, write_text};
+use crate::analysis::limits::Form;
 use crate::analysis::robustness::Method;
 use crate::analysis::{self, graph};
 use crate::frontend::Loaded;
@@ -93,7 +94,7 @@ pub fn execute(command: Command) -> Result<Exit> {
             }
         }
         Command::Btp { input, format } => {
-            let loaded = load_workload(&input, format == BtpFormat::Text)?;
+            let (loaded, _) = load_scalable(&input, format == BtpFormat::Text)?;
             match format {
                 BtpFormat::Yaml => emit(&report::yaml::to_yaml(&loaded.workload)),
                 BtpFormat::Text => emit(&report::text::btp(&loaded.workload)),
@@ -119,14 +120,19 @@ fn analyze(
     level: UniformLevel,
     format: TextOrJson,
 ) -> Result<Exit> {
-    let loaded = load_workload(&args.input, format == TextOrJson::Text)?;
+    let (loaded, form) = load_scalable(&args.input, format == TextOrJson::Text)?;
     let w = &loaded.workload;
     let method = match level {
         UniformLevel::RepeatableRead => Method::Snapshot,
         UniformLevel::ReadCommitted => args.method.method(),
     };
     let settings = args.settings.settings();
-    let mut f = analysis::analyze_with(w, settings, method, subsets, &Spinner::new());
+    let mut f = match form {
+        Form::Edges => analysis::analyze_with(w, settings, method, subsets, &Spinner::new()),
+        Form::Blocks => {
+            analysis::on_blocks::analyze_with(w, settings, method, subsets, &Spinner::new())
+        }
+    };
     confirm(&loaded, &mut f, args);
     match format {
         TextOrJson::Json => emit(&json_text(&report::json::analyze(w, &f, &loaded.warnings))),
@@ -146,11 +152,15 @@ fn check(
     replay: &OnPostgres,
 ) -> Result<Exit> {
     let text = format == CheckFormat::Text;
-    let mut loaded = load_workload(&args.input, text)?;
+    let (mut loaded, form) = load_scalable(&args.input, text)?;
     let deployed = super::deployed_levels(&mut loaded, levels, text)?;
     let w = &loaded.workload;
     let (settings, method) = (args.settings.settings(), args.method.method());
-    let mut f = analysis::check_deployed_with(w, settings, method, &deployed, &Spinner::new());
+    let check = match form {
+        Form::Edges => analysis::check_deployed_with,
+        Form::Blocks => analysis::on_blocks::check_deployed_with,
+    };
+    let mut f = check(w, settings, method, &deployed, &Spinner::new());
     confirm(&loaded, &mut f, args);
     let pg = replay(&loaded, &f)?;
     let path = args.input.workload.display().to_string();
@@ -167,9 +177,13 @@ fn check(
 /// `isolint allocate`: the lowest robust allocation, with and without
 /// the verified read promotion.
 fn allocate(input: &InputArgs, settings: &SettingsArgs, format: TextOrJson) -> Result<Exit> {
-    let loaded = load_workload(input, format == TextOrJson::Text)?;
+    let (loaded, form) = load_scalable(input, format == TextOrJson::Text)?;
     let w = &loaded.workload;
-    let f = analysis::allocate_with(w, settings.settings(), &Spinner::new());
+    let allocate = match form {
+        Form::Edges => analysis::allocate_with,
+        Form::Blocks => analysis::on_blocks::allocate_with,
+    };
+    let f = allocate(w, settings.settings(), &Spinner::new());
     match format {
         TextOrJson::Json => emit(&json_text(&report::json::allocate(w, &f, &loaded.warnings))),
         TextOrJson::Text => emit(&report::text::allocate(w, &f)),

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::analysis::limits::admit;
+use crate::analysis::limits::{admit, admit_form, Choose, Form};
 use crate::frontend::{load, Loaded};
 use crate::model::error::{Diag, Result, Warning};
 use crate::model::isolation::{parse_levels, Deployed, LevelSource};
@@ -92,6 +92,40 @@ fn load_workload(input: &args::InputArgs, text: bool) -> Result<Loaded> {
         }
     }
     Ok(loaded)
+}
+
+/// [`load_workload`] for the commands that also run on the block form
+/// (`analyze`, `check`, `allocate`, `btp`): a workload over the edge guard
+/// is admitted on [`Form::Blocks`] instead of refused, with a note.
+/// Testing hooks: `ISOLINT_FORM=blocks` (or `edges`) forces a form, and
+/// `ISOLINT_EDGE_GUARD=N` lowers the guard, so that tests compare the two
+/// forms and cross the guard on small inputs.
+fn load_scalable(input: &args::InputArgs, text: bool) -> Result<(Loaded, Form)> {
+    let mut loaded = load(&input.workload, input.schema.as_deref())?;
+    let choose = match std::env::var("ISOLINT_FORM").as_deref() {
+        Ok("blocks") => Choose::Force(Form::Blocks),
+        Ok("edges") => Choose::Force(Form::Edges),
+        _ => Choose::UpTo(
+            std::env::var("ISOLINT_EDGE_GUARD")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(crate::analysis::unfold::MAX_ESTIMATED_EDGES),
+        ),
+    };
+    let admitted = admit_form(&loaded.workload, choose)?;
+    loaded.warnings.extend(admitted.warnings);
+    if text {
+        for w in &loaded.warnings {
+            warn(&w.to_string());
+        }
+    }
+    if admitted.form == Form::Blocks && matches!(choose, Choose::UpTo(_)) {
+        warn(&format!(
+            "note: the summary graph would have about {:.1e} edges, too many to write one by one; isolint decides on the block form (edges between statement classes, counted exactly)",
+            admitted.estimated_edges
+        ));
+    }
+    Ok((loaded, admitted.form))
 }
 
 /// Connect to `--postgres URL` or start `--postgres-temp`'s server.

@@ -150,8 +150,8 @@ pub fn analyze(w: &Workload, a: &Findings, warns: &[Warning]) -> Value {
         "robust": a.robust,
         "summary_graph": {
             "nodes": a.graph.nodes.len(),
-            "edges": a.graph.edges.len(),
-            "counterflow_edges": a.graph.counterflow_edges(),
+            "edges": a.edge_count(),
+            "counterflow_edges": a.counterflow_count(),
         },
         "witness": (!a.witnesses.is_empty()).then(|| witness(w, a, 0)),
         "witnesses": witnesses(w, a),
@@ -195,8 +195,8 @@ pub fn check(w: &Workload, a: &Findings, warns: &[Warning], pg: &[super::OnPostg
         "settings": settings(a.settings),
         "summary_graph": {
             "nodes": a.graph.nodes.len(),
-            "edges": a.graph.edges.len(),
-            "counterflow_edges": a.graph.counterflow_edges(),
+            "edges": a.edge_count(),
+            "counterflow_edges": a.counterflow_count(),
         },
         "witnesses": witnesses,
         "suggestion": suggestion,

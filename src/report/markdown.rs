@@ -40,8 +40,8 @@ pub fn render(w: &Workload, a: &Findings, graph_name: &str) -> String {
         attrs,
         w.programs.len(),
         a.graph.nodes.len(),
-        a.graph.edges.len(),
-        a.graph.counterflow_edges()
+        a.edge_count(),
+        a.counterflow_count()
     ));
     m.push_str("## Maximal robust subsets (Figures 6 and 7)\n\n| setting | Algorithm 2 (type-II) | method of [3] (type-I) |\n|---|---|---|\n");
     for (s, per) in a.table.iter().flat_map(|t| &t.rows) {

@@ -144,8 +144,8 @@ pub fn analyze(w: &Workload, a: &Findings) -> String {
         if a.settings.same_tuple { ", same-tuple constraints" } else { "" },
         super::method_label(a.method),
         g.nodes.len(),
-        g.edges.len(),
-        g.counterflow_edges()
+        a.edge_count(),
+        a.counterflow_count()
     ));
     if a.robust {
         let level = a.method.level();
