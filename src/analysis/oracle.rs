@@ -368,6 +368,11 @@ impl Compact {
         let mut dq = VecDeque::from([a]);
         dist[a as usize] = 0;
         while let Some(u) = dq.pop_front() {
+            // 0-1 BFS pops nodes in order of distance: b's path is final
+            // once b is popped, and nothing after changes it.
+            if u == b {
+                break;
+            }
             for gi in self.out(u as usize) {
                 let g = &self.groups[gi];
                 let v = g.to as usize;
