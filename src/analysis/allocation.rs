@@ -69,9 +69,61 @@ pub struct Lowest {
     pub raised: Vec<Raise>,
 }
 
+/// One raised program with the adjacent pair that forces it; its cycle
+/// is built on demand ([`LowestPairs::witness`]): a report shows the
+/// first few (issue 26), and a BFS per raised program was most of
+/// `lowest` at 3,000 programs.
+#[derive(Debug, Clone)]
+pub struct RaisePair {
+    pub program: usize,
+    pub level: Level,
+    pub cause: Cause,
+    /// The pair (e3, e4), edge indices into the graph.
+    pub pair: (usize, usize),
+    pub reason: Reason,
+}
+
+/// [`Lowest`] with the cycles not yet built.
+#[derive(Debug, Clone)]
+pub struct LowestPairs {
+    pub allocation: Allocation,
+    /// One entry per program above READ COMMITTED, by program index.
+    pub raised: Vec<RaisePair>,
+    /// Component per node of the graph, for [`LowestPairs::witness`].
+    pub comp: Vec<u32>,
+}
+
+impl LowestPairs {
+    /// The cycle whose first two edges are `r`'s pair (a closed walk in
+    /// its component), as [`Raise::witness`].
+    pub fn witness(&self, g: &SummaryGraph, r: &RaisePair) -> Witness {
+        witness_through(g, &self.comp, r.pair, r.reason)
+    }
+}
+
 /// The lowest robust allocation for the programs of `g` (the module
-/// comment argues it is unique and below every robust allocation).
+/// comment argues it is unique and below every robust allocation), with
+/// every raised program's cycle.
 pub fn lowest(g: &SummaryGraph) -> Lowest {
+    let l = lowest_pairs(g);
+    let raised = l
+        .raised
+        .iter()
+        .map(|r| Raise {
+            program: r.program,
+            level: r.level,
+            cause: r.cause.clone(),
+            witness: l.witness(g, r),
+        })
+        .collect();
+    Lowest {
+        allocation: l.allocation,
+        raised,
+    }
+}
+
+/// [`lowest`] without building the cycles.
+pub fn lowest_pairs(g: &SummaryGraph) -> LowestPairs {
     let programs = g.program_nodes.len();
     let comp = components(g, None);
     // SERIALIZABLE exemptions are decided below, edge by edge: the
@@ -79,9 +131,8 @@ pub fn lowest(g: &SummaryGraph) -> Lowest {
     let pivots = Pivots::of_graph(g, &comp, |_| false);
     let prog = |v: usize| g.nodes[v].ltp.program;
     let mut levels = vec![Level::ReadCommitted; programs];
-    let mut why: Vec<Option<(Cause, Witness)>> = vec![None; programs];
+    let mut why: Vec<Option<(Cause, (usize, usize), Reason)>> = vec![None; programs];
     let mut ssi_pivots = vec![];
-    let mut outs = std::collections::HashMap::new();
     for v in 0..g.nodes.len() {
         let pv = prog(v);
         // Dangerous at REPEATABLE READ (SI-dangerous): v must be
@@ -98,10 +149,7 @@ pub fn lowest(g: &SummaryGraph) -> Lowest {
             };
         if levels[pv] < level {
             levels[pv] = level;
-            why[pv] = Some((
-                Cause::Pivot,
-                witness_through(g, &comp, &mut outs, (inc, out), reason),
-            ));
+            why[pv] = Some((Cause::Pivot, (inc, out), reason));
         }
     }
     // Every P3 of a strong edge into, and every P5 of a counterflow edge
@@ -122,10 +170,7 @@ pub fn lowest(g: &SummaryGraph) -> Lowest {
         let mut force = |p: usize, inc: usize, out: usize, levels: &mut Vec<Level>| {
             if levels[p] < Level::Serializable {
                 levels[p] = Level::Serializable;
-                why[p] = Some((
-                    Cause::Neighbour { pivot: pv },
-                    witness_through(g, &comp, &mut outs, (inc, out), reason(inc)),
-                ));
+                why[p] = Some((Cause::Neighbour { pivot: pv }, (inc, out), reason(inc)));
             }
         };
         for &i in rw_in.get(&v).into_iter().flatten() {
@@ -144,15 +189,20 @@ pub fn lowest(g: &SummaryGraph) -> Lowest {
         .into_iter()
         .enumerate()
         .filter_map(|(p, w)| {
-            w.map(|(cause, witness)| Raise {
+            w.map(|(cause, pair, reason)| RaisePair {
                 program: p,
                 level: allocation.level(p),
                 cause,
-                witness,
+                pair,
+                reason,
             })
         })
         .collect();
-    Lowest { allocation, raised }
+    LowestPairs {
+        allocation,
+        raised,
+        comp,
+    }
 }
 
 /// For each node of `pivots`, the rw edges (`SummaryGraph::rw`) into it

@@ -6,11 +6,11 @@
 //!
 //! Everything here is computed; `report` only formats it.
 
-use super::allocation::{lowest, Cause};
+use super::allocation::{lowest_pairs, Cause};
 use super::explorer::Confirmation;
 use super::graph::SummaryGraph;
 use super::promote::Suggestion;
-use super::robustness::{Method, Reason, Witness};
+use super::robustness::{witness_through, Method, Reason, Witness};
 use super::subsets::Subsets;
 use crate::model::btp::{Origin, StmtType, Workload};
 use crate::model::isolation::{Allocation, Deployed, Level};
@@ -94,15 +94,23 @@ pub struct Isolation {
     /// `check`: the levels the team runs, where each came from, and
     /// which programs to raise.
     pub deployed: Option<DeployedVerdict>,
+    /// Component per node of the graph `raised` comes from (empty when
+    /// nothing is raised): [`Isolation::cycle`] builds from it.
+    comp: Vec<u32>,
 }
 
-/// A raised program in source terms.
+/// A raised program in source terms. Its cycle is built on first use
+/// ([`Isolation::cycle`]): the text of `allocate` shows the first few
+/// (issue 26), JSON every one.
 pub struct Raised {
     pub program: usize,
     pub level: Level,
     pub cause: Cause,
     pub reason: Reason,
-    pub cycle: Vec<Step>,
+    /// The adjacent pair (e3, e4) that forces the level, as edge indices
+    /// into the summary graph.
+    pub pair: (usize, usize),
+    cycle: std::cell::OnceCell<Vec<Step>>,
 }
 
 /// The deployed allocation's verdict.
@@ -123,14 +131,22 @@ impl Isolation {
             with_edits: None,
             raised: vec![],
             deployed: None,
+            comp: vec![],
         }
+    }
+
+    /// The cycle that forces `r` (its first two edges are the pair), in
+    /// source terms; `g` is the graph this allocation was computed on.
+    pub fn cycle<'r>(&self, w: &Workload, g: &SummaryGraph, r: &'r Raised) -> &'r [Step] {
+        r.cycle
+            .get_or_init(|| steps(w, g, &witness_through(g, &self.comp, r.pair, r.reason)))
     }
 
     /// The lowest allocation of `g` with its reasons; `fixed`: a verified
     /// promotion makes the workload robust under READ COMMITTED, so after
     /// the edits every program may run READ COMMITTED.
     pub fn lowest(w: &Workload, g: &SummaryGraph, fixed: bool) -> Isolation {
-        let l = lowest(g);
+        let l = lowest_pairs(g);
         let raised = l
             .raised
             .iter()
@@ -138,8 +154,9 @@ impl Isolation {
                 program: r.program,
                 level: r.level,
                 cause: r.cause.clone(),
-                reason: r.witness.reason,
-                cycle: steps(w, g, &r.witness),
+                reason: r.reason,
+                pair: r.pair,
+                cycle: std::cell::OnceCell::new(),
             })
             .collect();
         let with_edits = (fixed && l.allocation.0.iter().any(|&x| x != Level::ReadCommitted))
@@ -149,6 +166,7 @@ impl Isolation {
             with_edits,
             raised,
             deployed: None,
+            comp: l.comp,
         }
     }
 }

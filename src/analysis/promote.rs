@@ -147,7 +147,7 @@ pub fn candidates(w: &Workload, settings: Settings) -> Vec<StmtRef> {
 
 /// [`candidates`] on an already built summary graph of `w`.
 pub fn candidates_in(w: &Workload, g: &SummaryGraph) -> Vec<StmtRef> {
-    let mut out: Vec<StmtRef> = vec![];
+    let mut out: std::collections::HashSet<StmtRef> = Default::default();
     // Counterflow edges inside a component: both ends in one SCC, which
     // is exactly when the edge can lie on a cycle.
     let comp = components(g, None);
@@ -158,10 +158,13 @@ pub fn candidates_in(w: &Workload, g: &SummaryGraph) -> Vec<StmtRef> {
     {
         let r = source_stmt(g, e);
         let st = &w.programs[r.0].statements[r.1];
-        if st.ty == StmtType::KeySel && !st.locking && !out.contains(&r) {
-            out.push(r);
+        if st.ty == StmtType::KeySel && !st.locking {
+            out.insert(r);
         }
     }
+    // A set, sorted at the end: a `Vec::contains` per edge made this
+    // O(counterflow edges × candidates), 10% of `check` at 3,000 programs.
+    let mut out: Vec<StmtRef> = out.into_iter().collect();
     out.sort_unstable();
     out
 }

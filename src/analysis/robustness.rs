@@ -207,17 +207,14 @@ pub fn witnesses_under(g: &SummaryGraph, mask: Mask, alloc: &Allocation) -> Vec<
 /// A witness through the given adjacent pair (e3 = `inc`, e4 = `out`,
 /// edge indices of one SCC of the unmasked graph), for explanations of
 /// the lowest allocation.
-/// `outs` caches [`component_out`] per component across calls.
 pub(crate) fn witness_through(
     g: &SummaryGraph,
     comp: &[u32],
-    outs: &mut std::collections::HashMap<u32, Vec<Vec<usize>>>,
     (inc, out): (usize, usize),
     reason: Reason,
 ) -> Witness {
     let c = comp[g.edges[out].from as usize];
-    let adj = outs.entry(c).or_insert_with(|| component_out(g, comp, c));
-    build_witness_with(
+    build_witness(
         g,
         comp,
         &Found {
@@ -226,7 +223,6 @@ pub(crate) fn witness_through(
             second: out,
             reason,
         },
-        adj,
     )
 }
 
@@ -244,8 +240,13 @@ pub fn witnesses(g: &SummaryGraph, mask: Mask, method: Method) -> Vec<Witness> {
 }
 
 /// Shortest path of edges from `a` to `b` inside component `c`
-/// (empty when a == b), preferring non-counterflow edges.
-fn path(g: &SummaryGraph, comp: &[u32], c: u32, out: &[Vec<usize>], a: u32, b: u32) -> Vec<usize> {
+/// (empty when a == b), preferring non-counterflow edges: each node's
+/// out-edges are looked at non-counterflow first, then counterflow, each
+/// in edge order. The BFS reads the graph's own out-edge index
+/// (`out_start`) and stops at `b`: copying the component's edges first
+/// (as an earlier version did per witness) cost O(edges) per cycle, most
+/// of `allocation::lowest` at 3,000 programs (issue 26).
+fn path(g: &SummaryGraph, comp: &[u32], c: u32, a: u32, b: u32) -> Vec<usize> {
     if a == b {
         return vec![];
     }
@@ -254,7 +255,12 @@ fn path(g: &SummaryGraph, comp: &[u32], c: u32, out: &[Vec<usize>], a: u32, b: u
     seen.insert(a as usize);
     let mut queue = VecDeque::from([a]);
     while let Some(u) = queue.pop_front() {
-        for &i in &out[u as usize] {
+        let row = g.out_start[u as usize]..g.out_start[u as usize + 1];
+        let nc_first = row
+            .clone()
+            .filter(|&i| !g.edges[i].counterflow)
+            .chain(row.filter(|&i| g.edges[i].counterflow));
+        for i in nc_first {
             let v = g.edges[i].to;
             if comp[v as usize] != c || seen.put(v as usize) {
                 continue;
@@ -277,26 +283,7 @@ fn path(g: &SummaryGraph, comp: &[u32], c: u32, out: &[Vec<usize>], a: u32, b: u
     vec![]
 }
 
-/// Out-edges inside component `c`, non-counterflow first, per node.
-pub(crate) fn component_out(g: &SummaryGraph, comp: &[u32], c: u32) -> Vec<Vec<usize>> {
-    let mut out: Vec<Vec<usize>> = vec![vec![]; g.nodes.len()];
-    for (i, e) in g.edges.iter().enumerate() {
-        if comp[e.from as usize] == c && comp[e.to as usize] == c {
-            out[e.from as usize].push(i);
-        }
-    }
-    for row in &mut out {
-        row.sort_by_key(|&i| g.edges[i].counterflow);
-    }
-    out
-}
-
 fn build_witness(g: &SummaryGraph, comp: &[u32], f: &Found) -> Witness {
-    let out = component_out(g, comp, f.comp);
-    build_witness_with(g, comp, f, &out)
-}
-
-fn build_witness_with(g: &SummaryGraph, comp: &[u32], f: &Found, out: &[Vec<usize>]) -> Witness {
     let c = f.comp;
     let (e1, e2) = (g.edges[f.first], g.edges[f.second]);
     let mut walk = if f.reason == Reason::Counterflow {
@@ -310,7 +297,7 @@ fn build_witness_with(g: &SummaryGraph, comp: &[u32], f: &Found, out: &[Vec<usiz
     } else {
         e2.to
     };
-    let back = path(g, comp, c, out, end, start);
+    let back = path(g, comp, c, end, start);
     let has_nc = |w: &[usize]| w.iter().any(|&i| !g.edges[i].counterflow);
     if f.reason == Reason::Counterflow || has_nc(&walk) || has_nc(&back) {
         walk.extend(back);
@@ -323,9 +310,9 @@ fn build_witness_with(g: &SummaryGraph, comp: &[u32], f: &Found, out: &[Vec<usiz
         });
         match nc {
             Some(i) => {
-                walk.extend(path(g, comp, c, out, end, g.edges[i].from));
+                walk.extend(path(g, comp, c, end, g.edges[i].from));
                 walk.push(i);
-                walk.extend(path(g, comp, c, out, g.edges[i].to, start));
+                walk.extend(path(g, comp, c, g.edges[i].to, start));
             }
             None => walk.extend(back),
         }

@@ -41,6 +41,18 @@ struct Oracle<'g> {
 }
 
 impl Oracle<'_> {
+    /// Programs p such that a known dangerous cycle lies in `set` ∪ {p}
+    /// (`set` robust): one pass over the cores, word by word.
+    fn blocked(&self, set: &FixedBitSet) -> FixedBitSet {
+        let mut out = FixedBitSet::with_capacity(set.len());
+        for c in &self.cores {
+            if let Some(p) = only_outside(c, set) {
+                out.insert(p);
+            }
+        }
+        out
+    }
+
     fn robust(&mut self, programs: &FixedBitSet) -> bool {
         if let Some(&r) = self.cache.get(programs) {
             return r;
@@ -224,6 +236,16 @@ fn grow(oracle: &mut Oracle, mut set: FixedBitSet, n: usize) -> FixedBitSet {
 }
 
 fn add_chunk(oracle: &mut Oracle, set: &mut FixedBitSet, chunk: &[usize]) {
+    // A program p with a known dangerous cycle inside set ∪ {p} is
+    // rejected without a test: the greedy order rejects it too when it
+    // gets to it (the set only grows). Dropping such programs before
+    // bisecting keeps the chunks that remain likely to pass whole.
+    let blocked = oracle.blocked(set);
+    let chunk: Vec<usize> = chunk
+        .iter()
+        .copied()
+        .filter(|&p| !blocked.contains(p))
+        .collect();
     if chunk.is_empty() {
         return;
     }
@@ -289,6 +311,22 @@ fn add_edge(
     // Stable, with each size computed once.
     next.sort_by_cached_key(|t| t.0.count_ones(..));
     next
+}
+
+/// The one element of `a` not in `b`, if exactly one.
+fn only_outside(a: &FixedBitSet, b: &FixedBitSet) -> Option<usize> {
+    let mut found = None;
+    for (i, (x, y)) in a.as_slice().iter().zip(b.as_slice()).enumerate() {
+        let rest = x & !y;
+        if rest == 0 {
+            continue;
+        }
+        if found.is_some() || rest & (rest - 1) != 0 {
+            return None;
+        }
+        found = Some(i * usize::BITS as usize + rest.trailing_zeros() as usize);
+    }
+    found
 }
 
 /// The one element `a` and `b` share, if they share exactly one

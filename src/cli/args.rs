@@ -76,6 +76,9 @@ pub enum Command {
         /// text or json (docs/json.md).
         #[arg(long, value_enum, default_value_t = TextOrJson::Text)]
         format: TextOrJson,
+        /// Text: show the cycle of every raised program (by default the first 10; JSON lists every one).
+        #[arg(long)]
+        all_cycles: bool,
         /// Also the lowest levels under which no stated invariant breaks within bounds, searched on PostgreSQL (needs --postgres or --postgres-temp; docs/invariants.md).
         #[arg(long)]
         invariants: bool,

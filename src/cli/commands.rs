@@ -46,6 +46,7 @@ pub fn execute(command: Command) -> Result<Exit> {
             input,
             settings,
             format,
+            all_cycles,
             invariants,
             server,
             time_budget,
@@ -54,7 +55,7 @@ pub fn execute(command: Command) -> Result<Exit> {
             if invariants {
                 allocate_invariants(input, settings, format, server, time_budget, instances)
             } else {
-                allocate(&input, &settings, format)
+                allocate(&input, &settings, format, all_cycles)
             }
         }
         #[cfg(feature = "postgres")]
@@ -176,7 +177,12 @@ fn check(
 
 /// `isolint allocate`: the lowest robust allocation, with and without
 /// the verified read promotion.
-fn allocate(input: &InputArgs, settings: &SettingsArgs, format: TextOrJson) -> Result<Exit> {
+fn allocate(
+    input: &InputArgs,
+    settings: &SettingsArgs,
+    format: TextOrJson,
+    all_cycles: bool,
+) -> Result<Exit> {
     let (loaded, form) = load_scalable(input, format == TextOrJson::Text)?;
     let w = &loaded.workload;
     let allocate = match form {
@@ -186,7 +192,10 @@ fn allocate(input: &InputArgs, settings: &SettingsArgs, format: TextOrJson) -> R
     let f = allocate(w, settings.settings(), &Spinner::new());
     match format {
         TextOrJson::Json => emit(&json_text(&report::json::allocate(w, &f, &loaded.warnings))),
-        TextOrJson::Text => emit(&report::text::allocate(w, &f)),
+        TextOrJson::Text => {
+            let shown = (!all_cycles).then_some(report::text::SHOWN_CYCLES);
+            emit(&report::text::allocate_showing(w, &f, shown))
+        }
     }
 }
 

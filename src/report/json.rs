@@ -226,12 +226,13 @@ fn isolation(w: &Workload, a: &Findings) -> Value {
         .iter()
         .map(|r| {
             let name = &w.programs[r.program].name;
+            let cycle = iso.cycle(w, &a.graph, r);
             json!({
                 "program": name,
                 "level": r.level.sql(),
                 "reason": super::raise_reason(w, r),
-                "origin": super::raise_location(r, name).map(|o| o.to_string()),
-                "cycle": steps_json(&r.cycle),
+                "origin": super::raise_location(cycle, name).map(|o| o.to_string()),
+                "cycle": steps_json(cycle),
             })
         })
         .collect();

@@ -258,14 +258,15 @@ pub fn raise_reason(w: &Workload, r: &crate::analysis::findings::Raised) -> Stri
     }
 }
 
-/// Where the first statement of `program` on a raised program's cycle is.
-pub fn raise_location(r: &crate::analysis::findings::Raised, program: &str) -> Option<Origin> {
-    r.cycle
+/// Where the first statement of `program` on a raised program's cycle
+/// (`Isolation::cycle`) is.
+pub fn raise_location(cycle: &[crate::analysis::findings::Step], program: &str) -> Option<Origin> {
+    cycle
         .iter()
         .find(|s| s.from_program == program)
         .and_then(|s| s.from_origin.clone())
         .or_else(|| {
-            r.cycle
+            cycle
                 .iter()
                 .find(|s| s.to_program == program)
                 .and_then(|s| s.to_origin.clone())
@@ -300,7 +301,9 @@ pub fn raise_sites(
             let (file, line) = match &d.deployed.sources[p] {
                 LevelSource::Declared { file, line } => (file.clone(), Some(*line)),
                 _ => {
-                    let origin = raised.and_then(|r| raise_location(r, &prog.name));
+                    let origin = raised.and_then(|r| {
+                        raise_location(a.isolation.cycle(w, &a.graph, r), &prog.name)
+                    });
                     match origin {
                         Some(o) => locate(Some(&o), workload_path),
                         None => (

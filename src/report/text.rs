@@ -356,10 +356,21 @@ fn confirmation(w: &Workload, a: &Findings, i: usize, indent: &str) -> String {
         .unwrap_or_default()
 }
 
+/// How many raised programs' cycles `allocate`'s text shows unless asked
+/// for all (`--all-cycles`); JSON lists every one.
+pub const SHOWN_CYCLES: usize = 10;
+
 /// `isolint allocate`: the lowest robust allocation as a table, then per
-/// raised program the cycle that forces it, then the allocation with the
-/// verified edits.
+/// raised program the cycle that forces it (the first [`SHOWN_CYCLES`]),
+/// then the allocation with the verified edits.
 pub fn allocate(w: &Workload, a: &Findings) -> String {
+    allocate_showing(w, a, Some(SHOWN_CYCLES))
+}
+
+/// [`allocate`] showing at most `shown` cycles (`None`: all), with a line
+/// saying how many more there are and how to see them. Cycles not shown
+/// are not built.
+pub fn allocate_showing(w: &Workload, a: &Findings, shown: Option<usize>) -> String {
     let iso = &a.isolation;
     let mut o = format!(
         "isolint allocate: {} — lowest robust isolation level per program ({}{})\n",
@@ -372,9 +383,16 @@ pub fn allocate(w: &Workload, a: &Findings) -> String {
         },
     );
     let mut t = new_table(vec!["program", "level", "why"]);
+    // `raised` is by program index.
+    let raised_of = |p: usize| {
+        iso.raised
+            .binary_search_by_key(&p, |r| r.program)
+            .ok()
+            .map(|i| &iso.raised[i])
+    };
     for (p, prog) in w.programs.iter().enumerate() {
         let level = iso.as_is.level(p);
-        let why = match iso.raised.iter().find(|r| r.program == p) {
+        let why = match raised_of(p) {
             Some(r) => super::raise_reason(w, r),
             None => "no dangerous cycle needs more".to_string(),
         };
@@ -382,16 +400,24 @@ pub fn allocate(w: &Workload, a: &Findings) -> String {
     }
     o.push_str(&format!("{t}\n"));
     o.push_str("The lowest robust allocation is unique: every robust allocation is at least this level for every program (docs/allocation.md).\n");
-    for r in &iso.raised {
+    let shown = shown.unwrap_or(usize::MAX);
+    for r in iso.raised.iter().take(shown) {
         let name = &w.programs[r.program].name;
+        let cycle = iso.cycle(w, &a.graph, r);
         o.push_str(&format!(
             "\n{name} → {} (below it, this cycle is dangerous; programs: {}):\n",
             r.level,
-            programs_of(&r.cycle).join(", ")
+            programs_of(cycle).join(", ")
         ));
-        for (k, s) in r.cycle.iter().enumerate() {
+        for (k, s) in cycle.iter().enumerate() {
             o.push_str(&format!("  {}. {}\n", k + 1, edge_line(s)));
         }
+    }
+    if iso.raised.len() > shown {
+        o.push_str(&format!(
+            "\n... and the cycles of {} more raised programs (--all-cycles shows every one; --format json lists them all)\n",
+            iso.raised.len() - shown
+        ));
     }
     match (&iso.with_edits, &a.suggestion) {
         (Some(alloc), Some(Suggestion::Promote(_) | Suggestion::Minimal { .. })) => {

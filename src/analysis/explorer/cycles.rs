@@ -7,7 +7,7 @@
 //! program sets of those walks are searched, those sharing most programs
 //! with the witness first, then the smallest.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashSet};
 
 use crate::analysis::graph::SummaryGraph;
 use crate::analysis::robustness::{
@@ -36,7 +36,6 @@ pub(super) fn further(
     let c = comp[first.from as usize];
     let mut seen: HashSet<BTreeSet<u32>> = HashSet::new();
     seen.insert(nodes_of(witness));
-    let mut outs = HashMap::new();
     let mut found: Vec<Witness> = vec![];
     let mut pairs = 0;
     let inside = |i: usize| {
@@ -73,7 +72,7 @@ pub(super) fn further(
             } else {
                 Reason::OutgoingBeforeIncoming
             };
-            let wit = witness_through(g, &comp, &mut outs, (inc, out), reason);
+            let wit = witness_through(g, &comp, (inc, out), reason);
             if check_witness_under(g, &wit, alloc).is_err() {
                 continue;
             }
