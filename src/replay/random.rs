@@ -312,7 +312,7 @@ fn tally(report: &mut RandomReport, c: &Outcome) -> bool {
 /// A construct the executor does not run, or an error of the harness
 /// itself (a value bound with a wrong type: 42…, the client: 08…), voids
 /// the round: the program was not run as PostgreSQL runs it.
-pub(crate) fn voids(h: &Halt) -> bool {
+pub fn voids(h: &Halt) -> bool {
     match h {
         Halt::Db { code, .. } => !["21", "22", "23", "40", "P0"]
             .iter()
