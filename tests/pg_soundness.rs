@@ -22,13 +22,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use isolint::model::isolation::Level;
-use isolint::replay::random::RandomConfig;
+use isolint::replay::random::{Breakdown, GuidedConfig, Options, RandomConfig};
 use isolint::replay::server::Server;
 use isolint_testkit::sqlgen::{workload, SqlWorkload};
 
 #[path = "common/postgres.rs"]
 mod postgres;
-use isolint_testkit::soundness::{check, check_loaded, regression_files, Check};
+use isolint_testkit::soundness::{check, check_loaded, check_with, regression_files, Check, Extra};
 use postgres::server;
 
 fn env_or(name: &str, default: u64) -> u64 {
@@ -75,6 +75,15 @@ struct Tally {
     alarms: u64,
     /// Not-robust workloads for which some round showed an anomaly.
     seen: u64,
+    /// Not-robust workloads for which a witness-guided round showed an
+    /// anomaly, and those seen by either kind of round.
+    seen_guided: u64,
+    seen_any: u64,
+    /// … by a random round among the first `ISOLINT_PG_ROUNDS` (the
+    /// extra rounds of not-robust workloads left out).
+    seen_base: u64,
+    /// Guided: schedules found, rounds run, rounds void.
+    guided: [usize; 3],
     compared: usize,
     failed: usize,
     skipped: u64,
@@ -83,6 +92,14 @@ struct Tally {
     /// (SQLSTATE or what the executor does not run): to see that the
     /// harness runs what the generator writes.
     stops: std::collections::BTreeMap<String, u64>,
+    /// `ISOLINT_PG_BREAKDOWN`: the rounds of robust and of not-robust
+    /// workloads by kind, and per not-robust workload a line
+    /// `seed met serializable anomalous void lone aborted-rounds`.
+    kinds: [Breakdown; 2],
+    /// Not-robust workloads none of whose rounds had two transactions
+    /// meet (all rounds void, lone or apart).
+    never_met: u64,
+    lines: Vec<String>,
 }
 
 /// `duplicate key … (SQLSTATE 23505) at …` → `23505`; what the executor
@@ -118,7 +135,26 @@ fn generated_workloads_never_contradict_a_robust_verdict() {
                     return;
                 }
                 let w = workload(seed);
-                let c: Check = check(&server, &w, config(seed, rounds))
+                let opts = Options {
+                    breakdown: std::env::var("ISOLINT_PG_BREAKDOWN").is_ok(),
+                    focus: env_or("ISOLINT_PG_FOCUS", 0),
+                    late_commits: env_or("ISOLINT_PG_LATE", 0),
+                    stop_at_anomaly: false,
+                };
+                let guided = env_or("ISOLINT_PG_GUIDED", 0) as usize;
+                let guided = (guided > 0).then_some(GuidedConfig {
+                    rounds: guided,
+                    witnesses: 2,
+                    max_states: env_or("ISOLINT_PG_GUIDED_STATES", 20_000),
+                    level: Level::ReadCommitted,
+                    keys: config(seed, rounds).keys,
+                });
+                let extra = Extra {
+                    opts,
+                    alarm_rounds: env_or("ISOLINT_PG_ALARM_ROUNDS", 0) as usize,
+                    guided,
+                };
+                let c: Check = check_with(&server, &w, config(seed, rounds), &extra)
                     .unwrap_or_else(|e| panic!("seed {seed}: {}", e.message));
                 let violation = c.violation().then(|| record(&server, &w, rounds));
                 let mut t = tally.lock().unwrap_or_else(|e| e.into_inner());
@@ -141,6 +177,43 @@ fn generated_workloads_never_contradict_a_robust_verdict() {
                         } else {
                             t.alarms += 1;
                             t.seen += u64::from(!report.anomalies.is_empty());
+                            t.seen_base +=
+                                u64::from(report.anomalies.first().is_some_and(|a| a.round < rounds));
+                            let g = c.guided.as_ref().is_some_and(|g| g.anomaly.is_some());
+                            t.seen_guided += u64::from(g);
+                            t.seen_any += u64::from(g || !report.anomalies.is_empty());
+                            if let Some(g) = &c.guided {
+                                if std::env::var("ISOLINT_PG_DEBUG").is_ok() {
+                                    eprintln!(
+                                        "seed {seed}: guided {} schedules, {} rounds, {} void ({:?}), anomaly: {}, explorer {:?} of {:?}",
+                                        g.schedules,
+                                        g.rounds,
+                                        g.void,
+                                        g.first_void,
+                                        g.anomaly.is_some(),
+                                        g.explore,
+                                        g.total
+                                    );
+                                }
+                                t.guided[0] += g.schedules;
+                                t.guided[1] += g.rounds;
+                                t.guided[2] += g.void;
+                            }
+                        }
+                        if let Some(b) = &report.breakdown {
+                            t.kinds[usize::from(!c.robust)].add(b);
+                            if !c.robust {
+                                t.never_met += u64::from(b.met() == 0);
+                                t.lines.push(format!(
+                                    "{seed} {} {} {} {} {} {}",
+                                    b.met(),
+                                    b.serializable,
+                                    b.anomalous,
+                                    b.void,
+                                    b.lone,
+                                    b.with_abort
+                                ));
+                            }
                         }
                     }
                 }
@@ -170,9 +243,38 @@ fn generated_workloads_never_contradict_a_robust_verdict() {
         start.elapsed().as_secs_f64()
     );
     eprintln!(
+        "pg_soundness: not robust, an anomaly seen in the first {rounds} random rounds: {}",
+        t.seen_base
+    );
+    eprintln!(
+        "pg_soundness: witness-guided rounds: an anomaly seen for {} of the not-robust ones ({} by random or guided rounds); {} schedules, {} rounds, {} void",
+        t.seen_guided, t.seen_any, t.guided[0], t.guided[1], t.guided[2]
+    );
+    eprintln!(
         "pg_soundness: first program error per workload, by kind: {:?}",
         t.stops
     );
+    if std::env::var("ISOLINT_PG_BREAKDOWN").is_ok() {
+        eprintln!(
+            "pg_soundness: rounds of robust workloads by kind: {:?}",
+            t.kinds[0]
+        );
+        eprintln!(
+            "pg_soundness: rounds of not-robust workloads by kind: {:?}; {} not-robust workloads had no round in which two transactions met",
+            t.kinds[1], t.never_met
+        );
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pg-soundness");
+        let _ = std::fs::create_dir_all(&dir);
+        let mut lines = t.lines.clone();
+        lines.sort_by_key(|l| l.split(' ').next().and_then(|n| n.parse::<u64>().ok()));
+        let _ = std::fs::write(
+            dir.join("breakdown.txt"),
+            format!(
+                "# seed met serializable anomalous void lone aborted\n{}\n",
+                lines.join("\n")
+            ),
+        );
+    }
     // Integrity violations (23…: a duplicate key, a missing parent) are
     // what random parameters cause; anything else (42…: a type the
     // harness bound wrongly; `not run`) means the harness did not run what
@@ -353,4 +455,92 @@ END $$;
         .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
         .collect();
     assert_eq!(rows, vec![(1, 0, 1, Some(50)), (2, 1, 20, Some(41))]);
+}
+
+/// Lowers a one-table workload written here.
+fn lowered(program: &str) -> isolint::frontend::Loaded {
+    use isolint::model::error::SourceFile;
+    let schema = SourceFile::new(
+        "schema.sql",
+        "CREATE TABLE t0 (id INT PRIMARY KEY, a INT NOT NULL DEFAULT 0);\n",
+    );
+    let p = SourceFile::new("P0.sql", program);
+    isolint::frontend::sql_dir::lower_texts(&schema, &[p])
+        .unwrap_or_else(|e| panic!("{}", e.message))
+}
+
+/// Witness-guided rounds (issue 23) reach the anomaly the static witness
+/// names. The lost update of a read and a write computed on the client:
+/// two instances of `SELECT a INTO :v … ; UPDATE … SET a = :v + 1` on one
+/// row, run as the explorer's schedule orders them (T1 reads, T2 reads,
+/// T1 writes and commits, T2 writes and commits), end with `a` raised
+/// once and both reads equal; every serial order raises it twice and the
+/// second read sees the first write (PostgreSQL 15 at READ COMMITTED:
+/// T2's UPDATE waits for T1's row lock, then sets the value it computed
+/// from its own read). Control: the program that writes `a = a + 1`
+/// first and reads after is robust (the write takes the row lock before
+/// the read, which then sees its own write), so no witness and no guided
+/// round; its random rounds show no anomaly.
+#[test]
+fn guided_rounds_reach_the_witness_anomaly() {
+    use isolint_testkit::soundness::check_loaded_with;
+    let Some(server) = server() else { return };
+    let guided = GuidedConfig {
+        rounds: 6,
+        witnesses: 2,
+        max_states: 20_000,
+        level: Level::ReadCommitted,
+        keys: 2,
+    };
+    let extra = Extra {
+        guided: Some(guided),
+        ..Extra::default()
+    };
+    let cfg = config(0, 4);
+    let lost = lowered(
+        "SELECT a INTO :v FROM t0 WHERE id = :k;\nUPDATE t0 SET a = :v + 1 WHERE id = :k;\n",
+    );
+    let c = check_loaded_with(&server, &lost, 0, cfg, &extra).expect("runs");
+    assert!(!c.robust, "the lost update is not robust");
+    let g = c.guided.expect("guided rounds for a not-robust workload");
+    assert!(g.schedules >= 1, "the explorer gives a schedule");
+    assert!(
+        g.anomaly.is_some(),
+        "no guided round showed the lost update: {} rounds, {} void ({:?})",
+        g.rounds,
+        g.void,
+        g.first_void
+    );
+    let safe = lowered(
+        "UPDATE t0 SET a = a + 1 WHERE id = :k;\nSELECT a INTO :v FROM t0 WHERE id = :k;\n",
+    );
+    let c = check_loaded_with(&server, &safe, 0, cfg, &extra).expect("runs");
+    assert!(c.robust, "the control is robust");
+    assert!(c.guided.is_none());
+    assert!(!c.violation());
+}
+
+/// Which stops leave a random round uncompared: the database's aborts
+/// for the data (a duplicate key 23505, a missing parent 23503, a RAISE
+/// P0001, a deadlock 40P01) do not — the aborted transaction's writes
+/// were never visible, so the committed ones must still match a serial
+/// order of theirs; a harness error (42P08: a parameter typed wrongly) or
+/// a construct the executor does not run does.
+#[test]
+fn only_harness_stops_void_a_round() {
+    use isolint::replay::executor::Halt;
+    use isolint::replay::random::voids;
+    let db = |code: &str| Halt::Db {
+        code: code.into(),
+        message: String::new(),
+        source: None,
+    };
+    for code in ["23505", "23503", "P0001", "40P01", "40001", "22012"] {
+        assert!(!voids(&db(code)), "{code}");
+    }
+    for code in ["42P08", "08000", "57014"] {
+        assert!(voids(&db(code)), "{code}");
+    }
+    assert!(!voids(&Halt::Unsupported("blocked".into())));
+    assert!(voids(&Halt::Unsupported("a cursor".into())));
 }

@@ -29,7 +29,10 @@ use std::sync::Arc;
 use postgres::types::Type;
 
 use super::executor::Halt;
-use super::run::{compare, run, Action, Comparison, End, Outcome, SeedRow, Txn};
+use super::run::{
+    compare, permutations, run, same_outcome, serial, Action, Comparison, End, Mask, Outcome,
+    SeedRow, Txn,
+};
 use super::scratch::{Column, Scratch};
 use super::server::Server;
 use super::value::{is_number, is_text, Val};
@@ -40,6 +43,11 @@ use crate::model::error::Result;
 use crate::model::isolation::Level;
 use crate::model::provenance::{Provenance, Value};
 use crate::model::rng::Rng;
+
+mod breakdown;
+mod guided;
+pub use breakdown::Breakdown;
+pub use guided::{guided, Guided, GuidedConfig};
 
 /// What to run.
 #[derive(Debug, Clone, Copy)]
@@ -77,6 +85,24 @@ pub struct RandomReport {
     /// Statements that blocked on a lock at least once.
     pub blocked: usize,
     pub anomalies: Vec<Anomaly>,
+    /// The rounds by kind, when [`Options::breakdown`] asked for it.
+    pub breakdown: Option<Breakdown>,
+}
+
+/// What [`replay_with`] does beyond [`replay`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// Sort every round into a [`Breakdown`] kind (extra runs: each
+    /// transaction alone, every serial order).
+    pub breakdown: bool,
+    /// Experimental knobs (issue 23): a per-round focus value shared by
+    /// parameters (percent), and the percent of driver choices that step
+    /// an unfinished transaction rather than commit a finished one.
+    pub focus: u64,
+    pub late_commits: u64,
+    /// Stop at the first round that shows an anomaly (when only whether
+    /// one is seen matters).
+    pub stop_at_anomaly: bool,
 }
 
 /// Row `i`'s value for column `c` (see the module comment).
@@ -133,6 +159,18 @@ pub fn replay(
     prov: &Provenance,
     cfg: RandomConfig,
 ) -> Result<RandomReport> {
+    replay_with(server, sources, w, prov, cfg, Options::default())
+}
+
+/// [`replay`] with [`Options`].
+pub fn replay_with(
+    server: &Server,
+    sources: &Sources,
+    w: &Workload,
+    prov: &Provenance,
+    cfg: RandomConfig,
+    opts: Options,
+) -> Result<RandomReport> {
     let mut scratch = Scratch::create(server, &sources.schema)?;
     // Pinned: every serial run of a round starts from the same rows,
     // defaults evaluated once.
@@ -150,7 +188,10 @@ pub fn replay(
         first_failure: None,
         blocked: 0,
         anomalies: vec![],
+        breakdown: opts.breakdown.then(Breakdown::default),
     };
+    let key_of = key_columns(&scratch, &keys);
+    let key = |t: &str| key_of.get(t).copied();
     let programs = sources.programs.len().min(w.programs.len());
     if programs == 0 {
         return Ok(report);
@@ -165,11 +206,19 @@ pub fn replay(
             let drawn = spread_rows(&scratch, &keys, cfg.keys, &mut rng);
             super::run::reset(&mut scratch, &drawn).unwrap_or_else(|_| base.clone())
         };
+        let focus = if opts.focus == 0 {
+            0
+        } else if round % 2 == 1 {
+            skewed(&mut rng, cfg.keys)
+        } else {
+            rng.below(cfg.keys.max(1)) + 1
+        };
         let draw = Draw {
             cfg: &cfg,
             round,
             programs,
             params: &params,
+            focus: (opts.focus, focus),
         };
         let txns = draw.txns(sources, w, &mut rng, &mut fresh);
         let c = run(&mut scratch, &seed, &txns, cfg.level, &mut |st| {
@@ -179,19 +228,45 @@ pub fn replay(
             if open.is_empty() {
                 return None;
             }
-            let i = open[rng.below(open.len())];
+            let stepping: Vec<usize> = open.iter().copied().filter(|&i| !st[i].finished).collect();
+            let i =
+                if !stepping.is_empty() && opts.late_commits > 0 && rng.chance(opts.late_commits) {
+                    stepping[rng.below(stepping.len())]
+                } else {
+                    open[rng.below(open.len())]
+                };
             Some(if st[i].finished {
                 Action::Commit(i)
             } else {
                 Action::Step(i)
             })
         })?;
-        // A round where something other than the database's own
-        // concurrency control stopped a transaction says nothing.
+        // A round where something other than the database stopped a
+        // transaction says nothing ([`voids`]).
+        let aborted = c
+            .ends
+            .iter()
+            .any(|e| matches!(e, End::Halted(h) if h.is_concurrency_abort()));
+        if let Some(b) = report.breakdown.as_mut() {
+            b.with_abort += usize::from(aborted);
+        }
         if !tally(&mut report, &c) {
+            if let Some(b) = report.breakdown.as_mut() {
+                b.void += 1;
+            }
             continue;
         }
-        let cmp = compare(&mut scratch, &seed, &txns, cfg.level, &c)?;
+        let cmp = match judge(&mut scratch, &seed, &txns, cfg.level, &c)? {
+            Some(cmp) => cmp,
+            // A serial run; the breakdown still wants the serial orders.
+            None if report.breakdown.is_some() => {
+                compare(&mut scratch, &seed, &txns, cfg.level, &c)?
+            }
+            None => continue,
+        };
+        if let Some(b) = report.breakdown.as_mut() {
+            breakdown::classify(&mut scratch, &seed, &txns, cfg.level, &c, &cmp, &key, b)?;
+        }
         if cmp.equivalent.is_none() {
             report.anomalies.push(Anomaly {
                 round,
@@ -199,14 +274,16 @@ pub fn replay(
                 outcome: c,
                 comparison: cmp,
             });
+            if opts.stop_at_anomaly {
+                break;
+            }
         }
     }
     Ok(report)
 }
 
 /// Counts a round's aborts, failures and blocks into `report`; `false`
-/// when something other than the database's own concurrency control
-/// stopped a transaction (the round then says nothing).
+/// when the round says nothing ([`voids`]).
 fn tally(report: &mut RandomReport, c: &Outcome) -> bool {
     report.rounds += 1;
     report.blocked += c.notes.iter().filter(|n| n.contains("blocked")).count();
@@ -220,7 +297,83 @@ fn tally(report: &mut RandomReport, c: &Outcome) -> bool {
             }
         }
     }
-    !c.ends.iter().any(|e| matches!(e, End::Halted(h) if !h.is_concurrency_abort() && *h != Halt::Unsupported("blocked".into())))
+    !c.ends
+        .iter()
+        .any(|e| matches!(e, End::Halted(h) if voids(h)))
+}
+
+/// Does `h` stopping a transaction leave its round saying nothing? Not
+/// when the database aborted the transaction for what it found (a
+/// duplicate key, a missing parent, a RAISE or failed ASSERT of the
+/// program, a data error, a deadlock): its writes were never visible to
+/// the others (READ COMMITTED reads committed rows only, and a waiter on
+/// its row lock goes on as if it never wrote), so the committed
+/// transactions' outcome must still be some serial order's of theirs.
+/// A construct the executor does not run, or an error of the harness
+/// itself (a value bound with a wrong type: 42…, the client: 08…), voids
+/// the round: the program was not run as PostgreSQL runs it.
+pub fn voids(h: &Halt) -> bool {
+    match h {
+        Halt::Db { code, .. } => !["21", "22", "23", "40", "P0"]
+            .iter()
+            .any(|class| code.starts_with(class)),
+        Halt::Unsupported(m) => m != "blocked",
+    }
+}
+
+/// Compares a round's run with the serial orders of its committed
+/// transactions, the order they committed in first (the likeliest
+/// equal). `None` when the run was serial itself: every transaction's
+/// statements ran, none blocked, and it committed before the next began
+/// (at READ COMMITTED each statement's snapshot then saw exactly the
+/// serial order's data).
+fn judge(
+    scratch: &mut Scratch,
+    seed: &[SeedRow],
+    txns: &[Txn],
+    level: Level,
+    c: &Outcome,
+) -> Result<Option<Comparison>> {
+    let committed = c.committed();
+    let by_commit: Vec<usize> = c
+        .trace
+        .iter()
+        .filter(|(_, i)| i.is_none())
+        .map(|&(t, _)| t)
+        .filter(|t| committed.contains(t))
+        .collect();
+    let mut runs: Vec<usize> = c.trace.iter().map(|&(t, _)| t).collect();
+    runs.dedup();
+    let serial_trace = c.notes.is_empty()
+        && c.ends.iter().all(|e| *e == End::Committed)
+        && runs.len() == txns.len()
+        && runs == by_commit;
+    if serial_trace {
+        return Ok(None);
+    }
+    let mut orders = vec![by_commit.clone()];
+    orders.extend(
+        permutations(&committed)
+            .into_iter()
+            .filter(|o| *o != by_commit),
+    );
+    let mut cmp = Comparison {
+        orders: vec![],
+        equivalent: None,
+        serial: vec![],
+        mask: Mask::new(scratch, seed, txns),
+    };
+    for order in orders {
+        let s = serial(scratch, seed, txns, level, &order)?;
+        let same = same_outcome(c, &s, &committed, &cmp.mask);
+        cmp.orders.push(order.clone());
+        cmp.serial.push(s);
+        if same {
+            cmp.equivalent = Some(order);
+            break;
+        }
+    }
+    Ok(Some(cmp))
 }
 
 /// Per program: its parameters and how each is used (compared with a
@@ -280,6 +433,9 @@ struct Draw<'a> {
     round: usize,
     programs: usize,
     params: &'a [Vec<(String, Use)>],
+    /// (percent, value): a parameter takes the round's value with that
+    /// probability.
+    focus: (u64, usize),
 }
 
 impl Draw<'_> {
@@ -317,7 +473,9 @@ impl Draw<'_> {
                 _ => Val::untyped(fresh.to_string()),
             };
         }
-        let r = if self.round % 2 == 1 {
+        let r = if self.focus.0 > 0 && rng.chance(self.focus.0) {
+            self.focus.1
+        } else if self.round % 2 == 1 {
             skewed(rng, self.cfg.keys)
         } else {
             rng.below(self.cfg.keys) + 1
@@ -426,6 +584,22 @@ impl Keys {
     fn is_unique(&self, table: &str, column: &str) -> bool {
         self.unique.iter().any(|(t, c)| t == table && c == column)
     }
+}
+
+/// Per table, the position of its first column (in table order) that a
+/// unique index covers: what identifies a row in [`Breakdown`].
+fn key_columns(scratch: &Scratch, keys: &Keys) -> HashMap<String, usize> {
+    scratch
+        .tables
+        .iter()
+        .filter_map(|t| {
+            let i = t
+                .columns
+                .iter()
+                .position(|c| keys.is_unique(&t.name, &c.name))?;
+            Some((t.name.clone(), i))
+        })
+        .collect()
 }
 
 /// 1 with probability 2/3, else a number drawn from 1..=n: drawn rows

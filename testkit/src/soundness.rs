@@ -10,7 +10,9 @@ use isolint::analysis::analyze;
 use isolint::analysis::robustness::Method;
 use isolint::model::error::{Diag, Result, SourceFile};
 use isolint::model::settings::Settings;
-use isolint::replay::random::{replay, RandomConfig, RandomReport};
+use isolint::replay::random::{
+    guided, replay_with, Guided, GuidedConfig, Options, RandomConfig, RandomReport,
+};
 use isolint::replay::server::Server;
 
 /// Generated workloads whose summary graph has more statement
@@ -22,6 +24,10 @@ use isolint::replay::server::Server;
 /// a guard for the long release runs: 3,000 occurrences are at most 9·10⁶
 /// occurrence pairs.
 pub const MAX_OCCURRENCES: usize = 3_000;
+
+/// Workloads with more statement occurrences than this get no guided
+/// rounds (see [`check_loaded_with`]).
+pub const GUIDED_OCCURRENCES: usize = 100;
 
 /// Statement occurrences over all nodes of the summary graph `analyze`
 /// builds for `w`.
@@ -40,6 +46,8 @@ pub struct Check {
     pub robust: bool,
     /// `None`: skipped, too large (`MAX_OCCURRENCES`).
     pub report: Option<RandomReport>,
+    /// The witness-guided rounds (not-robust workloads, when asked).
+    pub guided: Option<Guided>,
 }
 
 impl Check {
@@ -68,9 +76,32 @@ pub fn files(w: &SqlWorkload) -> (SourceFile, Vec<SourceFile>) {
 /// A workload the front-end rejects is an error: the generator writes only
 /// what the front-end models.
 pub fn check(server: &Server, w: &SqlWorkload, cfg: RandomConfig) -> Result<Check> {
+    check_with(server, w, cfg, &Extra::default())
+}
+
+/// What a check runs beyond `cfg.rounds` random rounds.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Extra {
+    /// The random replay's options.
+    pub opts: Options,
+    /// A not-robust workload gets this many random rounds (at least
+    /// `cfg.rounds`, the same first ones), stopping at the first anomaly:
+    /// for it, only whether one is seen counts.
+    pub alarm_rounds: usize,
+    /// Witness-guided rounds for a not-robust workload.
+    pub guided: Option<GuidedConfig>,
+}
+
+/// [`check`] with the random replay's [`Options`].
+pub fn check_with(
+    server: &Server,
+    w: &SqlWorkload,
+    cfg: RandomConfig,
+    extra: &Extra,
+) -> Result<Check> {
     let (schema, programs) = files(w);
     let loaded = isolint::frontend::sql_dir::lower_texts(&schema, &programs)?;
-    check_loaded(server, &loaded, w.seed, cfg)
+    check_loaded_with(server, &loaded, w.seed, cfg, extra)
 }
 
 /// Analyse and replay a loaded workload (a generated one, or a recorded
@@ -81,6 +112,17 @@ pub fn check_loaded(
     seed: u64,
     cfg: RandomConfig,
 ) -> Result<Check> {
+    check_loaded_with(server, loaded, seed, cfg, &Extra::default())
+}
+
+/// [`check_loaded`] with [`Extra`] rounds.
+pub fn check_loaded_with(
+    server: &Server,
+    loaded: &isolint::frontend::Loaded,
+    seed: u64,
+    cfg: RandomConfig,
+    extra: &Extra,
+) -> Result<Check> {
     let Some(sources) = &loaded.sources else {
         return Err(Diag::new("internal error: the lowering kept no sources"));
     };
@@ -89,14 +131,51 @@ pub fn check_loaded(
             seed,
             robust: false,
             report: None,
+            guided: None,
         });
     }
-    let robust = analyze(&loaded.workload, Settings::default(), Method::TypeII, false).robust;
-    let report = replay(server, sources, &loaded.workload, &loaded.provenance, cfg)?;
+    let f = analyze(&loaded.workload, Settings::default(), Method::TypeII, false);
+    let robust = f.robust;
+    let (cfg, opts) = if robust {
+        (cfg, extra.opts)
+    } else {
+        let rounds = cfg.rounds.max(extra.alarm_rounds);
+        let opts = Options {
+            stop_at_anomaly: extra.alarm_rounds > 0,
+            ..extra.opts
+        };
+        (RandomConfig { rounds, ..cfg }, opts)
+    };
+    let report = replay_with(
+        server,
+        sources,
+        &loaded.workload,
+        &loaded.provenance,
+        cfg,
+        opts,
+    )?;
+    // The explorer's search is not bounded in time by its state budget
+    // on the larger generated graphs (seeds 64, 69, 74: over 30 s in
+    // debug, loops around several statements): guided rounds only below
+    // `GUIDED_OCCURRENCES`.
+    let small = occurrences(&loaded.workload) <= GUIDED_OCCURRENCES;
+    let guided = match extra.guided {
+        Some(g) if !robust && small => Some(guided(
+            server,
+            sources,
+            &loaded.workload,
+            &loaded.provenance,
+            &f.graph,
+            &f.witnesses,
+            g,
+        )?),
+        _ => None,
+    };
     Ok(Check {
         seed,
         robust,
         report: Some(report),
+        guided,
     })
 }
 
