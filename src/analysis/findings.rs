@@ -113,6 +113,28 @@ pub struct Raised {
     cycle: std::cell::OnceCell<Vec<Step>>,
 }
 
+impl Raised {
+    /// A raised program whose cycle is built (`pair`: the cycle's first
+    /// two edges, as indices into the graph the cycle's steps name).
+    pub fn with_cycle(
+        program: usize,
+        level: Level,
+        cause: Cause,
+        reason: Reason,
+        pair: (usize, usize),
+        cycle: Vec<Step>,
+    ) -> Raised {
+        Raised {
+            program,
+            level,
+            cause,
+            reason,
+            pair,
+            cycle: std::cell::OnceCell::from(cycle),
+        }
+    }
+}
+
 /// The deployed allocation's verdict.
 pub struct DeployedVerdict {
     pub deployed: Deployed,
@@ -130,6 +152,20 @@ impl Isolation {
             as_is: Allocation::uniform(programs, Level::ReadCommitted),
             with_edits: None,
             raised: vec![],
+            deployed: None,
+            comp: vec![],
+        }
+    }
+
+    /// An allocation whose raised programs' cycles are already built (the
+    /// block form expands each pair on its hub graph: no component index
+    /// of a per-edge graph to build them from later).
+    pub fn with_cycles(as_is: Allocation, raised: Vec<Raised>) -> Isolation {
+        debug_assert!(raised.iter().all(|r| r.cycle.get().is_some()));
+        Isolation {
+            as_is,
+            with_edits: None,
+            raised,
             deployed: None,
             comp: vec![],
         }

@@ -275,21 +275,26 @@ fn finish(
     let cycles = witnesses.iter().map(|x| steps(w, &graph, x)).collect();
     let isolation = match low {
         None => Isolation::read_committed(w.programs.len()),
-        Some(l) => Isolation {
-            as_is: l.allocation,
-            with_edits: None,
-            raised: raised
+        Some(l) => Isolation::with_cycles(
+            l.allocation,
+            raised
                 .iter()
-                .map(|(r, wit)| Raised {
-                    program: r.program,
-                    level: r.level,
-                    cause: r.cause.clone(),
-                    reason: r.reason,
-                    cycle: steps(w, &graph, wit),
+                .map(|(r, wit)| {
+                    // The pair as indices into the skeleton (its edges are
+                    // sorted and hold every witness edge).
+                    let at = |e: &Edge| graph.edges.binary_search(e).unwrap_or(usize::MAX);
+                    let pair = (at(&wit.edges[0]), at(&wit.edges[1 % wit.edges.len()]));
+                    Raised::with_cycle(
+                        r.program,
+                        r.level,
+                        r.cause.clone(),
+                        r.reason,
+                        pair,
+                        steps(w, &graph, wit),
+                    )
                 })
                 .collect(),
-            deployed: None,
-        },
+        ),
     };
     Findings {
         settings: b.settings,
