@@ -65,6 +65,12 @@ pub struct Provenance {
     /// on the pinned columns or on no column (`a = :x AND a > 3`,
     /// `a = :x AND :flag`): the pins are necessary, not sufficient.
     pub inexact: Vec<Vec<usize>>,
+    /// Per program: predicate selections whose result is not every row
+    /// they match (`MIN(c)`/`MAX(c)` alone, `LIMIT`/`FETCH`, a non-aggregate
+    /// `SELECT … INTO`, which keeps one row): a write of a row they match
+    /// changes their result only when no other row matches (the explorer's
+    /// "confirmed" rests only on such dependencies, docs/explorer.md).
+    pub limited: Vec<Vec<usize>>,
 }
 
 /// See [`Provenance::alternatives`].
@@ -90,6 +96,12 @@ impl Provenance {
     /// Does statement `stmt` of `program` select more than its pins say?
     pub fn inexact(&self, program: usize, stmt: usize) -> bool {
         self.inexact.get(program).is_some_and(|v| v.contains(&stmt))
+    }
+
+    /// Does statement `stmt` of `program` return fewer rows than it
+    /// matches (`Provenance::limited`)?
+    pub fn limited(&self, program: usize, stmt: usize) -> bool {
+        self.limited.get(program).is_some_and(|v| v.contains(&stmt))
     }
 
     /// The per-branch values of pin `attr` of statement `stmt`, when it

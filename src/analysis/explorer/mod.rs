@@ -18,12 +18,15 @@
 //!
 //! Modules: `instance` (transactions and tuples, Section 5.2, symmetry),
 //! `mvrc` (the schedules a level allows and SeG(s), the search),
-//! `schedule` (the answer as data), `verify` (the independent check).
+//! `schedule` (the answer as data), `verify` (the independent check),
+//! `values` (instances with values), `limits` (reads that return fewer
+//! rows than they match: only dependencies that change their result).
 //!
 //! Depends on `model` and the summary graph's nodes; never prints.
 
 mod cycles;
 mod instance;
+mod limits;
 mod mvrc;
 mod schedule;
 mod values;
@@ -444,7 +447,7 @@ fn skip_reason(w: &Workload, g: &SummaryGraph, nodes: &[usize]) -> Option<String
 
 /// Why a schedule of the BTP model is not one with values, when the
 /// search with values covered its bounds.
-const NO_VALUES: &str = "within the bounds no schedule of the programs with values is non-serializable; this one needs what PostgreSQL does not do (a predicate that matches a row its values cannot match, a predicate UPDATE/DELETE that writes only some of the rows it matches, a DELETE that a foreign-key check's FOR KEY SHARE lock would block, or a computed value other than the one the program computes)";
+const NO_VALUES: &str = "within the bounds no schedule of the programs with values is non-serializable; this one needs what PostgreSQL does not do (a predicate that matches a row its values cannot match, a predicate UPDATE/DELETE that writes only some of the rows it matches, a DELETE that a foreign-key check's FOR KEY SHARE lock would block, a dependency on a row that a MIN, LIMIT or one-row INTO read matches but need not return, or a computed value other than the one the program computes)";
 
 /// [`explore_at`]; `one_snapshot` off lets the parts of one SQL statement
 /// read different snapshots (the BTP model alone), to tell why nothing
@@ -694,6 +697,7 @@ fn search_sets(
                 Some((prov, why)) => match values::valuations(w, g, prov, &x) {
                     Ok(vs) if !vs.is_empty() => {
                         values::mark_key_share(g, prov, &mut x);
+                        limits::mark_limited(g, prov, &mut x);
                         vs.into_iter().map(Some).collect()
                     }
                     Ok(vs) => vs.into_iter().map(Some).collect(),
@@ -717,6 +721,11 @@ fn search_sets(
                 if let Some(end) = found {
                     out.found = Some(build(w, g, &x, search.path, &end, bounds));
                     return ControlFlow::Break(());
+                }
+                if search.soft_cycle {
+                    if let Some((_, why)) = &mut valued {
+                        **why = Some(limits::reason(w, g, &x));
+                    }
                 }
                 if search.exhausted {
                     capped = true;

@@ -233,13 +233,16 @@ pub fn lower_units(
                 &mut counter,
                 &mut warnings,
             );
-            if let Some((program, (pins, sources, shared, alts, inexact))) = errors.take(lowered) {
+            if let Some((program, (pins, sources, shared, alts, inexact, limited))) =
+                errors.take(lowered)
+            {
                 programs.push(program);
                 provenance.programs.push(pins);
                 provenance.sources.push(sources);
                 provenance.key_share.push(shared);
                 provenance.alternatives.push(alts);
                 provenance.inexact.push(inexact);
+                provenance.limited.push(limited);
                 declared.push(declared_level(f, nodes));
             }
         }
@@ -414,12 +417,16 @@ fn lower_transaction<'a>(
     let inexact: Vec<usize> = (0..l.out.facts.len())
         .filter(|&q| l.out.facts[q].inexact)
         .collect();
+    let limited: Vec<usize> = (0..l.out.facts.len())
+        .filter(|&q| l.out.facts[q].limited)
+        .collect();
     let pins = (
         l.pins(),
         l.out.sources.clone(),
         shared,
         l.alternatives(),
         inexact,
+        limited,
     );
     let program = Program {
         name,
@@ -544,6 +551,7 @@ type ProgramProvenance = (
     Vec<usize>,
     Vec<crate::model::provenance::Alternative>,
     Vec<usize>,
+    Vec<usize>,
 );
 
 /// What FK and same-tuple inference needs to know about a statement.
@@ -590,6 +598,10 @@ struct Facts {
     /// A plain INSERT (no ON CONFLICT): the row it returns is one it
     /// inserted (`Held::OwnInserts`).
     plain_insert: bool,
+    /// A read of a SELECT whose result is not every matching row (MIN,
+    /// MAX, LIMIT, one row INTO): for the provenance
+    /// (`Provenance::limited`), not the BTP.
+    limited: bool,
 }
 
 /// The state of lowering one transaction, in parts with one concern each:

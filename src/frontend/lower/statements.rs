@@ -4,7 +4,8 @@
 //! in a statement was modelled.
 
 use super::clauses::{
-    has_aggregate, item_columns, read_columns, returning_columns, ColumnRole, ColumnUses,
+    has_aggregate, item_columns, read_columns, returning_columns, strip_nested, ColumnRole,
+    ColumnUses,
 };
 use super::scope::{Cte, TableRef};
 use super::symbolic::Term;
@@ -1146,6 +1147,11 @@ impl Lowerer<'_> {
                 self.out.facts[q].may_miss = true;
             }
         }
+        if limited_select(q, sel, grouped, !into.is_empty()) {
+            for q in mark..self.out.statements.len() {
+                self.out.facts[q].limited = true;
+            }
+        }
         // INTO: a plain column of a key-based single-table SELECT names that
         // tuple's column; anything else is a fresh symbol.
         match (single, first_key_based) {
@@ -1680,4 +1686,28 @@ fn correlate(uses: &mut [ColumnUses], hits: &[(usize, usize)]) {
             u.join.insert(a);
         }
     }
+}
+
+/// Does the SELECT return fewer rows than its tables' reads match
+/// (`Provenance::limited`)? `LIMIT n`/`FETCH FIRST`; an ungrouped list of
+/// `min(c)`/`max(c)` only (one row, the extreme one); a `SELECT … INTO`
+/// of no aggregate (PL/pgSQL keeps the first row). Aggregates such as
+/// `count`/`sum` depend on every match: not limited.
+fn limited_select(q: &Query, sel: &sqlparser::ast::Select, grouped: bool, into: bool) -> bool {
+    use sqlparser::ast::LimitClause;
+    let limit = match &q.limit_clause {
+        Some(LimitClause::LimitOffset { limit, .. }) => limit.is_some(),
+        Some(LimitClause::OffsetCommaLimit { .. }) => true,
+        None => false,
+    };
+    let extreme = |item: &SelectItem| match item {
+        SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
+            matches!(strip_nested(e), Expr::Function(f)
+                if matches!(f.name.to_string().to_lowercase().as_str(), "min" | "max"))
+        }
+        _ => false,
+    };
+    let extremes = !grouped && !sel.projection.is_empty() && sel.projection.iter().all(extreme);
+    let first_row = into && !sel.projection.iter().any(has_aggregate);
+    limit || q.fetch.is_some() || extremes || first_row
 }

@@ -1,0 +1,184 @@
+//! Issue 23 ("MIN/ORDER BY/LIMIT honesty") and issue 24 item 4(a): the
+//! value-aware explorer confirms only through dependencies that change
+//! what a read returns. A `SELECT MIN(id)`, `… ORDER BY … LIMIT 1` or
+//! one-row `SELECT … INTO` matches rows it does not return; a write of
+//! such a row (an insert above the minimum) leaves PostgreSQL's result
+//! unchanged, so a cycle through it may equal a serial order
+//! (src/analysis/explorer/limits.rs, docs/explorer.md "Values").
+//!
+//! Fixture (`job(id, q, seen)`, `counter(q, next)`; ids come from the
+//! counter, every existing id below `next`):
+//!
+//! ```text
+//! Peek: SELECT MIN(id) INTO :m FROM job WHERE q = :q;
+//!       UPDATE job SET seen = seen + 1 WHERE id = :m;
+//! Push: SELECT SUM(seen) INTO :s FROM job WHERE q = :q;
+//!       UPDATE counter SET next = next + 1 WHERE q = :q RETURNING next - 1 INTO :id;
+//!       INSERT INTO job (id, q, seen) VALUES (:id, :q, 0);
+//! Move: SELECT SUM(seen) INTO :s FROM job WHERE q = :q;
+//!       UPDATE job SET q = :q2 WHERE id = :k;
+//! ```
+//!
+//! Run on PostgreSQL 15 (two psql sessions; job (1, q 1, seen 0),
+//! counter (1, next 2)):
+//!
+//! - Peek beside Push, the schedule the explorer confirmed before (at
+//!   REPEATABLE READ and at READ COMMITTED alike): Peek MIN → 1; Peek
+//!   UPDATE job 1; Push SUM → 0, counter → id 2; Peek COMMIT; Push INSERT
+//!   job 2, COMMIT. Final job 1 seen 1, job 2 inserted, next 3 — exactly
+//!   what Push then Peek gives (SUM 0, MIN 1: job 2 is above the
+//!   minimum). Its cycle's edge Peek → Push is the insert of job 2, a row
+//!   the MIN matches but does not return. At REPEATABLE READ two Pushes
+//!   of one queue collide on the counter (first updater wins), so the
+//!   pair has no anomaly at all there.
+//! - Control, Peek beside Move at READ COMMITTED: Peek MIN → 1; Move SUM
+//!   → 0, moves job 1 to queue 2, COMMIT; Peek UPDATE job 1 (seen 1),
+//!   COMMIT. Serially Peek, Move gives SUM 1, and Move, Peek gives MIN
+//!   NULL (job 1 seen 0): not serializable. Its edge Peek → Move is the
+//!   move of the row the MIN returned (the only match).
+
+use isolint::analysis::explorer::{explore_in, verify, Bounds, OpKind, Schedule};
+use isolint::analysis::graph::{build, Settings, SummaryGraph};
+use isolint::frontend::Loaded;
+use isolint::model::isolation::{Allocation, Level};
+
+fn workload(schema: &str, files: &[(&str, &str)]) -> Loaded {
+    let d = tempfile::tempdir().expect("temp dir");
+    std::fs::write(d.path().join("schema.sql"), schema).expect("write");
+    std::fs::write(d.path().join("isolint.yaml"), "schema: schema.sql\n").expect("write");
+    for (n, t) in files {
+        std::fs::write(d.path().join(n), t).expect("write");
+    }
+    isolint::frontend::load(d.path(), None).unwrap_or_else(|e| panic!("{}", e.message))
+}
+
+fn nodes(g: &SummaryGraph, names: &[&str]) -> Vec<usize> {
+    names
+        .iter()
+        .flat_map(|n| {
+            let all: Vec<usize> = (0..g.nodes.len())
+                .filter(|&v| g.nodes[v].name == *n || g.nodes[v].name.starts_with(&format!("{n}#")))
+                .collect();
+            assert!(!all.is_empty(), "no node {n}");
+            all
+        })
+        .collect()
+}
+
+/// The programs `names` searched together at `level`, with values first
+/// (the BTP model as the fallback); every schedule found passes `verify`.
+fn search(l: &Loaded, names: &[&str], level: Level, bounds: Bounds) -> Option<Schedule> {
+    let w = &l.workload;
+    let g = build(w, Settings::default());
+    let alloc = Allocation::uniform(w.programs.len(), level);
+    let e = explore_in(w, &l.provenance, &g, &nodes(&g, names), bounds, &alloc);
+    assert!(!e.explored.exhausted, "budget ran out: {:?}", e.explored);
+    if let Some(s) = &e.found {
+        for x in isolint::report::schedule::lines(w, s) {
+            println!("  {x}");
+        }
+        println!("  model only: {:?}", s.model_only);
+        assert_eq!(verify(s), Ok(()));
+    }
+    e.found
+}
+
+const SCHEMA: &str =
+    "CREATE TABLE job (id int PRIMARY KEY, q int NOT NULL, seen int NOT NULL DEFAULT 0);
+CREATE TABLE counter (q int PRIMARY KEY, next int NOT NULL);
+";
+const PEEK: &str = "SELECT MIN(id) INTO :m FROM job WHERE q = :q;
+UPDATE job SET seen = seen + 1 WHERE id = :m;
+COMMIT;
+";
+const PUSH: &str = "SELECT SUM(seen) INTO :s FROM job WHERE q = :q;
+UPDATE counter SET next = next + 1 WHERE q = :q RETURNING next - 1 INTO :id;
+INSERT INTO job (id, q, seen) VALUES (:id, :q, 0);
+COMMIT;
+";
+const MOVE: &str = "SELECT SUM(seen) INTO :s FROM job WHERE q = :q;
+UPDATE job SET q = :q2 WHERE id = :k;
+COMMIT;
+";
+
+/// Peek beside Push at REPEATABLE READ: before this change "confirmed
+/// with values" through the insert of a row above the MIN (the schedule
+/// of the module comment, which PostgreSQL 15 runs as Push then Peek).
+/// Now no schedule with values; the BTP model's one is labelled "in the
+/// model only", with the MIN as the reason.
+#[test]
+fn insert_above_the_min_is_not_confirmed() {
+    let l = workload(SCHEMA, &[("Peek.sql", PEEK), ("Push.sql", PUSH)]);
+    let s = search(
+        &l,
+        &["Peek", "Push"],
+        Level::RepeatableRead,
+        Bounds::default(),
+    )
+    .expect("the BTP model still has its schedule");
+    let why = s.model_only.as_deref().expect("in the model only");
+    assert!(why.contains("MIN"), "{why}");
+    assert!(why.contains("q1 of Peek"), "{why}");
+}
+
+/// Control: Peek beside Move at READ COMMITTED is confirmed with values —
+/// the move takes the MIN's only match, its result (not serializable on
+/// PostgreSQL 15, module comment). In the schedule the MIN read exactly
+/// the row Move writes.
+#[test]
+fn moving_the_min_row_is_confirmed() {
+    let l = workload(SCHEMA, &[("Peek.sql", PEEK), ("Move.sql", MOVE)]);
+    let s = search(
+        &l,
+        &["Peek", "Move"],
+        Level::ReadCommitted,
+        Bounds::default(),
+    )
+    .expect("a schedule");
+    assert!(s.model_only.is_none(), "{:?}", s.model_only);
+    assert!(s.values.is_some());
+    let mut progs: Vec<&str> = s
+        .cycle
+        .iter()
+        .map(|&t| s.transactions[t].name.as_str())
+        .collect();
+    progs.sort();
+    assert_eq!(progs, ["Move", "Peek"]);
+    let peek = s
+        .transactions
+        .iter()
+        .position(|t| t.name == "Peek")
+        .expect("Peek");
+    let min_reads: Vec<usize> = s
+        .steps
+        .iter()
+        .filter(|st| st.txn == peek && st.pos == Some(0))
+        .flat_map(|st| &st.ops)
+        .filter(|o| o.kind == OpKind::Read)
+        .filter_map(|o| o.tuple)
+        .collect();
+    assert_eq!(min_reads.len(), 1, "the MIN's one match");
+}
+
+/// The front-end marks which reads return fewer rows than they match:
+/// MIN/MAX alone, LIMIT, FETCH FIRST, a non-aggregate INTO; not COUNT,
+/// SUM, or MIN beside COUNT.
+#[test]
+fn limited_reads_are_marked() {
+    let prog = "SELECT MIN(id) INTO :a FROM job WHERE q = :q;
+SELECT id, seen FROM job WHERE q = :q ORDER BY id DESC LIMIT 1;
+SELECT id FROM job WHERE q = :q FETCH FIRST 1 ROWS ONLY;
+SELECT seen INTO :b FROM job WHERE q = :q;
+SELECT COUNT(*) INTO :c FROM job WHERE q = :q;
+SELECT SUM(seen) INTO :d FROM job WHERE q = :q;
+SELECT MIN(id), COUNT(*) INTO :e, :f FROM job WHERE q = :q;
+SELECT id FROM job WHERE q = :q;
+COMMIT;
+";
+    let l = workload(SCHEMA, &[("P.sql", prog)]);
+    let limited: Vec<bool> = (0..8).map(|q| l.provenance.limited(0, q)).collect();
+    assert_eq!(
+        limited,
+        [true, true, true, true, false, false, false, false]
+    );
+}
