@@ -182,3 +182,67 @@ COMMIT;
         [true, true, true, true, false, false, false, false]
     );
 }
+
+const POP: &str = "SELECT MIN(id) INTO :m FROM job WHERE q = :q;
+DELETE FROM job WHERE id = :m;
+UPDATE stats SET pops = pops + 1 WHERE q = :q;
+COMMIT;
+";
+const ENQUEUE: &str = "SELECT pops INTO :p FROM stats WHERE q = :q;
+INSERT INTO job (id, q, seen) VALUES (:id, :q, 0);
+COMMIT;
+";
+const STATS: &str = "CREATE TABLE stats (q int PRIMARY KEY, pops int NOT NULL);\n";
+
+/// A key statement that finds no row, and the program goes on (issue 24
+/// item 4's second blocker): Pop's MIN over an empty queue is NULL, its
+/// DELETE then deletes nothing, and it still counts the pop. PostgreSQL 15
+/// at REPEATABLE READ (stats (1, pops 0), no job): Pop MIN → NULL;
+/// Enqueue reads pops 0, inserts job 1 into queue 1, COMMIT; Pop DELETE
+/// (no row), UPDATE stats → 1, COMMIT. Serially Enqueue, Pop deletes job
+/// 1, and Pop, Enqueue reads pops 1: not serializable. Before, the
+/// explorer needed the DELETE's row to exist (Section 5.4), so only the
+/// non-empty queue was searched, whose cycle rests on an insert above the
+/// MIN (not a result change). Control: both at SERIALIZABLE, PostgreSQL
+/// aborts one (Enqueue →rw Pop →rw Enqueue, Enqueue committed first):
+/// nothing with values.
+#[test]
+fn min_of_an_empty_queue_is_confirmed_with_a_null_key() {
+    let schema = format!("{SCHEMA}{STATS}");
+    let l = workload(&schema, &[("Pop.sql", POP), ("Enqueue.sql", ENQUEUE)]);
+    let s = search(
+        &l,
+        &["Pop", "Enqueue"],
+        Level::RepeatableRead,
+        Bounds::default(),
+    )
+    .expect("a schedule");
+    assert!(s.model_only.is_none(), "{:?}", s.model_only);
+    let pop = s
+        .transactions
+        .iter()
+        .position(|t| t.name == "Pop")
+        .expect("Pop");
+    // Pop's DELETE (its second statement) found no row.
+    let delete = s
+        .steps
+        .iter()
+        .find(|st| st.txn == pop && st.pos == Some(1))
+        .expect("the DELETE ran");
+    assert!(delete.ops.is_empty(), "{delete:?}");
+    let lines = isolint::report::schedule::lines(&l.workload, &s).join("\n");
+    assert!(lines.contains("finds no row"), "{lines}");
+    assert!(lines.contains("computed value #1 = NULL"), "{lines}");
+
+    let ser = search(
+        &l,
+        &["Pop", "Enqueue"],
+        Level::Serializable,
+        Bounds::default(),
+    );
+    assert!(
+        ser.as_ref().is_none_or(|s| s.model_only.is_some()),
+        "{:?}",
+        ser.map(|s| s.model_only)
+    );
+}

@@ -126,7 +126,7 @@ pub const FURTHER_CYCLES: usize = 16;
 /// (docs/explorer.md, "What is modelled").
 pub const NOT_MODELLED: &[&str] = &[
     "more transactions, more shared rows per relation or more loop iterations than the bounds",
-    "a key-based statement that finds no row: the model ends the transaction there (Section 5.4), PostgreSQL's UPDATE, DELETE or SELECT INTO goes on with no row, and a failing statement caught by an EXCEPTION handler goes on too",
+    "a key-based statement that finds no row: the model ends the transaction there (Section 5.4; with values only a key that is NULL, read from no row, finds no row and goes on), PostgreSQL's UPDATE, DELETE or SELECT INTO goes on with no row, and a failing statement caught by an EXCEPTION handler goes on too",
     "a transaction that commits while another's statement runs without waiting for it (a statement runs at one instant, or waits for row locks and resumes)",
     "row locks of predicate SELECT … FOR UPDATE/SHARE (read as plain predicate reads), FOR UPDATE blocking FOR UPDATE (modelled as FOR SHARE), and REPEATABLE READ predicate updates waiting for a row lock",
     "lock-queue order: a writer that blocked on a row before a predicate UPDATE/DELETE started waiting for it is served after that statement",

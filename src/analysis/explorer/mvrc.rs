@@ -268,6 +268,10 @@ impl<'a> Search<'a> {
         if let Some(v) = &self.inst.vals {
             for (t, tup) in tuples.iter_mut().enumerate() {
                 tup.v0 = v.init[t].clone();
+                // A row whose key is NULL does not exist (`values::nulls`).
+                if v.absent[t] {
+                    tup.init = Life::Unborn;
+                }
             }
         }
         State {
@@ -588,6 +592,13 @@ impl<'a> Search<'a> {
             return self.resume(st, i, s);
         }
         let view = now;
+        // With values: a key that is NULL finds no row; the statement does
+        // nothing and the program goes on (`values::nulls`).
+        if let (Some(t), Some(v)) = (s.tuple, &self.inst.vals) {
+            if v.absent[t] {
+                return vec![Exec::new(self, st, i, pc, view).finish()];
+            }
+        }
         if let Some(t) = s.tuple {
             // A later part finds its row on the statement's snapshot. A
             // write then acts on the latest version (EvalPlanQual follows
@@ -725,7 +736,9 @@ impl<'a> Search<'a> {
             .filter(|&&(a, p, _)| a == i && p == pc)
             .map(|&(_, _, t)| t)
             .collect();
-        if !only.is_empty() && matched != only {
+        // `NO_ROW`: the value read is NULL, the step matched nothing.
+        let none = only == [super::values::NO_ROW];
+        if !only.is_empty() && matched != only && !(none && matched.is_empty()) {
             return vec![];
         }
         let mut exec = Exec::new(self, st, i, pc, view);

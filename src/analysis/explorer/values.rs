@@ -64,9 +64,19 @@ pub(super) struct Valuation {
     pub shown: Vec<String>,
     /// (transaction, predicate step, tuple): a value of the transaction is
     /// a column of the row the step read, so the step must read exactly
-    /// that row (else the branch is dropped).
+    /// that row (else the branch is dropped). Tuple `NO_ROW`: the step
+    /// matches no row and the value is NULL (`nulls`).
     pub only: Vec<(usize, usize, usize)>,
+    /// The class of SQL NULL, when a value read from no row is NULL: a
+    /// predicate pinned to it matches nothing.
+    pub null: Option<u16>,
+    /// Per tuple: it does not exist (its key is NULL): a key-based
+    /// statement on it finds no row and the program goes on (`nulls`).
+    pub absent: Vec<bool>,
 }
+
+/// `Valuation::only`'s tuple for a read that matched no row.
+pub(super) const NO_ROW: usize = usize::MAX;
 
 impl Valuation {
     /// Does a version (alive, with `vals`) match predicate step `pos` of
@@ -76,7 +86,7 @@ impl Valuation {
         alive
             && self.pins[txn][pos]
                 .iter()
-                .all(|&(slot, c)| vals.get(slot) == Some(&c))
+                .all(|&(slot, c)| vals.get(slot) == Some(&c) && Some(c) != self.null)
     }
 
     /// The classes an untracked write of step `pos` of `txn` gives `t`.
@@ -100,6 +110,8 @@ enum Var {
     /// Column of the tuple a predicate statement read (txn, pos, attr).
     Read(usize, usize, usize),
     Other(usize, String),
+    /// SQL NULL: a value read from no row (`nulls`).
+    Null,
 }
 
 /// The variables, shared by the union-finds a valuation's enumeration
@@ -248,17 +260,22 @@ pub(super) fn valuations(
             p.cl.id(Var::Col(t, r.attr));
         }
     }
+    p.cl.id(Var::Null);
     let mut chosen = vec![];
     choose_reads(w, inst, &p.reads, 0, p.cl.clone(), &mut vec![], &mut chosen);
     let mut out = vec![];
     let mut merged = vec![];
     for (cl, only) in chosen {
+        let Some(cl) = nulls(w, inst, cl) else {
+            continue;
+        };
         let groups = groups(inst, &cl, &cols, &p.pins);
         merged.clear();
         merge(w, inst, &groups, 0, cl, &mut merged);
         for cl in merged.drain(..) {
             let mut base = finish(inst, &cl, &cols, &p.pins);
             base.only = only.clone();
+            absent_rows(w, inst, &cl, &mut base);
             with_writes(w, g, inst, &base, &mut out);
             if out.len() >= MAX_VALUATIONS {
                 out.truncate(MAX_VALUATIONS);
@@ -484,7 +501,9 @@ fn choose_reads(
         out.push((cl, only.clone()));
         return;
     };
-    for t in (0..inst.tuples.len()).filter(|&t| inst.tuples[t].rel == r.rel) {
+    // Or no row: the value is NULL (MIN of nothing, INTO of no row).
+    let rows = (0..inst.tuples.len()).filter(|&t| inst.tuples[t].rel == r.rel);
+    for t in rows.chain(std::iter::once(NO_ROW)) {
         // Two values read by one step come from its one row.
         if only
             .iter()
@@ -493,7 +512,10 @@ fn choose_reads(
             continue;
         }
         let mut c = cl.clone();
-        let col = c.id(Var::Col(t, r.attr));
+        let col = c.id(match t {
+            NO_ROW => Var::Null,
+            t => Var::Col(t, r.attr),
+        });
         c.union(col, r.var);
         if c.consistent() && distinct(w, inst, &c) {
             only.push((r.txn, r.pos, t));
@@ -564,12 +586,14 @@ fn reads_possible(inst: &Instance, v: &Valuation) -> bool {
         })
     };
     v.only.iter().all(|&(a, pos, t)| {
-        if stable(t) && !v.matches(a, pos, true, &v.init[t]) {
+        if t != NO_ROW && stable(t) && !v.matches(a, pos, true, &v.init[t]) {
             return false;
         }
+        let rel = inst.txns[a].steps[pos].rel;
         (0..inst.tuples.len()).all(|u| {
             u == t
-                || inst.tuples[u].rel != inst.tuples[t].rel
+                || inst.tuples[u].rel != rel
+                || v.absent[u]
                 || matches!(inst.tuples[u].kind, super::instance::TupleKind::Inserted(_))
                 || !stable(u)
                 || deleted(u)
@@ -607,6 +631,9 @@ fn distinct(w: &Workload, inst: &Instance, cl: &Classes) -> bool {
                 continue;
             }
             let r = w.schema.rel(rel);
+            if is_absent(w, inst, cl, t1) || is_absent(w, inst, cl, t2) {
+                continue;
+            }
             let keys = std::iter::once(&r.primary_key).chain(r.unique_keys.iter());
             for key in keys.filter(|k| !k.is_empty()) {
                 let same = key.iter().all(|&c| {
@@ -708,7 +735,11 @@ fn blocks(
     if pin {
         heads.pop();
     }
+    let null = cl.root_of(&Var::Null);
     for h in heads.clone() {
+        if null.is_some_and(|n| cl.find(h) == n || cl.find(x) == n) {
+            continue; // NULL equals nothing
+        }
         let mut c = cl.clone();
         c.union(h, x);
         if c.consistent() && distinct(w, inst, &c) {
@@ -733,8 +764,14 @@ fn finish(
         let r = cl.find(i);
         let next = number.len() as u16;
         number.entry(r).or_insert(next);
-        if let Var::Lit(l) = v {
-            lits.insert(r, l.clone());
+        match v {
+            Var::Lit(l) => {
+                lits.insert(r, l.clone());
+            }
+            Var::Null => {
+                lits.insert(r, "NULL".into());
+            }
+            _ => {}
         }
     }
     let mut shown = vec![String::new(); number.len()];
@@ -829,6 +866,8 @@ fn finish(
         rows,
         shown,
         only: vec![],
+        null: cl.names.ids.get(&Var::Null).map(|&v| class(v)),
+        absent: vec![false; inst.tuples.len()],
     }
 }
 
@@ -913,6 +952,73 @@ fn with_writes(
             }
             pick[i] = 0;
             i += 1;
+        }
+    }
+}
+
+/// Is tuple `t` absent: a column of its primary key is NULL (its key
+/// statements pin a value read from no row)?
+fn is_absent(w: &Workload, inst: &Instance, cl: &Classes, t: usize) -> bool {
+    let Some(null) = cl.root_of(&Var::Null) else {
+        return false;
+    };
+    w.schema
+        .rel(inst.tuples[t].rel)
+        .primary_key
+        .iter()
+        .any(|&c| cl.root_of(&Var::Col(t, c)) == Some(null))
+}
+
+/// A value read from no row is NULL (issue 24 item 4: Delivery's
+/// district without a new order): a key-based statement whose key is
+/// NULL finds no row and the program goes on, as PostgreSQL's UPDATE,
+/// DELETE and SELECT INTO do; its tuple is absent, and every value read
+/// from it is NULL too (`RETURNING O_C_ID INTO :c` of an UPDATE that found
+/// nothing), which may make more tuples absent. `None` when NULL meets
+/// what cannot be NULL: a literal or parameter, a column of a row that
+/// exists, or an inserted row's key (PostgreSQL would reject the insert).
+fn nulls(w: &Workload, inst: &Instance, mut cl: Classes) -> Option<Classes> {
+    let null = cl.names.ids.get(&Var::Null).copied()?;
+    loop {
+        let absent: Vec<usize> = (0..inst.tuples.len())
+            .filter(|&t| is_absent(w, inst, &cl, t))
+            .collect();
+        let mut grew = false;
+        for (i, v) in cl.names.vars.clone().iter().enumerate() {
+            if let Var::Col(t, _) = v {
+                if absent.contains(t) && cl.find(i) != cl.find(null) {
+                    cl.union(i, null);
+                    grew = true;
+                }
+            }
+        }
+        if !grew {
+            break;
+        }
+    }
+    let root = cl.find(null);
+    let ok = cl.names.vars.iter().enumerate().all(|(i, v)| {
+        cl.find(i) != root
+            || match v {
+                Var::Lit(_) | Var::Param(..) | Var::Other(..) => false,
+                Var::Col(t, _) => {
+                    !matches!(
+                        inst.tuples[*t].kind,
+                        super::instance::TupleKind::Inserted(_)
+                    ) && is_absent(w, inst, &cl, *t)
+                }
+                Var::Computed(..) | Var::Read(..) | Var::Null => true,
+            }
+    });
+    ok.then_some(cl)
+}
+
+/// Records the absent tuples of a valuation (they print no values).
+fn absent_rows(w: &Workload, inst: &Instance, cl: &Classes, v: &mut Valuation) {
+    for t in 0..inst.tuples.len() {
+        if is_absent(w, inst, cl, t) {
+            v.absent[t] = true;
+            v.rows[t].clear();
         }
     }
 }
