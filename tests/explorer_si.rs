@@ -246,3 +246,141 @@ fn min_of_an_empty_queue_is_confirmed_with_a_null_key() {
         ser.map(|s| s.model_only)
     );
 }
+
+/// TPC-C's programs trimmed to the statements of the four-transaction
+/// anomaly (the schema is `schemas/tpcc.sql`): Delivery over two districts
+/// (MIN, DELETE, carrier, customer credit), NewOrder (counter, order, new
+/// order, stock), OrderStatus by customer id (balance, last order).
+const T_DELIVERY: &str = "FOR d IN 1..2 LOOP
+    SELECT MIN(NO_O_ID) INTO :o FROM NewOrder WHERE NO_W_ID = :w AND NO_D_ID = :d;
+    DELETE FROM NewOrder WHERE NO_W_ID = :w AND NO_D_ID = :d AND NO_O_ID = :o;
+    UPDATE \"Order\" SET O_CARRIER_ID = :carrier
+     WHERE O_W_ID = :w AND O_D_ID = :d AND O_ID = :o
+     RETURNING O_C_ID INTO :c;
+    UPDATE Customer SET C_BALANCE = C_BALANCE + :total, C_DELIVERY_CNT = C_DELIVERY_CNT + 1
+     WHERE C_W_ID = :w AND C_D_ID = :d AND C_ID = :c;
+END LOOP;
+COMMIT;
+";
+const T_NEW_ORDER: &str = "UPDATE District SET D_NEXT_O_ID = D_NEXT_O_ID + 1
+ WHERE D_W_ID = :w AND D_ID = :d
+ RETURNING D_TAX, D_NEXT_O_ID - 1 INTO :d_tax, :o_id;
+INSERT INTO \"Order\" (O_ID, O_D_ID, O_W_ID, O_C_ID, O_ENTRY_D, O_CARRIER_ID, O_OL_CNT, O_ALL_LOCAL)
+  VALUES (:o_id, :d, :w, :c, :now, NULL, 1, 1);
+INSERT INTO NewOrder (NO_O_ID, NO_D_ID, NO_W_ID) VALUES (:o_id, :d, :w);
+UPDATE Stock SET S_QUANTITY = S_QUANTITY - :ol_quantity
+ WHERE S_I_ID = :ol_i_id AND S_W_ID = :w;
+COMMIT;
+";
+const T_ORDER_STATUS: &str = "SELECT C_BALANCE INTO :c_balance FROM Customer WHERE C_W_ID = :w AND C_D_ID = :d AND C_ID = :c;
+SELECT O_ID, O_CARRIER_ID INTO :o_id, :o_carrier_id
+  FROM \"Order\" WHERE O_W_ID = :w AND O_D_ID = :d AND O_C_ID = :c
+ ORDER BY O_ID DESC LIMIT 1;
+COMMIT;
+";
+
+fn tpcc_trimmed() -> Loaded {
+    let schema = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/tpcc.sql"),
+    )
+    .expect("schema");
+    workload(
+        &schema,
+        &[
+            ("Delivery.sql", T_DELIVERY),
+            ("NewOrder.sql", T_NEW_ORDER),
+            ("OrderStatus.sql", T_ORDER_STATUS),
+        ],
+    )
+}
+
+/// Issue 24 item 4(a), NOT MET YET (ignored until the search reaches it;
+/// it documents what remains). TPC-C's four-transaction anomaly at
+/// REPEATABLE READ (tests/tpcc_si.rs runs it on PostgreSQL 15: D begins,
+/// district 1's MIN is NULL; N1 (district 1) and N2 (district 2) commit on
+/// one stock row; OS (district 2) sees N2's order and the balance before
+/// D's credit; D delivers district 2's order 1) on these trimmed programs.
+/// Its three pieces are modelled now: the empty district (a NULL key),
+/// the counter order ids, and OrderStatus's `ORDER BY O_ID DESC LIMIT 1`
+/// returning N2's new order beside the customer's order 1. Measured
+/// (debug, 2026-11-27): with 2 shared tuples per relation no instance
+/// holds it (the absent customer of D's empty district takes one of the
+/// two shared customers, N1's FK customer needs another); with 3 the
+/// value search spends 200,000 states (80 s) on the first instances'
+/// valuations before reaching it.
+#[test]
+#[ignore]
+fn tpcc_four_transaction_anomaly_trimmed() {
+    let l = tpcc_trimmed();
+    let w = &l.workload;
+    let g = build(w, Settings::default());
+    let find = |n: &str| (0..g.nodes.len()).find(|&v| g.nodes[v].name == n).expect(n);
+    let set = [
+        find("Delivery#3"),
+        find("NewOrder"),
+        find("NewOrder"),
+        find("OrderStatus"),
+    ];
+    let alloc = Allocation::uniform(w.programs.len(), Level::RepeatableRead);
+    let b = Bounds {
+        max_txns: 4,
+        tuples_per_relation: 3,
+        max_states: 400_000,
+        ..Bounds::default()
+    };
+    let e = isolint::analysis::explorer::explore_set(w, &l.provenance, &g, &set, b, &alloc);
+    let s = e.found.expect("a schedule");
+    assert!(s.model_only.is_none(), "{:?}", s.model_only);
+    assert_eq!(verify(&s), Ok(()));
+    assert_eq!(s.cycle.len(), 4);
+}
+
+const READER: &str = "SELECT next INTO :n FROM counter WHERE q = :q;
+SELECT id INTO :j FROM job WHERE q = :q ORDER BY id DESC LIMIT 1;
+SELECT seen INTO :s FROM job WHERE id = :j;
+COMMIT;
+";
+const ALLOCATE: &str =
+    "UPDATE counter SET next = next + 1 WHERE q = :q RETURNING next - 1 INTO :id;
+INSERT INTO job (id, q, seen) VALUES (:id, :q, 0);
+COMMIT;
+";
+
+/// A number allocated from a counter (`RETURNING next - 1` of `SET next =
+/// next + 1`) is followed (`Source::Counter`): before, "q2 of Allocate
+/// pins a value the program computes" kept the pair out of the search
+/// with values. PostgreSQL 15 at READ COMMITTED (job (1, q 1), counter
+/// next 2): Reader reads next → 2; Allocate takes 2, inserts job 2,
+/// COMMIT; Reader's newest job → 2 (`ORDER BY id DESC LIMIT 1`: the
+/// allocated number is above every initial one, `values::ordered`).
+/// Serially Reader, Allocate gives (2, 1) and Allocate, Reader (3, 2):
+/// not serializable (with no job in queue 1 at first, (2, 2) against (2,
+/// NULL) and (3, 2): not serializable either). Control: Reader at
+/// REPEATABLE READ reads both on its snapshot, (2, 1) = Reader, Allocate
+/// on PostgreSQL; the explorer finds nothing with values.
+#[test]
+fn counter_allocation_beside_its_reader_is_confirmed() {
+    let l = workload(
+        SCHEMA,
+        &[("Reader.sql", READER), ("Allocate.sql", ALLOCATE)],
+    );
+    let s = search(
+        &l,
+        &["Reader", "Allocate"],
+        Level::ReadCommitted,
+        Bounds::default(),
+    )
+    .expect("a schedule");
+    assert!(s.model_only.is_none(), "{:?}", s.model_only);
+    let s = search(
+        &l,
+        &["Reader", "Allocate"],
+        Level::RepeatableRead,
+        Bounds::default(),
+    );
+    assert!(
+        s.as_ref().is_none_or(|s| s.model_only.is_some()),
+        "{:?}",
+        s.map(|s| s.model_only)
+    );
+}

@@ -40,6 +40,12 @@ pub enum Source {
     /// statement `stmt` over one table: column `attr` of a row it read (of
     /// the only row, when it read one).
     Read { stmt: usize, attr: usize },
+    /// `RETURNING c ± k INTO v` of the key-based UPDATE `stmt` that sets
+    /// `c = c + n` (n > 0): a number allocated from a counter row (TPC-C's
+    /// `D_NEXT_O_ID`). Each allocation is new, and — the data's invariant
+    /// the explorer assumes, as TPC-C's consistency conditions state — above
+    /// every value the rows it numbers had before.
+    Counter { stmt: usize, attr: usize },
 }
 
 /// Pins per program and statement, indexed like `Workload::programs` and
@@ -71,6 +77,10 @@ pub struct Provenance {
     /// changes their result only when no other row matches (the explorer's
     /// "confirmed" rests only on such dependencies, docs/explorer.md).
     pub limited: Vec<Vec<usize>>,
+    /// Per program: the order of a limited read when it is one key column
+    /// (`MIN(c)`, `MAX(c)`, `ORDER BY c [DESC] LIMIT`): (statement,
+    /// attribute, descending).
+    pub orders: Vec<Vec<(usize, usize, bool)>>,
 }
 
 /// See [`Provenance::alternatives`].
@@ -102,6 +112,16 @@ impl Provenance {
     /// matches (`Provenance::limited`)?
     pub fn limited(&self, program: usize, stmt: usize) -> bool {
         self.limited.get(program).is_some_and(|v| v.contains(&stmt))
+    }
+
+    /// The order of limited read `stmt` of `program`: (attribute,
+    /// descending), when it is one key column.
+    pub fn order(&self, program: usize, stmt: usize) -> Option<(usize, bool)> {
+        self.orders
+            .get(program)?
+            .iter()
+            .find(|(s, _, _)| *s == stmt)
+            .map(|&(_, a, d)| (a, d))
     }
 
     /// The per-branch values of pin `attr` of statement `stmt`, when it

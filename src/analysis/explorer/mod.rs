@@ -424,6 +424,62 @@ pub fn explore_in(
     explore_with(w, prov, g, nodes, bounds, alloc, true)
 }
 
+/// Searches exactly one multiset of LTPs (`set`, summary-graph nodes,
+/// repeats for several instances of one program), with values first and
+/// the BTP model as the fallback, as [`explore_in`]: for a cycle known to
+/// need these transactions (TPC-C's four under snapshot isolation), where
+/// searching every smaller set first would spend the budget.
+pub fn explore_set(
+    w: &Workload,
+    prov: &Provenance,
+    g: &SummaryGraph,
+    set: &[usize],
+    bounds: Bounds,
+    alloc: &Allocation,
+) -> Exploration {
+    let mut set = set.to_vec();
+    set.sort_unstable();
+    let mut out = Exploration {
+        found: None,
+        explored: Stats::default(),
+        bounds,
+        skipped: skip_reason(w, g, &set),
+    };
+    if out.skipped.is_some() || set.len() > 8 {
+        return out;
+    }
+    let sets = [set];
+    let mut why: Option<String> = None;
+    if !prov.programs.is_empty() {
+        let half = Bounds {
+            max_states: bounds.max_states / 2,
+            ..bounds
+        };
+        search_sets(
+            w,
+            g,
+            &sets,
+            half,
+            alloc,
+            true,
+            Some((prov, &mut why)),
+            &mut out,
+        );
+        if out.found.is_some() {
+            return out;
+        }
+        if out.explored.exhausted {
+            why = Some(out_of_budget(half.max_states));
+        }
+        out.explored.exhausted = false;
+    }
+    search_sets(w, g, &sets, bounds, alloc, true, None, &mut out);
+    if let (Some(s), false) = (&mut out.found, prov.programs.is_empty()) {
+        s.model_only = Some(why.unwrap_or_else(|| NO_VALUES.into()));
+    }
+    out
+}
+
 /// Why a search of `nodes` cannot run, if so.
 fn skip_reason(w: &Workload, g: &SummaryGraph, nodes: &[usize]) -> Option<String> {
     if let Some(r) = w

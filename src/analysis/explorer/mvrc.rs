@@ -738,19 +738,36 @@ impl<'a> Search<'a> {
             .collect();
         // `NO_ROW`: the value read is NULL, the step matched nothing.
         let none = only == [super::values::NO_ROW];
-        if !only.is_empty() && matched != only && !(none && matched.is_empty()) {
+        // A read whose order puts its row first may match others after it
+        // (`values::ordered`); its result is then that row.
+        let first = match only.as_slice() {
+            [t] if !none && matched.contains(t) => {
+                let after = vals.allowed(i, pc);
+                matched.iter().all(|u| u == t || after.contains(u))
+            }
+            _ => false,
+        };
+        let fits = only.is_empty() || matched == only || first || (none && matched.is_empty());
+        if !fits {
             return vec![];
         }
+        let result = match only.as_slice() {
+            [t] if !none => Some(*t),
+            _ => None,
+        };
         let mut exec = Exec::new(self, st, i, pc, view);
         if s.ty == StmtType::PredSel {
             // A limited read: dependencies only where they change its
             // result (`limits`).
             let lim = s.limited.then(|| super::limits::mask(&matched));
             exec.lim = lim;
+            exec.result = result;
             exec.pred_read(s, &[]);
             for &t in &matched {
                 match lim {
-                    Some(m) if !super::limits::certain(m, t) => exec.soft_read(t, s.acc.read),
+                    Some(m) if !super::limits::certain(m, t) && result != Some(t) => {
+                        exec.soft_read(t, s.acc.read)
+                    }
                     _ => exec.read(t, s.acc.read),
                 }
             }
@@ -878,6 +895,9 @@ struct Exec<'s> {
     /// A limited read's matches (`limits`): its predicate dependencies on
     /// a tuple are edges only when no other tuple matched.
     lim: Option<u128>,
+    /// The row a limited read returns, when the values say which
+    /// (`values::ordered`): its dependencies on it are edges.
+    result: Option<usize>,
 }
 
 impl<'s> Exec<'s> {
@@ -899,6 +919,7 @@ impl<'s> Exec<'s> {
                 resumed: false,
             },
             lim: None,
+            result: None,
         }
     }
 
@@ -1205,7 +1226,7 @@ impl<'s> Exec<'s> {
             } else if tup.insdel & (1 << x) == 0 && tup.wrote[x] & p == 0 {
                 continue;
             }
-            if self.lim.is_some_and(|m| !super::limits::certain(m, t)) {
+            if self.lim.is_some_and(|m| !super::limits::certain(m, t)) && self.result != Some(t) {
                 match self.in_view(x) {
                     true => self.soft_edge(x, i, DepKind::PredWr),
                     false => self.soft_edge(i, x, DepKind::PredRw),

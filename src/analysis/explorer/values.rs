@@ -73,6 +73,9 @@ pub(super) struct Valuation {
     /// Per tuple: it does not exist (its key is NULL): a key-based
     /// statement on it finds no row and the program goes on (`nulls`).
     pub absent: Vec<bool>,
+    /// (transaction, limited step, rows): rows the step may match besides
+    /// its `only` row, which its order puts first (`ordered`).
+    pub after: Vec<(usize, usize, Vec<usize>)>,
 }
 
 /// `Valuation::only`'s tuple for a read that matched no row.
@@ -87,6 +90,15 @@ impl Valuation {
             && self.pins[txn][pos]
                 .iter()
                 .all(|&(slot, c)| vals.get(slot) == Some(&c) && Some(c) != self.null)
+    }
+
+    /// The rows limited step `pos` of `txn` may match besides its result
+    /// (`Valuation::after`).
+    pub fn allowed(&self, txn: usize, pos: usize) -> &[usize] {
+        self.after
+            .iter()
+            .find(|(a, p, _)| *a == txn && *p == pos)
+            .map_or(&[], |(_, _, v)| v.as_slice())
     }
 
     /// The classes an untracked write of step `pos` of `txn` gives `t`.
@@ -112,6 +124,9 @@ enum Var {
     Other(usize, String),
     /// SQL NULL: a value read from no row (`nulls`).
     Null,
+    /// A number allocated from a counter (`Source::Counter`), per
+    /// transaction and loop iteration: new, above every initial row's.
+    Fresh(usize, usize, Vec<u8>),
 }
 
 /// The variables, shared by the union-finds a valuation's enumeration
@@ -161,13 +176,12 @@ impl Classes {
         let mut lit: HashMap<usize, &Var> = HashMap::new();
         for (i, v) in self.names.vars.iter().enumerate() {
             let r = self.find(i);
-            if let Var::Lit(_) | Var::Computed(..) = v {
+            if let Var::Lit(_) | Var::Computed(..) | Var::Fresh(..) = v {
                 if let Some(prev) = lit.insert(r, v) {
                     let clash = match (prev, v) {
                         (Var::Lit(a), Var::Lit(b)) => a != b,
-                        (Var::Computed(t, n, a), Var::Computed(u, m, b)) => {
-                            t == u && n == m && a != b
-                        }
+                        (Var::Computed(t, n, a), Var::Computed(u, m, b))
+                        | (Var::Fresh(t, n, a), Var::Fresh(u, m, b)) => t == u && n == m && a != b,
                         _ => false,
                     };
                     if clash {
@@ -207,6 +221,9 @@ struct Pinned<'a> {
     reads: Vec<ReadVal>,
     /// Values the explorer does not follow: (variable, transaction, why).
     loose: Vec<(usize, usize, String)>,
+    /// (tuple, column) a key-based statement on the tuple pins: for an
+    /// absent tuple these are the statement's own values, not the row's.
+    keyed: Vec<(usize, usize)>,
 }
 
 /// (transaction, predicate step, tuple) triples of `Valuation::only`.
@@ -230,6 +247,7 @@ pub(super) fn valuations(
         pins: vec![],
         reads: vec![],
         loose: vec![],
+        keyed: vec![],
     };
     p.collect()?;
     // The slots: columns some predicate pins, per relation.
@@ -266,7 +284,7 @@ pub(super) fn valuations(
     let mut out = vec![];
     let mut merged = vec![];
     for (cl, only) in chosen {
-        let Some(cl) = nulls(w, inst, cl) else {
+        let Some(cl) = nulls(w, inst, cl, &p.keyed) else {
             continue;
         };
         let groups = groups(inst, &cl, &cols, &p.pins);
@@ -276,6 +294,7 @@ pub(super) fn valuations(
             let mut base = finish(inst, &cl, &cols, &p.pins);
             base.only = only.clone();
             absent_rows(w, inst, &cl, &mut base);
+            ordered(g, prov, inst, &cl, &mut base);
             with_writes(w, g, inst, &base, &mut out);
             if out.len() >= MAX_VALUATIONS {
                 out.truncate(MAX_VALUATIONS);
@@ -327,6 +346,7 @@ impl Pinned<'_> {
                     for &(c, v) in &got {
                         let col = self.cl.id(Var::Col(tu, c));
                         self.cl.union(col, v);
+                        self.keyed.push((tu, c));
                     }
                 }
                 per.push(if predicate { got } else { vec![] });
@@ -441,6 +461,17 @@ impl Pinned<'_> {
             },
             Value::Unknown(n) => match self.prov.source(ltp.program, *n) {
                 Some(Source::RangeLoop) => (Var::Computed(a, *n, iteration), None),
+                // The allocation's own iteration: one number for every use.
+                Some(Source::Counter { stmt, .. }) => match before(stmt) {
+                    Some(p) => (
+                        Var::Fresh(a, *n, ltp.occurrences[p].iteration.clone()),
+                        None,
+                    ),
+                    None => {
+                        self.unfollowed(a, unknown("allocated by a statement that did not run"));
+                        (Var::Fresh(a, *n, iteration), None)
+                    }
+                },
                 Some(Source::Read { stmt, attr }) => match read(before(stmt)) {
                     Some(p) => (Var::Computed(a, *n, iteration), Some((p, attr))),
                     None => {
@@ -594,6 +625,7 @@ fn reads_possible(inst: &Instance, v: &Valuation) -> bool {
             u == t
                 || inst.tuples[u].rel != rel
                 || v.absent[u]
+                || v.allowed(a, pos).contains(&u)
                 || matches!(inst.tuples[u].kind, super::instance::TupleKind::Inserted(_))
                 || !stable(u)
                 || deleted(u)
@@ -621,8 +653,21 @@ fn literal(l: &str) -> String {
 }
 
 /// Distinct tuples of a relation differ in every key whose columns both
-/// pin: not all of a key's columns in the same classes.
+/// pin: not all of a key's columns in the same classes. And a number
+/// allocated from a counter equals no column of a row that exists
+/// initially (`Source::Counter`: it is above them all).
 fn distinct(w: &Workload, inst: &Instance, cl: &Classes) -> bool {
+    let fresh: Vec<usize> = (cl.names.vars.iter().enumerate())
+        .filter(|(_, v)| matches!(v, Var::Fresh(..)))
+        .map(|(i, _)| cl.find(i))
+        .collect();
+    let old_row = cl.names.vars.iter().enumerate().any(|(i, v)| {
+        matches!(v, Var::Col(t, _) if !matches!(inst.tuples[*t].kind, super::instance::TupleKind::Inserted(_)))
+            && fresh.contains(&cl.find(i))
+    });
+    if old_row {
+        return false;
+    }
     let n = inst.tuples.len();
     for t1 in 0..n {
         for t2 in t1 + 1..n {
@@ -831,7 +876,7 @@ fn finish(
     for (i, v) in cl.names.vars.iter().enumerate() {
         let (a, n) = match v {
             Var::Param(a, p) => (*a, format!(":{p}")),
-            Var::Computed(a, n, it) if *n != usize::MAX => {
+            Var::Computed(a, n, it) | Var::Fresh(a, n, it) if *n != usize::MAX => {
                 let at = match it.as_slice() {
                     [] => String::new(),
                     it => format!(" (loop iteration {it:?})"),
@@ -868,6 +913,7 @@ fn finish(
         only: vec![],
         null: cl.names.ids.get(&Var::Null).map(|&v| class(v)),
         absent: vec![false; inst.tuples.len()],
+        after: vec![],
     }
 }
 
@@ -974,10 +1020,17 @@ fn is_absent(w: &Workload, inst: &Instance, cl: &Classes, t: usize) -> bool {
 /// NULL finds no row and the program goes on, as PostgreSQL's UPDATE,
 /// DELETE and SELECT INTO do; its tuple is absent, and every value read
 /// from it is NULL too (`RETURNING O_C_ID INTO :c` of an UPDATE that found
-/// nothing), which may make more tuples absent. `None` when NULL meets
-/// what cannot be NULL: a literal or parameter, a column of a row that
-/// exists, or an inserted row's key (PostgreSQL would reject the insert).
-fn nulls(w: &Workload, inst: &Instance, mut cl: Classes) -> Option<Classes> {
+/// nothing), which may make more tuples absent. The columns the key
+/// statements on an absent tuple pin (`keyed`: `O_W_ID = :w`) are their
+/// values, not the row's. `None` when NULL meets what cannot be NULL: a
+/// literal or parameter, a column of a row that exists, or an inserted
+/// row's key (PostgreSQL would reject the insert).
+fn nulls(
+    w: &Workload,
+    inst: &Instance,
+    mut cl: Classes,
+    keyed: &[(usize, usize)],
+) -> Option<Classes> {
     let null = cl.names.ids.get(&Var::Null).copied()?;
     loop {
         let absent: Vec<usize> = (0..inst.tuples.len())
@@ -985,8 +1038,9 @@ fn nulls(w: &Workload, inst: &Instance, mut cl: Classes) -> Option<Classes> {
             .collect();
         let mut grew = false;
         for (i, v) in cl.names.vars.clone().iter().enumerate() {
-            if let Var::Col(t, _) = v {
-                if absent.contains(t) && cl.find(i) != cl.find(null) {
+            if let Var::Col(t, c) = v {
+                let own = keyed.contains(&(*t, *c));
+                if absent.contains(t) && !own && cl.find(i) != cl.find(null) {
                     cl.union(i, null);
                     grew = true;
                 }
@@ -1008,6 +1062,7 @@ fn nulls(w: &Workload, inst: &Instance, mut cl: Classes) -> Option<Classes> {
                     ) && is_absent(w, inst, &cl, *t)
                 }
                 Var::Computed(..) | Var::Read(..) | Var::Null => true,
+                Var::Fresh(..) => false,
             }
     });
     ok.then_some(cl)
@@ -1019,6 +1074,46 @@ fn absent_rows(w: &Workload, inst: &Instance, cl: &Classes, v: &mut Valuation) {
         if is_absent(w, inst, cl, t) {
             v.absent[t] = true;
             v.rows[t].clear();
+        }
+    }
+}
+
+/// The rows a limited read with a known order (`Provenance::orders`) may
+/// match besides the row its value came from (`only`), because the order
+/// puts that row first: with `ORDER BY c DESC` / `MAX(c)` a row whose `c`
+/// a counter allocated in the schedule comes before every initial row;
+/// with `MIN(c)` / ascending an initial row comes before every allocated
+/// one (`Source::Counter`: allocations are above every initial value).
+/// Anything else is not ordered by the values: the read must match its
+/// row alone, as before.
+fn ordered(g: &SummaryGraph, prov: &Provenance, inst: &Instance, cl: &Classes, v: &mut Valuation) {
+    let fresh = |t: usize, c: usize| {
+        cl.root_of(&Var::Col(t, c)).is_some_and(|r| {
+            (cl.names.vars.iter().enumerate())
+                .any(|(i, x)| matches!(x, Var::Fresh(..)) && cl.find(i) == r)
+        })
+    };
+    let initial =
+        |t: usize| !matches!(inst.tuples[t].kind, super::instance::TupleKind::Inserted(_));
+    for &(a, pos, t) in &v.only {
+        let ltp = &g.nodes[inst.txns[a].node].ltp;
+        let stmt = ltp.occurrences[pos].stmt;
+        let Some((c, desc)) = prov.order(ltp.program, stmt) else {
+            continue;
+        };
+        if t == NO_ROW || !prov.limited(ltp.program, stmt) {
+            continue;
+        }
+        let rel = inst.tuples[t].rel;
+        let others: Vec<usize> = (0..inst.tuples.len())
+            .filter(|&u| u != t && inst.tuples[u].rel == rel)
+            .filter(|&u| match desc {
+                true => fresh(t, c) && initial(u) && !fresh(u, c),
+                false => initial(t) && !fresh(t, c) && fresh(u, c),
+            })
+            .collect();
+        if !others.is_empty() {
+            v.after.push((a, pos, others));
         }
     }
 }

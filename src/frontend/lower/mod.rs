@@ -233,7 +233,7 @@ pub fn lower_units(
                 &mut counter,
                 &mut warnings,
             );
-            if let Some((program, (pins, sources, shared, alts, inexact, limited))) =
+            if let Some((program, (pins, sources, shared, alts, inexact, limited, orders))) =
                 errors.take(lowered)
             {
                 programs.push(program);
@@ -243,6 +243,7 @@ pub fn lower_units(
                 provenance.alternatives.push(alts);
                 provenance.inexact.push(inexact);
                 provenance.limited.push(limited);
+                provenance.orders.push(orders);
                 declared.push(declared_level(f, nodes));
             }
         }
@@ -420,6 +421,9 @@ fn lower_transaction<'a>(
     let limited: Vec<usize> = (0..l.out.facts.len())
         .filter(|&q| l.out.facts[q].limited)
         .collect();
+    let orders: Vec<(usize, usize, bool)> = (0..l.out.facts.len())
+        .filter_map(|q| l.out.facts[q].order.map(|(a, d)| (q, a, d)))
+        .collect();
     let pins = (
         l.pins(),
         l.out.sources.clone(),
@@ -427,6 +431,7 @@ fn lower_transaction<'a>(
         l.alternatives(),
         inexact,
         limited,
+        orders,
     );
     let program = Program {
         name,
@@ -552,6 +557,7 @@ type ProgramProvenance = (
     Vec<crate::model::provenance::Alternative>,
     Vec<usize>,
     Vec<usize>,
+    Vec<(usize, usize, bool)>,
 );
 
 /// What FK and same-tuple inference needs to know about a statement.
@@ -602,6 +608,9 @@ struct Facts {
     /// MAX, LIMIT, one row INTO): for the provenance
     /// (`Provenance::limited`), not the BTP.
     limited: bool,
+    /// A limited read's order, when one key column: (attribute,
+    /// descending) (`Provenance::orders`).
+    order: Option<(usize, bool)>,
 }
 
 /// The state of lowering one transaction, in parts with one concern each:
