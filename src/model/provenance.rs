@@ -38,8 +38,16 @@ pub enum Source {
     RangeLoop,
     /// `SELECT c INTO v` (or `min(c)`, `max(c)`) of the predicate-based
     /// statement `stmt` over one table: column `attr` of a row it read (of
-    /// the only row, when it read one).
-    Read { stmt: usize, attr: usize },
+    /// the only row, when it read one). `nullable`: the program goes on
+    /// without testing whether a row was found (no FOUND or IS NULL test
+    /// after it), so a read of no row gives NULL and the program runs on
+    /// with it (the explorer evaluates no test: a tested value is never
+    /// taken to be NULL there).
+    Read {
+        stmt: usize,
+        attr: usize,
+        nullable: bool,
+    },
     /// `RETURNING c ± k INTO v` of the key-based UPDATE `stmt` that sets
     /// `c = c + n` (n > 0): a number allocated from a counter row (TPC-C's
     /// `D_NEXT_O_ID`). Each allocation is new, and — the data's invariant

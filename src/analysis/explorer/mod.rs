@@ -455,16 +455,7 @@ pub fn explore_set(
             max_states: bounds.max_states / 2,
             ..bounds
         };
-        search_sets(
-            w,
-            g,
-            &sets,
-            half,
-            alloc,
-            true,
-            Some((prov, &mut why)),
-            &mut out,
-        );
+        spread(w, prov, g, &sets[0], half, alloc, &mut why, &mut out);
         if out.found.is_some() {
             return out;
         }
@@ -478,6 +469,62 @@ pub fn explore_set(
         s.model_only = Some(why.unwrap_or_else(|| NO_VALUES.into()));
     }
     out
+}
+
+/// The value search of [`explore_set`]: every instance's valuations
+/// first, then each (instance, valuation) searched with an equal share of
+/// the states left, so that the first instances' valuations cannot spend
+/// the budget of the one that holds the schedule.
+#[allow(clippy::too_many_arguments)]
+fn spread(
+    w: &Workload,
+    prov: &Provenance,
+    g: &SummaryGraph,
+    set: &[usize],
+    bounds: Bounds,
+    alloc: &Allocation,
+    why: &mut Option<String>,
+    out: &mut Exploration,
+) {
+    let mut work: Vec<instance::Instance> = vec![];
+    let _ = instance::instances(w, g, set, bounds.tuples_per_relation, alloc, &mut |inst| {
+        let mut x = inst.clone();
+        match values::valuations(w, g, prov, &x) {
+            Ok(vs) => {
+                values::mark_key_share(g, prov, &mut x);
+                limits::mark_limited(g, prov, &mut x);
+                for v in vs {
+                    x.vals = Some(v);
+                    work.push(x.clone());
+                }
+            }
+            Err(e) => {
+                why.get_or_insert(e);
+            }
+        }
+        ControlFlow::Continue(())
+    });
+    let nrel = w.schema.relations.len();
+    for (i, x) in work.iter().enumerate() {
+        let left = bounds.max_states.saturating_sub(out.explored.states);
+        let share = left / (work.len() - i) as u64;
+        let mut search = mvrc::Search::new(x, nrel, share, bounds.reduce);
+        let found = search.run(search.initial());
+        out.explored.add(&Stats {
+            instances: 1,
+            states: search.states,
+            schedules: search.schedules,
+            exhausted: search.exhausted,
+            ..Stats::default()
+        });
+        if let Some(end) = found {
+            out.found = Some(build(w, g, x, search.path, &end, bounds));
+            return;
+        }
+        if search.soft_cycle {
+            *why = Some(limits::reason(w, g, x));
+        }
+    }
 }
 
 /// Why a search of `nodes` cannot run, if so.

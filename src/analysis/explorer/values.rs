@@ -207,6 +207,9 @@ struct ReadVal {
     pos: usize,
     rel: usize,
     attr: usize,
+    /// A read of no row gives NULL and the program goes on untested
+    /// (`Source::Read::nullable`).
+    nullable: bool,
 }
 
 /// The pins of an instance as union-find variables.
@@ -452,7 +455,7 @@ impl Pinned<'_> {
             Value::Column { stmt, attr } => match before(*stmt) {
                 Some(p) => match inst.txns[a].steps[p].tuple {
                     Some(t) => (Var::Col(t, *attr), None),
-                    None => (Var::Read(a, p, *attr), Some((p, *attr))),
+                    None => (Var::Read(a, p, *attr), Some((p, *attr, false))),
                 },
                 None => {
                     self.unfollowed(a, unknown("of a statement that did not run"));
@@ -472,8 +475,12 @@ impl Pinned<'_> {
                         (Var::Fresh(a, *n, iteration), None)
                     }
                 },
-                Some(Source::Read { stmt, attr }) => match read(before(stmt)) {
-                    Some(p) => (Var::Computed(a, *n, iteration), Some((p, attr))),
+                Some(Source::Read {
+                    stmt,
+                    attr,
+                    nullable,
+                }) => match read(before(stmt)) {
+                    Some(p) => (Var::Computed(a, *n, iteration), Some((p, attr, nullable))),
                     None => {
                         self.unfollowed(a, unknown("read by a statement that did not run"));
                         (Var::Computed(a, *n, iteration), None)
@@ -496,7 +503,7 @@ impl Pinned<'_> {
         if let Some(u) = self.loose.last_mut().filter(|u| u.0 == usize::MAX) {
             u.0 = id;
         }
-        if let Some((p, attr)) = from {
+        if let Some((p, attr, nullable)) = from {
             if !self.reads.iter().any(|r| r.var == id) {
                 let rel = inst.txns[a].steps[p].rel;
                 let r = ReadVal {
@@ -505,6 +512,7 @@ impl Pinned<'_> {
                     pos: p,
                     rel,
                     attr,
+                    nullable,
                 };
                 self.reads.push(r);
             }
@@ -534,7 +542,8 @@ fn choose_reads(
     };
     // Or no row: the value is NULL (MIN of nothing, INTO of no row).
     let rows = (0..inst.tuples.len()).filter(|&t| inst.tuples[t].rel == r.rel);
-    for t in rows.chain(std::iter::once(NO_ROW)) {
+    let none = r.nullable.then_some(NO_ROW);
+    for t in rows.chain(none) {
         // Two values read by one step come from its one row.
         if only
             .iter()

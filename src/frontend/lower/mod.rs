@@ -711,6 +711,10 @@ struct Position {
     sub_depth: usize,
     /// The statement being lowered may find no row (see `statement`).
     stmt_may_miss: bool,
+    /// The program tests whether the statement being lowered found a row
+    /// (FOUND, or IS NULL of a variable it sets): its INTO values are not
+    /// `Source::Read { nullable }` (the explorer evaluates no test).
+    stmt_tested: bool,
 }
 
 /// What is in scope for the statement being lowered.

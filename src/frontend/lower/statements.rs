@@ -1227,7 +1227,11 @@ impl Lowerer<'_> {
                     let t = self.vars.fresh();
                     if let (Some(stmt), Some(Some(attr)), Term::Fresh(n)) = (read, cols.get(k), &t)
                     {
-                        let src = crate::model::provenance::Source::Read { stmt, attr: *attr };
+                        let src = crate::model::provenance::Source::Read {
+                            stmt,
+                            attr: *attr,
+                            nullable: !self.pos.stmt_tested,
+                        };
                         self.out.sources.push((*n, src));
                     }
                     self.vars.env.insert(v.clone(), t);
