@@ -412,3 +412,68 @@ fn counter_allocation_beside_its_reader_is_confirmed() {
         s.map(|s| s.model_only)
     );
 }
+
+const READER_OF_A_QUEUE: &str = "SELECT q INTO :q FROM job WHERE id = :first;
+SELECT next INTO :n FROM counter WHERE q = :q;
+SELECT id INTO :j FROM job WHERE q = :q ORDER BY id DESC LIMIT 1;
+SELECT seen INTO :s FROM job WHERE id = :j;
+COMMIT;
+";
+
+/// The order of a LIMIT read (`values::ordered`): the Reader first reads
+/// a job of the queue by key, so the newest-job read matches that initial
+/// row too; only because an allocated number is above every initial one
+/// can its result be Allocate's new job. PostgreSQL 15 at READ COMMITTED
+/// (job (1, q 1), counter next 2): Reader reads job 1's queue, next → 2;
+/// Allocate takes 2, inserts job 2, COMMIT; Reader's newest → 2: not
+/// serializable (serially (2, 1) or (3, 2)). Control: ascending, the
+/// oldest job is job 1 whatever Allocate does; PostgreSQL gives (2, 1) =
+/// Reader, Allocate, and nothing is confirmed with values.
+#[test]
+fn allocated_row_is_first_in_descending_order() {
+    let l = workload(
+        SCHEMA,
+        &[
+            ("Reader.sql", READER_OF_A_QUEUE),
+            ("Allocate.sql", ALLOCATE),
+        ],
+    );
+    let s = search(
+        &l,
+        &["Reader", "Allocate"],
+        Level::ReadCommitted,
+        Bounds::default(),
+    )
+    .expect("a schedule");
+    assert!(s.model_only.is_none(), "{:?}", s.model_only);
+    let reader = s
+        .transactions
+        .iter()
+        .position(|t| t.name == "Reader")
+        .expect("Reader");
+    let limit_reads = s
+        .steps
+        .iter()
+        .filter(|st| st.txn == reader && st.pos == Some(2))
+        .flat_map(|st| &st.ops)
+        .filter(|o| o.kind == OpKind::Read)
+        .count();
+    assert_eq!(
+        limit_reads, 2,
+        "the LIMIT read matched job 1 and the new job"
+    );
+
+    let asc = READER_OF_A_QUEUE.replace("ORDER BY id DESC", "ORDER BY id");
+    let l = workload(SCHEMA, &[("Reader.sql", &asc), ("Allocate.sql", ALLOCATE)]);
+    let s = search(
+        &l,
+        &["Reader", "Allocate"],
+        Level::ReadCommitted,
+        Bounds::default(),
+    );
+    assert!(
+        s.as_ref().is_none_or(|s| s.model_only.is_some()),
+        "{:?}",
+        s.map(|s| s.model_only)
+    );
+}
