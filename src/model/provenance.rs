@@ -40,8 +40,22 @@ pub enum Source {
     RangeLoop,
     /// `SELECT c INTO v` (or `min(c)`, `max(c)`) of the predicate-based
     /// statement `stmt` over one table: column `attr` of a row it read (of
-    /// the only row, when it read one).
-    Read { stmt: usize, attr: usize },
+    /// the only row, when it read one). `nullable`: the program goes on
+    /// without testing whether a row was found (no FOUND or IS NULL test
+    /// after it), so a read of no row gives NULL and the program runs on
+    /// with it (the explorer evaluates no test: a tested value is never
+    /// taken to be NULL there).
+    Read {
+        stmt: usize,
+        attr: usize,
+        nullable: bool,
+    },
+    /// `RETURNING c ± k INTO v` of the key-based UPDATE `stmt` that sets
+    /// `c = c + n` (n > 0): a number allocated from a counter row (TPC-C's
+    /// `D_NEXT_O_ID`). Each allocation is new, and — the data's invariant
+    /// the explorer assumes, as TPC-C's consistency conditions state — above
+    /// every value the rows it numbers had before.
+    Counter { stmt: usize, attr: usize },
 }
 
 /// Pins per program and statement, indexed like `Workload::programs` and
@@ -67,6 +81,16 @@ pub struct Provenance {
     /// on the pinned columns or on no column (`a = :x AND a > 3`,
     /// `a = :x AND :flag`): the pins are necessary, not sufficient.
     pub inexact: Vec<Vec<usize>>,
+    /// Per program: predicate selections whose result is not every row
+    /// they match (`MIN(c)`/`MAX(c)` alone, `LIMIT`/`FETCH`, a non-aggregate
+    /// `SELECT … INTO`, which keeps one row): a write of a row they match
+    /// changes their result only when no other row matches (the explorer's
+    /// "confirmed" rests only on such dependencies, docs/explorer.md).
+    pub limited: Vec<Vec<usize>>,
+    /// Per program: the order of a limited read when it is one key column
+    /// (`MIN(c)`, `MAX(c)`, `ORDER BY c [DESC] LIMIT`): (statement,
+    /// attribute, descending).
+    pub orders: Vec<Vec<(usize, usize, bool)>>,
 }
 
 /// See [`Provenance::alternatives`].
@@ -92,6 +116,22 @@ impl Provenance {
     /// Does statement `stmt` of `program` select more than its pins say?
     pub fn inexact(&self, program: usize, stmt: usize) -> bool {
         self.inexact.get(program).is_some_and(|v| v.contains(&stmt))
+    }
+
+    /// Does statement `stmt` of `program` return fewer rows than it
+    /// matches (`Provenance::limited`)?
+    pub fn limited(&self, program: usize, stmt: usize) -> bool {
+        self.limited.get(program).is_some_and(|v| v.contains(&stmt))
+    }
+
+    /// The order of limited read `stmt` of `program`: (attribute,
+    /// descending), when it is one key column.
+    pub fn order(&self, program: usize, stmt: usize) -> Option<(usize, bool)> {
+        self.orders
+            .get(program)?
+            .iter()
+            .find(|(s, _, _)| *s == stmt)
+            .map(|&(_, a, d)| (a, d))
     }
 
     /// The per-branch values of pin `attr` of statement `stmt`, when it

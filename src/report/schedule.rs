@@ -58,6 +58,11 @@ pub fn lines(w: &Workload, sch: &Schedule) -> Vec<String> {
                 } else {
                     ""
                 };
+                // A key that is NULL (a value read from no row): no row.
+                let ops = match ops.is_empty() {
+                    true => vec!["(finds no row: its key is NULL)".to_string()],
+                    false => ops,
+                };
                 format!("  T{} {id}{again}: {}", s.txn + 1, ops.join(" "))
             }
         };

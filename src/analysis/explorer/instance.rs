@@ -108,6 +108,9 @@ pub(super) struct StepSpec {
     /// Deletes its tuple or writes a primary-key column: blocked by a
     /// FOR KEY SHARE lock of another transaction.
     pub writes_key: bool,
+    /// With values: a predicate selection whose result is not every row it
+    /// matches (MIN, LIMIT, one row INTO; `limits`).
+    pub limited: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -185,6 +188,7 @@ fn skeleton(w: &Workload, g: &SummaryGraph, v: usize, alloc: &Allocation) -> Txn
                 independent: false,
                 cont: pos > 0 && continues(w, ltp, pos),
                 key_share: false,
+                limited: false,
                 writes_key: matches!(s.ty, StmtType::KeyDel | StmtType::PredDel)
                     || (matches!(s.ty, StmtType::KeyUpd | StmtType::PredUpd)
                         && s.write.as_ref().is_some_and(|ws| {

@@ -18,12 +18,15 @@
 //!
 //! Modules: `instance` (transactions and tuples, Section 5.2, symmetry),
 //! `mvrc` (the schedules a level allows and SeG(s), the search),
-//! `schedule` (the answer as data), `verify` (the independent check).
+//! `schedule` (the answer as data), `verify` (the independent check),
+//! `values` (instances with values), `limits` (reads that return fewer
+//! rows than they match: only dependencies that change their result).
 //!
 //! Depends on `model` and the summary graph's nodes; never prints.
 
 mod cycles;
 mod instance;
+mod limits;
 mod mvrc;
 mod schedule;
 mod values;
@@ -126,7 +129,7 @@ pub const FURTHER_CYCLES: usize = 16;
 /// (docs/explorer.md, "What is modelled").
 pub const NOT_MODELLED: &[&str] = &[
     "more transactions, more shared rows per relation or more loop iterations than the bounds",
-    "a key-based statement that finds no row: the model ends the transaction there (Section 5.4), PostgreSQL's UPDATE, DELETE or SELECT INTO goes on with no row, and a failing statement caught by an EXCEPTION handler goes on too",
+    "a key-based statement that finds no row: the model ends the transaction there (Section 5.4; with values only a key that is NULL, read from no row, finds no row and goes on), PostgreSQL's UPDATE, DELETE or SELECT INTO goes on with no row, and a failing statement caught by an EXCEPTION handler goes on too",
     "a transaction that commits while another's statement runs without waiting for it (a statement runs at one instant, or waits for row locks and resumes)",
     "row locks of predicate SELECT … FOR UPDATE/SHARE (read as plain predicate reads), FOR UPDATE blocking FOR UPDATE (modelled as FOR SHARE), and REPEATABLE READ predicate updates waiting for a row lock",
     "lock-queue order: a writer that blocked on a row before a predicate UPDATE/DELETE started waiting for it is served after that statement",
@@ -424,6 +427,109 @@ pub fn explore_in(
     explore_with(w, prov, g, nodes, bounds, alloc, true)
 }
 
+/// Searches exactly one multiset of LTPs (`set`, summary-graph nodes,
+/// repeats for several instances of one program), with values first and
+/// the BTP model as the fallback, as [`explore_in`]: for a cycle known to
+/// need these transactions (TPC-C's four under snapshot isolation), where
+/// searching every smaller set first would spend the budget.
+pub fn explore_set(
+    w: &Workload,
+    prov: &Provenance,
+    g: &SummaryGraph,
+    set: &[usize],
+    bounds: Bounds,
+    alloc: &Allocation,
+) -> Exploration {
+    let mut set = set.to_vec();
+    set.sort_unstable();
+    let mut out = Exploration {
+        found: None,
+        explored: Stats::default(),
+        bounds,
+        skipped: skip_reason(w, g, &set),
+    };
+    if out.skipped.is_some() || set.len() > 8 {
+        return out;
+    }
+    let sets = [set];
+    let mut why: Option<String> = None;
+    if !prov.programs.is_empty() {
+        let half = Bounds {
+            max_states: bounds.max_states / 2,
+            ..bounds
+        };
+        spread(w, prov, g, &sets[0], half, alloc, &mut why, &mut out);
+        if out.found.is_some() {
+            return out;
+        }
+        if out.explored.exhausted {
+            why = Some(out_of_budget(half.max_states));
+        }
+        out.explored.exhausted = false;
+    }
+    search_sets(w, g, &sets, bounds, alloc, true, None, &mut out);
+    if let (Some(s), false) = (&mut out.found, prov.programs.is_empty()) {
+        s.model_only = Some(why.unwrap_or_else(|| NO_VALUES.into()));
+    }
+    out
+}
+
+/// The value search of [`explore_set`]: every instance's valuations
+/// first, then each (instance, valuation) searched with an equal share of
+/// the states left, so that the first instances' valuations cannot spend
+/// the budget of the one that holds the schedule.
+#[allow(clippy::too_many_arguments)]
+fn spread(
+    w: &Workload,
+    prov: &Provenance,
+    g: &SummaryGraph,
+    set: &[usize],
+    bounds: Bounds,
+    alloc: &Allocation,
+    why: &mut Option<String>,
+    out: &mut Exploration,
+) {
+    let mut work: Vec<instance::Instance> = vec![];
+    let _ = instance::instances(w, g, set, bounds.tuples_per_relation, alloc, &mut |inst| {
+        let mut x = inst.clone();
+        match values::valuations(w, g, prov, &x) {
+            Ok(vs) => {
+                values::mark_key_share(g, prov, &mut x);
+                limits::mark_limited(g, prov, &mut x);
+                for v in vs {
+                    x.vals = Some(v);
+                    work.push(x.clone());
+                }
+            }
+            Err(e) => {
+                why.get_or_insert(e);
+            }
+        }
+        ControlFlow::Continue(())
+    });
+    let nrel = w.schema.relations.len();
+    for (i, x) in work.iter().enumerate() {
+        let left = bounds.max_states.saturating_sub(out.explored.states);
+        let share = left / (work.len() - i) as u64;
+        let mut search = mvrc::Search::new(x, nrel, share, bounds.reduce);
+        let found = search.run(search.initial());
+        out.explored.add(&Stats {
+            instances: 1,
+            states: search.states,
+            schedules: search.schedules,
+            exhausted: search.exhausted,
+            ..Stats::default()
+        });
+        if let Some(end) = found {
+            out.found = Some(build(w, g, x, search.path, &end, bounds));
+            return;
+        }
+        if search.soft_cycle {
+            *why = Some(limits::reason(w, g, x));
+        }
+    }
+}
+
 /// Why a search of `nodes` cannot run, if so.
 fn skip_reason(w: &Workload, g: &SummaryGraph, nodes: &[usize]) -> Option<String> {
     if let Some(r) = w
@@ -447,7 +553,7 @@ fn skip_reason(w: &Workload, g: &SummaryGraph, nodes: &[usize]) -> Option<String
 
 /// Why a schedule of the BTP model is not one with values, when the
 /// search with values covered its bounds.
-const NO_VALUES: &str = "within the bounds no schedule of the programs with values is non-serializable; this one needs what PostgreSQL does not do (a predicate that matches a row its values cannot match, a predicate UPDATE/DELETE that writes only some of the rows it matches, a DELETE that a foreign-key check's FOR KEY SHARE lock would block, or a computed value other than the one the program computes)";
+const NO_VALUES: &str = "within the bounds no schedule of the programs with values is non-serializable; this one needs what PostgreSQL does not do (a predicate that matches a row its values cannot match, a predicate UPDATE/DELETE that writes only some of the rows it matches, a DELETE that a foreign-key check's FOR KEY SHARE lock would block, a dependency on a row that a MIN, LIMIT or one-row INTO read matches but need not return, or a computed value other than the one the program computes)";
 
 /// [`explore_at`]; `one_snapshot` off lets the parts of one SQL statement
 /// read different snapshots (the BTP model alone), to tell why nothing
@@ -697,6 +803,7 @@ fn search_sets(
                 Some((prov, why)) => match values::valuations(w, g, prov, &x) {
                     Ok(vs) if !vs.is_empty() => {
                         values::mark_key_share(g, prov, &mut x);
+                        limits::mark_limited(g, prov, &mut x);
                         vs.into_iter().map(Some).collect()
                     }
                     Ok(vs) => vs.into_iter().map(Some).collect(),
@@ -720,6 +827,11 @@ fn search_sets(
                 if let Some(end) = found {
                     out.found = Some(build(w, g, &x, search.path, &end, bounds));
                     return ControlFlow::Break(());
+                }
+                if search.soft_cycle {
+                    if let Some((_, why)) = &mut valued {
+                        **why = Some(limits::reason(w, g, &x));
+                    }
                 }
                 if search.exhausted {
                     capped = true;

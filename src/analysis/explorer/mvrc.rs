@@ -95,6 +95,10 @@ struct Tup {
     /// blocks such a read).
     kshare: u8,
     pkey: bool,
+    /// With values: attributes per transaction that a limited read
+    /// (`limits`) read of this tuple when it was not the read's only
+    /// match: no SeG edge rests on them (empty until used).
+    soft: Vec<Mask>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -131,6 +135,12 @@ pub(super) struct State {
     /// With values: the step wrote a value a row had before, which the
     /// untracked expression is not taken to give (the successor is dropped).
     dead: bool,
+    /// With values: per limited read done (transaction, step), the tuples
+    /// it matched (`limits::mask`).
+    lim: Vec<(u8, u8, u128)>,
+    /// With limited reads: the SeG adjacency of the soft dependencies
+    /// (`Exec::soft_edge`), only to say why nothing was found.
+    sedges: Vec<u8>,
 }
 
 pub(super) struct Search<'a> {
@@ -147,6 +157,9 @@ pub(super) struct Search<'a> {
     pub exhausted: bool,
     /// State merging and ample sets on.
     reduce: bool,
+    /// A complete schedule had a cycle only through soft dependencies
+    /// (`limits`): why the search with values found nothing.
+    pub soft_cycle: bool,
     /// Some transaction runs SERIALIZABLE: complete schedules with a
     /// dangerous structure among SERIALIZABLE transactions are aborted
     /// (`ssi_aborts`), and ample sets are off (the abort rule reads the
@@ -220,6 +233,7 @@ impl<'a> Search<'a> {
             budget,
             exhausted: false,
             reduce,
+            soft_cycle: false,
             ssi: inst.txns.iter().any(|t| t.level == Level::Serializable),
         }
     }
@@ -247,12 +261,17 @@ impl<'a> Search<'a> {
                 vp: vec![],
                 kshare: 0,
                 pkey: false,
+                soft: vec![],
             })
             .collect::<Vec<Tup>>();
         let mut tuples = tuples;
         if let Some(v) = &self.inst.vals {
             for (t, tup) in tuples.iter_mut().enumerate() {
                 tup.v0 = v.init[t].clone();
+                // A row whose key is NULL does not exist (`values::nulls`).
+                if v.absent[t] {
+                    tup.init = Life::Unborn;
+                }
             }
         }
         State {
@@ -267,6 +286,17 @@ impl<'a> Search<'a> {
             stmt_snap: vec![None; k],
             vpreads: vec![vec![]; self.nrel * k],
             dead: false,
+            lim: vec![],
+            sedges: if self
+                .inst
+                .txns
+                .iter()
+                .any(|t| t.steps.iter().any(|s| s.limited))
+            {
+                vec![0; k]
+            } else {
+                vec![]
+            },
         }
     }
 
@@ -287,7 +317,19 @@ impl<'a> Search<'a> {
             if self.ssi && self.ssi_aborts(&st) {
                 return None;
             }
-            return find_cycle(&st.edges).map(|_| st);
+            if find_cycle(&st.edges).is_some() {
+                return Some(st);
+            }
+            if !st.sedges.is_empty() {
+                let both: Vec<u8> = st
+                    .edges
+                    .iter()
+                    .zip(&st.sedges)
+                    .map(|(a, b)| a | b)
+                    .collect();
+                self.soft_cycle |= find_cycle(&both).is_some();
+            }
+            return None;
         }
         for (next, step) in self.successors(&st) {
             self.path.push(step);
@@ -550,6 +592,13 @@ impl<'a> Search<'a> {
             return self.resume(st, i, s);
         }
         let view = now;
+        // With values: a key that is NULL finds no row; the statement does
+        // nothing and the program goes on (`values::nulls`).
+        if let (Some(t), Some(v)) = (s.tuple, &self.inst.vals) {
+            if v.absent[t] {
+                return vec![Exec::new(self, st, i, pc, view).finish()];
+            }
+        }
         if let Some(t) = s.tuple {
             // A later part finds its row on the statement's snapshot. A
             // write then acts on the latest version (EvalPlanQual follows
@@ -687,14 +736,43 @@ impl<'a> Search<'a> {
             .filter(|&&(a, p, _)| a == i && p == pc)
             .map(|&(_, _, t)| t)
             .collect();
-        if !only.is_empty() && matched != only {
+        // `NO_ROW`: the value read is NULL, the step matched nothing.
+        let none = only == [super::values::NO_ROW];
+        // A read whose order puts its row first may match others after it
+        // (`values::ordered`); its result is then that row.
+        let first = match only.as_slice() {
+            [t] if !none && matched.contains(t) => {
+                let after = vals.allowed(i, pc);
+                matched.iter().all(|u| u == t || after.contains(u))
+            }
+            _ => false,
+        };
+        let fits = only.is_empty() || matched == only || first || (none && matched.is_empty());
+        if !fits {
             return vec![];
         }
+        let result = match only.as_slice() {
+            [t] if !none => Some(*t),
+            _ => None,
+        };
         let mut exec = Exec::new(self, st, i, pc, view);
         if s.ty == StmtType::PredSel {
+            // A limited read: dependencies only where they change its
+            // result (`limits`).
+            let lim = s.limited.then(|| super::limits::mask(&matched));
+            exec.lim = lim;
+            exec.result = result;
             exec.pred_read(s, &[]);
             for &t in &matched {
-                exec.read(t, s.acc.read);
+                match lim {
+                    Some(m) if !super::limits::certain(m, t) && result != Some(t) => {
+                        exec.soft_read(t, s.acc.read)
+                    }
+                    _ => exec.read(t, s.acc.read),
+                }
+            }
+            if let Some(m) = lim {
+                exec.st.lim.push((i as u8, pc as u8, m));
             }
             return vec![exec.finish()];
         }
@@ -814,6 +892,12 @@ struct Exec<'s> {
     /// The committed transactions this statement's reads see.
     view: u8,
     step: Step,
+    /// A limited read's matches (`limits`): its predicate dependencies on
+    /// a tuple are edges only when no other tuple matched.
+    lim: Option<u128>,
+    /// The row a limited read returns, when the values say which
+    /// (`values::ordered`): its dependencies on it are edges.
+    result: Option<usize>,
 }
 
 impl<'s> Exec<'s> {
@@ -834,6 +918,8 @@ impl<'s> Exec<'s> {
                 deps: vec![],
                 resumed: false,
             },
+            lim: None,
+            result: None,
         }
     }
 
@@ -856,6 +942,46 @@ impl<'s> Exec<'s> {
                 op: self.step.ops.len().saturating_sub(1),
             });
         }
+    }
+
+    /// A dependency that does not change a limited read's result
+    /// (`limits`): no SeG edge, but PostgreSQL's SSI still sees the
+    /// rw-antidependency (it tracks every row the read scanned).
+    fn soft_edge(&mut self, from: usize, to: usize, kind: DepKind) {
+        if self.search.ssi && from != to && matches!(kind, DepKind::Rw | DepKind::PredRw) {
+            self.st.rw[from] |= 1 << to;
+        }
+        if from != to && !self.st.sedges.is_empty() {
+            self.st.sedges[from] |= 1 << to;
+        }
+    }
+
+    /// R[t] of a limited read that matched more than `t`: `t` may not be
+    /// the row it returns, so its dependencies are soft ones.
+    fn soft_read(&mut self, t: usize, attrs: Option<Mask>) {
+        let i = self.i;
+        let (seen, _) = Search::seen(&self.st, i, t, self.view);
+        self.step.ops.push(Op {
+            kind: OpKind::Read,
+            tuple: Some(t),
+            rel: self.search.inst.tuples[t].rel,
+            attrs: indices(attrs),
+            seen: Some(seen),
+            deferred: vec![],
+        });
+        let m = attrs.unwrap_or(0);
+        for x in self.others().collect::<Vec<_>>() {
+            if self.st.tuples[t].wrote[x] & m != 0 {
+                match self.in_view(x) {
+                    true => self.soft_edge(x, i, DepKind::Wr),
+                    false => self.soft_edge(i, x, DepKind::Rw),
+                }
+            }
+        }
+        let k = self.st.pc.len();
+        let soft = &mut self.st.tuples[t].soft;
+        soft.resize(k, 0);
+        soft[i] |= m;
     }
 
     fn others(&self) -> impl Iterator<Item = usize> {
@@ -937,16 +1063,31 @@ impl<'s> Exec<'s> {
         for x in self.others().collect::<Vec<_>>() {
             let tup = &self.st.tuples[t];
             let (ww, rw) = (tup.wrote[x] & m != 0, tup.read[x] & m != 0);
+            let soft_rw = tup.soft.get(x).is_some_and(|r| r & m != 0);
             // A reader waiting for this tuple evaluates its predicate on the
             // version after this one (EvalPlanQual): no rw.
             let deferred = self.st.waits[x].iter().any(|&(d, _)| d == t);
-            let prw = !deferred
-                && match &vals {
-                    // With values: only a write that changes whether x's
-                    // predicate matches the tuple (Adya).
-                    Some(v) => self.changes_for(x, rel, t, life, v),
-                    None => self.st.preads[rel * k + x].is_some_and(|p| s.acc.insdel || p & m != 0),
-                };
+            let (prw, soft_prw) = match &vals {
+                _ if deferred => (false, false),
+                // With values: only a write that changes whether x's
+                // predicate matches the tuple (Adya); for a limited read,
+                // its result (`limits`).
+                Some(v) => match self.changes_for(x, rel, t, life, v) {
+                    Some(certain) => (certain, !certain),
+                    None => (false, false),
+                },
+                None => (
+                    self.st.preads[rel * k + x].is_some_and(|p| s.acc.insdel || p & m != 0),
+                    false,
+                ),
+            };
+            if soft_rw && !rw {
+                self.soft_edge(x, i, DepKind::Rw);
+            }
+
+            if soft_prw {
+                self.soft_edge(x, i, DepKind::PredRw);
+            }
             if ww {
                 self.edge(x, i, DepKind::Ww, Some(t));
             }
@@ -1008,18 +1149,38 @@ impl<'s> Exec<'s> {
 
     /// With values: does a write of `t` giving version (`life`, `vals`)
     /// change whether a predicate step of `x` on `rel` matches it,
-    /// compared with the latest committed version?
-    fn changes_for(&self, x: usize, rel: usize, t: usize, life: Life, vals: &[u16]) -> bool {
+    /// compared with the latest committed version? `Some(certain)` when
+    /// it does: certain unless every step it changes is a limited read
+    /// that matched another tuple too (`limits`).
+    fn changes_for(
+        &self,
+        x: usize,
+        rel: usize,
+        t: usize,
+        life: Life,
+        vals: &[u16],
+    ) -> Option<bool> {
         let k = self.st.pc.len();
         let tup = &self.st.tuples[t];
         let (olife, old) = match tup.history.last() {
             Some(&(_, l)) => (l, tup.vh.last().map_or(&[][..], |v| v.as_slice())),
             None => (tup.init, tup.v0.as_slice()),
         };
-        self.st.vpreads[rel * k + x].iter().any(|&pos| {
-            let pos = pos as usize;
-            self.search.vmatch(x, pos, olife, old) != self.search.vmatch(x, pos, life, vals)
-        })
+        let mut changed = None;
+        for &pos in &self.st.vpreads[rel * k + x] {
+            let p = pos as usize;
+            if self.search.vmatch(x, p, olife, old) == self.search.vmatch(x, p, life, vals) {
+                continue;
+            }
+            let certain = self
+                .st
+                .lim
+                .iter()
+                .filter(|&&(a, q, _)| a as usize == x && q == pos)
+                .all(|&(_, _, m)| super::limits::certain(m, t));
+            changed = Some(changed.unwrap_or(false) || certain);
+        }
+        changed
     }
 
     /// PR[R] with PReadSet(q): every tuple of R, including unborn ones,
@@ -1063,6 +1224,13 @@ impl<'s> Exec<'s> {
                     continue;
                 }
             } else if tup.insdel & (1 << x) == 0 && tup.wrote[x] & p == 0 {
+                continue;
+            }
+            if self.lim.is_some_and(|m| !super::limits::certain(m, t)) && self.result != Some(t) {
+                match self.in_view(x) {
+                    true => self.soft_edge(x, i, DepKind::PredWr),
+                    false => self.soft_edge(i, x, DepKind::PredRw),
+                }
                 continue;
             }
             if self.in_view(x) {

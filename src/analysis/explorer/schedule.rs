@@ -228,8 +228,18 @@ pub struct ValueFacts {
     /// gives it (`None`: unchanged).
     pub writes: Vec<WriteValues>,
     /// (transaction, position, tuple): a value of the transaction is a
-    /// column of this row, so the statement reads exactly this row.
+    /// column of this row, so the statement reads exactly this row
+    /// (`NO_ROW`: it matches no row and the value is NULL).
     pub only: Vec<(usize, usize, usize)>,
+    /// (transaction, position, rows): rows a limited read (MIN, ORDER BY
+    /// … LIMIT) may match besides its `only` row, which its order puts
+    /// first.
+    pub after: Vec<(usize, usize, Vec<usize>)>,
+    /// The value of SQL NULL (a pin equal to it matches nothing).
+    pub null: Option<u16>,
+    /// Per tuple: it does not exist (its key is NULL): a key statement on
+    /// it finds no row and the program goes on.
+    pub absent: Vec<bool>,
 }
 
 /// See [`ValueFacts`].

@@ -64,7 +64,8 @@ pub(super) struct Valuation {
     pub shown: Vec<String>,
     /// (transaction, predicate step, tuple): a value of the transaction is
     /// a column of the row the step read, so the step must read exactly
-    /// that row (else the branch is dropped).
+    /// that row (else the branch is dropped). Tuple `NO_ROW`: the step
+    /// matches no row and the value is NULL (`nulls`).
     pub only: Vec<(usize, usize, usize)>,
     /// Per transaction and step: a key-based step's pins, (column, class)
     /// (`verify_values` checks its row has them).
@@ -75,7 +76,19 @@ pub(super) struct Valuation {
     /// (transaction, step): a predicate over the rows of a loop that did
     /// not run (an empty array): it matches no row.
     pub empty: Vec<(usize, usize)>,
+    /// The class of SQL NULL, when a value read from no row is NULL: a
+    /// predicate pinned to it matches nothing.
+    pub null: Option<u16>,
+    /// Per tuple: it does not exist (its key is NULL): a key-based
+    /// statement on it finds no row and the program goes on (`nulls`).
+    pub absent: Vec<bool>,
+    /// (transaction, limited step, rows): rows the step may match besides
+    /// its `only` row, which its order puts first (`ordered`).
+    pub after: Vec<(usize, usize, Vec<usize>)>,
 }
+
+/// `Valuation::only`'s tuple for a read that matched no row.
+pub(super) const NO_ROW: usize = usize::MAX;
 
 impl Valuation {
     /// Does a version (alive, with `vals`) match predicate step `pos` of
@@ -86,7 +99,16 @@ impl Valuation {
             && !self.empty.contains(&(txn, pos))
             && self.pins[txn][pos]
                 .iter()
-                .all(|&(slot, c)| vals.get(slot) == Some(&c))
+                .all(|&(slot, c)| vals.get(slot) == Some(&c) && Some(c) != self.null)
+    }
+
+    /// The rows limited step `pos` of `txn` may match besides its result
+    /// (`Valuation::after`).
+    pub fn allowed(&self, txn: usize, pos: usize) -> &[usize] {
+        self.after
+            .iter()
+            .find(|(a, p, _)| *a == txn && *p == pos)
+            .map_or(&[], |(_, _, v)| v.as_slice())
     }
 
     /// The classes an untracked write of step `pos` of `txn` gives `t`.
@@ -110,6 +132,11 @@ enum Var {
     /// Column of the tuple a predicate statement read (txn, pos, attr).
     Read(usize, usize, usize),
     Other(usize, String),
+    /// SQL NULL: a value read from no row (`nulls`).
+    Null,
+    /// A number allocated from a counter (`Source::Counter`), per
+    /// transaction and loop iteration: new, above every initial row's.
+    Fresh(usize, usize, Vec<u8>),
 }
 
 /// The variables, shared by the union-finds a valuation's enumeration
@@ -159,13 +186,12 @@ impl Classes {
         let mut lit: HashMap<usize, &Var> = HashMap::new();
         for (i, v) in self.names.vars.iter().enumerate() {
             let r = self.find(i);
-            if let Var::Lit(_) | Var::Computed(..) = v {
+            if let Var::Lit(_) | Var::Computed(..) | Var::Fresh(..) = v {
                 if let Some(prev) = lit.insert(r, v) {
                     let clash = match (prev, v) {
                         (Var::Lit(a), Var::Lit(b)) => a != b,
-                        (Var::Computed(t, n, a), Var::Computed(u, m, b)) => {
-                            t == u && n == m && a != b
-                        }
+                        (Var::Computed(t, n, a), Var::Computed(u, m, b))
+                        | (Var::Fresh(t, n, a), Var::Fresh(u, m, b)) => t == u && n == m && a != b,
                         _ => false,
                     };
                     if clash {
@@ -191,6 +217,9 @@ struct ReadVal {
     pos: usize,
     rel: usize,
     attr: usize,
+    /// A read of no row gives NULL and the program goes on untested
+    /// (`Source::Read::nullable`).
+    nullable: bool,
 }
 
 /// The pins of an instance as union-find variables.
@@ -209,6 +238,9 @@ struct Pinned<'a> {
     reads: Vec<ReadVal>,
     /// Values the explorer does not follow: (variable, transaction, why).
     loose: Vec<(usize, usize, String)>,
+    /// (tuple, column) a key-based statement on the tuple pins: for an
+    /// absent tuple these are the statement's own values, not the row's.
+    key_cols: Vec<(usize, usize)>,
 }
 
 /// (transaction, predicate step, tuple) triples of `Valuation::only`.
@@ -234,6 +266,7 @@ pub(super) fn valuations(
         empty: vec![],
         reads: vec![],
         loose: vec![],
+        key_cols: vec![],
     };
     p.collect()?;
     // The slots: columns some predicate pins, per relation.
@@ -264,11 +297,15 @@ pub(super) fn valuations(
             p.cl.id(Var::Col(t, r.attr));
         }
     }
+    p.cl.id(Var::Null);
     let mut chosen = vec![];
     choose_reads(w, inst, &p.reads, 0, p.cl.clone(), &mut vec![], &mut chosen);
     let mut out = vec![];
     let mut merged = vec![];
     for (cl, only) in chosen {
+        let Some(cl) = nulls(w, inst, cl, &p.key_cols) else {
+            continue;
+        };
         let groups = groups(inst, &cl, &cols, &p.pins);
         merged.clear();
         merge(w, inst, &groups, 0, cl, &mut merged);
@@ -277,6 +314,8 @@ pub(super) fn valuations(
             base.only = only.clone();
             key_classes(inst, &cl, &cols, &p.keyed, &mut base);
             base.empty = p.empty.clone();
+            absent_rows(w, inst, &cl, &mut base);
+            ordered(g, prov, inst, &cl, &mut base);
             with_writes(w, g, inst, &base, &mut out);
             if out.len() >= MAX_VALUATIONS {
                 out.truncate(MAX_VALUATIONS);
@@ -328,6 +367,7 @@ impl Pinned<'_> {
                     for &(c, v) in &got {
                         let col = self.cl.id(Var::Col(tu, c));
                         self.cl.union(col, v);
+                        self.key_cols.push((tu, c));
                     }
                 }
                 keyed.push(if predicate { vec![] } else { got.clone() });
@@ -441,7 +481,7 @@ impl Pinned<'_> {
             Value::Column { stmt, attr } => match before(*stmt) {
                 Some(p) => match inst.txns[a].steps[p].tuple {
                     Some(t) => (Var::Col(t, *attr), None),
-                    None => (Var::Read(a, p, *attr), Some((p, *attr))),
+                    None => (Var::Read(a, p, *attr), Some((p, *attr, false))),
                 },
                 None => {
                     self.unfollowed(a, unknown("of a statement that did not run"));
@@ -450,8 +490,23 @@ impl Pinned<'_> {
             },
             Value::Unknown(n) => match self.prov.source(ltp.program, *n) {
                 Some(Source::RangeLoop) => (Var::Computed(a, *n, iteration), None),
-                Some(Source::Read { stmt, attr }) => match read(before(stmt)) {
-                    Some(p) => (Var::Computed(a, *n, iteration), Some((p, attr))),
+                // The allocation's own iteration: one number for every use.
+                Some(Source::Counter { stmt, .. }) => match before(stmt) {
+                    Some(p) => (
+                        Var::Fresh(a, *n, ltp.occurrences[p].iteration.clone()),
+                        None,
+                    ),
+                    None => {
+                        self.unfollowed(a, unknown("allocated by a statement that did not run"));
+                        (Var::Fresh(a, *n, iteration), None)
+                    }
+                },
+                Some(Source::Read {
+                    stmt,
+                    attr,
+                    nullable,
+                }) => match read(before(stmt)) {
+                    Some(p) => (Var::Computed(a, *n, iteration), Some((p, attr, nullable))),
                     None => {
                         self.unfollowed(a, unknown("read by a statement that did not run"));
                         (Var::Computed(a, *n, iteration), None)
@@ -474,7 +529,7 @@ impl Pinned<'_> {
         if let Some(u) = self.loose.last_mut().filter(|u| u.0 == usize::MAX) {
             u.0 = id;
         }
-        if let Some((p, attr)) = from {
+        if let Some((p, attr, nullable)) = from {
             if !self.reads.iter().any(|r| r.var == id) {
                 let rel = inst.txns[a].steps[p].rel;
                 let r = ReadVal {
@@ -483,6 +538,7 @@ impl Pinned<'_> {
                     pos: p,
                     rel,
                     attr,
+                    nullable,
                 };
                 self.reads.push(r);
             }
@@ -510,7 +566,10 @@ fn choose_reads(
         out.push((cl, only.clone()));
         return;
     };
-    for t in (0..inst.tuples.len()).filter(|&t| inst.tuples[t].rel == r.rel) {
+    // Or no row: the value is NULL (MIN of nothing, INTO of no row).
+    let rows = (0..inst.tuples.len()).filter(|&t| inst.tuples[t].rel == r.rel);
+    let none = r.nullable.then_some(NO_ROW);
+    for t in rows.chain(none) {
         // Two values read by one step come from its one row.
         if only
             .iter()
@@ -519,7 +578,10 @@ fn choose_reads(
             continue;
         }
         let mut c = cl.clone();
-        let col = c.id(Var::Col(t, r.attr));
+        let col = c.id(match t {
+            NO_ROW => Var::Null,
+            t => Var::Col(t, r.attr),
+        });
         c.union(col, r.var);
         if c.consistent() && distinct(w, inst, &c) {
             only.push((r.txn, r.pos, t));
@@ -590,12 +652,15 @@ fn reads_possible(inst: &Instance, v: &Valuation) -> bool {
         })
     };
     v.only.iter().all(|&(a, pos, t)| {
-        if stable(t) && !v.matches(a, pos, true, &v.init[t]) {
+        if t != NO_ROW && stable(t) && !v.matches(a, pos, true, &v.init[t]) {
             return false;
         }
+        let rel = inst.txns[a].steps[pos].rel;
         (0..inst.tuples.len()).all(|u| {
             u == t
-                || inst.tuples[u].rel != inst.tuples[t].rel
+                || inst.tuples[u].rel != rel
+                || v.absent[u]
+                || v.allowed(a, pos).contains(&u)
                 || matches!(inst.tuples[u].kind, super::instance::TupleKind::Inserted(_))
                 || !stable(u)
                 || deleted(u)
@@ -623,8 +688,21 @@ fn literal(l: &str) -> String {
 }
 
 /// Distinct tuples of a relation differ in every key whose columns both
-/// pin: not all of a key's columns in the same classes.
+/// pin: not all of a key's columns in the same classes. And a number
+/// allocated from a counter equals no column of a row that exists
+/// initially (`Source::Counter`: it is above them all).
 fn distinct(w: &Workload, inst: &Instance, cl: &Classes) -> bool {
+    let fresh: Vec<usize> = (cl.names.vars.iter().enumerate())
+        .filter(|(_, v)| matches!(v, Var::Fresh(..)))
+        .map(|(i, _)| cl.find(i))
+        .collect();
+    let old_row = cl.names.vars.iter().enumerate().any(|(i, v)| {
+        matches!(v, Var::Col(t, _) if !matches!(inst.tuples[*t].kind, super::instance::TupleKind::Inserted(_)))
+            && fresh.contains(&cl.find(i))
+    });
+    if old_row {
+        return false;
+    }
     let n = inst.tuples.len();
     for t1 in 0..n {
         for t2 in t1 + 1..n {
@@ -633,6 +711,9 @@ fn distinct(w: &Workload, inst: &Instance, cl: &Classes) -> bool {
                 continue;
             }
             let r = w.schema.rel(rel);
+            if is_absent(w, inst, cl, t1) || is_absent(w, inst, cl, t2) {
+                continue;
+            }
             let keys = std::iter::once(&r.primary_key).chain(r.unique_keys.iter());
             for key in keys.filter(|k| !k.is_empty()) {
                 let same = key.iter().all(|&c| {
@@ -772,7 +853,11 @@ fn blocks(
     if pin {
         heads.pop();
     }
+    let null = cl.root_of(&Var::Null);
     for h in heads.clone() {
+        if null.is_some_and(|n| cl.find(h) == n || cl.find(x) == n) {
+            continue; // NULL equals nothing
+        }
         let mut c = cl.clone();
         c.union(h, x);
         if c.consistent() && distinct(w, inst, &c) {
@@ -797,8 +882,14 @@ fn finish(
         let r = cl.find(i);
         let next = number.len() as u16;
         number.entry(r).or_insert(next);
-        if let Var::Lit(l) = v {
-            lits.insert(r, l.clone());
+        match v {
+            Var::Lit(l) => {
+                lits.insert(r, l.clone());
+            }
+            Var::Null => {
+                lits.insert(r, "NULL".into());
+            }
+            _ => {}
         }
     }
     let mut shown = vec![String::new(); number.len()];
@@ -858,7 +949,7 @@ fn finish(
     for (i, v) in cl.names.vars.iter().enumerate() {
         let (a, n) = match v {
             Var::Param(a, p) => (*a, format!(":{p}")),
-            Var::Computed(a, n, it) if *n != usize::MAX => {
+            Var::Computed(a, n, it) | Var::Fresh(a, n, it) if *n != usize::MAX => {
                 let at = match it.as_slice() {
                     [] => String::new(),
                     it => format!(" (loop iteration {it:?})"),
@@ -911,6 +1002,9 @@ fn finish(
         keyed: vec![],
         known: vec![],
         empty: vec![],
+        null: cl.names.ids.get(&Var::Null).map(|&v| class(v)),
+        absent: vec![false; inst.tuples.len()],
+        after: vec![],
     }
 }
 
@@ -1084,6 +1178,9 @@ pub(super) fn facts(inst: &Instance, v: &Valuation) -> super::schedule::ValueFac
         stmts,
         writes: v.writes.clone(),
         only: v.only.clone(),
+        after: v.after.clone(),
+        null: v.null,
+        absent: v.absent.clone(),
     }
 }
 
@@ -1162,6 +1259,122 @@ impl Pinned<'_> {
                 _ => Err(why("ran more than once (a set of values)")),
             },
             _ => Ok(None),
+        }
+    }
+}
+
+/// Is tuple `t` absent: a column of its primary key is NULL (its key
+/// statements pin a value read from no row)?
+fn is_absent(w: &Workload, inst: &Instance, cl: &Classes, t: usize) -> bool {
+    let Some(null) = cl.root_of(&Var::Null) else {
+        return false;
+    };
+    w.schema
+        .rel(inst.tuples[t].rel)
+        .primary_key
+        .iter()
+        .any(|&c| cl.root_of(&Var::Col(t, c)) == Some(null))
+}
+
+/// A value read from no row is NULL (issue 24 item 4: Delivery's
+/// district without a new order): a key-based statement whose key is
+/// NULL finds no row and the program goes on, as PostgreSQL's UPDATE,
+/// DELETE and SELECT INTO do; its tuple is absent, and every value read
+/// from it is NULL too (`RETURNING O_C_ID INTO :c` of an UPDATE that found
+/// nothing), which may make more tuples absent. The columns the key
+/// statements on an absent tuple pin (`keyed`: `O_W_ID = :w`) are their
+/// values, not the row's. `None` when NULL meets what cannot be NULL: a
+/// literal or parameter, a column of a row that exists, or an inserted
+/// row's key (PostgreSQL would reject the insert).
+fn nulls(
+    w: &Workload,
+    inst: &Instance,
+    mut cl: Classes,
+    keyed: &[(usize, usize)],
+) -> Option<Classes> {
+    let null = cl.names.ids.get(&Var::Null).copied()?;
+    loop {
+        let absent: Vec<usize> = (0..inst.tuples.len())
+            .filter(|&t| is_absent(w, inst, &cl, t))
+            .collect();
+        let mut grew = false;
+        for (i, v) in cl.names.vars.clone().iter().enumerate() {
+            if let Var::Col(t, c) = v {
+                let own = keyed.contains(&(*t, *c));
+                if absent.contains(t) && !own && cl.find(i) != cl.find(null) {
+                    cl.union(i, null);
+                    grew = true;
+                }
+            }
+        }
+        if !grew {
+            break;
+        }
+    }
+    let root = cl.find(null);
+    let ok = cl.names.vars.iter().enumerate().all(|(i, v)| {
+        cl.find(i) != root
+            || match v {
+                Var::Lit(_) | Var::Param(..) | Var::Other(..) => false,
+                Var::Col(t, _) => {
+                    !matches!(
+                        inst.tuples[*t].kind,
+                        super::instance::TupleKind::Inserted(_)
+                    ) && is_absent(w, inst, &cl, *t)
+                }
+                Var::Computed(..) | Var::Read(..) | Var::Null => true,
+                Var::Fresh(..) => false,
+            }
+    });
+    ok.then_some(cl)
+}
+
+/// Records the absent tuples of a valuation (they print no values).
+fn absent_rows(w: &Workload, inst: &Instance, cl: &Classes, v: &mut Valuation) {
+    for t in 0..inst.tuples.len() {
+        if is_absent(w, inst, cl, t) {
+            v.absent[t] = true;
+            v.rows[t].clear();
+        }
+    }
+}
+
+/// The rows a limited read with a known order (`Provenance::orders`) may
+/// match besides the row its value came from (`only`), because the order
+/// puts that row first: with `ORDER BY c DESC` / `MAX(c)` a row whose `c`
+/// a counter allocated in the schedule comes before every initial row;
+/// with `MIN(c)` / ascending an initial row comes before every allocated
+/// one (`Source::Counter`: allocations are above every initial value).
+/// Anything else is not ordered by the values: the read must match its
+/// row alone, as before.
+fn ordered(g: &SummaryGraph, prov: &Provenance, inst: &Instance, cl: &Classes, v: &mut Valuation) {
+    let fresh = |t: usize, c: usize| {
+        cl.root_of(&Var::Col(t, c)).is_some_and(|r| {
+            (cl.names.vars.iter().enumerate())
+                .any(|(i, x)| matches!(x, Var::Fresh(..)) && cl.find(i) == r)
+        })
+    };
+    let initial =
+        |t: usize| !matches!(inst.tuples[t].kind, super::instance::TupleKind::Inserted(_));
+    for &(a, pos, t) in &v.only {
+        let ltp = &g.nodes[inst.txns[a].node].ltp;
+        let stmt = ltp.occurrences[pos].stmt;
+        let Some((c, desc)) = prov.order(ltp.program, stmt) else {
+            continue;
+        };
+        if t == NO_ROW || !prov.limited(ltp.program, stmt) {
+            continue;
+        }
+        let rel = inst.tuples[t].rel;
+        let others: Vec<usize> = (0..inst.tuples.len())
+            .filter(|&u| u != t && inst.tuples[u].rel == rel)
+            .filter(|&u| match desc {
+                true => fresh(t, c) && initial(u) && !fresh(u, c),
+                false => initial(t) && !fresh(t, c) && fresh(u, c),
+            })
+            .collect();
+        if !others.is_empty() {
+            v.after.push((a, pos, others));
         }
     }
 }

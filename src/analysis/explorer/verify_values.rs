@@ -16,7 +16,10 @@
 //!   values it pins, and no other live tuple of the relation holds them
 //!   all;
 //! - a statement whose row gives the program a value reads exactly that
-//!   row;
+//!   row — a limited read (MIN, ORDER BY … LIMIT) that row and only rows
+//!   its order puts after it, a read whose value is NULL no row; a key
+//!   statement on an absent row (its key is NULL) finds nothing; a pin
+//!   equal to NULL matches no row;
 //! - an expression the explorer does not follow never writes a value the
 //!   row had before (it is realised as `hits + 1` along the row's
 //!   sequence).
@@ -53,7 +56,8 @@ impl Replay<'_> {
         match at {
             Some(i) => (vs[i].1, vs[i].2.clone()),
             None => (
-                !matches!(self.s.tuples[t].kind, TupleKind::Inserted(_)),
+                !matches!(self.s.tuples[t].kind, TupleKind::Inserted(_))
+                    && !self.f.absent.get(t).copied().unwrap_or(false),
                 self.f.init[t].clone(),
             ),
         }
@@ -74,8 +78,9 @@ impl Replay<'_> {
 
     /// Does a version of `t` hold every pinned value?
     fn holds(&self, t: usize, pins: &[(usize, u16)], vals: &[u16]) -> bool {
-        pins.iter()
-            .all(|&(c, v)| v != FRESH_VALUE && self.value(t, c, vals) == Some(v))
+        pins.iter().all(|&(c, v)| {
+            v != FRESH_VALUE && Some(v) != self.f.null && self.value(t, c, vals) == Some(v)
+        })
     }
 
     /// The view of a step: the snapshot its reads see (`None`: latest).
@@ -169,6 +174,10 @@ fn key(
 ) -> Result<(), String> {
     let s = r.s;
     for t in tuples_of(step, &[OpKind::Read, OpKind::Write, OpKind::Delete]) {
+        if r.f.absent.get(t).copied().unwrap_or(false) {
+            // No row has a NULL key: the statement finds nothing.
+            continue;
+        }
         let (_, vals) = r.version(step.txn, t, view);
         if !r.holds(t, pins, &vals) {
             return Err(format!(
@@ -257,18 +266,42 @@ fn predicate(
             names(&touched)
         ));
     }
+    only_rows(r, step, &matched)
+}
+
+/// A statement whose row gives the program a value matches exactly that
+/// row (`NO_ROW`: none); a limited read may also match the rows its
+/// order puts after it (`ValueFacts::after`).
+fn only_rows(r: &Replay, step: &Step, matched: &[usize]) -> Result<(), String> {
+    let here = |a: usize, p: usize| a == step.txn && Some(p) == step.pos;
     let only: Vec<usize> =
         r.f.only
             .iter()
-            .filter(|&&(a, p, _)| a == step.txn && Some(p) == step.pos)
+            .filter(|&&(a, p, _)| here(a, p))
             .map(|&(_, _, t)| t)
             .collect();
-    if !only.is_empty() && only != matched {
-        return Err(
-            "a value the program takes from the row it reads comes from another row".into(),
-        );
+    if only.is_empty() {
+        return Ok(());
     }
-    Ok(())
+    let wrong =
+        || Err("a value the program takes from the row it reads comes from another row".into());
+    if only.contains(&super::values::NO_ROW) {
+        return if matched.is_empty() { Ok(()) } else { wrong() };
+    }
+    let after: &[usize] =
+        r.f.after
+            .iter()
+            .find(|(a, p, _)| here(*a, *p))
+            .map_or(&[], |(_, _, v)| v.as_slice());
+    let ok = only.iter().all(|t| matched.contains(t))
+        && matched
+            .iter()
+            .all(|t| only.contains(t) || after.contains(t));
+    if ok {
+        Ok(())
+    } else {
+        wrong()
+    }
 }
 
 /// The rest of a predicate UPDATE/DELETE after a lock wait: each tuple it

@@ -363,10 +363,11 @@ impl Lowerer<'_> {
             (found, open) = found_scan(after);
         }
         let evidence = found || s.into.iter().any(|v| self.vars.null_tested.contains(v));
-        let saved = self.pos.stmt_may_miss;
+        let saved = (self.pos.stmt_may_miss, self.pos.stmt_tested);
         self.pos.stmt_may_miss = evidence && !self.aborts_after(&s.into, rest);
+        self.pos.stmt_tested = evidence;
         let r = self.lower_audited(&s.sql, &s.into, &s.snip, next, s.weak_lock, Some(&s.pg));
-        self.pos.stmt_may_miss = saved;
+        (self.pos.stmt_may_miss, self.pos.stmt_tested) = saved;
         r
     }
 

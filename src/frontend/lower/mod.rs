@@ -235,7 +235,7 @@ pub fn lower_units(
                 &mut counter,
                 &mut warnings,
             );
-            if let Some((program, (pins, sources, shared, alts, inexact, join))) =
+            if let Some((program, (pins, sources, shared, alts, inexact, join, limited, orders))) =
                 errors.take(lowered)
             {
                 joined.push(join);
@@ -245,6 +245,8 @@ pub fn lower_units(
                 provenance.key_share.push(shared);
                 provenance.alternatives.push(alts);
                 provenance.inexact.push(inexact);
+                provenance.limited.push(limited);
+                provenance.orders.push(orders);
                 declared.push(declared_level(f, nodes));
             }
         }
@@ -423,6 +425,12 @@ fn lower_transaction<'a>(
     let joined: Vec<(usize, usize)> = (0..l.out.facts.len())
         .flat_map(|q| l.out.facts[q].joined.iter().map(move |&c| (q, c)))
         .collect();
+    let limited: Vec<usize> = (0..l.out.facts.len())
+        .filter(|&q| l.out.facts[q].limited)
+        .collect();
+    let orders: Vec<(usize, usize, bool)> = (0..l.out.facts.len())
+        .filter_map(|q| l.out.facts[q].order.map(|(a, d)| (q, a, d)))
+        .collect();
     let pins = (
         l.pins(),
         l.out.sources.clone(),
@@ -430,6 +438,8 @@ fn lower_transaction<'a>(
         l.alternatives(),
         inexact,
         joined,
+        limited,
+        orders,
     );
     let program = Program {
         name,
@@ -555,6 +565,8 @@ type ProgramProvenance = (
     Vec<crate::model::provenance::Alternative>,
     Vec<usize>,
     Vec<(usize, usize)>,
+    Vec<usize>,
+    Vec<(usize, usize, bool)>,
 );
 
 /// What FK and same-tuple inference needs to know about a statement.
@@ -604,6 +616,13 @@ struct Facts {
     /// A plain INSERT (no ON CONFLICT): the row it returns is one it
     /// inserted (`Held::OwnInserts`).
     plain_insert: bool,
+    /// A read of a SELECT whose result is not every matching row (MIN,
+    /// MAX, LIMIT, one row INTO): for the provenance
+    /// (`Provenance::limited`), not the BTP.
+    limited: bool,
+    /// A limited read's order, when one key column: (attribute,
+    /// descending) (`Provenance::orders`).
+    order: Option<(usize, bool)>,
 }
 
 /// The state of lowering one transaction, in parts with one concern each:
@@ -704,6 +723,10 @@ struct Position {
     sub_depth: usize,
     /// The statement being lowered may find no row (see `statement`).
     stmt_may_miss: bool,
+    /// The program tests whether the statement being lowered found a row
+    /// (FOUND, or IS NULL of a variable it sets): its INTO values are not
+    /// `Source::Read { nullable }` (the explorer evaluates no test).
+    stmt_tested: bool,
 }
 
 /// What is in scope for the statement being lowered.

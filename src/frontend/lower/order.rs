@@ -72,7 +72,9 @@ impl Lowerer<'_> {
             }
         }
         for (_, s) in &mut self.out.sources {
-            if let crate::model::provenance::Source::Read { stmt, .. } = s {
+            if let crate::model::provenance::Source::Read { stmt, .. }
+            | crate::model::provenance::Source::Counter { stmt, .. } = s
+            {
                 *stmt = map(*stmt);
             }
         }

@@ -4,7 +4,8 @@
 //! in a statement was modelled.
 
 use super::clauses::{
-    has_aggregate, item_columns, read_columns, returning_columns, ColumnRole, ColumnUses,
+    has_aggregate, item_columns, read_columns, returning_columns, strip_nested, ColumnRole,
+    ColumnUses,
 };
 use super::scope::{Cte, TableRef};
 use super::symbolic::Term;
@@ -221,7 +222,51 @@ impl Lowerer<'_> {
             writes,
             returning: &u.returning,
         };
-        self.write_after_reads(target, snip, into, next, pre, split.then_some(checks))
+        let mark = self.out.statements.len();
+        let b = self.write_after_reads(target, snip, into, next, pre, split.then_some(checks))?;
+        self.counter_sources(u, &tables, into, mark);
+        Ok(b)
+    }
+
+    /// Provenance (`Source::Counter`): `UPDATE … SET c = c + n … RETURNING
+    /// c ± k INTO v` of one row by key allocates a number: `v`'s fresh
+    /// symbol gets the counter as its source.
+    fn counter_sources(
+        &mut self,
+        u: &sqlparser::ast::Update,
+        tables: &[TableRef],
+        into: &[String],
+        mark: usize,
+    ) {
+        let rel = self.cat.schema.rel(tables[0].rel);
+        let Some(q) = (mark..self.out.statements.len()).find(|&q| {
+            self.out.statements[q].rel == tables[0].rel
+                && self.out.statements[q].ty == StmtType::KeyUpd
+        }) else {
+            return;
+        };
+        let bumped: Vec<usize> = u
+            .assignments
+            .iter()
+            .filter_map(|a| counter_bump(a, rel))
+            .collect();
+        let Some(items) = &u.returning else {
+            return;
+        };
+        for (k, item) in items.iter().enumerate() {
+            let (SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. }) = item
+            else {
+                continue;
+            };
+            let Some(c) = counter_offset(e, rel) else {
+                continue;
+            };
+            let fresh = into.get(k).and_then(|v| self.vars.env.get(v));
+            if let (true, Some(Term::Fresh(n))) = (bumped.contains(&c), fresh) {
+                let src = crate::model::provenance::Source::Counter { stmt: q, attr: c };
+                self.out.sources.push((*n, src));
+            }
+        }
     }
 
     /// DELETE FROM t [USING s …]: s is read, t is the target.
@@ -1150,6 +1195,16 @@ impl Lowerer<'_> {
                 self.out.facts[q].may_miss = true;
             }
         }
+        if limited_select(q, sel, grouped, !into.is_empty()) {
+            let order = match single {
+                true => select_order(q, sel, self.cat.schema.rel(tables[0].rel)),
+                false => None,
+            };
+            for q in mark..self.out.statements.len() {
+                self.out.facts[q].limited = true;
+                self.out.facts[q].order = order;
+            }
+        }
         // INTO: a plain column of a key-based single-table SELECT names that
         // tuple's column; anything else is a fresh symbol.
         match (single, first_key_based) {
@@ -1176,7 +1231,11 @@ impl Lowerer<'_> {
                     let t = self.vars.fresh();
                     if let (Some(stmt), Some(Some(attr)), Term::Fresh(n)) = (read, cols.get(k), &t)
                     {
-                        let src = crate::model::provenance::Source::Read { stmt, attr: *attr };
+                        let src = crate::model::provenance::Source::Read {
+                            stmt,
+                            attr: *attr,
+                            nullable: !self.pos.stmt_tested,
+                        };
                         self.out.sources.push((*n, src));
                     }
                     self.vars.env.insert(v.clone(), t);
@@ -1686,5 +1745,128 @@ fn correlate(uses: &mut [ColumnUses], hits: &[(usize, usize)]) {
             u.pred.insert(a);
             u.join.insert(a);
         }
+    }
+}
+
+/// Does the SELECT return fewer rows than its tables' reads match
+/// (`Provenance::limited`)? `LIMIT n`/`FETCH FIRST`; an ungrouped list of
+/// `min(c)`/`max(c)` only (one row, the extreme one); a `SELECT … INTO`
+/// of no aggregate (PL/pgSQL keeps the first row). Aggregates such as
+/// `count`/`sum` depend on every match: not limited.
+fn limited_select(q: &Query, sel: &sqlparser::ast::Select, grouped: bool, into: bool) -> bool {
+    use sqlparser::ast::LimitClause;
+    let limit = match &q.limit_clause {
+        Some(LimitClause::LimitOffset { limit, .. }) => limit.is_some(),
+        Some(LimitClause::OffsetCommaLimit { .. }) => true,
+        None => false,
+    };
+    let extreme = |item: &SelectItem| match item {
+        SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
+            matches!(strip_nested(e), Expr::Function(f)
+                if matches!(f.name.to_string().to_lowercase().as_str(), "min" | "max"))
+        }
+        _ => false,
+    };
+    let extremes = !grouped && !sel.projection.is_empty() && sel.projection.iter().all(extreme);
+    let first_row = into && !sel.projection.iter().any(has_aggregate);
+    limit || q.fetch.is_some() || extremes || first_row
+}
+
+/// A plain column of `rel` (unqualified or qualified).
+fn column_of(e: &Expr, rel: &crate::model::schema::Relation) -> Option<usize> {
+    let i = match strip_nested(e) {
+        Expr::Identifier(i) => i,
+        Expr::CompoundIdentifier(v) => v.last()?,
+        _ => return None,
+    };
+    rel.attributes.iter().position(|a| same_name(a, i))
+}
+
+/// A positive integer literal.
+fn positive(e: &Expr) -> bool {
+    matches!(strip_nested(e), Expr::Value(v)
+        if matches!(&v.value, Value::Number(n, _) if n.parse::<u64>().is_ok_and(|n| n > 0)))
+}
+
+/// `c = c + n` (n a positive integer literal): the column bumped.
+fn counter_bump(
+    a: &sqlparser::ast::Assignment,
+    rel: &crate::model::schema::Relation,
+) -> Option<usize> {
+    let target = assignment_columns(&a.target);
+    let [t] = target.as_slice() else {
+        return None;
+    };
+    let c = rel.attributes.iter().position(|x| same_name(x, t))?;
+    match strip_nested(&a.value) {
+        Expr::BinaryOp {
+            left,
+            op: sqlparser::ast::BinaryOperator::Plus,
+            right,
+        } if column_of(left, rel) == Some(c) && positive(right) => Some(c),
+        _ => None,
+    }
+}
+
+/// `c`, `c - k` or `c + k` (k an integer literal): the column.
+fn counter_offset(e: &Expr, rel: &crate::model::schema::Relation) -> Option<usize> {
+    use sqlparser::ast::BinaryOperator::{Minus, Plus};
+    match strip_nested(e) {
+        Expr::BinaryOp {
+            left,
+            op: Plus | Minus,
+            right,
+        } if positive(right) => column_of(left, rel),
+        e => column_of(e, rel),
+    }
+}
+
+/// The order of a limited single-table read when it is one primary-key
+/// column (never NULL): `MIN(c)` ascending, `MAX(c)` descending, `ORDER BY
+/// c [ASC|DESC] LIMIT …` (`Provenance::orders`).
+fn select_order(
+    q: &Query,
+    sel: &sqlparser::ast::Select,
+    rel: &crate::model::schema::Relation,
+) -> Option<(usize, bool)> {
+    use sqlparser::ast::{
+        FunctionArg, FunctionArgExpr, FunctionArguments, OrderByKind, OrderBySort,
+    };
+    let key = |c: usize| rel.primary_key.contains(&c).then_some(c);
+    if q.limit_clause.is_some() || q.fetch.is_some() {
+        let OrderByKind::Expressions(v) = &q.order_by.as_ref()?.kind else {
+            return None;
+        };
+        let [o] = v.as_slice() else {
+            return None;
+        };
+        let desc = match &o.options.sort {
+            None | Some(OrderBySort::Asc) => false,
+            Some(OrderBySort::Desc) => true,
+            Some(_) => return None,
+        };
+        return key(column_of(&o.expr, rel)?).map(|c| (c, desc));
+    }
+    let [SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. }] =
+        sel.projection.as_slice()
+    else {
+        return None;
+    };
+    let Expr::Function(f) = strip_nested(e) else {
+        return None;
+    };
+    let desc = match f.name.to_string().to_lowercase().as_str() {
+        "min" => false,
+        "max" => true,
+        _ => return None,
+    };
+    let FunctionArguments::List(l) = &f.args else {
+        return None;
+    };
+    match l.args.as_slice() {
+        [FunctionArg::Unnamed(FunctionArgExpr::Expr(a))] if l.clauses.is_empty() => {
+            key(column_of(a, rel)?).map(|c| (c, desc))
+        }
+        _ => None,
     }
 }
