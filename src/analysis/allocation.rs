@@ -122,6 +122,9 @@ pub fn lowest(g: &SummaryGraph) -> Lowest {
     }
 }
 
+/// Why a program is raised: the cause, the pair (e3, e4), the reason.
+type Why = (Cause, (usize, usize), Reason);
+
 /// [`lowest`] without building the cycles.
 pub fn lowest_pairs(g: &SummaryGraph) -> LowestPairs {
     let programs = g.program_nodes.len();
@@ -131,7 +134,7 @@ pub fn lowest_pairs(g: &SummaryGraph) -> LowestPairs {
     let pivots = Pivots::of_graph(g, &comp, |_| false);
     let prog = |v: usize| g.nodes[v].ltp.program;
     let mut levels = vec![Level::ReadCommitted; programs];
-    let mut why: Vec<Option<(Cause, (usize, usize), Reason)>> = vec![None; programs];
+    let mut why: Vec<Option<Why>> = vec![None; programs];
     let mut ssi_pivots = vec![];
     for v in 0..g.nodes.len() {
         let pv = prog(v);
