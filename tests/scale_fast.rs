@@ -163,3 +163,42 @@ fn generator_gives_cut_answers() {
         "only {cut} of 60 workloads have more than 2 maximal sets"
     );
 }
+
+/// `allocate`'s text shows the first `SHOWN_CYCLES` raised programs'
+/// cycles and one line counting the rest; `allocate_showing(None)` (the
+/// `--all-cycles` flag) shows every one; JSON lists every one. The
+/// generated application (`tests/common/app.rs`) with 40 programs raises
+/// more than 10 (its predicate reads make most programs pivots; the count
+/// is read from the analysis, not assumed).
+#[test]
+fn allocate_text_shows_first_cycles_and_counts_the_rest() {
+    use isolint::report::text::{allocate, allocate_showing, SHOWN_CYCLES};
+    let dir = tempfile::tempdir().expect("tempdir");
+    common::app::write(dir.path(), 7, 40, 25).expect("write app");
+    let w = isolint::frontend::load(dir.path(), None)
+        .expect("generated app loads")
+        .workload;
+    let f = isolint::analysis::allocate_with(
+        &w,
+        isolint::analysis::graph::Settings::default(),
+        &isolint::analysis::progress::Silent,
+    );
+    let raised = f.isolation.raised.len();
+    assert!(raised > SHOWN_CYCLES, "only {raised} raised programs");
+    let cycles = |text: &str| text.matches("(below it, this cycle is dangerous").count();
+    let short = allocate(&w, &f);
+    assert_eq!(cycles(&short), SHOWN_CYCLES);
+    assert!(short.contains(&format!(
+        "... and the cycles of {} more raised programs (--all-cycles",
+        raised - SHOWN_CYCLES
+    )));
+    let all = allocate_showing(&w, &f, None);
+    assert_eq!(cycles(&all), raised);
+    assert!(!all.contains("more raised programs"));
+    let json = isolint::report::json::allocate(&w, &f, &[]);
+    let reasons = json["isolation"]["reasons"].as_array().expect("reasons");
+    assert_eq!(reasons.len(), raised);
+    assert!(reasons
+        .iter()
+        .all(|r| r["cycle"].as_array().is_some_and(|c| c.len() >= 2)));
+}

@@ -122,7 +122,7 @@ pub fn lowest(g: &SummaryGraph) -> Lowest {
     }
 }
 
-/// Why a program is raised: the cause, the pair of edges, the reason.
+/// Why a program is raised: the cause, the pair (e3, e4), the reason.
 type Why = (Cause, (usize, usize), Reason);
 
 /// [`lowest`] without building the cycles.

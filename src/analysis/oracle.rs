@@ -96,11 +96,19 @@ const WORD: usize = usize::BITS as usize;
 struct Local {
     start: Vec<u32>,
     groups: Vec<u32>,
+    /// Each group's target, beside it: Tarjan and the component checks
+    /// read only this, not the (large, randomly placed) groups.
+    to: Vec<u32>,
 }
 
 impl Local {
-    fn out(&self, u: usize) -> &[u32] {
-        &self.groups[self.start[u] as usize..self.start[u + 1] as usize]
+    /// The (group, target) pairs of node u.
+    fn out(&self, u: usize) -> impl Iterator<Item = (u32, usize)> + '_ {
+        let r = self.start[u] as usize..self.start[u + 1] as usize;
+        self.groups[r.clone()]
+            .iter()
+            .zip(&self.to[r])
+            .map(|(&gi, &v)| (gi, v as usize))
     }
 }
 
@@ -202,6 +210,7 @@ impl Compact {
     fn local(&self, view: View) -> Local {
         let mut start = Vec::with_capacity(self.n + 1);
         let mut groups: Vec<u32> = vec![];
+        let mut to: Vec<u32> = vec![];
         match (&self.bits, view.nodes, view.dropped) {
             (Some(b), Some(mask), None) => {
                 let m = mask.as_slice();
@@ -216,6 +225,7 @@ impl Compact {
                         while hit != 0 {
                             let below = a & ((1usize << hit.trailing_zeros()) - 1);
                             groups.push(self.row[u] + b.rank[u * b.words + w] + below.count_ones());
+                            to.push((w * WORD + hit.trailing_zeros() as usize) as u32);
                             hit &= hit - 1;
                         }
                     }
@@ -225,14 +235,16 @@ impl Compact {
                 for u in 0..self.n {
                     start.push(groups.len() as u32);
                     if view.node(u) {
-                        let row = self.out(u).filter(|&gi| view.group(&self.groups[gi]));
-                        groups.extend(row.map(|gi| gi as u32));
+                        for gi in self.out(u).filter(|&gi| view.group(&self.groups[gi])) {
+                            groups.push(gi as u32);
+                            to.push(self.groups[gi].to);
+                        }
                     }
                 }
             }
         }
         start.push(groups.len() as u32);
-        Local { start, groups }
+        Local { start, groups, to }
     }
 
     /// Number of groups (for sizing benchmarks and tests).
@@ -257,7 +269,7 @@ impl Compact {
             self.n,
             |v| view.node(v),
             |u| local.start[u] as usize..local.start[u + 1] as usize,
-            |at| Some(self.groups[local.groups[at] as usize].to as usize),
+            |at| Some(local.to[at] as usize),
         )
     }
 
@@ -278,10 +290,14 @@ impl Compact {
         let mut found = vec![];
         let mut done = FixedBitSet::with_capacity(self.n);
         for u in (0..self.n).filter(|&u| comp[u] != NONE) {
-            for &gi in local.out(u) {
-                let g = &self.groups[gi as usize];
-                let Some(e) = g.cf() else { continue };
-                if comp[u] == comp[g.to as usize] && !done.put(comp[u] as usize) {
+            for (gi, v) in local.out(u) {
+                if comp[u] != comp[v] || done.contains(comp[u] as usize) {
+                    continue;
+                }
+                let Some(e) = self.groups[gi as usize].cf() else {
+                    continue;
+                };
+                if !done.put(comp[u] as usize) {
                     let step = (gi, e);
                     found.push(Found {
                         comp: comp[u],
@@ -306,15 +322,15 @@ impl Compact {
         let mut out: Vec<Outgoing<Step>> = vec![Outgoing::default(); n];
         let ssi = level == Level::Serializable;
         for u in (0..n).filter(|&u| comp[u] != NONE) {
-            for &gi in local.out(u) {
-                let g = &self.groups[gi as usize];
-                if comp[u] != comp[g.to as usize] {
+            for (gi, v) in local.out(u) {
+                if comp[u] != comp[v] {
                     continue;
                 }
+                let g = &self.groups[gi as usize];
                 if g.nc() {
                     has_nc.insert(comp[u] as usize);
                 }
-                inc[g.to as usize].merge(&g.inc, ssi, |e| (gi, e));
+                inc[v].merge(&g.inc, ssi, |e| (gi, e));
                 out[u].merge(&g.out, ssi, |e| (gi, e));
             }
         }
@@ -379,7 +395,7 @@ impl Compact {
             // not have reported it).
             let nc = (0..self.n)
                 .filter(|&u| comp[u] == f.comp)
-                .flat_map(|u| local.out(u).iter().map(move |&gi| (u, gi as usize)))
+                .flat_map(|u| local.out(u).map(move |(gi, _)| (u, gi as usize)))
                 .find(|&(_, gi)| {
                     let gr = &self.groups[gi];
                     gr.nc() && comp[gr.to as usize] == f.comp
@@ -444,12 +460,11 @@ impl Compact {
             if u == b {
                 break;
             }
-            for &gi in local.out(u as usize) {
-                let g = &self.groups[gi as usize];
-                let v = g.to as usize;
+            for (gi, v) in local.out(u as usize) {
                 if comp[v] != c {
                     continue;
                 }
+                let g = &self.groups[gi as usize];
                 let w = u32::from(!(g.nc() || g.tag == UNTAGGED));
                 let d = dist[u as usize] + w;
                 if d < dist[v] {

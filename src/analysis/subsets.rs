@@ -38,19 +38,46 @@ struct Oracle<'g> {
     nodes: usize,
     cache: HashMap<FixedBitSet, bool>,
     progress: &'g dyn Progress,
+    /// [`Oracle::unblocked`]'s programs blocked for one set.
+    memo: Option<Blocked>,
+}
+
+/// Programs p with a known dangerous cycle in `set` ∪ {p}, from the
+/// first `seen` cores.
+struct Blocked {
+    set: FixedBitSet,
+    seen: usize,
+    blocked: FixedBitSet,
 }
 
 impl Oracle<'_> {
-    /// Programs p such that a known dangerous cycle lies in `set` ∪ {p}
-    /// (`set` robust): one pass over the cores, word by word.
-    fn blocked(&self, set: &FixedBitSet) -> FixedBitSet {
-        let mut out = FixedBitSet::with_capacity(set.len());
-        for c in &self.cores {
+    /// The programs of `chunk` no known dangerous cycle lies in `set` ∪
+    /// {p} for (`set` robust). The blocked programs are kept between calls
+    /// while `set` stays the same (it changes only when a chunk is
+    /// accepted), so each core is looked at once per set, not once per
+    /// chunk (a scan per chunk was 15% of `check` at 1,000 programs).
+    fn unblocked(&mut self, set: &FixedBitSet, chunk: &[usize]) -> Vec<usize> {
+        if self.memo.as_ref().is_none_or(|m| m.set != *set) {
+            self.memo = Some(Blocked {
+                set: set.clone(),
+                seen: 0,
+                blocked: FixedBitSet::with_capacity(set.len()),
+            });
+        }
+        let Some(memo) = self.memo.as_mut() else {
+            return chunk.to_vec();
+        };
+        for c in &self.cores[memo.seen..] {
             if let Some(p) = only_outside(c, set) {
-                out.insert(p);
+                memo.blocked.insert(p);
             }
         }
-        out
+        memo.seen = self.cores.len();
+        chunk
+            .iter()
+            .copied()
+            .filter(|&p| !memo.blocked.contains(p))
+            .collect()
     }
 
     fn robust(&mut self, programs: &FixedBitSet) -> bool {
@@ -180,6 +207,7 @@ pub fn search_with(
         nodes,
         cache: HashMap::new(),
         progress,
+        memo: None,
     };
     if let Some(r) = whole_robust {
         oracle.cache.insert(all.clone(), r);
@@ -240,12 +268,7 @@ fn add_chunk(oracle: &mut Oracle, set: &mut FixedBitSet, chunk: &[usize]) {
     // rejected without a test: the greedy order rejects it too when it
     // gets to it (the set only grows). Dropping such programs before
     // bisecting keeps the chunks that remain likely to pass whole.
-    let blocked = oracle.blocked(set);
-    let chunk: Vec<usize> = chunk
-        .iter()
-        .copied()
-        .filter(|&p| !blocked.contains(p))
-        .collect();
+    let chunk = oracle.unblocked(set, chunk);
     if chunk.is_empty() {
         return;
     }
