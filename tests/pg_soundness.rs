@@ -25,10 +25,10 @@
 //! `ISOLINT_PG_GUIDED` (default 2) witness-guided rounds: the explorer's
 //! schedule of a witness cycle with `isolint replay`'s solved values. Seeds
 //! 0–299 in debug (2026-11-27, PostgreSQL 15.20, shared machine): 107
-//! robust, 193 not robust, **0 violations**; an anomaly seen for 35 of the
-//! not-robust ones by the 6 random rounds (18%; 26 = 13.5% before), 42
-//! (22%) with the guided rounds; 188 s (the old batch: 392–477 s beside
-//! another run on the same machine). The batch fails below `MIN_SHARE`.
+//! robust, 193 not robust, **0 violations**; an anomaly seen for 34–35 of
+//! the not-robust ones by the 6 random rounds (18%; 26 = 13.5% before),
+//! 41–42 (21–22%) with the guided rounds; 188 s (the old batch: 141 s,
+//! each alone on the machine). The batch fails below `MIN_SHARE`.
 //! `ISOLINT_PG_BREAKDOWN=1` sorts every round by why it showed no
 //! anomaly (`replay::random::Breakdown`; per workload in
 //! `target/tmp/pg-soundness/breakdown.txt`); `ISOLINT_PG_ALARM_ROUNDS=N`
