@@ -1,7 +1,8 @@
 //! Witness-guided rounds (issue 23): where purely random rounds of a
 //! not-robust workload rarely meet, rounds aimed at the static witness.
 //! The explorer turns a witness cycle into a schedule of program
-//! instances ([`crate::analysis::explorer::confirm_in`]); its values are
+//! instances ([`crate::analysis::explorer::confirm_at`], the BTP model, as
+//! `isolint replay` does); its values are
 //! solved as `isolint replay` solves them ([`solve::Space`],
 //! [`witness::plan_with`], [`solve::changes`]), so the cycle's conflicting
 //! statements meet on the same rows, and the schedule's statements run in
@@ -15,7 +16,7 @@ use super::super::scratch::Scratch;
 use super::super::server::Server;
 use super::super::{solve, witness};
 use super::Anomaly;
-use crate::analysis::explorer::{confirm_in, Bounds, Confirmation, Schedule};
+use crate::analysis::explorer::{confirm_at, Bounds, Confirmation, Schedule};
 use crate::analysis::graph::SummaryGraph;
 use crate::analysis::robustness::Witness;
 use crate::frontend::Sources;
@@ -121,7 +122,11 @@ pub fn guided(
     let start = std::time::Instant::now();
     for x in witnesses.iter().take(cfg.witnesses) {
         let t = std::time::Instant::now();
-        let found = confirm_in(w, prov, g, x, bounds, &alloc);
+        // The BTP model's search, as `isolint replay` runs it: bounded by
+        // its state budget (the value pass's valuations are not, and ran
+        // for minutes on some generated workloads); the values come from
+        // the replay's solver below.
+        let found = confirm_at(w, g, x, bounds, &alloc);
         out.explore += t.elapsed();
         let Confirmation::Confirmed(s) = found else {
             continue;
@@ -220,11 +225,21 @@ fn one(scratch: &mut Scratch, level: Level, mut p: witness::Plan, out: &mut Guid
             return Ok(());
         }
     }
-    let mut k = 0;
-    let c = run(scratch, &p.seed, &p.txns, level, &mut |_| {
-        let a: Option<Action> = p.actions.get(k).copied();
-        k += 1;
-        a
+    // The schedule's actions in order, except that an action of a
+    // transaction whose statement waits for a lock is put off until
+    // another transaction's next action has run (PostgreSQL orders them
+    // so; waiting for it would stop the round after `NEED_WAIT`).
+    let mut left: Vec<Action> = p.actions.clone();
+    let c = run(scratch, &p.seed, &p.txns, level, &mut |st| {
+        let of = |a: &Action| match a {
+            Action::Step(i) | Action::Commit(i) => *i,
+        };
+        left.retain(|a| st.get(of(a)).is_some_and(|s| !s.ended));
+        let at = left
+            .iter()
+            .position(|a| !st[of(a)].pending)
+            .or((!left.is_empty()).then_some(0))?;
+        Some(left.remove(at))
     })?;
     // As a random round: a transaction the database aborted is left out
     // of the comparison; one the harness could not run voids the round.
