@@ -418,3 +418,35 @@ fn error_schema_flag_with_yaml() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--schema applies to a directory"));
 }
+
+/// The YAML loader looks relation and foreign-key names up in maps and
+/// checks abbreviations against a set (issue 26: a scan per name made
+/// Auction(100000) load quadratically). Same rules as the scans: a
+/// relation named in another case resolves (`Schema::relation`'s second
+/// pass), an abbreviation equal to an earlier program's name or
+/// abbreviation is rejected, a fresh one is accepted (the control).
+#[test]
+fn indexed_names_keep_the_lookup_rules() {
+    let ok = |text: &str| {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("w.yaml");
+        std::fs::write(&path, text).expect("write");
+        let out = isolint()
+            .args(["analyze", path.to_str().expect("utf8")])
+            .output()
+            .expect("runs");
+        out.status.code()
+    };
+    assert_eq!(ok(&GOOD.replace("rel: B,", "rel: b,")), Some(0));
+    let second = |abbrev: &str| {
+        format!(
+            "{GOOD}  - name: Q\n    abbrev: {abbrev}\n    statements:\n      - {{ id: q1, type: key sel, rel: A, read: [x] }}\n    body: [q1]\n"
+        )
+    };
+    let err = bad_yaml(&second("P"));
+    assert!(
+        err.contains("abbreviation `P` of `Q` is already used"),
+        "{err}"
+    );
+    assert_eq!(ok(&second("R")), Some(0));
+}

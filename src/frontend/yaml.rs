@@ -10,6 +10,7 @@
 
 use indexmap::IndexMap;
 use serde::Deserialize;
+use std::collections::HashMap;
 
 use crate::model::btp::{
     validate, Body, Constraint, ConstraintKind, Held, Invalid, Origin, Program, Site, Statement,
@@ -192,10 +193,11 @@ fn convert(raw: &RawWorkload) -> std::result::Result<Workload, Problem> {
         rel.unique_keys = unique_keys;
         schema.relations.push(rel);
     }
+    let mut names = Names::of(&schema);
     for (fi, (name, f)) in raw.schema.foreign_keys.iter().enumerate() {
         let site = Site::ForeignKey(fi);
-        let domain = rel_index(&schema, &f.from, site)?;
-        let range = rel_index(&schema, &f.to, site)?;
+        let domain = rel_index(&schema, &names, &f.from, site)?;
+        let range = rel_index(&schema, &names, &f.to, site)?;
         let mut columns = vec![];
         for (d, r) in &f.columns {
             columns.push((
@@ -210,9 +212,12 @@ fn convert(raw: &RawWorkload) -> std::result::Result<Workload, Problem> {
             columns,
         });
     }
+    for (i, f) in schema.foreign_keys.iter().enumerate() {
+        names.fks.entry(f.name.clone()).or_insert(i);
+    }
     let mut programs = vec![];
     for (pi, p) in raw.programs.iter().enumerate() {
-        programs.push(convert_program(&schema, pi, p)?);
+        programs.push(convert_program(&schema, &names, pi, p)?);
     }
     Ok(Workload {
         name: raw.name.clone(),
@@ -222,8 +227,46 @@ fn convert(raw: &RawWorkload) -> std::result::Result<Workload, Problem> {
     })
 }
 
-fn rel_index(schema: &Schema, name: &str, site: Site) -> std::result::Result<usize, Problem> {
-    schema.relation(name).ok_or_else(|| {
+/// Relation names to indices, built once: `Schema::relation` scans the
+/// relations, which made loading quadratic in them (Auction(100000) names
+/// 200,000 relations; issue 26). Same answer: the exact name first, then
+/// the first relation equal ignoring ASCII case.
+struct Names {
+    exact: HashMap<String, usize>,
+    folded: HashMap<String, usize>,
+    /// Foreign keys by name (the first of a name, as
+    /// `Schema::foreign_key`), filled once they are declared.
+    fks: HashMap<String, usize>,
+}
+
+impl Names {
+    fn of(schema: &Schema) -> Names {
+        let mut names = Names {
+            exact: HashMap::new(),
+            folded: HashMap::new(),
+            fks: HashMap::new(),
+        };
+        for (i, r) in schema.relations.iter().enumerate() {
+            names.exact.entry(r.name.clone()).or_insert(i);
+            names.folded.entry(r.name.to_ascii_lowercase()).or_insert(i);
+        }
+        names
+    }
+
+    fn get(&self, name: &str) -> Option<usize> {
+        (self.exact.get(name))
+            .or_else(|| self.folded.get(&name.to_ascii_lowercase()))
+            .copied()
+    }
+}
+
+fn rel_index(
+    schema: &Schema,
+    names: &Names,
+    name: &str,
+    site: Site,
+) -> std::result::Result<usize, Problem> {
+    names.get(name).ok_or_else(|| {
         problem(
             site,
             Some(name),
@@ -255,6 +298,7 @@ fn attr_index(rel: &Relation, name: &str, site: Site) -> std::result::Result<usi
 
 fn convert_program(
     schema: &Schema,
+    names: &Names,
     pi: usize,
     p: &RawProgram,
 ) -> std::result::Result<Program, Problem> {
@@ -262,7 +306,7 @@ fn convert_program(
         .statements
         .iter()
         .enumerate()
-        .map(|(si, s)| convert_statement(schema, pi, si, s))
+        .map(|(si, s)| convert_statement(schema, names, pi, si, s))
         .collect::<std::result::Result<Vec<_>, _>>()?;
     let lookup = |id: &str, site: Site| -> std::result::Result<usize, Problem> {
         statements.iter().position(|s| s.id == id).ok_or_else(|| {
@@ -285,7 +329,9 @@ fn convert_program(
         .constraints
         .iter()
         .enumerate()
-        .map(|(ci, text)| convert_constraint(schema, text, Site::Constraint(pi, ci), &lookup))
+        .map(|(ci, text)| {
+            convert_constraint(schema, names, text, Site::Constraint(pi, ci), &lookup)
+        })
         .collect::<std::result::Result<Vec<_>, _>>()?;
     Ok(Program {
         name: p.name.clone(),
@@ -300,6 +346,7 @@ fn convert_program(
 /// One statement of program `pi`, its attribute names resolved.
 fn convert_statement(
     schema: &Schema,
+    names: &Names,
     pi: usize,
     si: usize,
     s: &RawStatement,
@@ -312,7 +359,7 @@ fn convert_statement(
             Some("use one of: ins, key sel, pred sel, key upd, pred upd, key del, pred del".into()),
         )
     })?;
-    let rel = rel_index(schema, &s.rel, Site::Field(pi, si, "rel"))?;
+    let rel = rel_index(schema, names, &s.rel, Site::Field(pi, si, "rel"))?;
     let relation = schema.rel(rel);
     let set = |field: &'static str,
                v: &Option<Vec<String>>|
@@ -386,6 +433,7 @@ fn convert_statement(
 /// `q_j = f(q_i)` or `q_k = id(q_i)`, statements looked up by id.
 fn convert_constraint(
     schema: &Schema,
+    names: &Names,
     text: &str,
     site: Site,
     lookup: &dyn Fn(&str, Site) -> std::result::Result<usize, Problem>,
@@ -408,7 +456,7 @@ fn convert_constraint(
     let child = lookup(arg.trim(), site)?;
     let kind = match f.trim() {
         "id" => ConstraintKind::SameTuple,
-        name => ConstraintKind::ForeignKey(schema.foreign_key(name).ok_or_else(|| {
+        name => ConstraintKind::ForeignKey(names.fks.get(name).copied().ok_or_else(|| {
             problem(
                 site,
                 Some(name),
