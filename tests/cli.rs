@@ -211,14 +211,19 @@ fn generate_rejects_zero() {
 }
 
 /// Runs `analyze` on a YAML text and returns stderr; asserts exit code 2.
-fn bad_yaml(text: &str) -> String {
+/// `isolint analyze` on `text` written to `bad.yaml`.
+fn analyze_yaml(text: &str) -> std::process::Output {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("bad.yaml");
     std::fs::write(&path, text).expect("write");
-    let out = isolint()
+    isolint()
         .args(["analyze", path.to_str().expect("utf8")])
         .output()
-        .expect("runs");
+        .expect("runs")
+}
+
+fn bad_yaml(text: &str) -> String {
+    let out = analyze_yaml(text);
     assert_eq!(out.status.code(), Some(2), "exit code 2 for bad input");
     let err = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(!err.contains("panicked"), "{err}");
@@ -427,16 +432,7 @@ fn error_schema_flag_with_yaml() {
 /// abbreviation is rejected, a fresh one is accepted (the control).
 #[test]
 fn indexed_names_keep_the_lookup_rules() {
-    let ok = |text: &str| {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("w.yaml");
-        std::fs::write(&path, text).expect("write");
-        let out = isolint()
-            .args(["analyze", path.to_str().expect("utf8")])
-            .output()
-            .expect("runs");
-        out.status.code()
-    };
+    let ok = |text: &str| analyze_yaml(text).status.code();
     assert_eq!(ok(&GOOD.replace("rel: B,", "rel: b,")), Some(0));
     let second = |abbrev: &str| {
         format!(
