@@ -208,7 +208,16 @@ pub struct Executor<'p> {
     results: BTreeMap<String, srf::Returned>,
     /// Variables `__srf_<n>` made for those rows so far.
     srf_vars: usize,
+    /// Loop iterations started so far (all loops of the program).
+    iterations: u64,
 }
+
+/// Loop iterations a replayed program may start. Replay picks every
+/// parameter once, so a loop whose exit hangs on a parameter (`EXIT WHEN
+/// :done`, BenchBase's any-order programs) or on no statement at all can run
+/// forever with the chosen values; PostgreSQL would run it forever too.
+/// The witnesses replay needs run a few iterations (TPC-C: 15 items).
+const MAX_ITERATIONS: u64 = 1_000;
 
 impl<'p> Executor<'p> {
     /// Starts `program` with its parameters bound.
@@ -234,6 +243,7 @@ impl<'p> Executor<'p> {
             returning: BTreeMap::new(),
             results: BTreeMap::new(),
             srf_vars: 0,
+            iterations: 0,
         }
     }
 
@@ -302,6 +312,15 @@ impl<'p> Executor<'p> {
                         &body[*at - 1]
                     } else {
                         *fresh = false;
+                        self.iterations += 1;
+                        if self.iterations > MAX_ITERATIONS {
+                            return Err(Halt::Unsupported(format!(
+                                "a loop did not end after {MAX_ITERATIONS} iterations with the \
+                                 replayed values (its exit depends on values that stay the same \
+                                 in every iteration, e.g. a parameter); the program would not \
+                                 end on PostgreSQL either"
+                            )));
+                        }
                         // What the head needs, taken out of the frame
                         // before `eval` borrows the executor.
                         let head = match kind {
