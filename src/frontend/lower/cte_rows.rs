@@ -6,9 +6,7 @@
 //! row's column (`Facts::value_pins`), so the explorer's values
 //! (docs/explorer.md, "Values") instantiate the join on the joined row.
 
-use super::clauses::ColumnUses;
-use super::scope::TableRef;
-use super::symbolic::Term;
+use super::vocab::{ColumnUses, TableRef, Term};
 use super::Lowerer;
 use crate::frontend::sql::same_name;
 use crate::model::btp::{Body, StmtType};

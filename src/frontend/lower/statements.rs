@@ -3,12 +3,8 @@
 //! statements of the right type and sets; and the audit that every query
 //! in a statement was modelled.
 
-use super::clauses::{
-    has_aggregate, item_columns, read_columns, returning_columns, strip_nested, ColumnRole,
-    ColumnUses,
-};
-use super::scope::{Cte, TableRef};
-use super::symbolic::Term;
+use super::clauses::{has_aggregate, item_columns, read_columns, returning_columns, strip_nested};
+use super::vocab::{ColumnRole, ColumnUses, Cte, TableRef, Term};
 use super::{assignment_columns, find_rel, sequence, Lowerer};
 use crate::frontend::sql::ddl::FkAction;
 use crate::frontend::sql::procedural::Node;

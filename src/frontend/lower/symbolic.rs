@@ -2,25 +2,11 @@
 //! parameters, literals, variables, columns of a statement's tuple and
 //! per-branch phis; resolution along a path of IF branches.
 
+use super::vocab::{ColumnUses, Term};
 use super::Lowerer;
 use crate::model::provenance::{Pins, Value as PinValue};
 use sqlparser::ast::{Expr, Value};
 use std::collections::BTreeSet;
-
-/// Symbolic values: see the module comment.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub(super) enum Term {
-    Param(String),
-    Lit(String),
-    Fresh(usize),
-    /// Column `attr` of the tuple statement `stmt` touches.
-    Col(usize, usize),
-    /// The value after an IF of a variable some branch assigned: index
-    /// into `Lowerer::phis`, resolved per path.
-    Phi(usize),
-    /// Element `index` of the array parameter or variable `array`.
-    Elem(Box<Term>, Box<Term>),
-}
 
 impl Lowerer<'_> {
     pub(super) fn var_term(&mut self, name: &str) -> Term {
@@ -101,7 +87,7 @@ impl Lowerer<'_> {
     /// Binds the equalities of `u` and notes, for the provenance, when the
     /// WHERE says more about the pinned columns than the equalities (a
     /// conjunct on a pinned column or on no column at all).
-    pub(super) fn bind_uses(&mut self, q: usize, u: &super::clauses::ColumnUses) {
+    pub(super) fn bind_uses(&mut self, q: usize, u: &ColumnUses) {
         let eq = u.eq.clone();
         self.bind(q, &eq);
         for (c, t) in &u.joined {
