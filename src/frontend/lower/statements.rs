@@ -1441,7 +1441,7 @@ impl Lowerer<'_> {
         for cte in &with.cte_tables {
             let from = self.out.statements.len();
             let (body, rel) = self.cte_body(&cte.query, snip)?;
-            let row = self.cte_row(from, &body, rel);
+            let (row, miss) = self.cte_row(from, &body, rel).unzip();
             self.file_part(body, &mut reads, &mut late);
             // A data-modifying CTE's outputs are its RETURNING list's: the
             // write already read what it returns (`update` collects it).
@@ -1469,6 +1469,7 @@ impl Lowerer<'_> {
                 renamed: !cte.alias.columns.is_empty(),
                 outputs,
                 row,
+                miss: miss.flatten(),
             });
         }
         let main = match q.body.as_ref() {

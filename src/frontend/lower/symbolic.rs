@@ -2,6 +2,7 @@
 //! parameters, literals, variables, columns of a statement's tuple and
 //! per-branch phis; resolution along a path of IF branches.
 
+use super::cte_rows::CTE_MATCH;
 use super::vocab::{ColumnUses, Term};
 use super::Lowerer;
 use crate::model::provenance::{Pins, Value as PinValue};
@@ -201,6 +202,10 @@ impl Lowerer<'_> {
                     continue;
                 };
                 let (if_id, values) = &self.vars.phis[k];
+                if *if_id == CTE_MATCH {
+                    out.push((q, *c, self.cte_match(values)));
+                    continue;
+                }
                 let options = values
                     .iter()
                     .enumerate()
@@ -226,6 +231,21 @@ impl Lowerer<'_> {
             }
         }
         out
+    }
+
+    /// The alternatives of a join on a CTE's row with extra conjuncts
+    /// (`cte_rows::CTE_MATCH`): NULL (SQL `= NULL` matches no row) where
+    /// the no-match key sel ran, else the row's column.
+    fn cte_match(&self, values: &[Term]) -> Vec<(Vec<usize>, PinValue)> {
+        values
+            .iter()
+            .enumerate()
+            .filter_map(|(b, t)| match t {
+                Term::Col(..) if b == 0 => Some((vec![], self.value(t))),
+                Term::Col(q, _) => Some((vec![*q], PinValue::Literal("NULL".into()))),
+                _ => None,
+            })
+            .collect()
     }
 
     fn value(&self, t: &Term) -> PinValue {

@@ -54,6 +54,10 @@ pub(super) struct Cte {
     /// The statement whose tuple is the CTE's one row (`cte_rows.rs`),
     /// for the provenance of joins on it.
     pub(super) row: Option<usize>,
+    /// When that row is written only if extra conjuncts hold (`WHERE id
+    /// = :k AND locked_by = :w`): the key sel that stands for "they did
+    /// not" (the branch's other alternative); the CTE then returns no row.
+    pub(super) miss: Option<usize>,
 }
 
 /// The rows of a FROM item that is no table (was `Virtual`).
