@@ -64,10 +64,11 @@ impl Lowerer<'_> {
     /// CTE is one key-based UPDATE or DELETE of `rel` that always runs.
     /// With extra conjuncts (`AND locked_by = :w`) also the key sel that
     /// stands for "they matched nothing" (then the CTE returns no row): the
-    /// extra conjuncts only remove the key's one row. A
-    /// predicate write, a loop (UNNEST keys), an INSERT (its row comes
-    /// after the statement's snapshot reads) or an upsert: none (the join
-    /// stays unpinned, and the explorer says so).
+    /// extra conjuncts only remove the key's one row. Keyed by array
+    /// elements (a loop of keyed writes): the loop's write. A predicate
+    /// write, an INSERT (its row comes after the statement's snapshot
+    /// reads) or an upsert: none (the join stays unpinned, and the
+    /// explorer says so).
     pub(super) fn cte_row(
         &self,
         from: usize,
@@ -106,8 +107,7 @@ impl Lowerer<'_> {
         (from..w)
             .rev()
             .find(|&s| {
-                Some(s) != miss
-                    && same_key(s)
+                same_key(s)
                     && !self.out.facts[s].may_miss
                     && key
                         .iter()
