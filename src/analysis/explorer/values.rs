@@ -477,6 +477,9 @@ impl Pinned<'_> {
         };
         let (var, from) = match v {
             Value::Param(p) => (Var::Param(a, p.clone()), None),
+            // `= NULL` holds of no row (a join on a CTE that returned no
+            // row, `cte_rows.rs`): NULL, which matches nothing.
+            Value::Literal(l) if l.trim().eq_ignore_ascii_case("null") => (Var::Null, None),
             Value::Literal(l) => (Var::Lit(literal(l)), None),
             Value::Column { stmt, attr } => match before(*stmt) {
                 Some(p) => match inst.txns[a].steps[p].tuple {

@@ -2,8 +2,7 @@
 //! or pin to values (WHERE equalities, joins, extra conjuncts), and which
 //! key it pins.
 
-use super::scope::TableRef;
-use super::symbolic::Term;
+use super::vocab::{ColumnRole, ColumnUses, TableRef, Term};
 use super::Lowerer;
 use crate::frontend::sql::{same_name, Snippet};
 use crate::model::btp::Body;
@@ -12,50 +11,6 @@ use crate::model::schema::{RelId, Schema};
 use sqlparser::ast::{BinaryOperator, Expr, Ident, Query, SelectItem, Spanned};
 use std::collections::{BTreeSet, HashSet};
 use std::ops::ControlFlow;
-
-/// Columns of one table found in the parts of a statement (was `Uses`).
-#[derive(Default, Clone)]
-pub(super) struct ColumnUses {
-    /// WHERE and ON columns (predicate columns).
-    pub(super) pred: BTreeSet<usize>,
-    /// Columns read: select list, ORDER/GROUP BY, HAVING, SET and RETURNING expressions.
-    pub(super) read: BTreeSet<usize>,
-    /// Equalities column = value (no column on the other side).
-    pub(super) eq: Vec<(usize, Term)>,
-    /// Columns of conjuncts that are not such equalities.
-    pub(super) extra: BTreeSet<usize>,
-    /// Columns in column = column conjuncts (joins).
-    pub(super) join: BTreeSet<usize>,
-    pub(super) all: bool,
-    /// Columns whose `eq` value is an element of a values item (UNNEST,
-    /// VALUES: from.rs). An UPDATE/DELETE target keyed by them writes
-    /// once per element (a loop); a read is one snapshot over all the
-    /// elements, so it treats them as join columns (`for_reads`).
-    pub(super) elem: BTreeSet<usize>,
-    /// A conjunct on no column of the statement's tables (parameters or
-    /// other tables only): the WHERE is more than its equalities and
-    /// extra columns say (provenance: `Provenance::inexact`).
-    pub(super) opaque: bool,
-    /// `col = ANY(ARRAY[v₁, …])` conjuncts: the column and the values (also
-    /// in `extra`; only `Held::OwnInserts` looks at them).
-    pub(super) any_of: Vec<(usize, Vec<Term>)>,
-    /// Join columns equal to a column of a CTE's one row (`cte_rows.rs`):
-    /// provenance only (`Facts::value_pins`), the BTP keeps the join.
-    pub(super) joined: Vec<(usize, Term)>,
-}
-
-impl ColumnUses {
-    /// The uses as a read sees them: columns pinned by elements are join
-    /// columns (one predicate read on the statement's snapshot; a loop of
-    /// keyed reads would let writes in between).
-    pub(super) fn for_reads(&self) -> ColumnUses {
-        let mut u = self.clone();
-        u.eq.retain(|(c, _)| !self.elem.contains(c));
-        u.join.extend(self.elem.iter().copied());
-        u.elem.clear();
-        u
-    }
-}
 
 impl Lowerer<'_> {
     /// The key (PK, or a UNIQUE key no UPDATE assigns) pinned by `eq`.
@@ -401,14 +356,6 @@ impl Lowerer<'_> {
         self.key_of(rel, &u.eq)
             .filter(|_| u.join.iter().all(|c| !pk.contains(c)))
     }
-}
-
-/// What a column found in an expression is to the statement (was `Clause`):
-/// a column it reads, or one its predicate (WHERE, join) tests.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum ColumnRole {
-    Read,
-    Pred,
 }
 
 /// The subqueries of `e`, nested ones included, in visiting order:

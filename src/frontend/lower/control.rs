@@ -3,7 +3,7 @@
 //! program says about rows that may be missing (FOUND, NULL tests).
 
 use super::clauses::strip_nested;
-use super::symbolic::Term;
+use super::vocab::Term;
 use super::{each_cond, each_stmt, is_empty, push_seq, Lowerer};
 use crate::frontend::sql::procedural::{LoopHead, Node, ProcExpr, Stmt};
 use crate::model::btp::Body;

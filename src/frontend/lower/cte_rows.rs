@@ -6,13 +6,20 @@
 //! row's column (`Facts::value_pins`), so the explorer's values
 //! (docs/explorer.md, "Values") instantiate the join on the joined row.
 
-use super::clauses::ColumnUses;
-use super::scope::TableRef;
-use super::symbolic::Term;
+use super::vocab::{ColumnUses, TableRef, Term};
 use super::Lowerer;
 use crate::frontend::sql::same_name;
 use crate::model::btp::{Body, StmtType};
 use crate::model::schema::RelId;
+
+/// The IF id of the phi a join on a CTE's row with extra conjuncts gets
+/// (`cte_join`): no IF has it, so no path resolves the phi. Its values are
+/// the snapshot scan's column (branch 0: the CTE's row) and the no-match
+/// key sel's (branch 1), statements the renumbering follows; the
+/// provenance marks branch 1 by that key sel and gives it NULL
+/// (`Lowerer::alternatives`). Branch 0 has no mark: the scan runs before
+/// the write, and the join's own reads may too.
+pub(super) const CTE_MATCH: usize = usize::MAX;
 
 /// Does `body` run statement `q` whenever it runs (a sequence, no loop,
 /// branch or option around it)?
@@ -34,15 +41,40 @@ fn runs_per_iteration(body: &Body, q: usize) -> bool {
     }
 }
 
+/// `(w | s)` where it always runs (a sequence, no loop, option or other
+/// branch around it): a keyed write whose extra conjuncts may match
+/// nothing (`WHERE id = :k AND locked_by = :w`), `s` the key sel of the
+/// extra columns that stands for "they did not" (statements.rs). Returns
+/// `s`.
+fn missed_by(body: &Body, w: usize) -> Option<usize> {
+    match body {
+        Body::Branch(v) => match v.as_slice() {
+            [Body::Stmt(x), Body::Stmt(s)] if *x == w => Some(*s),
+            _ => None,
+        },
+        Body::Seq(v) => v.iter().find_map(|b| missed_by(b, w)),
+        Body::Stmt(_) | Body::Opt(_) | Body::Loop(_) => None,
+    }
+}
+
 impl Lowerer<'_> {
     /// The statement whose tuple is the one row a data-modifying CTE
     /// returns, lowered from statement `from` on as `body`: the CTE's
     /// snapshot scan (a key sel, before every write of the WITH), when the
     /// CTE is one key-based UPDATE or DELETE of `rel` that always runs.
-    /// A predicate write, a loop (UNNEST keys), an INSERT (its row comes
-    /// after the statement's snapshot reads) or an upsert: none (the join
-    /// stays unpinned, and the explorer says so).
-    pub(super) fn cte_row(&self, from: usize, body: &Body, rel: Option<RelId>) -> Option<usize> {
+    /// With extra conjuncts (`AND locked_by = :w`) also the key sel that
+    /// stands for "they matched nothing" (then the CTE returns no row): the
+    /// extra conjuncts only remove the key's one row. Keyed by array
+    /// elements (a loop of keyed writes): the loop's write. A predicate
+    /// write, an INSERT (its row comes after the statement's snapshot
+    /// reads) or an upsert: none (the join stays unpinned, and the
+    /// explorer says so).
+    pub(super) fn cte_row(
+        &self,
+        from: usize,
+        body: &Body,
+        rel: Option<RelId>,
+    ) -> Option<(usize, Option<usize>)> {
         let rel = rel?;
         let stmts = &self.out.statements;
         let writes: Vec<usize> = (from..stmts.len())
@@ -59,22 +91,29 @@ impl Lowerer<'_> {
         // The join meets the rows of every iteration; the explorer pins
         // it only where the loop runs once (`values.rs`, `loop_value`).
         if runs_per_iteration(body, w) {
-            return Some(w);
-        }
-        if !always_runs(body, w) {
-            return None;
+            return Some((w, None));
         }
         let key = self.out.facts[w].key.clone()?;
-        let path = self.out.facts[w].path.clone();
-        (from..w).rev().find(|&s| {
+        let miss = missed_by(body, w);
+        let same_key = |s: usize| {
             stmts[s].ty == StmtType::KeySel
                 && stmts[s].rel == rel
                 && self.out.facts[s].key.as_ref() == Some(&key)
-                && !self.out.facts[s].may_miss
-                && key
-                    .iter()
-                    .all(|&c| self.same_value(Term::Col(s, c), Term::Col(w, c), &path))
-        })
+        };
+        if !miss.map_or(always_runs(body, w), same_key) {
+            return None;
+        }
+        let path = self.out.facts[w].path.clone();
+        (from..w)
+            .rev()
+            .find(|&s| {
+                same_key(s)
+                    && !self.out.facts[s].may_miss
+                    && key
+                        .iter()
+                        .all(|&c| self.same_value(Term::Col(s, c), Term::Col(w, c), &path))
+            })
+            .map(|s| (s, miss))
     }
 
     /// The snapshot scan (statements `scans`) of an UPDATE/DELETE keyed
@@ -117,10 +156,13 @@ impl Lowerer<'_> {
     /// `t.a = j.c` (either way round) with `t` a table and `j` a CTE whose
     /// rows are one key-based write's row (`Cte::row`): pins `t.a` to
     /// column `c` of that row, for the provenance only
-    /// (`ColumnUses::joined`). `unwritten_joins` drops the pin when a
-    /// statement of the workload writes `c`.
+    /// (`ColumnUses::joined`). When the write has extra conjuncts
+    /// (`Cte::miss`), the pin is the row's column where the no-match
+    /// alternative did not run and NULL — no row matches — where it did (a
+    /// phi of the branch, `CTE_MATCH`). `unwritten_joins` drops the pin when
+    /// a statement of the workload writes `c`.
     pub(super) fn cte_join(
-        &self,
+        &mut self,
         tables: &[TableRef],
         cols: &[ColumnUses],
         uses: &mut [ColumnUses],
@@ -139,16 +181,24 @@ impl Lowerer<'_> {
                 continue;
             }
             let name = sqlparser::ast::Ident::new(tables[j].name.clone());
-            let row = self
+            let cte = self
                 .sql
                 .ctes
                 .iter()
                 .rev()
-                .find(|k| same_name(&k.name.value, &name))
-                .and_then(|k| k.row);
-            if let Some(row) = row {
-                uses[t].joined.push((a, Term::Col(row, c)));
-            }
+                .find(|k| same_name(&k.name.value, &name));
+            let Some((row, miss)) = cte.and_then(|k| Some((k.row?, k.miss))) else {
+                continue;
+            };
+            let term = match miss {
+                None => Term::Col(row, c),
+                Some(s) => {
+                    let values = vec![Term::Col(row, c), Term::Col(s, c)];
+                    self.vars.phis.push((CTE_MATCH, values));
+                    Term::Phi(self.vars.phis.len() - 1)
+                }
+            };
+            uses[t].joined.push((a, term));
         }
     }
 }
@@ -173,15 +223,25 @@ pub(super) fn unwritten_joins(
                 && s.write.as_ref().is_some_and(|x| x.contains(c))
         })
     };
+    let moved = |p: usize, v: &Value| match v {
+        Value::Column { stmt, attr } => written(w.programs[p].statements[*stmt].rel, *attr),
+        _ => false,
+    };
     for (p, list) in joined.iter().enumerate() {
         for &(q, attr) in list {
+            // A pin with extra conjuncts is a branch's result: its
+            // alternatives name the row's column (`cte_join`).
+            let alts = provenance.alternatives(p, q, attr);
+            let branch_moved = alts.iter().any(|(_, v)| moved(p, v));
+            if branch_moved {
+                provenance.alternatives[p].retain(|(s, a, _)| (*s, *a) != (q, attr));
+            }
             let Some(pins) = provenance.programs.get_mut(p).and_then(|v| v.get_mut(q)) else {
                 continue;
             };
             pins.retain(|(c, v)| match v {
-                Value::Column { stmt, attr: a2 } if *c == attr => {
-                    !written(w.programs[p].statements[*stmt].rel, *a2)
-                }
+                Value::Column { .. } if *c == attr => !moved(p, v),
+                Value::Unknown(usize::MAX) if *c == attr => !branch_moved,
                 _ => true,
             });
         }

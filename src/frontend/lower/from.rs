@@ -11,8 +11,8 @@
 //! conjunct, so `t` is predicate-based (its join columns in PReadSet), an
 //! over-approximation of the per-element key access PostgreSQL makes.
 
-use super::clauses::{ColumnRole, ColumnUses};
-use super::scope::{join_on, TableRef};
+use super::scope::join_on;
+use super::vocab::{ColumnRole, ColumnUses, TableRef, VirtualTable};
 use super::{clauses, Lowerer};
 use crate::frontend::sql::{same_name, Snippet};
 use crate::model::btp::Body;
@@ -25,19 +25,6 @@ use std::ops::ControlFlow;
 use sqlparser::ast::{
     FunctionArg, FunctionArgumentList, FunctionArguments, ObjectName, TableAlias, Visit, Visitor,
 };
-
-/// The rows of a FROM item that is no table (was `Virtual`).
-#[derive(Clone, PartialEq, Eq)]
-pub(super) struct VirtualTable {
-    /// Its columns, `None` when unknown (a derived table selecting `*`, a
-    /// function without a column list): then any column qualified by its
-    /// name is one of its columns, and an unqualified name is one only if
-    /// no table in scope has it.
-    pub(super) cols: Option<Vec<String>>,
-    /// Values only (UNNEST, VALUES, a built-in set-returning function): a
-    /// table whose key its columns pin is accessed per element by key.
-    pub(super) values: bool,
-}
 
 impl Lowerer<'_> {
     /// Tables (and ON conditions) of a FROM list, in order; the reads of

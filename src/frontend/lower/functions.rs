@@ -2,8 +2,8 @@
 //! are lowered (SQL functions inlined with their arguments bound), unknown
 //! functions rejected; the audit that nothing was skipped.
 
-use super::clauses::{ColumnRole, AGGREGATES};
-use super::symbolic::Term;
+use super::clauses::AGGREGATES;
+use super::vocab::{ColumnRole, Term};
 use super::{is_empty, push_seq, Lowerer};
 use crate::frontend::sql::ddl::FunctionDef;
 use crate::frontend::sql::procedural::{split_statements, ProcExpr};

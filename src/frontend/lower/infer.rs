@@ -2,7 +2,7 @@
 //! and the missing-row rule that turns key-based statements into
 //! predicate-based ones.
 
-use super::symbolic::Term;
+use super::vocab::Term;
 use super::Lowerer;
 use crate::model::btp::{Constraint, ConstraintKind, Held, StmtType};
 use crate::model::schema::AttrSet;

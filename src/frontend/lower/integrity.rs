@@ -16,7 +16,7 @@
 //! keeps the paper's BTPs for its benchmarks (the FK constraints
 //! `q_j = f(q_i)` of Section 5.1 are exactly this situation).
 
-use super::symbolic::Term;
+use super::vocab::Term;
 use super::Lowerer;
 use crate::frontend::sql::Snippet;
 use crate::model::btp::{Body, StmtType};

@@ -71,11 +71,11 @@ mod statements;
 mod symbolic;
 #[cfg(test)]
 mod tests;
+mod vocab;
 
 use self::control::null_tested;
 use self::functions::{latest_definitions, parse_functions, Deferrals, ParsedFunction};
-use self::scope::TableRef;
-use self::symbolic::Term;
+use self::vocab::{Cte, TableRef, Term};
 
 /// What the lowering needs besides the schema and the program files.
 #[derive(Default)]
@@ -737,7 +737,7 @@ struct SqlScope {
     scopes: Vec<Vec<TableRef>>,
     outer_hits: Vec<Vec<(usize, usize)>>,
     /// CTEs in scope (WITH), innermost last.
-    ctes: Vec<scope::Cte>,
+    ctes: Vec<Cte>,
     /// The statement's lock clause is FOR KEY SHARE (see `normalize_locks`).
     weak_lock: bool,
 }

@@ -19,7 +19,7 @@
 //! program order afterwards, which the inference of constraints and of
 //! missing rows relies on.
 
-use super::symbolic::Term;
+use super::vocab::Term;
 use super::{Facts, Lowerer};
 use crate::frontend::sql::procedural::Node;
 use crate::frontend::sql::Snippet;

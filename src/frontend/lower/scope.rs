@@ -1,43 +1,12 @@
 //! Name resolution: tables of a statement (FROM, joins, targets) and their
 //! columns, with correlation to enclosing statements.
 
+use super::vocab::TableRef;
 use super::{find_rel, Lowerer};
 use crate::frontend::sql::{same_name, Snippet};
 use crate::model::error::{did_you_mean, Diag, Result};
 use crate::model::schema::RelId;
 use sqlparser::ast::{Expr, Ident, TableFactor};
-
-/// A table of the FROM list (or the target of UPDATE/DELETE/INSERT).
-#[derive(Clone)]
-pub(super) struct TableRef {
-    pub(super) rel: RelId,
-    pub(super) name: String,
-    pub(super) alias: Option<String>,
-    /// ON CONFLICT's `EXCLUDED`: the proposed row, not a database read.
-    /// Only reachable through its qualifier.
-    pub(super) pseudo: bool,
-    /// A CTE read by name: rows of `rel` the CTE's statement produced;
-    /// reading them reads no table.
-    pub(super) cte: bool,
-    /// A FROM item that is no table (from.rs): its columns; no read.
-    pub(super) virt: Option<super::from::VirtualTable>,
-}
-
-/// A CTE in scope: its name and the table its rows are rows of.
-pub(super) struct Cte {
-    pub(super) name: Ident,
-    pub(super) rel: Option<RelId>,
-    /// Declared with a column list `c(a, b)`: columns renamed.
-    pub(super) renamed: bool,
-    /// Output names of its select list given by `AS` (`a + 1 AS a1`): a
-    /// reference to one through the CTE names no column of `rel` (reading
-    /// a CTE's rows reads no table; in a WHERE it is a value that names a
-    /// column, so what it is equated with counts as joined).
-    pub(super) outputs: Vec<String>,
-    /// The statement whose tuple is the CTE's one row (`cte_rows.rs`),
-    /// for the provenance of joins on it.
-    pub(super) row: Option<usize>,
-}
 
 impl Lowerer<'_> {
     pub(super) fn rel_by_ident(&self, ident: &Ident, snip: &Snippet) -> Result<RelId> {

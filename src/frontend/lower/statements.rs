@@ -3,12 +3,8 @@
 //! statements of the right type and sets; and the audit that every query
 //! in a statement was modelled.
 
-use super::clauses::{
-    has_aggregate, item_columns, read_columns, returning_columns, strip_nested, ColumnRole,
-    ColumnUses,
-};
-use super::scope::{Cte, TableRef};
-use super::symbolic::Term;
+use super::clauses::{has_aggregate, item_columns, read_columns, returning_columns, strip_nested};
+use super::vocab::{ColumnRole, ColumnUses, Cte, TableRef, Term};
 use super::{assignment_columns, find_rel, sequence, Lowerer};
 use crate::frontend::sql::ddl::FkAction;
 use crate::frontend::sql::procedural::Node;
@@ -1445,7 +1441,7 @@ impl Lowerer<'_> {
         for cte in &with.cte_tables {
             let from = self.out.statements.len();
             let (body, rel) = self.cte_body(&cte.query, snip)?;
-            let row = self.cte_row(from, &body, rel);
+            let (row, miss) = self.cte_row(from, &body, rel).unzip();
             self.file_part(body, &mut reads, &mut late);
             // A data-modifying CTE's outputs are its RETURNING list's: the
             // write already read what it returns (`update` collects it).
@@ -1473,6 +1469,7 @@ impl Lowerer<'_> {
                 renamed: !cte.alias.columns.is_empty(),
                 outputs,
                 row,
+                miss: miss.flatten(),
             });
         }
         let main = match q.body.as_ref() {

@@ -2,25 +2,12 @@
 //! parameters, literals, variables, columns of a statement's tuple and
 //! per-branch phis; resolution along a path of IF branches.
 
+use super::cte_rows::CTE_MATCH;
+use super::vocab::{ColumnUses, Term};
 use super::Lowerer;
 use crate::model::provenance::{Pins, Value as PinValue};
 use sqlparser::ast::{Expr, Value};
 use std::collections::BTreeSet;
-
-/// Symbolic values: see the module comment.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub(super) enum Term {
-    Param(String),
-    Lit(String),
-    Fresh(usize),
-    /// Column `attr` of the tuple statement `stmt` touches.
-    Col(usize, usize),
-    /// The value after an IF of a variable some branch assigned: index
-    /// into `Lowerer::phis`, resolved per path.
-    Phi(usize),
-    /// Element `index` of the array parameter or variable `array`.
-    Elem(Box<Term>, Box<Term>),
-}
 
 impl Lowerer<'_> {
     pub(super) fn var_term(&mut self, name: &str) -> Term {
@@ -101,7 +88,7 @@ impl Lowerer<'_> {
     /// Binds the equalities of `u` and notes, for the provenance, when the
     /// WHERE says more about the pinned columns than the equalities (a
     /// conjunct on a pinned column or on no column at all).
-    pub(super) fn bind_uses(&mut self, q: usize, u: &super::clauses::ColumnUses) {
+    pub(super) fn bind_uses(&mut self, q: usize, u: &ColumnUses) {
         let eq = u.eq.clone();
         self.bind(q, &eq);
         for (c, t) in &u.joined {
@@ -215,6 +202,10 @@ impl Lowerer<'_> {
                     continue;
                 };
                 let (if_id, values) = &self.vars.phis[k];
+                if *if_id == CTE_MATCH {
+                    out.push((q, *c, self.cte_match(values)));
+                    continue;
+                }
                 let options = values
                     .iter()
                     .enumerate()
@@ -240,6 +231,21 @@ impl Lowerer<'_> {
             }
         }
         out
+    }
+
+    /// The alternatives of a join on a CTE's row with extra conjuncts
+    /// (`cte_rows::CTE_MATCH`): NULL (SQL `= NULL` matches no row) where
+    /// the no-match key sel ran, else the row's column.
+    fn cte_match(&self, values: &[Term]) -> Vec<(Vec<usize>, PinValue)> {
+        values
+            .iter()
+            .enumerate()
+            .filter_map(|(b, t)| match t {
+                Term::Col(..) if b == 0 => Some((vec![], self.value(t))),
+                Term::Col(q, _) => Some((vec![*q], PinValue::Literal("NULL".into()))),
+                _ => None,
+            })
+            .collect()
     }
 
     fn value(&self, t: &Term) -> PinValue {
