@@ -41,31 +41,7 @@ pub fn replay(args: &ReplayArgs) -> Result<Exit> {
         &sources.schema,
     )?);
     let level = args.level.level();
-    // Every program at `--level`, or the deployed allocation: the cycles
-    // dangerous under it (docs/allocation.md), each transaction replayed
-    // at its program's level.
-    let (f, alloc) = match &deployed {
-        Some(d) => (
-            crate::analysis::check_deployed_with(
-                w,
-                args.settings.settings(),
-                Method::TypeII,
-                d,
-                &Spinner::new(),
-            ),
-            d.allocation.clone(),
-        ),
-        None => (
-            crate::analysis::analyze_with(
-                w,
-                args.settings.settings(),
-                Method::TypeII,
-                false,
-                &Spinner::new(),
-            ),
-            Allocation::uniform(w.programs.len(), Level::ReadCommitted),
-        ),
-    };
+    let (f, alloc) = findings(w, args, deployed.as_ref());
     let bounds = Bounds {
         max_states: 200_000,
         ..Bounds::default()
@@ -141,6 +117,38 @@ pub fn replay(args: &ReplayArgs) -> Result<Exit> {
         .any(|(_, _, _, r)| r.verdict == Verdict::Reproduced)
         || random.as_ref().is_some_and(|r| !r.anomalies.is_empty());
     Ok(Exit::finding_if(reproduced))
+}
+
+/// The findings replay confirms: every program at `--level`, or the
+/// deployed allocation: the cycles dangerous under it (docs/allocation.md),
+/// each transaction then replayed at its program's level.
+fn findings(
+    w: &crate::model::btp::Workload,
+    args: &ReplayArgs,
+    deployed: Option<&super::Deployed>,
+) -> (crate::analysis::Findings, Allocation) {
+    match deployed {
+        Some(d) => (
+            crate::analysis::check_deployed_with(
+                w,
+                args.settings.settings(),
+                Method::TypeII,
+                d,
+                &Spinner::new(),
+            ),
+            d.allocation.clone(),
+        ),
+        None => (
+            crate::analysis::analyze_with(
+                w,
+                args.settings.settings(),
+                Method::TypeII,
+                false,
+                &Spinner::new(),
+            ),
+            Allocation::uniform(w.programs.len(), Level::ReadCommitted),
+        ),
+    }
 }
 
 /// `Amalgamate → Balance`: the programs on a witness cycle.

@@ -176,6 +176,38 @@ enum LoopKind<'p> {
     },
 }
 
+impl<'p> LoopKind<'p> {
+    /// The decision at the head of the next iteration (a FOR loop's
+    /// counter or row advances).
+    fn next_head(&mut self) -> Head<'p> {
+        match self {
+            LoopKind::Plain => Head::Go,
+            LoopKind::While(cond) => Head::Cond(cond),
+            LoopKind::Range {
+                var,
+                next,
+                last,
+                by,
+            } => {
+                if (*by > 0 && *next <= *last) || (*by < 0 && *next >= *last) {
+                    let v = *next;
+                    *next += *by;
+                    Head::Set(var, v)
+                } else {
+                    Head::Stop
+                }
+            }
+            LoopKind::Rows { var, rows, next } => match rows.get(*next) {
+                Some(r) => {
+                    *next += 1;
+                    Head::Row(var, r.clone())
+                }
+                None => Head::Stop,
+            },
+        }
+    }
+}
+
 /// One program in execution: its position and its variables.
 pub struct Executor<'p> {
     frames: Vec<Frame<'p>>,
@@ -323,31 +355,7 @@ impl<'p> Executor<'p> {
                         }
                         // What the head needs, taken out of the frame
                         // before `eval` borrows the executor.
-                        let head = match kind {
-                            LoopKind::Plain => Head::Go,
-                            LoopKind::While(cond) => Head::Cond(cond),
-                            LoopKind::Range {
-                                var,
-                                next,
-                                last,
-                                by,
-                            } => {
-                                if (*by > 0 && *next <= *last) || (*by < 0 && *next >= *last) {
-                                    let v = *next;
-                                    *next += *by;
-                                    Head::Set(var, v)
-                                } else {
-                                    Head::Stop
-                                }
-                            }
-                            LoopKind::Rows { var, rows, next } => match rows.get(*next) {
-                                Some(r) => {
-                                    *next += 1;
-                                    Head::Row(var, r.clone())
-                                }
-                                None => Head::Stop,
-                            },
-                        };
+                        let head = kind.next_head();
                         let go = match head {
                             Head::Go => true,
                             Head::Stop => false,
