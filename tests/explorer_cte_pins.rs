@@ -7,39 +7,16 @@
 //! condition matched nothing (`lower/cte_rows.rs`, `CTE_MATCH`); the BTPs
 //! are unchanged.
 
-use std::path::Path;
+#[path = "common/workdir.rs"]
+mod workdir;
+use workdir::{nodes, workload};
 
 use isolint::analysis::explorer::{explore_in, explore_nodes, verify, Bounds, OpKind, Schedule};
-use isolint::analysis::graph::{build, Settings, SummaryGraph};
+use isolint::analysis::graph::{build, Settings};
 use isolint::frontend::Loaded;
 use isolint::model::btp::StmtType;
 use isolint::model::isolation::{Allocation, Level};
 use isolint::model::provenance::{Provenance, Value};
-
-/// A workload from files in a temporary directory (`schema.sql` and the
-/// programs), as tests/explorer_join.rs builds them.
-fn workload(schema: &str, files: &[(&str, &str)]) -> Loaded {
-    let d = tempfile::tempdir().expect("temp dir");
-    std::fs::write(d.path().join("schema.sql"), schema).expect("write");
-    std::fs::write(d.path().join("isolint.yaml"), "schema: schema.sql\n").expect("write");
-    for (n, t) in files {
-        std::fs::write(d.path().join(n), t).expect("write");
-    }
-    isolint::frontend::load(Path::new(d.path()), None).unwrap_or_else(|e| panic!("{}", e.message))
-}
-
-fn nodes(g: &SummaryGraph, names: &[&str]) -> Vec<usize> {
-    names
-        .iter()
-        .flat_map(|n| {
-            let all: Vec<usize> = (0..g.nodes.len())
-                .filter(|&v| g.nodes[v].name == *n || g.nodes[v].name.starts_with(&format!("{n}#")))
-                .collect();
-            assert!(!all.is_empty(), "no node {n}");
-            all
-        })
-        .collect()
-}
 
 /// Searches the programs together with values (the BTP model as the
 /// fallback); every schedule found must pass `verify`.

@@ -3,10 +3,14 @@
 //! schedule of program instances with values; the BTP model's schedules
 //! labelled "in the model only" with the reason.
 
+#[path = "common/workdir.rs"]
+mod workdir;
+use workdir::{nodes, workload};
+
 use std::path::Path;
 
 use isolint::analysis::explorer::{explore_in, explore_nodes, verify, Bounds, OpKind, Schedule};
-use isolint::analysis::graph::{build, Settings, SummaryGraph};
+use isolint::analysis::graph::{build, Settings};
 use isolint::frontend::Loaded;
 use isolint::model::isolation::{Allocation, Level};
 
@@ -20,31 +24,6 @@ fn bundled(name: &str) -> Loaded {
             .join("workloads")
             .join(name),
     )
-}
-
-/// A workload from files in a temporary directory (`schema.sql` and the
-/// programs), as tests/soundness.rs builds them.
-fn workload(schema: &str, files: &[(&str, &str)]) -> Loaded {
-    let d = tempfile::tempdir().expect("temp dir");
-    std::fs::write(d.path().join("schema.sql"), schema).expect("write");
-    std::fs::write(d.path().join("isolint.yaml"), "schema: schema.sql\n").expect("write");
-    for (n, t) in files {
-        std::fs::write(d.path().join(n), t).expect("write");
-    }
-    load(d.path())
-}
-
-fn nodes(g: &SummaryGraph, names: &[&str]) -> Vec<usize> {
-    names
-        .iter()
-        .flat_map(|n| {
-            let all: Vec<usize> = (0..g.nodes.len())
-                .filter(|&v| g.nodes[v].name == *n || g.nodes[v].name.starts_with(&format!("{n}#")))
-                .collect();
-            assert!(!all.is_empty(), "no node {n}");
-            all
-        })
-        .collect()
 }
 
 fn print(l: &Loaded, s: &Schedule) {

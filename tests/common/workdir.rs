@@ -73,3 +73,24 @@ pub fn stmt_shapes_marked(l: &Loaded, p: usize, none: &str) -> Vec<String> {
         })
         .collect()
 }
+
+/// Loads a directory of `schema.sql` and `files` (no manifest keys); a
+/// front-end error fails the test with its message.
+pub fn workload(schema: &str, files: &[(&str, &str)]) -> Loaded {
+    load(schema, "", files).unwrap_or_else(|e| panic!("{}", e.message))
+}
+
+/// The summary-graph nodes of the named programs: `Name` itself or its
+/// unfoldings `Name#…`; a name with no node fails the test.
+pub fn nodes(g: &isolint::analysis::graph::SummaryGraph, names: &[&str]) -> Vec<usize> {
+    names
+        .iter()
+        .flat_map(|n| {
+            let all: Vec<usize> = (0..g.nodes.len())
+                .filter(|&v| g.nodes[v].name == *n || g.nodes[v].name.starts_with(&format!("{n}#")))
+                .collect();
+            assert!(!all.is_empty(), "no node {n}");
+            all
+        })
+        .collect()
+}
