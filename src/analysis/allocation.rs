@@ -127,11 +127,18 @@ type Why = (Cause, (usize, usize), Reason);
 
 /// [`lowest`] without building the cycles.
 pub fn lowest_pairs(g: &SummaryGraph) -> LowestPairs {
-    let programs = g.program_nodes.len();
     let comp = components(g, None);
     // SERIALIZABLE exemptions are decided below, edge by edge: the
     // aggregates are read as if no program were SERIALIZABLE.
     let pivots = Pivots::of_graph(g, &comp, |_| false);
+    lowest_pairs_in(g, comp, &pivots)
+}
+
+/// [`lowest_pairs`] from the components of `g` and the aggregates over
+/// them with no program SERIALIZABLE, as `robustness::verdict` computed
+/// them for the type-II test (`analyze` reuses them).
+pub(crate) fn lowest_pairs_in(g: &SummaryGraph, comp: Vec<u32>, pivots: &Pivots) -> LowestPairs {
+    let programs = g.program_nodes.len();
     let prog = |v: usize| g.nodes[v].ltp.program;
     let mut levels = vec![Level::ReadCommitted; programs];
     let mut why: Vec<Option<Why>> = vec![None; programs];

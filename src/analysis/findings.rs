@@ -6,11 +6,12 @@
 //!
 //! Everything here is computed; `report` only formats it.
 
-use super::allocation::{lowest_pairs, Cause};
+use super::allocation::{lowest_pairs, lowest_pairs_in, Cause, LowestPairs};
 use super::explorer::Confirmation;
 use super::graph::SummaryGraph;
 use super::promote::Suggestion;
 use super::robustness::{witness_through, Method, Reason, Witness};
+use super::rules::Pivots;
 use super::subsets::Subsets;
 use crate::model::btp::{Origin, StmtType, Workload};
 use crate::model::isolation::{Allocation, Deployed, Level};
@@ -182,7 +183,39 @@ impl Isolation {
     /// promotion makes the workload robust under READ COMMITTED, so after
     /// the edits every program may run READ COMMITTED.
     pub fn lowest(w: &Workload, g: &SummaryGraph, fixed: bool) -> Isolation {
-        let l = lowest_pairs(g);
+        Isolation::of_pairs(w, lowest_pairs(g), fixed)
+    }
+
+    /// [`Isolation::lowest`] (not fixed) from the components and pivots
+    /// the type-II test already computed (`robustness::verdict`).
+    pub(crate) fn lowest_in(
+        w: &Workload,
+        g: &SummaryGraph,
+        comp: Vec<u32>,
+        pivots: &Pivots,
+    ) -> Isolation {
+        Isolation::of_pairs(w, lowest_pairs_in(g, comp, pivots), false)
+    }
+
+    /// As [`Isolation::lowest`] with `fixed`: a verified promotion makes
+    /// the workload robust, so after the edits every program may run READ
+    /// COMMITTED (the allocation as is does not change).
+    pub(crate) fn mark_fixed(&mut self, programs: usize) {
+        self.with_edits = self
+            .as_is
+            .0
+            .iter()
+            .any(|&x| x != Level::ReadCommitted)
+            .then(|| Allocation::uniform(programs, Level::ReadCommitted));
+    }
+
+    /// Component per node of the graph the allocation was computed on
+    /// (empty when nothing was computed: every program READ COMMITTED).
+    pub(crate) fn components(&self) -> &[u32] {
+        &self.comp
+    }
+
+    fn of_pairs(w: &Workload, l: LowestPairs, fixed: bool) -> Isolation {
         let raised = l
             .raised
             .iter()

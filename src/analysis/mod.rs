@@ -33,8 +33,8 @@ use crate::model::settings::Settings;
 use findings::{edits, steps, DeployedVerdict, Isolation, SubsetTable};
 use graph::build;
 use progress::{Progress, Silent};
-use promote::{suggest_in, Budget};
-use robustness::{is_robust, is_robust_under, witnesses, witnesses_under, Method};
+use promote::{suggest_in_components, Budget};
+use robustness::{is_robust_under, verdict, witnesses_under, Method};
 use subsets::{search, MAX_SUBSETS};
 
 /// [`analyze_with`] without progress reports.
@@ -53,12 +53,11 @@ pub fn analyze_with(
     progress: &dyn Progress,
 ) -> Findings {
     let graph = build(w, settings);
-    let robust = is_robust(&graph, None, method);
-    let witnesses = if robust {
-        vec![]
-    } else {
-        witnesses(&graph, None, method)
-    };
+    // Components and pivots once, for the verdict, the witnesses and the
+    // lowest allocation.
+    let v = verdict(&graph, method);
+    let robust = v.witnesses.is_empty();
+    let witnesses = v.witnesses;
     let cycles = witnesses.iter().map(|x| steps(w, &graph, x)).collect();
     // The subset search starts from the verdict on the whole workload
     // instead of testing it again.
@@ -68,7 +67,12 @@ pub fn analyze_with(
     let isolation = if robust && method != Method::Snapshot {
         Isolation::read_committed(w.programs.len())
     } else {
-        Isolation::lowest(w, &graph, false)
+        // Type I computes no pivots; the allocation reads the type-II ones.
+        let pivots = match v.pivots {
+            Some(p) => p,
+            None => rules::Pivots::of_graph(&graph, &v.comp, |_| false),
+        };
+        Isolation::lowest_in(w, &graph, v.comp, &pivots)
     };
     Findings {
         settings,
@@ -106,10 +110,13 @@ pub fn check_with(
     if f.robust {
         return f;
     }
-    let suggestion = suggest_in(w, &f.graph, method, Budget::default(), progress);
+    let comp = f.isolation.components();
+    let suggestion = suggest_in_components(w, &f.graph, comp, method, Budget::default(), progress);
     if let Some(set) = suggestion.reads() {
         f.edits = edits(w, set);
-        f.isolation = Isolation::lowest(w, &f.graph, true);
+        // The allocation as is was computed by `analyze_with` on the
+        // same graph: only the one after the edits changes.
+        f.isolation.mark_fixed(w.programs.len());
     } else {
         f.subsets = Some(search(&f.graph, method, MAX_SUBSETS, Some(false), progress));
     }
@@ -126,10 +133,20 @@ pub fn allocate_with(w: &Workload, settings: Settings, progress: &dyn Progress) 
     if f.robust {
         return f;
     }
-    let suggestion = suggest_in(w, &f.graph, Method::TypeII, Budget::default(), progress);
+    let comp = f.isolation.components();
+    let suggestion = suggest_in_components(
+        w,
+        &f.graph,
+        comp,
+        Method::TypeII,
+        Budget::default(),
+        progress,
+    );
     if let Some(set) = suggestion.reads() {
         f.edits = edits(w, set);
-        f.isolation = Isolation::lowest(w, &f.graph, true);
+        // The allocation as is was computed by `analyze_with` on the
+        // same graph: only the one after the edits changes.
+        f.isolation.mark_fixed(w.programs.len());
     }
     f.suggestion = Some(suggestion);
     f

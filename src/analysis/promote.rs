@@ -68,14 +68,12 @@
 //! showed that no set of one read fewer works ([`Suggestion::Promote`]),
 //! else as minimal but not proven smallest ([`Suggestion::Minimal`]).
 
-use std::collections::HashMap;
-
 use fixedbitset::FixedBitSet;
 
 use crate::analysis::graph::{build, Edge, Settings, SummaryGraph};
 use crate::analysis::oracle::{Compact, View, UNTAGGED};
 use crate::analysis::progress::{Progress, Silent, Stage};
-use crate::analysis::robustness::{components, is_robust, Method};
+use crate::analysis::robustness::{components, is_robust, is_robust_without, Method};
 use crate::model::btp::{StmtType, Workload};
 
 /// A statement of the workload: (program index, statement index).
@@ -147,26 +145,43 @@ pub fn candidates(w: &Workload, settings: Settings) -> Vec<StmtRef> {
 
 /// [`candidates`] on an already built summary graph of `w`.
 pub fn candidates_in(w: &Workload, g: &SummaryGraph) -> Vec<StmtRef> {
-    let mut out: std::collections::HashSet<StmtRef> = Default::default();
+    candidates_with(w, g, &components(g, None))
+}
+
+/// [`candidates_in`] given the components of `g` (`comp`, as
+/// `robustness::components(g, None)`).
+pub fn candidates_with(w: &Workload, g: &SummaryGraph, comp: &[u32]) -> Vec<StmtRef> {
+    // One flag per statement, read in program and statement order at the
+    // end (sorted): a `Vec::contains` per edge made this O(counterflow
+    // edges × candidates), 10% of `check` at 3,000 programs, and a hash
+    // set per edge was still a tenth of the fix search.
+    let mut hit: Vec<Vec<bool>> = w
+        .programs
+        .iter()
+        .map(|p| vec![false; p.statements.len()])
+        .collect();
     // Counterflow edges inside a component: both ends in one SCC, which
     // is exactly when the edge can lie on a cycle.
-    let comp = components(g, None);
     for e in g
         .edges
         .iter()
         .filter(|e| e.counterflow && comp[e.from as usize] == comp[e.to as usize])
     {
-        let r = source_stmt(g, e);
-        let st = &w.programs[r.0].statements[r.1];
+        let (p, s) = source_stmt(g, e);
+        let st = &w.programs[p].statements[s];
         if st.ty == StmtType::KeySel && !st.locking {
-            out.insert(r);
+            hit[p][s] = true;
         }
     }
-    // A set, sorted at the end: a `Vec::contains` per edge made this
-    // O(counterflow edges × candidates), 10% of `check` at 3,000 programs.
-    let mut out: Vec<StmtRef> = out.into_iter().collect();
-    out.sort_unstable();
-    out
+    hit.iter()
+        .enumerate()
+        .flat_map(|(p, row)| {
+            row.iter()
+                .enumerate()
+                .filter(|(_, &h)| h)
+                .map(move |(s, _)| (p, s))
+        })
+        .collect()
 }
 
 /// The statement an edge leaves from.
@@ -205,21 +220,62 @@ pub fn suggest_in(
     budget: Budget,
     progress: &dyn Progress,
 ) -> Suggestion {
-    let cands = candidates_in(w, g);
-    let index: HashMap<StmtRef, u32> = cands
+    suggest_in_components(w, g, &components(g, None), method, budget, progress)
+}
+
+/// [`suggest_in`] given the components of `g` (`comp`, as
+/// `robustness::components(g, None)`; recomputed if it does not fit).
+pub fn suggest_in_components(
+    w: &Workload,
+    g: &SummaryGraph,
+    comp: &[u32],
+    method: Method,
+    budget: Budget,
+    progress: &dyn Progress,
+) -> Suggestion {
+    let own;
+    let comp = if comp.len() == g.nodes.len() {
+        comp
+    } else {
+        own = components(g, None);
+        &own
+    };
+    let cands = candidates_with(w, g, comp);
+    // Each statement's candidate index (its tag), `UNTAGGED` otherwise.
+    let mut index: Vec<Vec<u32>> = w
+        .programs
         .iter()
-        .enumerate()
-        .map(|(i, &r)| (r, i as u32))
+        .map(|p| vec![UNTAGGED; p.statements.len()])
         .collect();
+    for (i, &(p, s)) in cands.iter().enumerate() {
+        index[p][s] = i as u32;
+    }
     // Tag each removable edge with its candidate: a promotion set is then
     // a set of dropped tags.
-    let compact = Compact::new(g, |i| {
+    let tag = |i: usize| {
         let e = &g.edges[i];
         if !e.counterflow {
             return UNTAGGED;
         }
-        index.get(&source_stmt(g, e)).copied().unwrap_or(UNTAGGED)
-    });
+        let (p, s) = source_stmt(g, e);
+        index[p][s]
+    };
+    // Every candidate promoted, tested on the per-edge graph before the
+    // graph is grouped: when a dangerous cycle remains no promotion helps
+    // (heredity, module comment), and grouping the whole graph only to
+    // learn that was a third of `allocate` at 3,000 programs (issue 26).
+    // The edges dropped are exactly the tagged ones, so this is the
+    // grouped graph's test of the full tag mask (`oracle`'s claim).
+    let mut all = FixedBitSet::with_capacity(g.edges.len());
+    all.extend((0..g.edges.len()).filter(|&i| tag(i) != UNTAGGED));
+    if !is_robust_without(g, method, &all) {
+        progress.finish(Stage::FixSearch);
+        return Suggestion::Impossible {
+            candidates: cands.len(),
+        };
+    }
+    drop(all);
+    let compact = Compact::new(g, tag);
     let mut search = Search {
         w,
         g,
@@ -262,12 +318,9 @@ enum Outcome {
 impl Search<'_> {
     fn run(&mut self) -> Suggestion {
         let n = self.cands.len();
-        let mut all = FixedBitSet::with_capacity(n);
-        all.insert_range(..);
+        // The mask with every candidate promoted is robust: tested by the
+        // caller on the per-edge graph (`suggest_in_components`).
         self.tried += 1;
-        if !self.masked_robust(&all) {
-            return Suggestion::Impossible { candidates: n };
-        }
         // The unpromoted graph is not robust: its cycles seed the
         // constraints.
         self.learn(&FixedBitSet::with_capacity(n));

@@ -127,10 +127,72 @@ fn find_test(
         Test::Method(Method::TypeI) => find_type_i(g, mask, &comp, stop_at_first),
         // The level of node v (docs/allocation.md): TypeII is everything
         // at READ COMMITTED, Snapshot everything at REPEATABLE READ.
-        Test::Method(m) => find_pairs(g, &comp, |_| m.level(), stop_at_first),
-        Test::Levels(l) => find_pairs(g, &comp, |v| l[v], stop_at_first),
+        Test::Method(m) => {
+            let pivots = Pivots::of_graph(g, &comp, |_| false);
+            find_pairs(g, &comp, &pivots, |_| m.level(), stop_at_first)
+        }
+        Test::Levels(l) => {
+            let pivots = Pivots::of_graph(g, &comp, |v| l[v] == Level::Serializable);
+            find_pairs(g, &comp, &pivots, |v| l[v], stop_at_first)
+        }
     };
     (comp, found)
+}
+
+/// The verdict of a uniform method on the whole graph with what later
+/// stages reuse: the components and (type II, snapshot) the pivots'
+/// aggregates with no program SERIALIZABLE, which are exactly the ones
+/// `allocation::lowest_pairs_in` reads. `analyze` ran Tarjan three times
+/// and the aggregates twice (issue 26); now once each.
+pub struct Verdict {
+    pub comp: Vec<u32>,
+    pub(crate) pivots: Option<Pivots>,
+    /// One per strongly connected component that has a dangerous cycle
+    /// (as [`witnesses`]): robust iff empty.
+    pub witnesses: Vec<Witness>,
+}
+
+/// [`is_robust`] and [`witnesses`] on the unmasked graph in one pass.
+pub fn verdict(g: &SummaryGraph, method: Method) -> Verdict {
+    let comp = components(g, None);
+    let (pivots, found) = match method {
+        Method::TypeI => (None, find_type_i(g, None, &comp, false)),
+        m => {
+            let pivots = Pivots::of_graph(g, &comp, |_| false);
+            let found = find_pairs(g, &comp, &pivots, |_| m.level(), false);
+            (Some(pivots), found)
+        }
+    };
+    let witnesses = found.iter().map(|f| build_witness(g, &comp, f)).collect();
+    Verdict {
+        comp,
+        pivots,
+        witnesses,
+    }
+}
+
+/// Algorithm 2 (or the type-I test) on `g` without the edges `dropped`
+/// names (edge indices): components and aggregates over the remaining
+/// edges only, so the verdict is [`is_robust`] on
+/// `g.retain_edges(…)` without building that graph. The fix search asks
+/// this of "every candidate read promoted" before grouping the graph
+/// (`promote`): when it is not robust no promotion helps.
+pub fn is_robust_without(g: &SummaryGraph, method: Method, dropped: &FixedBitSet) -> bool {
+    let comp = tarjan(
+        g.nodes.len(),
+        |_| true,
+        |v| g.out_start[v]..g.out_start[v + 1],
+        |at| (!dropped.contains(at)).then_some(g.edges[at].to as usize),
+    );
+    match method {
+        Method::TypeI => !g.edges.iter().enumerate().any(|(i, e)| {
+            e.counterflow && !dropped.contains(i) && comp[e.from as usize] == comp[e.to as usize]
+        }),
+        m => {
+            let pivots = Pivots::of_graph_where(g, &comp, |_| false, |i| !dropped.contains(i));
+            (0..g.nodes.len()).all(|v| pivots.at(&comp, v, m.level()).is_none())
+        }
+    }
 }
 
 /// Type I: per SCC, the first counterflow edge inside it.
@@ -160,10 +222,10 @@ fn find_type_i(g: &SummaryGraph, mask: Mask, comp: &[u32], stop_at_first: bool) 
 fn find_pairs(
     g: &SummaryGraph,
     comp: &[u32],
+    pivots: &Pivots,
     level: impl Fn(usize) -> Level,
     stop_at_first: bool,
 ) -> Vec<Found> {
-    let pivots = Pivots::of_graph(g, comp, |v| level(v) == Level::Serializable);
     let mut found = vec![];
     let mut done = FixedBitSet::with_capacity(g.nodes.len());
     for v in 0..g.nodes.len() {

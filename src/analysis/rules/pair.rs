@@ -280,6 +280,17 @@ impl Pivots {
         comp: &[u32],
         ssi: impl Fn(usize) -> bool,
     ) -> Pivots {
+        Pivots::of_graph_where(g, comp, ssi, |_| true)
+    }
+
+    /// [`Pivots::of_graph`] over the edges `keep` accepts (edge indices):
+    /// the graph with the other edges removed, `comp` its components.
+    pub(crate) fn of_graph_where(
+        g: &crate::analysis::graph::SummaryGraph,
+        comp: &[u32],
+        ssi: impl Fn(usize) -> bool,
+        keep: impl Fn(usize) -> bool,
+    ) -> Pivots {
         let n = g.nodes.len();
         let mut p = Pivots {
             has_nc: fixedbitset::FixedBitSet::with_capacity(n),
@@ -294,7 +305,7 @@ impl Pivots {
             for i in g.out_start[u]..g.out_start[u + 1] {
                 let v = g.edges[i].to as usize;
                 // Left-out targets have comp NONE ≠ cu.
-                if comp[v] != cu {
+                if comp[v] != cu || !keep(i) {
                     continue;
                 }
                 if !g.edges[i].counterflow {
