@@ -120,6 +120,16 @@ impl View<'_> {
     pub fn node(&self, v: usize) -> bool {
         self.nodes.is_none_or(|m| m.contains(v))
     }
+
+    /// The nodes of the view among `0..n`, in node order: a masked test
+    /// walks its mask, not the whole workload.
+    pub fn each_node(&self, n: usize) -> impl Iterator<Item = usize> + '_ {
+        let (all, some) = match self.nodes {
+            None => (Some(0..n), None),
+            Some(m) => (None, Some(m.ones().take_while(move |&v| v < n))),
+        };
+        all.into_iter().flatten().chain(some.into_iter().flatten())
+    }
 }
 
 /// The flag of a stripped class (module comment, (3)) on a local class
@@ -252,7 +262,8 @@ impl Blocks {
     fn presence_in(&self, view: View, comp: Vec<u32>, ssi: &dyn Fn(usize) -> bool) -> Presence {
         let mut classes: HashMap<(u32, u32), Vec<u32>> = HashMap::new();
         let mut reps: HashMap<(u32, u32, u32), Present> = HashMap::new();
-        for (u, occ) in self.occ.node_occ.iter().enumerate() {
+        for u in view.each_node(self.nodes.len()) {
+            let occ = &self.occ.node_occ[u];
             let (c, s) = (comp[u], ssi(u));
             if c == NONE {
                 continue;
@@ -343,7 +354,7 @@ impl Blocks {
         let has_nc = self.with_kind(pr, 0);
         let mut found = vec![];
         let mut done: HashSet<u32> = HashSet::new();
-        for v in 0..self.nodes.len() {
+        for v in view.each_node(self.nodes.len()) {
             let c = pr.comp[v];
             if c == NONE || !has_nc.contains_key(&c) || done.contains(&c) {
                 continue;
@@ -397,10 +408,12 @@ impl Blocks {
         }
     }
 
-    /// The first dangerous cycle of `view` under `method` (a pair as
-    /// [`Blocks::find_method`] finds it, closed on the hub graph), or
-    /// `None` when the view is robust: one hub graph per test.
-    pub fn first_cycle(&self, view: View, method: Method) -> Option<(Found, Vec<Edge>)> {
+    /// The first dangerous pair of `view` under `method` (as
+    /// [`Blocks::find_method`] finds it) with its cycle closed on the hub
+    /// graph, or `None` when the view is robust: one hub graph per test.
+    /// The cycle is `None` only if the pair could not be closed, which
+    /// (4) rules out; the verdict never depends on it.
+    pub fn first_cycle(&self, view: View, method: Method) -> Option<(Found, Option<Vec<Edge>>)> {
         let hub = Hub::new(self, view);
         let pr = self.presence_in(view, hub.components(), &|_| false);
         let f = *match method {
@@ -411,10 +424,12 @@ impl Blocks {
         let nc = if method == Method::TypeI {
             None
         } else {
-            Some(*self.with_kind(&pr, 0).get(&f.comp)?)
+            match self.with_kind(&pr, 0).get(&f.comp) {
+                Some(&e) => Some(e),
+                None => return Some((f, None)),
+            }
         };
-        let edges = hub.cycle(&pr.comp, f.comp, (f.e3, f.e4), nc)?;
-        Some((f, edges))
+        Some((f, hub.cycle(&pr.comp, f.comp, (f.e3, f.e4), nc)))
     }
 
     /// Key-based reads, not yet locking, that start a counterflow edge
