@@ -98,8 +98,8 @@ pub fn check(w: &Workload, settings: Settings, method: Method) -> Findings {
 
 /// `isolint check`: the verdict, a verified fix (read promotion) or,
 /// failing that, the maximal robust subsets. The summary graph is built
-/// once: the fix search masks it (see `promote`) and the subset search
-/// groups it.
+/// once: the fix search masks it (see `promote`); the subset search runs
+/// on the block form (`on_blocks::subsets`).
 pub fn check_with(
     w: &Workload,
     settings: Settings,
@@ -118,7 +118,11 @@ pub fn check_with(
         // same graph: only the one after the edits changes.
         f.isolation.mark_fixed(w.programs.len());
     } else {
-        f.subsets = Some(search(&f.graph, method, MAX_SUBSETS, Some(false), progress));
+        // On blocks: the same sets in the same order (`on_blocks::
+        // subsets_up_to`), each masked test costing the mask's statement
+        // occurrences instead of its edges (issue 26).
+        let b = blocks::Blocks::build(w, settings);
+        f.subsets = Some(on_blocks::subsets(&b, method, Some(false), progress));
     }
     f.suggestion = Some(suggestion);
     f

@@ -188,23 +188,50 @@ pub fn subsets(
     whole_robust: Option<bool>,
     progress: &dyn Progress,
 ) -> Subsets {
+    subsets_up_to(b, method, MAX_SUBSETS, whole_robust, progress)
+}
+
+/// [`subsets`], stopping after `limit` sets. The search's answer depends
+/// only on the verdicts of its tests (the cycles named only spare tests),
+/// and each verdict is the per-edge one (`blocks` (3)), so this lists the
+/// sets `subsets::search` lists on the summary graph, in the same order,
+/// with the same cut: `check` uses it on both forms (a test costs the
+/// mask's occurrences and class pairs, not its edges).
+pub fn subsets_up_to(
+    b: &Blocks,
+    method: Method,
+    limit: usize,
+    whole_robust: Option<bool>,
+    progress: &dyn Progress,
+) -> Subsets {
     let test = |mask: &FixedBitSet| {
         let view = View {
             nodes: Some(mask),
             promoted: None,
         };
-        b.first_cycle(view, method).map(|(_, edges)| {
-            edges
-                .iter()
-                .map(|e| b.nodes[e.from as usize].ltp.program)
-                .collect()
-        })
+        match b.first_cycle(view, method) {
+            None => None,
+            Some((_, Some(edges))) => Some(
+                edges
+                    .iter()
+                    .map(|e| b.nodes[e.from as usize].ltp.program)
+                    .collect(),
+            ),
+            // A pair found but not closed (cannot happen, `blocks` (4)):
+            // still not robust; the mask's own programs are the core.
+            Some((_, None)) => Some(
+                mask.ones()
+                    .filter(|&v| v < b.nodes.len())
+                    .map(|v| b.nodes[v].ltp.program)
+                    .collect(),
+            ),
+        }
     };
     search_with(
         &b.program_nodes,
         b.nodes.len(),
         &test,
-        MAX_SUBSETS,
+        limit,
         whole_robust,
         progress,
     )

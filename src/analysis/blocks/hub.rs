@@ -53,13 +53,14 @@ impl<'b> Hub<'b> {
         // Every arc (source, target, label), in slot order; run twice:
         // to count the slots, then to fill them (no per-vertex vectors:
         // the subset search builds one hub graph per test).
+        // Node arcs of the view's nodes only (a subset test's hub graph
+        // costs its own occurrences, not the workload's); each in-hub's
+        // arcs still come in node and position order, as in `by_rel`.
         let each_arc = |f: &mut dyn FnMut(usize, (u32, u16))| {
-            for (u, occ) in b.occ.node_occ.iter().enumerate() {
-                if !view.node(u) {
-                    continue;
-                }
-                for &(r, pos, c) in occ {
+            for u in view.each_node(n) {
+                for &(r, pos, c) in &b.occ.node_occ[u] {
                     f(u, (o_hub(r, b.class_in(view, u, pos, c)) as u32, pos));
+                    f(in_base[r as usize] + c as usize, (u as u32, pos));
                 }
             }
             for (r, cl) in b.occ.rel_classes.iter().enumerate() {
@@ -73,11 +74,6 @@ impl<'b> Hub<'b> {
                         for &cj in &b.targets_stripped[r][ci] {
                             f(out_base[r] + l + ci, (ib + cj, 0));
                         }
-                    }
-                }
-                for &(v, pos, cj) in &b.occ.by_rel[r] {
-                    if view.node(v as usize) {
-                        f(in_base[r] + cj as usize, (v, pos));
                     }
                 }
             }

@@ -68,6 +68,7 @@
 //! and edge counts with the per-edge graph, the test oracle, on random
 //! workloads; `tests/blocks_cli.rs` the commands on both forms.
 
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 
 use fixedbitset::FixedBitSet;
@@ -120,6 +121,16 @@ impl View<'_> {
     pub fn node(&self, v: usize) -> bool {
         self.nodes.is_none_or(|m| m.contains(v))
     }
+
+    /// The nodes of the view among `0..n`, in node order: a masked test
+    /// walks its mask, not the whole workload.
+    pub fn each_node(&self, n: usize) -> impl Iterator<Item = usize> + '_ {
+        let (all, some) = match self.nodes {
+            None => (Some(0..n), None),
+            Some(m) => (None, Some(m.ones().take_while(move |&v| v < n))),
+        };
+        all.into_iter().flatten().chain(some.into_iter().flatten())
+    }
 }
 
 /// The flag of a stripped class (module comment, (3)) on a local class
@@ -142,7 +153,16 @@ pub(super) struct Presence {
     classes: HashMap<(u32, u32), Vec<u32>>,
     /// (component, relation, local class) → representatives.
     reps: HashMap<(u32, u32, u32), Present>,
+    /// (component, relation, class, position) → [`Blocks::occurrence`].
+    memo: RefCell<HashMap<(u32, u32, u32, u16), OccAggregates>>,
 }
+
+/// An edge by its far end (node, position, counterflow), the near end
+/// being the occurrence whose aggregates it is in.
+type Far = (u32, u16, bool);
+
+/// One occurrence's aggregates over the edges inside its component.
+type OccAggregates = (Incoming<Far>, Outgoing<Far>);
 
 /// A dangerous pair (type II) or counterflow edge (type I, both edges the
 /// same) found in one component, at pivot `e3.to`.
@@ -252,7 +272,8 @@ impl Blocks {
     fn presence_in(&self, view: View, comp: Vec<u32>, ssi: &dyn Fn(usize) -> bool) -> Presence {
         let mut classes: HashMap<(u32, u32), Vec<u32>> = HashMap::new();
         let mut reps: HashMap<(u32, u32, u32), Present> = HashMap::new();
-        for (u, occ) in self.occ.node_occ.iter().enumerate() {
+        for u in view.each_node(self.nodes.len()) {
+            let occ = &self.occ.node_occ[u];
             let (c, s) = (comp[u], ssi(u));
             if c == NONE {
                 continue;
@@ -276,6 +297,7 @@ impl Blocks {
             comp,
             classes,
             reps,
+            memo: RefCell::new(HashMap::new()),
         }
     }
 
@@ -343,7 +365,7 @@ impl Blocks {
         let has_nc = self.with_kind(pr, 0);
         let mut found = vec![];
         let mut done: HashSet<u32> = HashSet::new();
-        for v in 0..self.nodes.len() {
+        for v in view.each_node(self.nodes.len()) {
             let c = pr.comp[v];
             if c == NONE || !has_nc.contains_key(&c) || done.contains(&c) {
                 continue;
@@ -397,10 +419,12 @@ impl Blocks {
         }
     }
 
-    /// The first dangerous cycle of `view` under `method` (a pair as
-    /// [`Blocks::find_method`] finds it, closed on the hub graph), or
-    /// `None` when the view is robust: one hub graph per test.
-    pub fn first_cycle(&self, view: View, method: Method) -> Option<(Found, Vec<Edge>)> {
+    /// The first dangerous pair of `view` under `method` (as
+    /// [`Blocks::find_method`] finds it) with its cycle closed on the hub
+    /// graph, or `None` when the view is robust: one hub graph per test.
+    /// The cycle is `None` only if the pair could not be closed, which
+    /// (4) rules out; the verdict never depends on it.
+    pub fn first_cycle(&self, view: View, method: Method) -> Option<(Found, Option<Vec<Edge>>)> {
         let hub = Hub::new(self, view);
         let pr = self.presence_in(view, hub.components(), &|_| false);
         let f = *match method {
@@ -411,10 +435,12 @@ impl Blocks {
         let nc = if method == Method::TypeI {
             None
         } else {
-            Some(*self.with_kind(&pr, 0).get(&f.comp)?)
+            match self.with_kind(&pr, 0).get(&f.comp) {
+                Some(&e) => Some(e),
+                None => return Some((f, None)),
+            }
         };
-        let edges = hub.cycle(&pr.comp, f.comp, (f.e3, f.e4), nc)?;
-        Some((f, edges))
+        Some((f, hub.cycle(&pr.comp, f.comp, (f.e3, f.e4), nc)))
     }
 
     /// Key-based reads, not yet locking, that start a counterflow edge
@@ -444,18 +470,53 @@ impl Blocks {
         out
     }
 
-    /// Node v's aggregates over the edges inside its component.
+    /// Node v's aggregates over the edges inside its component: its
+    /// occurrences' aggregates ([`Blocks::occurrence`]), absorbed in
+    /// occurrence order — the same as adding every edge in that order
+    /// (`rules::pair`'s `absorb`).
     fn aggregates(&self, view: View, pr: &Presence, v: usize) -> (Incoming<Edge>, Outgoing<Edge>) {
         let c = pr.comp[v];
         let mut inc: Incoming<Edge> = Incoming::default();
         let mut out: Outgoing<Edge> = Outgoing::default();
+        let mut memo = pr.memo.borrow_mut();
         for &(r, pos, cl) in &self.occ.node_occ[v] {
             let cl = self.class_in(view, v, pos, cl);
-            for &other in pr.classes.get(&(c, r)).into_iter().flatten() {
-                let p = pr.reps[&(c, r, other)];
-                self.add_in(&mut inc, (v, pos, cl), r, other, p);
-                self.add_out(&mut out, (v, pos, cl), r, other, p);
-            }
+            let (oi, oo) = memo
+                .entry((c, r, cl, pos))
+                .or_insert_with(|| self.occurrence(pr, c, r, cl, pos));
+            let v = v as u32;
+            inc.absorb(oi, |(u, upos, counterflow)| Edge {
+                from: u,
+                to: v,
+                from_pos: upos,
+                to_pos: pos,
+                counterflow,
+            });
+            out.absorb(oo, |(w, wpos, _)| Edge {
+                from: v,
+                to: w,
+                from_pos: pos,
+                to_pos: wpos,
+                counterflow: true,
+            });
+        }
+        (inc, out)
+    }
+
+    /// The aggregates of one occurrence of class `cl` at position `pos`
+    /// in component `c`, over the classes of relation `r` present in `c`,
+    /// each edge named by its far end. What the rule reads of an edge
+    /// (`InEdge`, `OutEdge`) depends on the class pair, the kind and the
+    /// position only (module comment, (2)), so every occurrence of
+    /// (`cl`, `pos`) in `c` has the same aggregates up to its own end:
+    /// computed once per component, not once per node.
+    fn occurrence(&self, pr: &Presence, c: u32, r: u32, cl: u32, pos: u16) -> OccAggregates {
+        let mut inc: Incoming<Far> = Incoming::default();
+        let mut out: Outgoing<Far> = Outgoing::default();
+        for &other in pr.classes.get(&(c, r)).into_iter().flatten() {
+            let p = pr.reps[&(c, r, other)];
+            self.add_in(&mut inc, (pos, cl), r, other, p);
+            self.add_out(&mut out, (pos, cl), r, other, p);
         }
         (inc, out)
     }
@@ -466,19 +527,12 @@ impl Blocks {
         self.lowest().allocation
     }
 
-    /// Edges from class `ci` (present in v's component as `p`) into
-    /// occurrence `at` = (v, position, class cj).
-    fn add_in(&self, inc: &mut Incoming<Edge>, at: (usize, u16, u32), r: u32, ci: u32, p: Present) {
-        let (v, pos, cj) = at;
+    /// Edges from class `ci` (present in the component as `p`) into an
+    /// occurrence `at` = (position, class cj), named by their source.
+    fn add_in(&self, inc: &mut Incoming<Far>, at: (u16, u32), r: u32, ci: u32, p: Present) {
+        let (pos, cj) = at;
         let k = self.kind(r, ci, cj);
         let from_read = self.class_ty(r, ci).starts_with_read();
-        let edge = |(u, upos): (u32, u16), counterflow| Edge {
-            from: u,
-            to: v as u32,
-            from_pos: upos,
-            to_pos: pos,
-            counterflow,
-        };
         for (counterflow, bit) in [(false, 0u8), (true, 1)] {
             if k >> bit & 1 == 0 {
                 continue;
@@ -490,24 +544,18 @@ impl Blocks {
                 to_pos: pos,
             };
             let (u, upos, s) = p.any;
-            inc.add(facts, s, edge((u, upos), counterflow));
-            if let Some(q) = p.plain {
-                inc.add(facts, false, edge(q, counterflow));
+            inc.add(facts, s, (u, upos, counterflow));
+            if let Some((q, qpos)) = p.plain {
+                inc.add(facts, false, (q, qpos, counterflow));
             }
         }
     }
 
-    /// Counterflow edges from occurrence `at` = (u, position, class ci)
-    /// into class `cj` (present in u's component as `p`).
-    fn add_out(
-        &self,
-        out: &mut Outgoing<Edge>,
-        at: (usize, u16, u32),
-        r: u32,
-        cj: u32,
-        p: Present,
-    ) {
-        let (u, pos, ci) = at;
+    /// Counterflow edges from an occurrence `at` = (position, class ci)
+    /// into class `cj` (present in the component as `p`), named by their
+    /// target.
+    fn add_out(&self, out: &mut Outgoing<Far>, at: (u16, u32), r: u32, cj: u32, p: Present) {
+        let (pos, ci) = at;
         let k = self.kind(r, ci, cj);
         if k & 2 == 0 {
             return;
@@ -517,17 +565,10 @@ impl Blocks {
             fuw: k & 8 != 0,
             from_pos: pos,
         };
-        let edge = |(v, vpos): (u32, u16)| Edge {
-            from: u as u32,
-            to: v,
-            from_pos: pos,
-            to_pos: vpos,
-            counterflow: true,
-        };
         let (v, vpos, s) = p.any;
-        out.add(facts, s, edge((v, vpos)));
-        if let Some(q) = p.plain {
-            out.add(facts, false, edge(q));
+        out.add(facts, s, (v, vpos, true));
+        if let Some((q, qpos)) = p.plain {
+            out.add(facts, false, (q, qpos, true));
         }
     }
 

@@ -196,6 +196,28 @@ impl<I: Copy> Incoming<I> {
             self.rw_plain = o.rw.map(|(j, c)| (f(j), c));
         }
     }
+
+    /// Add the edges summarised by `o` (built by [`Incoming::add`] with
+    /// each edge's own P3 level), naming them through `f`: the same as
+    /// adding them one by one, in `o`'s order, after the edges already
+    /// added (each field is the first edge of its kind, or the first at
+    /// the largest `to_pos`).
+    pub(crate) fn absorb<J: Copy>(&mut self, o: &Incoming<J>, f: impl Fn(J) -> I) {
+        if self.strong.is_none() {
+            self.strong = o.strong.map(|(j, c)| (f(j), c));
+        }
+        if let Some((p, j)) = o.latest {
+            if self.latest.is_none_or(|(q, _)| q < p) {
+                self.latest = Some((p, f(j)));
+            }
+        }
+        if self.rw.is_none() {
+            self.rw = o.rw.map(|(j, c)| (f(j), c));
+        }
+        if self.rw_plain.is_none() {
+            self.rw_plain = o.rw_plain.map(|(j, c)| (f(j), c));
+        }
+    }
 }
 
 impl<I: Copy> Outgoing<I> {
@@ -227,6 +249,22 @@ impl<I: Copy> Outgoing<I> {
         }
         if self.si_cf_plain.is_none() && !p5_ssi {
             self.si_cf_plain = o.si_cf.map(&f);
+        }
+    }
+
+    /// [`Incoming::absorb`] for outgoing edges (each with its own P5
+    /// level in `o`).
+    pub(crate) fn absorb<J: Copy>(&mut self, o: &Outgoing<J>, f: impl Fn(J) -> I) {
+        if let Some((p, j)) = o.earliest_cf {
+            if self.earliest_cf.is_none_or(|(q, _)| q > p) {
+                self.earliest_cf = Some((p, f(j)));
+            }
+        }
+        if self.si_cf.is_none() {
+            self.si_cf = o.si_cf.map(&f);
+        }
+        if self.si_cf_plain.is_none() {
+            self.si_cf_plain = o.si_cf_plain.map(&f);
         }
     }
 }
@@ -375,6 +413,7 @@ mod tests {
         fn aggregate_equals_every_pair(
             ins in prop::collection::vec(in_edge(), 0..6),
             outs in prop::collection::vec(out_edge(), 0..6),
+            cut in 1usize..4,
         ) {
             let mut inc = Incoming::default();
             let mut out = Outgoing::default();
@@ -414,6 +453,26 @@ mod tests {
                     dangerous_pair(level, &inc, &out)
                 );
             }
+            // Absorbing: the edges cut into runs (at `cut`), each run
+            // added into its own summary with the edges' own levels.
+            let mut a_in = Incoming::default();
+            for run in ins.iter().enumerate().collect::<Vec<_>>().chunks(cut) {
+                let mut part = Incoming::default();
+                for &(i, &(e, s)) in run {
+                    part.add(e, s, i);
+                }
+                a_in.absorb(&part, |x| x);
+            }
+            let mut a_out = Outgoing::default();
+            for run in outs.iter().enumerate().collect::<Vec<_>>().chunks(cut) {
+                let mut part = Outgoing::default();
+                for &(i, &(e, s)) in run {
+                    part.add(e, s, i);
+                }
+                a_out.absorb(&part, |x| x);
+            }
+            prop_assert_eq!(format!("{a_in:?}"), format!("{inc:?}"));
+            prop_assert_eq!(format!("{a_out:?}"), format!("{out:?}"));
         }
     }
 }
