@@ -14,7 +14,7 @@
 //! LTP whose choices are a permutation of each other are explored once
 //! (transaction symmetry): see `Enumerator::canonical`.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::ops::ControlFlow;
 
 use crate::analysis::graph::{Granularity, SummaryGraph};
@@ -497,8 +497,11 @@ impl Enumerator<'_> {
         }
         let mut inst = self.inst.clone();
         // Predicate statements range over the whole relation: the shared
-        // tuples no key-based statement picked exist too.
-        let pred_rels: HashSet<RelId> = inst
+        // tuples no key-based statement picked exist too. In relation
+        // order (a BTreeSet): the tuples' numbering decides the search's
+        // order, hence what a search cut by its budget finds (a HashSet's
+        // order changed between runs: issue 23, the once-in-121 result).
+        let pred_rels: BTreeSet<RelId> = inst
             .txns
             .iter()
             .flat_map(|t| &t.steps)
