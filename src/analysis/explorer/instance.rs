@@ -14,7 +14,7 @@
 //! LTP whose choices are a permutation of each other are explored once
 //! (transaction symmetry): see `Enumerator::canonical`.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::ops::ControlFlow;
 
 use crate::analysis::graph::{Granularity, SummaryGraph};
@@ -283,22 +283,44 @@ struct Enumerator<'a> {
     shared: HashMap<RelId, Vec<usize>>,
     order: Vec<(usize, usize)>,
     seen: HashSet<Vec<usize>>,
+    /// Complete assignments made (symmetric duplicates included), and
+    /// at most how many: the enumeration itself costs time (a canonical
+    /// form per assignment), which the search's state budget must cover
+    /// too (issue 23: generated workloads whose instances are never
+    /// searched enumerated for minutes).
+    work: u64,
+    limit: u64,
+    /// The enumeration stopped at `limit`.
+    cut: bool,
+}
+
+/// How [`instances`] ended: `cut` when it stopped at its limit before
+/// every instance was given.
+pub(super) struct Enumerated {
+    pub cut: bool,
+    /// Complete assignments made (symmetric duplicates included).
+    pub work: u64,
 }
 
 /// Calls `f` on every instance of the transactions `nodes` (summary-graph
 /// nodes, sorted) over at most `per_rel` shared tuples per relation, up to
-/// symmetry. Stops early when `f` breaks.
+/// symmetry. Stops early when `f` breaks, or after `limit` complete
+/// assignments (`Enumerated::cut`).
 pub(super) fn instances(
     w: &Workload,
     g: &SummaryGraph,
     nodes: &[usize],
     per_rel: usize,
     alloc: &Allocation,
+    limit: u64,
     f: &mut dyn FnMut(&Instance) -> ControlFlow<()>,
-) -> ControlFlow<()> {
+) -> Enumerated {
     let mut txns: Vec<TxnSpec> = nodes.iter().map(|&v| skeleton(w, g, v, alloc)).collect();
     if !may_cycle(&txns) {
-        return ControlFlow::Continue(());
+        return Enumerated {
+            cut: false,
+            work: 0,
+        };
     }
     let links: Vec<&[Link]> = nodes.iter().map(|&v| &g.nodes[v].ltp.links[..]).collect();
     mark_hot(&mut txns, &links);
@@ -341,8 +363,15 @@ pub(super) fn instances(
         shared: HashMap::new(),
         order,
         seen: HashSet::new(),
+        work: 0,
+        limit,
+        cut: false,
     };
-    e.assign(0, f)
+    let _ = e.assign(0, f);
+    Enumerated {
+        cut: e.cut,
+        work: e.work,
+    }
 }
 
 impl Enumerator<'_> {
@@ -492,13 +521,21 @@ impl Enumerator<'_> {
     /// Completes an assignment: predicate children learn their parents,
     /// independence is decided, and symmetric duplicates are dropped.
     fn finish(&mut self, f: &mut dyn FnMut(&Instance) -> ControlFlow<()>) -> ControlFlow<()> {
+        if self.work >= self.limit {
+            self.cut = true;
+            return ControlFlow::Break(());
+        }
+        self.work += 1;
         if !self.seen.insert(self.canonical()) {
             return ControlFlow::Continue(());
         }
         let mut inst = self.inst.clone();
         // Predicate statements range over the whole relation: the shared
-        // tuples no key-based statement picked exist too.
-        let pred_rels: HashSet<RelId> = inst
+        // tuples no key-based statement picked exist too. In relation
+        // order (a BTreeSet): the tuples' numbering decides the search's
+        // order, hence what a search cut by its budget finds (a HashSet's
+        // order changed between runs: issue 23, the once-in-121 result).
+        let pred_rels: BTreeSet<RelId> = inst
             .txns
             .iter()
             .flat_map(|t| &t.steps)

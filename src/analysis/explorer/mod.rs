@@ -25,6 +25,7 @@
 //! Depends on `model` and the summary graph's nodes; never prints.
 
 mod cycles;
+mod guide;
 mod instance;
 mod limits;
 mod mvrc;
@@ -490,24 +491,42 @@ fn spread(
     out: &mut Exploration,
 ) {
     let mut work: Vec<instance::Instance> = vec![];
-    let _ = instance::instances(w, g, set, bounds.tuples_per_relation, alloc, &mut |inst| {
-        let mut x = inst.clone();
-        match values::valuations(w, g, prov, &x) {
-            Ok(vs) => {
-                values::mark_key_share(g, prov, &mut x);
-                limits::mark_limited(g, prov, &mut x);
-                for v in vs {
-                    x.vals = Some(v);
-                    work.push(x.clone());
+    let mut many = false;
+    let walk = instance::instances(
+        w,
+        g,
+        set,
+        bounds.tuples_per_relation,
+        alloc,
+        bounds.max_states,
+        &mut |inst| {
+            let mut x = inst.clone();
+            match values::valuations(w, g, prov, &x) {
+                Ok(vs) => {
+                    values::mark_key_share(g, prov, &mut x);
+                    limits::mark_limited(g, prov, &mut x);
+                    for v in vs {
+                        x.vals = Some(v);
+                        work.push(x.clone());
+                    }
+                }
+                Err(e) => {
+                    why.get_or_insert(e);
                 }
             }
-            Err(e) => {
-                why.get_or_insert(e);
+            // Each (instance, valuation) is searched with a state at least.
+            if work.len() as u64 >= bounds.max_states {
+                many = true;
+                return ControlFlow::Break(());
             }
-        }
-        ControlFlow::Continue(())
-    });
+            ControlFlow::Continue(())
+        },
+    );
+    out.explored.states += walk.work;
+    out.explored.exhausted |= walk.cut || many;
     let nrel = w.schema.relations.len();
+    // Only pairs whose transactions can all meet on one cycle (`guide`).
+    work.retain(guide::meets_all);
     for (i, x) in work.iter().enumerate() {
         let left = bounds.max_states.saturating_sub(out.explored.states);
         let share = left / (work.len() - i) as u64;
@@ -791,56 +810,78 @@ fn search_sets(
         };
         let cap = out.explored.states + share;
         let mut capped = false;
-        let _ = instance::instances(w, g, set, bounds.tuples_per_relation, alloc, &mut |inst| {
-            let mut x = inst.clone();
-            if !one_snapshot {
-                x.txns
-                    .iter_mut()
-                    .for_each(|t| t.steps.iter_mut().for_each(|s| s.cont = false));
-            }
-            let vals = match &mut valued {
-                None => vec![None],
-                Some((prov, why)) => match values::valuations(w, g, prov, &x) {
-                    Ok(vs) if !vs.is_empty() => {
-                        values::mark_key_share(g, prov, &mut x);
-                        limits::mark_limited(g, prov, &mut x);
-                        vs.into_iter().map(Some).collect()
-                    }
-                    Ok(vs) => vs.into_iter().map(Some).collect(),
-                    Err(e) => {
-                        why.get_or_insert(e);
-                        vec![]
-                    }
-                },
-            };
-            for v in vals {
-                x.vals = v;
-                let budget = cap.saturating_sub(out.explored.states);
-                let mut search = mvrc::Search::new(&x, nrel, budget, bounds.reduce);
-                let found = search.run(search.initial());
-                out.explored.add(&Stats {
-                    instances: 1,
-                    states: search.states,
-                    schedules: search.schedules,
-                    ..Stats::default()
-                });
-                if let Some(end) = found {
-                    out.found = Some(build(w, g, &x, search.path, &end, bounds));
-                    return ControlFlow::Break(());
+        // Making the instances costs too (a canonical form each): at most
+        // the set's share of assignments, and with values each counts as
+        // a state of the budget (issue 23: before, generated workloads
+        // whose instances had no valuation enumerated for minutes).
+        let valued_pass = valued.is_some();
+        let walk = instance::instances(
+            w,
+            g,
+            set,
+            bounds.tuples_per_relation,
+            alloc,
+            share,
+            &mut |inst| {
+                let mut x = inst.clone();
+                if !one_snapshot {
+                    x.txns
+                        .iter_mut()
+                        .for_each(|t| t.steps.iter_mut().for_each(|s| s.cont = false));
                 }
-                if search.soft_cycle {
-                    if let Some((_, why)) = &mut valued {
-                        **why = Some(limits::reason(w, g, &x));
+                let vals = match &mut valued {
+                    None => vec![None],
+                    Some((prov, why)) => match values::valuations(w, g, prov, &x) {
+                        Ok(vs) if !vs.is_empty() => {
+                            values::mark_key_share(g, prov, &mut x);
+                            limits::mark_limited(g, prov, &mut x);
+                            vs.into_iter().map(Some).collect()
+                        }
+                        Ok(vs) => vs.into_iter().map(Some).collect(),
+                        Err(e) => {
+                            why.get_or_insert(e);
+                            vec![]
+                        }
+                    },
+                };
+                for v in vals {
+                    x.vals = v;
+                    // With values: only valuations whose transactions can
+                    // all meet on one cycle (`guide`; the others' cycles
+                    // are a smaller set's).
+                    if valued_pass && !guide::meets_all(&x) {
+                        continue;
+                    }
+                    let budget = cap.saturating_sub(out.explored.states);
+                    let mut search = mvrc::Search::new(&x, nrel, budget, bounds.reduce);
+                    let found = search.run(search.initial());
+                    out.explored.add(&Stats {
+                        instances: 1,
+                        states: search.states,
+                        schedules: search.schedules,
+                        ..Stats::default()
+                    });
+                    if let Some(end) = found {
+                        out.found = Some(build(w, g, &x, search.path, &end, bounds));
+                        return ControlFlow::Break(());
+                    }
+                    if search.soft_cycle {
+                        if let Some((_, why)) = &mut valued {
+                            **why = Some(limits::reason(w, g, &x));
+                        }
+                    }
+                    if search.exhausted {
+                        capped = true;
+                        return ControlFlow::Break(());
                     }
                 }
-                if search.exhausted {
-                    capped = true;
-                    return ControlFlow::Break(());
-                }
-            }
-            ControlFlow::Continue(())
-        });
-        cut |= capped;
+                ControlFlow::Continue(())
+            },
+        );
+        if valued_pass {
+            out.explored.states += walk.work;
+        }
+        cut |= capped || (walk.cut && out.found.is_none());
         if out.found.is_some() {
             return Some(i);
         }
