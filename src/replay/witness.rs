@@ -39,7 +39,7 @@ use crate::frontend::Sources;
 use crate::model::btp::{StmtType, Workload};
 use crate::model::error::Result;
 use crate::model::isolation::Level;
-use crate::model::provenance::{Provenance, Value};
+use crate::model::provenance::{Provenance, Source, Value};
 
 /// Per table, the columns the statements the schedule runs read,
 /// predicate-read or write.
@@ -687,10 +687,12 @@ fn equations(
 }
 
 /// One value per class of equal cells: its literal, else a fresh value of
-/// the column's type (computed values: 1, 2, 3, … with `small`).
+/// the column's type (computed values: 1, 2, 3, … with `small`, a loop
+/// variable its iteration number: `loop_iter`).
 fn class_values(
     cls: &mut Classes,
     column: &dyn Fn(&Cell) -> Option<Column>,
+    loop_iter: &dyn Fn(&Cell) -> Option<u8>,
     fresh: &mut Fresh,
     small: bool,
 ) -> std::result::Result<HashMap<usize, Val>, String> {
@@ -736,9 +738,20 @@ fn class_values(
                 }
             }
             None if small && computed && col.as_ref().is_none_or(|c| is_number(c.oid)) => {
-                next_small += 1;
+                // `FOR d IN 1..10` meets the schedule's k-th unfolded
+                // iteration at d = k (TPC-C's Delivery: its first
+                // iteration finds the seeded new order only when the
+                // district is 1; 1, 2, … in the order the classes come
+                // gave it 2, and the interleaving met another district).
+                let n = match members.iter().find_map(loop_iter) {
+                    Some(k) => u64::from(k),
+                    None => {
+                        next_small += 1;
+                        next_small
+                    }
+                };
                 Val {
-                    text: Some(next_small.to_string()),
+                    text: Some(n.to_string()),
                     oid: col.as_ref().map_or(0, |c| c.oid),
                 }
             }
@@ -787,8 +800,23 @@ pub fn plan_with(
             })
             .cloned()
     };
+    // The iteration of a loop variable (`Source::RangeLoop`) computed in
+    // one loop (the unfolding's 1 or 2).
+    let loop_iter = |c: &Cell| -> Option<u8> {
+        let Cell::Unk(t, n, it) = c else { return None };
+        let program = g.nodes[s.transactions.get(*t)?.node].ltp.program;
+        let ranged = prov
+            .sources
+            .get(program)?
+            .iter()
+            .any(|(m, so)| m == n && matches!(so, Source::RangeLoop));
+        match it.as_slice() {
+            [k] if ranged => Some(*k),
+            _ => None,
+        }
+    };
     let mut fresh = Fresh(0);
-    let value = class_values(&mut cls, &column, &mut fresh, choice.small)?;
+    let value = class_values(&mut cls, &column, &loop_iter, &mut fresh, choice.small)?;
     // A tuple that matches a predicate only after another transaction's
     // write: its column is the predicate's value minus the offset.
     let mut over: HashMap<(usize, usize), Val> = HashMap::new();
