@@ -418,3 +418,69 @@ fn tpcc_delivery_twice_is_reproduced() {
         .expect("run isolint");
     assert_eq!(out.status.code(), Some(0), "robust at SERIALIZABLE");
 }
+
+const JOBS: &str = "
+CREATE TABLE job (id bigint PRIMARY KEY, attempts int NOT NULL, queue_id bigint);
+CREATE TABLE queue (id bigint PRIMARY KEY, pending int NOT NULL);
+";
+
+/// `Fail` bumps the attempts of the jobs whose ids it is given (a CTE
+/// `UPDATE job … FROM unnest(:ids::bigint[]) n(n) WHERE id = n
+/// RETURNING queue_id`, the form of graphile-worker's `completeJobs`)
+/// and decrements their queue's pending count through a key join;
+/// `Peek` reads a queue's pending count, then a job's attempts. The
+/// explorer confirms the read skew with values (the job Fail updates is
+/// the one Peek reads); the replay made up `ids` as `{"8"}`, so Fail met
+/// no seeded job and the outcome equalled a serial order. Now `ids` holds
+/// the element the explorer's values give (the id of the job the
+/// schedule has Fail update) and the cycle is reproduced. Expectation
+/// from PostgreSQL 15.20, by hand (two psql sessions at READ COMMITTED,
+/// job (1, 0, 2), queue (2, 4), (3, 5)): T1 runs Fail with
+/// `'{1}'::bigint[]`; T2 reads pending 4; T1 COMMITs; T2 reads attempts
+/// 1. Serially Peek reads (3, 1) or (4, 0): no serial order. Control:
+/// Peek's two reads in one statement (one snapshot): the explorer
+/// confirms no cycle, nothing is replayed.
+#[test]
+fn array_elements_come_from_the_explorers_values() {
+    let Some(s) = postgres::server() else { return };
+    let fail = "WITH j AS (UPDATE job SET attempts = attempts + 1 FROM unnest(:ids::bigint[]) n(n) WHERE id = n RETURNING queue_id)\nUPDATE queue SET pending = pending - 1 FROM j WHERE queue.id = j.queue_id;\n";
+    let peek = "SELECT pending INTO :p FROM queue WHERE id = :q;\nSELECT attempts INTO :a FROM job WHERE id = :j;\n";
+    let d = workload_dir(
+        JOBS,
+        "programs: [Fail, Peek]\n",
+        &[("Fail.sql", fail), ("Peek.sql", peek)],
+    );
+    let (code, v) = check_json(d.path(), &s.conninfo());
+    assert_eq!(code, 1, "not robust: {v}");
+    let pg = &v["witnesses"][0]["postgres"];
+    assert_eq!(pg["status"], "reproduced", "{pg}");
+    let txns: Vec<&str> = pg["transactions"]
+        .as_array()
+        .expect("transactions")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    let after = |what: &str, end: char| -> Option<String> {
+        let line = txns.iter().find(|l| l.contains(what))?;
+        let i = line.find(what)? + what.len();
+        Some(line[i..].split(end).next()?.to_string())
+    };
+    let element = after("ids = '{\"", '"').expect("ids is an array of one element");
+    let read = after("j = ", ')').map(|j| j.split(',').next().unwrap_or("").to_string());
+    assert_eq!(
+        Some(element),
+        read,
+        "the element is the job Peek reads: {txns:?}"
+    );
+
+    let one = "SELECT q.pending, j.attempts INTO :p, :a FROM queue q, job j WHERE q.id = :q AND j.id = :j;\n";
+    let d = workload_dir(
+        JOBS,
+        "programs: [Fail, Peek]\n",
+        &[("Fail.sql", fail), ("Peek.sql", one)],
+    );
+    let (_, v) = check_json(d.path(), &s.conninfo());
+    for w in v["witnesses"].as_array().expect("witnesses") {
+        assert_ne!(w["postgres"]["status"], "reproduced", "{w}");
+    }
+}

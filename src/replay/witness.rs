@@ -827,8 +827,15 @@ pub fn plan_with(
         }
     }
     let seed = seed_rows(w, s, scratch, &mut cls, &value, &over, &mut fresh)?;
+    let elems = array_elements(w, prov, g, s);
     let txns = transactions(
-        sources, s, scratch, &mut cls, &value, space, choice, &mut fresh,
+        sources,
+        s,
+        scratch,
+        (&mut cls, &value, &elems),
+        space,
+        choice,
+        &mut fresh,
     )?;
     let (actions, expected) = interleaving(w, g, s);
     Ok(Plan {
@@ -893,13 +900,11 @@ fn seed_rows(
 /// choice's value for a branch parameter, else a fresh value of the type
 /// PostgreSQL infers for it (a timestamp where one goes), else an
 /// integer.
-#[allow(clippy::too_many_arguments)]
 fn transactions(
     sources: &Sources,
     s: &Schedule,
     scratch: &mut Scratch,
-    cls: &mut Classes,
-    value: &HashMap<usize, Val>,
+    (cls, value, elems): (&mut Classes, &HashMap<usize, Val>, &[(usize, String, Cell)]),
     space: &solve::Space,
     choice: &solve::Choice,
     fresh: &mut Fresh,
@@ -916,9 +921,18 @@ fn transactions(
                 .zip(&choice.branch)
                 .find(|((t2, p2, _), _)| *t2 == t && *p2 == p)
                 .and_then(|((_, _, c), &k)| k.checked_sub(1).and_then(|k| c.get(k)));
+            let mine: Vec<&Cell> = elems
+                .iter()
+                .filter(|(t2, p2, _)| *t2 == t && *p2 == p)
+                .map(|(_, _, c)| c)
+                .collect();
             let v = match (cls.root_of(&Cell::Param(t, p.clone())), chosen) {
                 (Some(r), _) => value.get(&r).cloned().unwrap_or_else(Val::null),
                 (None, Some(v)) => v.clone(),
+                (None, None) if !mine.is_empty() => {
+                    let oid = types.get(&p).map_or(0, |ty| ty.oid());
+                    array_of(&mine, cls, value, oid)
+                }
                 (None, None) => {
                     let col = types.get(&p).map(|ty| param_column(&p, ty));
                     fresh.value(col.as_ref()).or_else(|_| fresh.value(None))?
@@ -936,6 +950,95 @@ fn transactions(
         });
     }
     Ok(txns)
+}
+
+/// The array parameters whose elements are the keys of the rows a keyed
+/// write meets (`UPDATE|DELETE t … FROM|USING unnest(:ids) n WHERE id =
+/// n`, the front-end's `Source::RangeLoop` value; graphile-worker's
+/// `completeJobs`): per transaction, the parameter and the cell of each
+/// row the schedule has such a statement touch, in schedule order. The
+/// parameter is found in the statement's text (`unnest(:ids…)`), and only
+/// when one parameter is unnested there.
+fn array_elements(
+    w: &Workload,
+    prov: &Provenance,
+    g: &SummaryGraph,
+    s: &Schedule,
+) -> Vec<(usize, String, Cell)> {
+    let mut out: Vec<(usize, String, Cell)> = vec![];
+    for (t, tr) in s.transactions.iter().enumerate() {
+        let ltp = &g.nodes[tr.node].ltp;
+        let ranged: Vec<usize> = prov
+            .sources
+            .get(ltp.program)
+            .map(|src| {
+                src.iter()
+                    .filter(|(_, so)| matches!(so, Source::RangeLoop))
+                    .map(|(n, _)| *n)
+                    .collect()
+            })
+            .unwrap_or_default();
+        for pos in 0..ltp.occurrences.len() {
+            let stmt = ltp.occurrences[pos].stmt;
+            let st = &w.programs[ltp.program].statements[stmt];
+            let Some(param) = st.sql.as_deref().and_then(unnested_param) else {
+                continue;
+            };
+            let Some(tuple) = tuple_of(s, t, pos) else {
+                continue;
+            };
+            for (attr, value) in prov.pins(ltp.program, stmt) {
+                let Value::Unknown(n) = value else { continue };
+                let cell = (t, param.clone(), Cell::Col(tuple, *attr));
+                if ranged.contains(n) && !out.contains(&cell) {
+                    out.push(cell);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `p` of the only parameter a statement unnests (`unnest(:p)`,
+/// `unnest(:p::bigint[])`), lower case.
+fn unnested_param(sql: &str) -> Option<String> {
+    let lower = sql.to_lowercase();
+    let mut found: Option<String> = None;
+    for (i, _) in lower.match_indices("unnest(") {
+        let rest = lower[i + "unnest(".len()..].trim_start();
+        let name: String = rest
+            .strip_prefix(':')?
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        if name.is_empty() || found.as_ref().is_some_and(|f| *f != name) {
+            return None;
+        }
+        found = Some(name);
+    }
+    found
+}
+
+/// An array of the cells' values, in PostgreSQL's text form
+/// (`{"1","2"}`), typed `oid` (the array type PostgreSQL inferred).
+fn array_of(cells: &[&Cell], cls: &mut Classes, value: &HashMap<usize, Val>, oid: u32) -> Val {
+    let items: Vec<String> = cells
+        .iter()
+        .map(|c| {
+            match cls
+                .root_of(c)
+                .and_then(|r| value.get(&r))
+                .and_then(|v| v.text.clone())
+            {
+                Some(t) => format!("\"{}\"", t.replace('\\', "\\\\").replace('"', "\\\"")),
+                None => "NULL".to_string(),
+            }
+        })
+        .collect();
+    Val {
+        text: Some(format!("{{{}}}", items.join(","))),
+        oid,
+    }
 }
 
 /// The interleaving as driver actions, and per transaction the
@@ -1081,4 +1184,30 @@ fn attr_of(rel: &crate::model::schema::Relation, column: &str) -> Option<usize> 
     rel.attributes
         .iter()
         .position(|a| a.trim_matches('"').eq_ignore_ascii_case(column))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unnested_param;
+
+    #[test]
+    fn the_unnested_parameter_is_found_only_when_it_is_one() {
+        assert_eq!(
+            unnested_param("UPDATE t SET a = 1 FROM unnest(:IDS::bigint[]) n(n) WHERE id = n"),
+            Some("ids".into())
+        );
+        assert_eq!(
+            unnested_param(
+                "DELETE FROM t USING unnest( :ids ) n WHERE id = n AND k IN (SELECT unnest(:ids))"
+            ),
+            Some("ids".into())
+        );
+        // Two arrays: which one keys the row is not said.
+        assert_eq!(
+            unnested_param("SELECT * FROM unnest(:a) x, unnest(:b) y"),
+            None
+        );
+        assert_eq!(unnested_param("SELECT * FROM unnest(ARRAY[1, 2]) x"), None);
+        assert_eq!(unnested_param("UPDATE t SET a = 1 WHERE id = :id"), None);
+    }
 }
