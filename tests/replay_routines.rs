@@ -436,8 +436,8 @@ CREATE TABLE queue (id bigint PRIMARY KEY, pending int NOT NULL);
 /// schedule has Fail update) and the cycle is reproduced. Expectation
 /// from PostgreSQL 15.20, by hand (two psql sessions at READ COMMITTED,
 /// job (1, 0, 2), queue (2, 4), (3, 5)): T1 runs Fail with
-/// `'{1}'::bigint[]`; T2 reads pending 4; T1 COMMITs; T2 reads attempts
-/// 1. Serially Peek reads (3, 1) or (4, 0): no serial order. Control:
+/// `'{1}'::bigint[]`; T2 reads pending 4; T1 COMMITs; T2 reads
+/// attempts 1. Serially Peek reads (3, 1) or (4, 0): no serial order. Control:
 /// Peek's two reads in one statement (one snapshot): the explorer
 /// confirms no cycle, nothing is replayed.
 #[test]

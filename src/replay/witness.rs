@@ -904,7 +904,7 @@ fn transactions(
     sources: &Sources,
     s: &Schedule,
     scratch: &mut Scratch,
-    (cls, value, elems): (&mut Classes, &HashMap<usize, Val>, &[(usize, String, Cell)]),
+    (cls, value, elems): (&mut Classes, &HashMap<usize, Val>, &[Element]),
     space: &solve::Space,
     choice: &solve::Choice,
     fresh: &mut Fresh,
@@ -952,6 +952,10 @@ fn transactions(
     Ok(txns)
 }
 
+/// An element of an array parameter: (transaction, parameter, the cell
+/// whose value it is).
+type Element = (usize, String, Cell);
+
 /// The array parameters whose elements are the keys of the rows a keyed
 /// write meets (`UPDATE|DELETE t … FROM|USING unnest(:ids) n WHERE id =
 /// n`, the front-end's `Source::RangeLoop` value; graphile-worker's
@@ -959,13 +963,8 @@ fn transactions(
 /// row the schedule has such a statement touch, in schedule order. The
 /// parameter is found in the statement's text (`unnest(:ids…)`), and only
 /// when one parameter is unnested there.
-fn array_elements(
-    w: &Workload,
-    prov: &Provenance,
-    g: &SummaryGraph,
-    s: &Schedule,
-) -> Vec<(usize, String, Cell)> {
-    let mut out: Vec<(usize, String, Cell)> = vec![];
+fn array_elements(w: &Workload, prov: &Provenance, g: &SummaryGraph, s: &Schedule) -> Vec<Element> {
+    let mut out: Vec<Element> = vec![];
     for (t, tr) in s.transactions.iter().enumerate() {
         let ltp = &g.nodes[tr.node].ltp;
         let ranged: Vec<usize> = prov
