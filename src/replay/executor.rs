@@ -23,8 +23,14 @@
 //! FOR …` at OPEN, SQL FETCH/MOVE, CLOSE). `GET DIAGNOSTICS v =
 //! ROW_COUNT` is the last statement's row count.
 //!
+//! An inlined routine's `RETURN expr` (`RETURN_VALUE_MARK`) is evaluated
+//! and converted to its declared type: the caller's result variable gets
+//! it (issue 23; it was left NULL).
+//!
 //! Not interpreted (the step reports [`Halt::Unsupported`]): calls not
-//! inlined.
+//! inlined; the use of a call's result the replay does not know (no
+//! RETURN value, a VOLATILE routine per row of a statement, a routine
+//! called per row with the row's columns).
 
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
@@ -39,7 +45,8 @@ use super::value::Val;
 use crate::frontend::lower::{may_read, statement_text};
 use crate::frontend::sql::ast::{LoopHead, Node, ProcExpr, Stmt};
 use crate::frontend::sql::plpgsql::{
-    ASSERT_MARK, CURSOR_MARK, HANDLER_MARK, RETURN_NEXT_MARK, ROW_COUNT_MARK,
+    ASSERT_MARK, CURSOR_MARK, HANDLER_MARK, PER_ROW_LABEL, RETURN_NEXT_MARK, RETURN_VALUE_MARK,
+    ROW_COUNT_MARK,
 };
 
 /// One SQL statement the executor ran, with what it observed.
@@ -242,6 +249,15 @@ pub struct Executor<'p> {
     srf_vars: usize,
     /// Loop iterations started so far (all loops of the program).
     iterations: u64,
+    /// Per inlined routine being run (`f()`), the value its RETURN gave
+    /// (None until one ran): what the caller's result variable gets.
+    ret_values: BTreeMap<String, Option<Val>>,
+    /// Result variables of calls whose value the replay does not know
+    /// (the routine ended without a RETURN value it evaluated), with
+    /// why: using one stops the program (`bind`), never reads NULL.
+    unknown: BTreeMap<String, String>,
+    /// Call result variables (`__callN`) an inlined call has assigned.
+    called: std::collections::BTreeSet<String>,
 }
 
 /// Loop iterations a replayed program may start. Replay picks every
@@ -276,6 +292,9 @@ impl<'p> Executor<'p> {
             results: BTreeMap::new(),
             srf_vars: 0,
             iterations: 0,
+            ret_values: BTreeMap::new(),
+            unknown: BTreeMap::new(),
+            called: Default::default(),
         }
     }
 
@@ -472,6 +491,9 @@ impl<'p> Executor<'p> {
                 // A handler's conditions: read by `handle`.
                 Some(t) if t.starts_with(HANDLER_MARK) => {}
                 Some(ASSERT_MARK) => self.assert(c, &exprs[1..])?,
+                Some(t) if t.starts_with(RETURN_VALUE_MARK) => {
+                    self.return_value(c, &t[RETURN_VALUE_MARK.len()..], &exprs[1..])?
+                }
                 Some(RETURN_NEXT_MARK) => {
                     if let Some(r) = self
                         .routine_label()
@@ -500,20 +522,7 @@ impl<'p> Executor<'p> {
             Node::SetConstraints {
                 names, deferred, ..
             } => set_constraints(c, names.as_deref(), *deferred)?,
-            Node::Assign { var, expr } => {
-                let v = self.observe_eval(c, expr)?;
-                let var = var.trim_start_matches(':').to_lowercase();
-                // After an inlined routine: its result variable. The rows
-                // its RETURN QUERYs returned are what a call in FROM reads.
-                if srf::is_call_result(&var) {
-                    let label = srf::call_label(&expr.snip.text);
-                    match self.returning.remove(&label) {
-                        Some(r) => self.results.insert(var.clone(), r),
-                        None => self.results.remove(&var),
-                    };
-                }
-                self.vars.insert(var, v);
-            }
+            Node::Assign { var, expr } => self.assign(c, var, expr)?,
             // COMMIT splits programs before they get here; RETURN ends
             // the routine.
             Node::Commit { .. } | Node::Return { .. } => {
@@ -536,6 +545,7 @@ impl<'p> Executor<'p> {
                 // empty for this call.
                 if let Some(l) = label.as_deref().filter(|l| l.ends_with("()")) {
                     self.returning.insert(l.to_string(), Default::default());
+                    self.ret_values.insert(l.to_string(), None);
                 }
                 self.enter_block(c, label.as_deref(), body, handlers.as_deref())?
             }
@@ -623,6 +633,9 @@ impl<'p> Executor<'p> {
         body: &'p [Node],
         label: Option<&'p str>,
     ) -> Result<Option<Step>, Halt> {
+        if label == Some(PER_ROW_LABEL) {
+            return self.per_row(body);
+        }
         let kind = match head {
             LoopHead::Plain => LoopKind::Plain,
             LoopHead::While(cond) => LoopKind::While(cond),
@@ -904,6 +917,7 @@ impl<'p> Executor<'p> {
     fn bind<T: sqlparser::ast::VisitMut>(&self, mut node: T) -> Result<(T, Vec<Val>), Halt> {
         let mut names: Vec<String> = vec![];
         let mut missing: Option<String> = None;
+        let mut unknown: Option<String> = None;
         let _ = visit_expressions_mut(&mut node, |e| {
             let name = match e {
                 Expr::Value(v) => match &v.value {
@@ -921,6 +935,14 @@ impl<'p> Executor<'p> {
                 if name != "found" && !self.vars.contains_key(&name) {
                     missing.get_or_insert(name.clone());
                 }
+                if srf::is_call_result(&name) && !self.called.contains(&name) {
+                    unknown.get_or_insert_with(|| format!("the value of the routine call `:{name}` is not known when its statement is sent: a VOLATILE routine called in a statement that reads a table runs per row, after the statement's snapshot, which the replay does not run"));
+                }
+                if let Some(why) = self.unknown.get(&name) {
+                    if self.vars.get(&name).is_none_or(|v| v.text.is_none()) {
+                        unknown.get_or_insert(why.clone());
+                    }
+                }
                 // One `$n` per occurrence: PostgreSQL infers each one's
                 // type from where it stands (`id = :k` and `count(*) + :k`
                 // would deduce int4 and int8 for one `$n`, an error).
@@ -930,6 +952,9 @@ impl<'p> Executor<'p> {
             }
             ControlFlow::<()>::Continue(())
         });
+        if let Some(why) = unknown {
+            return Err(Halt::Unsupported(why));
+        }
         if let Some(m) = missing {
             return Err(Halt::Unsupported(format!("no value for `:{m}`")));
         }
@@ -941,6 +966,120 @@ impl<'p> Executor<'p> {
             })
             .collect();
         Ok((node, vals))
+    }
+
+    /// `var := expr`. After an inlined routine (`inline_one` assigns the
+    /// call's text as NULL to its result variable), the variable gets the
+    /// value the routine's RETURN gave (`return_value`); when none ran it
+    /// is marked unknown, so that a use stops the program (never NULL).
+    /// The rows a routine's RETURN QUERYs returned are what a call in
+    /// FROM reads (`srf`).
+    fn assign(&mut self, c: &mut Client, var: &str, expr: &'p ProcExpr) -> Result<(), Halt> {
+        let var = var.trim_start_matches(':').to_lowercase();
+        let label = srf::call_label(&expr.snip.text);
+        let after_call = matches!(&expr.expr, Expr::Value(v) if v.value == Value::Null)
+            && self.ret_values.contains_key(&label);
+        if !after_call {
+            let v = self.observe_eval(c, expr)?;
+            self.unknown.remove(&var);
+            self.vars.insert(var, v);
+            return Ok(());
+        }
+        let rows = self.returning.remove(&label);
+        let value = self.ret_values.remove(&label).flatten();
+        let value = match (value, rows) {
+            (Some(v), rows) => {
+                self.unknown.remove(&var);
+                if srf::is_call_result(&var) {
+                    // A scalar routine in FROM reads one row: its value.
+                    self.results
+                        .insert(var.clone(), srf::Returned::scalar(&label, &v, rows));
+                }
+                v
+            }
+            (None, rows) => {
+                if srf::is_call_result(&var) {
+                    match rows {
+                        Some(r) => self.results.insert(var.clone(), r),
+                        None => self.results.remove(&var),
+                    };
+                }
+                self.unknown.insert(
+                    var.clone(),
+                    format!("the value of `{}` is not known: the routine ended without a RETURN value the replay evaluates (OUT parameters or no RETURN expression), so the replay stops rather than read NULL", short_text(&expr.snip.text)),
+                );
+                Val::null()
+            }
+        };
+        self.called.insert(var.clone());
+        self.vars.insert(var, value);
+        Ok(())
+    }
+
+    /// The call of a STABLE or IMMUTABLE routine in a statement that
+    /// names a table, which PostgreSQL may run once per row (the
+    /// front-end's `$per_row` loop before the statement): run once, its
+    /// value standing for every row. That is PostgreSQL's value only
+    /// when the arguments name no column of the row; otherwise the
+    /// program stops, saying so. (A VOLATILE one runs after the
+    /// statement: `bind` refuses the statement, whose value is not known
+    /// yet.)
+    fn per_row(&mut self, body: &'p [Node]) -> Result<Option<Step>, Halt> {
+        let mut column = None;
+        for n in body {
+            let Node::Assign { expr, .. } = n else { break };
+            let mut e = expr.expr.clone();
+            let _ = visit_expressions_mut(&mut e, |x| {
+                if matches!(x, Expr::Identifier(_) | Expr::CompoundIdentifier(_)) {
+                    column.get_or_insert_with(|| x.to_string());
+                }
+                ControlFlow::<()>::Continue(())
+            });
+        }
+        if let Some(col) = column {
+            return Err(Halt::Unsupported(format!(
+                "a routine called per row with the row's column `{col}` as an argument: its value differs per row, which the replay does not run"
+            )));
+        }
+        self.frames.push(Frame::Block {
+            nodes: body,
+            at: 0,
+            label: None,
+            handler: None,
+        });
+        Ok(None)
+    }
+
+    /// `RETURN expr` of an inlined routine (`RETURN_VALUE_MARK`, then
+    /// ` type` when the routine declares one): its value, converted to
+    /// the declared type as PL/pgSQL converts it, is the call's result.
+    /// In the program itself (no routine inlined around it) it is only
+    /// observed, as before.
+    fn return_value(
+        &mut self,
+        c: &mut Client,
+        ty: &str,
+        exprs: &'p [ProcExpr],
+    ) -> Result<(), Halt> {
+        let Some(e) = exprs.first() else {
+            return Ok(());
+        };
+        let Some(label) = self.routine_label() else {
+            if self.observe {
+                self.observe_eval(c, e)?;
+            }
+            return Ok(());
+        };
+        let mut v = self.observe_eval(c, e)?;
+        let ty = ty.trim();
+        if !ty.is_empty() {
+            let sql = format!("SELECT ($1)::{ty}");
+            let (rows, _) = query(c, &sql, std::slice::from_ref(&v))
+                .map_err(|err| Halt::from_db(&err, Some(sql.clone())))?;
+            v = first_value(rows);
+        }
+        self.ret_values.insert(label, Some(v));
+        Ok(())
     }
 
     /// The inlined routine the executor is in (its block's label, `f()`).
@@ -1026,6 +1165,7 @@ impl<'p> Executor<'p> {
                     let v = first
                         .and_then(|(_, r)| r.get(i).cloned())
                         .unwrap_or_else(Val::null);
+                    self.unknown.remove(&var.to_lowercase());
                     self.vars.insert(var.to_lowercase(), v);
                 }
             }

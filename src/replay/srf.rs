@@ -34,9 +34,28 @@ pub struct Returned {
     pub rows: Vec<Vec<Val>>,
     /// A `RETURN NEXT` ran: the rows are incomplete.
     pub next: bool,
+    /// One row of a scalar routine's value: its column takes the FROM
+    /// item's name (`FROM f(1) AS x` reads column x).
+    pub scalar: bool,
 }
 
 impl Returned {
+    /// The one row a scalar routine called in FROM gives (PostgreSQL
+    /// names its column after the FROM item's alias, which the
+    /// front-end always writes: `AS f` when none is): its value. Rows a
+    /// `RETURN QUERY` returned win (a set-returning routine).
+    pub fn scalar(label: &str, v: &Val, rows: Option<Returned>) -> Returned {
+        match rows {
+            Some(r) if !r.columns.is_empty() || r.next => r,
+            _ => Returned {
+                columns: vec![(label.trim_end_matches("()").to_string(), v.oid)],
+                rows: vec![vec![v.clone()]],
+                next: false,
+                scalar: true,
+            },
+        }
+    }
+
     /// Adds what one `RETURN QUERY` returned (its columns: names and
     /// oids, also when it returned no row).
     pub fn add(&mut self, columns: Vec<(String, u32)>, rows: Vec<Vec<Val>>) {
@@ -127,6 +146,18 @@ impl VisitorMut for Substitute<'_> {
             );
             return ControlFlow::Break(());
         }
+        let named;
+        let ret = match alias.as_ref() {
+            Some(a) if ret.scalar => {
+                let mut r = ret.clone();
+                if let Some(c) = r.columns.first_mut() {
+                    c.0.clone_from(&a.name.value);
+                }
+                named = r;
+                &named
+            }
+            _ => ret,
+        };
         match self.rows_query(ret) {
             Ok(subquery) => {
                 *tf = TableFactor::Derived {

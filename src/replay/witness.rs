@@ -39,7 +39,7 @@ use crate::frontend::Sources;
 use crate::model::btp::{StmtType, Workload};
 use crate::model::error::Result;
 use crate::model::isolation::Level;
-use crate::model::provenance::{Provenance, Value};
+use crate::model::provenance::{Provenance, Source, Value};
 
 /// Per table, the columns the statements the schedule runs read,
 /// predicate-read or write.
@@ -687,10 +687,12 @@ fn equations(
 }
 
 /// One value per class of equal cells: its literal, else a fresh value of
-/// the column's type (computed values: 1, 2, 3, … with `small`).
+/// the column's type (computed values: 1, 2, 3, … with `small`, a loop
+/// variable its iteration number: `loop_iter`).
 fn class_values(
     cls: &mut Classes,
     column: &dyn Fn(&Cell) -> Option<Column>,
+    loop_iter: &dyn Fn(&Cell) -> Option<u8>,
     fresh: &mut Fresh,
     small: bool,
 ) -> std::result::Result<HashMap<usize, Val>, String> {
@@ -736,9 +738,20 @@ fn class_values(
                 }
             }
             None if small && computed && col.as_ref().is_none_or(|c| is_number(c.oid)) => {
-                next_small += 1;
+                // `FOR d IN 1..10` meets the schedule's k-th unfolded
+                // iteration at d = k (TPC-C's Delivery: its first
+                // iteration finds the seeded new order only when the
+                // district is 1; 1, 2, … in the order the classes come
+                // gave it 2, and the interleaving met another district).
+                let n = match members.iter().find_map(loop_iter) {
+                    Some(k) => u64::from(k),
+                    None => {
+                        next_small += 1;
+                        next_small
+                    }
+                };
                 Val {
-                    text: Some(next_small.to_string()),
+                    text: Some(n.to_string()),
                     oid: col.as_ref().map_or(0, |c| c.oid),
                 }
             }
@@ -787,8 +800,23 @@ pub fn plan_with(
             })
             .cloned()
     };
+    // The iteration of a loop variable (`Source::RangeLoop`) computed in
+    // one loop (the unfolding's 1 or 2).
+    let loop_iter = |c: &Cell| -> Option<u8> {
+        let Cell::Unk(t, n, it) = c else { return None };
+        let program = g.nodes[s.transactions.get(*t)?.node].ltp.program;
+        let ranged = prov
+            .sources
+            .get(program)?
+            .iter()
+            .any(|(m, so)| m == n && matches!(so, Source::RangeLoop));
+        match it.as_slice() {
+            [k] if ranged => Some(*k),
+            _ => None,
+        }
+    };
     let mut fresh = Fresh(0);
-    let value = class_values(&mut cls, &column, &mut fresh, choice.small)?;
+    let value = class_values(&mut cls, &column, &loop_iter, &mut fresh, choice.small)?;
     // A tuple that matches a predicate only after another transaction's
     // write: its column is the predicate's value minus the offset.
     let mut over: HashMap<(usize, usize), Val> = HashMap::new();
@@ -799,8 +827,15 @@ pub fn plan_with(
         }
     }
     let seed = seed_rows(w, s, scratch, &mut cls, &value, &over, &mut fresh)?;
+    let elems = array_elements(w, prov, g, s);
     let txns = transactions(
-        sources, s, scratch, &mut cls, &value, space, choice, &mut fresh,
+        sources,
+        s,
+        scratch,
+        (&mut cls, &value, &elems),
+        space,
+        choice,
+        &mut fresh,
     )?;
     let (actions, expected) = interleaving(w, g, s);
     Ok(Plan {
@@ -865,13 +900,11 @@ fn seed_rows(
 /// choice's value for a branch parameter, else a fresh value of the type
 /// PostgreSQL infers for it (a timestamp where one goes), else an
 /// integer.
-#[allow(clippy::too_many_arguments)]
 fn transactions(
     sources: &Sources,
     s: &Schedule,
     scratch: &mut Scratch,
-    cls: &mut Classes,
-    value: &HashMap<usize, Val>,
+    (cls, value, elems): (&mut Classes, &HashMap<usize, Val>, &[Element]),
     space: &solve::Space,
     choice: &solve::Choice,
     fresh: &mut Fresh,
@@ -888,9 +921,18 @@ fn transactions(
                 .zip(&choice.branch)
                 .find(|((t2, p2, _), _)| *t2 == t && *p2 == p)
                 .and_then(|((_, _, c), &k)| k.checked_sub(1).and_then(|k| c.get(k)));
+            let mine: Vec<&Cell> = elems
+                .iter()
+                .filter(|(t2, p2, _)| *t2 == t && *p2 == p)
+                .map(|(_, _, c)| c)
+                .collect();
             let v = match (cls.root_of(&Cell::Param(t, p.clone())), chosen) {
                 (Some(r), _) => value.get(&r).cloned().unwrap_or_else(Val::null),
                 (None, Some(v)) => v.clone(),
+                (None, None) if !mine.is_empty() => {
+                    let oid = types.get(&p).map_or(0, |ty| ty.oid());
+                    array_of(&mine, cls, value, oid)
+                }
                 (None, None) => {
                     let col = types.get(&p).map(|ty| param_column(&p, ty));
                     fresh.value(col.as_ref()).or_else(|_| fresh.value(None))?
@@ -908,6 +950,94 @@ fn transactions(
         });
     }
     Ok(txns)
+}
+
+/// An element of an array parameter: (transaction, parameter, the cell
+/// whose value it is).
+type Element = (usize, String, Cell);
+
+/// The array parameters whose elements are the keys of the rows a keyed
+/// write meets (`UPDATE|DELETE t … FROM|USING unnest(:ids) n WHERE id =
+/// n`, the front-end's `Source::RangeLoop` value; graphile-worker's
+/// `completeJobs`): per transaction, the parameter and the cell of each
+/// row the schedule has such a statement touch, in schedule order. The
+/// parameter is found in the statement's text (`unnest(:ids…)`), and only
+/// when one parameter is unnested there.
+fn array_elements(w: &Workload, prov: &Provenance, g: &SummaryGraph, s: &Schedule) -> Vec<Element> {
+    let mut out: Vec<Element> = vec![];
+    for (t, tr) in s.transactions.iter().enumerate() {
+        let ltp = &g.nodes[tr.node].ltp;
+        let ranged: Vec<usize> = prov
+            .sources
+            .get(ltp.program)
+            .map(|src| {
+                src.iter()
+                    .filter(|(_, so)| matches!(so, Source::RangeLoop))
+                    .map(|(n, _)| *n)
+                    .collect()
+            })
+            .unwrap_or_default();
+        for pos in 0..ltp.occurrences.len() {
+            let stmt = ltp.occurrences[pos].stmt;
+            let st = &w.programs[ltp.program].statements[stmt];
+            let Some(param) = st.sql.as_deref().and_then(unnested_param) else {
+                continue;
+            };
+            let Some(tuple) = tuple_of(s, t, pos) else {
+                continue;
+            };
+            for (attr, value) in prov.pins(ltp.program, stmt) {
+                let Value::Unknown(n) = value else { continue };
+                let cell = (t, param.clone(), Cell::Col(tuple, *attr));
+                if ranged.contains(n) && !out.contains(&cell) {
+                    out.push(cell);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `p` of the only parameter a statement unnests (`unnest(:p)`,
+/// `unnest(:p::bigint[])`), lower case.
+fn unnested_param(sql: &str) -> Option<String> {
+    let lower = sql.to_lowercase();
+    let mut found: Option<String> = None;
+    for (i, _) in lower.match_indices("unnest(") {
+        let rest = lower[i + "unnest(".len()..].trim_start();
+        let name: String = rest
+            .strip_prefix(':')?
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        if name.is_empty() || found.as_ref().is_some_and(|f| *f != name) {
+            return None;
+        }
+        found = Some(name);
+    }
+    found
+}
+
+/// An array of the cells' values, in PostgreSQL's text form
+/// (`{"1","2"}`), typed `oid` (the array type PostgreSQL inferred).
+fn array_of(cells: &[&Cell], cls: &mut Classes, value: &HashMap<usize, Val>, oid: u32) -> Val {
+    let items: Vec<String> = cells
+        .iter()
+        .map(|c| {
+            match cls
+                .root_of(c)
+                .and_then(|r| value.get(&r))
+                .and_then(|v| v.text.clone())
+            {
+                Some(t) => format!("\"{}\"", t.replace('\\', "\\\\").replace('"', "\\\"")),
+                None => "NULL".to_string(),
+            }
+        })
+        .collect();
+    Val {
+        text: Some(format!("{{{}}}", items.join(","))),
+        oid,
+    }
 }
 
 /// The interleaving as driver actions, and per transaction the
@@ -1053,4 +1183,30 @@ fn attr_of(rel: &crate::model::schema::Relation, column: &str) -> Option<usize> 
     rel.attributes
         .iter()
         .position(|a| a.trim_matches('"').eq_ignore_ascii_case(column))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unnested_param;
+
+    #[test]
+    fn the_unnested_parameter_is_found_only_when_it_is_one() {
+        assert_eq!(
+            unnested_param("UPDATE t SET a = 1 FROM unnest(:IDS::bigint[]) n(n) WHERE id = n"),
+            Some("ids".into())
+        );
+        assert_eq!(
+            unnested_param(
+                "DELETE FROM t USING unnest( :ids ) n WHERE id = n AND k IN (SELECT unnest(:ids))"
+            ),
+            Some("ids".into())
+        );
+        // Two arrays: which one keys the row is not said.
+        assert_eq!(
+            unnested_param("SELECT * FROM unnest(:a) x, unnest(:b) y"),
+            None
+        );
+        assert_eq!(unnested_param("SELECT * FROM unnest(ARRAY[1, 2]) x"), None);
+        assert_eq!(unnested_param("UPDATE t SET a = 1 WHERE id = :id"), None);
+    }
 }

@@ -65,6 +65,11 @@ pub struct PlEnv {
     /// with the variable each stands for, for `label.x` (PostgreSQL's
     /// `plpgsql_ns_lookup`: the nearest block so labelled that declares x).
     pub(super) blocks: Vec<LabelledBlock>,
+    /// The routine's declared scalar return type as written (`RETURNS
+    /// numeric(10, 2)`), for the replay to convert a RETURN value as
+    /// PL/pgSQL does (`RETURN_VALUE_MARK`); None for SETOF, TABLE,
+    /// record, void, trigger and `%TYPE` returns.
+    pub(super) returns: Option<String>,
 }
 
 /// A block's label and the (name, variable) pairs it declared.
@@ -102,6 +107,7 @@ impl PlEnv {
             binds: HashMap::new(),
             scopes: vec![],
             blocks: vec![],
+            returns: None,
         }
     }
 

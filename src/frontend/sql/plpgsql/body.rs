@@ -677,13 +677,40 @@ impl Parser<'_> {
         let from = self.toks[self.pos].2;
         self.pos = semi + 1;
         if !is_blank(&self.file.text[from..end]) {
+            // The value is marked for the replay's executor, which gives
+            // it to the caller of an inlined call (RETURN_VALUE_MARK).
+            let returns = self.pl.as_ref().and_then(|pl| pl.returns.clone());
+            let mut mark = self.cond(Snippet {
+                text: "NULL".into(),
+                offset: at,
+                parsed: None,
+            })?;
+            mark.snip.text = match returns {
+                Some(t) => format!("{RETURN_VALUE_MARK} {t}"),
+                None => RETURN_VALUE_MARK.into(),
+            };
             match self.routine_call(from, end)? {
-                Some(call) => nodes.push(Node::Call {
-                    call,
-                    result: None,
-                    at,
-                }),
-                None => nodes.push(Node::Eval(vec![self.expr(from, end)?])),
+                Some(call) => {
+                    let var = match &self.pl {
+                        Some(pl) => {
+                            pl.calls.set(pl.calls.get() + 1);
+                            format!("__call{}", pl.calls.get())
+                        }
+                        None => "__call0".into(),
+                    };
+                    nodes.push(Node::Call {
+                        call,
+                        result: Some(var.clone()),
+                        at,
+                    });
+                    let value = self.cond(Snippet {
+                        text: format!(":{var}"),
+                        offset: at,
+                        parsed: None,
+                    })?;
+                    nodes.push(Node::Eval(vec![mark, value]));
+                }
+                None => nodes.push(Node::Eval(vec![mark, self.expr(from, end)?])),
             }
         }
         nodes.push(Node::Return { at });

@@ -51,6 +51,15 @@ pub use super::procedural::ASSERT_MARK;
 /// NEXT rows, and stops where a routine's rows so made are used.
 pub const RETURN_NEXT_MARK: &str = "RETURN NEXT";
 
+/// The first expression of a `RETURN expr`'s `Node::Eval` (then the
+/// returned expression): the replay's executor evaluates it into the
+/// caller's result variable of an inlined call (issue 23). The mark's
+/// text may go on with ` ` and the routine's declared return type, to
+/// which the value is converted (`RETURN VALUE numeric(10, 2)`).
+/// `RETURN f(x)` of a workload routine is the inlined call into a
+/// variable `__callN`, then this mark with `:__callN`.
+pub const RETURN_VALUE_MARK: &str = "RETURN VALUE";
+
 /// The first node of an EXCEPTION handler's body: `Node::Eval` of an
 /// expression with this text followed by the handler's conditions as
 /// written (`EXCEPTION WHEN no_data_found OR SQLSTATE '22012'`), so the
@@ -112,6 +121,10 @@ pub struct Routine {
     /// Byte offset of CREATE, and of the whole statement's end.
     pub at: usize,
     pub end: usize,
+    /// The declared scalar return type as written (`RETURNS int`); None
+    /// for a procedure and for SETOF, TABLE, record, void, trigger and
+    /// `%TYPE` returns (`return_type`).
+    pub returns: Option<String>,
 }
 
 impl Routine {
@@ -485,6 +498,7 @@ fn header(
     }
     let outside = format!("{} {}", &text[close + 1..body.0], &text[body.1..end]);
     let (trigger, volatile) = trigger_and_volatility(&outside);
+    let returns = return_type(&outside);
     Ok(Routine {
         name,
         schema,
@@ -498,7 +512,87 @@ fn header(
         quoted,
         at,
         end,
+        returns,
     })
+}
+
+/// The scalar type after `RETURNS` in a routine header's words outside
+/// the body and parameter list, as written (`numeric(10, 2)`, `double
+/// precision`, `int[]`), up to the next routine option. None where the
+/// value is not one scalar the replay converts: SETOF, TABLE, record,
+/// void, trigger, `%TYPE`, or no RETURNS.
+fn return_type(outside: &str) -> Option<String> {
+    const OPTIONS: [&str; 22] = [
+        "LANGUAGE",
+        "AS",
+        "IMMUTABLE",
+        "STABLE",
+        "VOLATILE",
+        "STRICT",
+        "CALLED",
+        "RETURNS",
+        "SECURITY",
+        "EXTERNAL",
+        "PARALLEL",
+        "COST",
+        "ROWS",
+        "SUPPORT",
+        "SET",
+        "WINDOW",
+        "LEAKPROOF",
+        "NOT",
+        "TRANSFORM",
+        "BEGIN",
+        "RESET",
+        "ATOMIC",
+    ];
+    let upper = outside.to_ascii_uppercase();
+    let k = find_word_in(&upper, "RETURNS")? + "RETURNS".len();
+    let mut depth = 0i32;
+    let mut end = outside.len();
+    let mut i = k;
+    let b = outside.as_bytes();
+    while i < b.len() {
+        match b[i] {
+            b'(' => depth += 1,
+            b')' => depth -= 1,
+            b';' if depth == 0 => {
+                end = i;
+                break;
+            }
+            c if depth == 0 && c.is_ascii_alphabetic() && !is_word_byte(b[i - 1]) => {
+                let w: String = upper[i..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                if OPTIONS.contains(&w.as_str()) {
+                    end = i;
+                    break;
+                }
+                i += w.len();
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    let ty = outside[k..end].trim();
+    let first = ty
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .next()
+        .unwrap_or("")
+        .to_ascii_uppercase();
+    let opaque = [
+        "",
+        "SETOF",
+        "TABLE",
+        "RECORD",
+        "VOID",
+        "TRIGGER",
+        "EVENT_TRIGGER",
+        "NULL",
+    ];
+    (!opaque.contains(&first.as_str()) && !ty.contains('%')).then(|| ty.to_string())
 }
 
 /// From a routine header's words outside the body and the parameter
@@ -871,6 +965,7 @@ pub fn parse_routine(
 ) -> Result<ParsedRoutine> {
     let mut env = PlEnv::new(&r.name, schema, callable.clone());
     env.procedure = r.procedure;
+    env.returns = r.returns.clone();
     // `bind: { routine.param: value }` of the manifest: this routine's.
     let prefix = format!("{}.", r.name.to_lowercase());
     for (k, v) in binds {
