@@ -803,6 +803,16 @@ pub fn plan_with(
         sources, s, scratch, &mut cls, &value, space, choice, &mut fresh,
     )?;
     let (actions, expected) = interleaving(w, g, s);
+    let mut txns = txns;
+    if !sources.choices.is_empty() {
+        // Application choices follow the schedule's path (`choices:`).
+        for (t, path) in txns.iter_mut().zip(&expected) {
+            t.choices = Some(Arc::new(super::executor::Choices {
+                names: sources.choices.clone(),
+                path: path.clone(),
+            }));
+        }
+    }
     Ok(Plan {
         txns,
         seed,
@@ -905,6 +915,7 @@ fn transactions(
             // schedule.
             observe_conditions: true,
             params,
+            choices: None,
         });
     }
     Ok(txns)
