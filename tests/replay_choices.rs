@@ -122,7 +122,10 @@ fn without_choices_the_schedule_is_not_reproduced() {
 #[test]
 fn a_locking_read_stays_robust_with_choices() {
     let Some(s) = postgres::server() else { return };
-    let locked = INC.replace("WHERE id = :k;\n  ELSIF", "WHERE id = :k FOR UPDATE;\n  ELSIF");
+    let locked = INC.replace(
+        "WHERE id = :k;\n  ELSIF",
+        "WHERE id = :k FOR UPDATE;\n  ELSIF",
+    );
     assert_ne!(locked, INC);
     let d = workload_dir(ACCT, CHOICES, &[("Inc.sql", &locked)]);
     let (code, v, err) = check_json(d.path(), &["--postgres", &s.conninfo()]);

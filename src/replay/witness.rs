@@ -800,7 +800,7 @@ pub fn plan_with(
     }
     let seed = seed_rows(w, s, scratch, &mut cls, &value, &over, &mut fresh)?;
     let txns = transactions(
-        sources, s, scratch, &mut cls, &value, space, choice, &mut fresh,
+        w, sources, s, scratch, &mut cls, &value, space, choice, &mut fresh,
     )?;
     let (actions, expected) = interleaving(w, g, s);
     let mut txns = txns;
@@ -877,6 +877,7 @@ fn seed_rows(
 /// integer.
 #[allow(clippy::too_many_arguments)]
 fn transactions(
+    w: &Workload,
     sources: &Sources,
     s: &Schedule,
     scratch: &mut Scratch,
@@ -890,15 +891,19 @@ fn transactions(
     for (t, tr) in s.transactions.iter().enumerate() {
         let program = &sources.programs[tr.program];
         let types = super::executor::param_types(scratch.admin(), program);
+        let file = w.programs.get(tr.program).and_then(|p| p.file.as_deref());
+        let qmarks = super::plan::qmark_names(program, file);
         let mut params = BTreeMap::new();
         for p in parameters(program) {
+            // A JDBC `?` is `?N` in the equations (the front-end's name).
+            let cell = qmarks.get(&p).unwrap_or(&p).clone();
             let chosen = space
                 .branch
                 .iter()
                 .zip(&choice.branch)
                 .find(|((t2, p2, _), _)| *t2 == t && *p2 == p)
                 .and_then(|((_, _, c), &k)| k.checked_sub(1).and_then(|k| c.get(k)));
-            let v = match (cls.root_of(&Cell::Param(t, p.clone())), chosen) {
+            let v = match (cls.root_of(&Cell::Param(t, cell)), chosen) {
                 (Some(r), _) => value.get(&r).cloned().unwrap_or_else(Val::null),
                 (None, Some(v)) => v.clone(),
                 (None, None) => {
