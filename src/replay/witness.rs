@@ -853,8 +853,11 @@ fn seed_rows(
             };
             match pinned {
                 Some(v) => values.push((c.name.clone(), Val { oid: c.oid, ..v })),
-                None if c.has_default => {}
-                None => values.push((c.name.clone(), fresh.value(Some(c))?)),
+                None => {
+                    if let Some(v) = unpinned(w, tu.rel, c, attr, fresh)? {
+                        values.push((c.name.clone(), v));
+                    }
+                }
             }
         }
         seed.push((
@@ -998,6 +1001,7 @@ fn add_parents(
     // Bounded: each pass adds rows of relations further up.
     while i < seed.len() && seed.len() < 1000 {
         let (rel, row) = seed[i].clone();
+        let mut parent_first = false;
         for fk in w
             .schema
             .foreign_keys
@@ -1034,21 +1038,108 @@ fn add_parents(
                     .and_then(|(_, v)| v.clone());
                 match v {
                     Some(v) => values.push((c.name.clone(), Val { oid: c.oid, ..v })),
-                    None if c.has_default => {}
-                    None => values.push((c.name.clone(), fresh.value(Some(c))?)),
+                    None => {
+                        if let Some(v) = unpinned(w, fk.range, c, attr, fresh)? {
+                            values.push((c.name.clone(), v));
+                        }
+                    }
                 }
             }
-            seed.push((
+            self_parent(w, fk.range, &want, &mut values);
+            let parent = (
                 fk.range,
                 SeedRow {
                     table: table.name.clone(),
                     values,
                 },
-            ));
+            );
+            if fk.range == rel {
+                // A self-reference (a category's parent category): the
+                // parent goes before the row, and is looked at next.
+                seed.insert(i, parent);
+                parent_first = true;
+                break;
+            }
+            seed.push(parent);
         }
-        i += 1;
+        if !parent_first {
+            i += 1;
+        }
     }
     Ok(())
+}
+
+/// A made-up parent row whose own NOT NULL self-reference nothing pins
+/// references itself (PostgreSQL accepts a row that is its own parent),
+/// rather than a further made-up parent, and so on.
+fn self_parent(
+    w: &Workload,
+    rel: usize,
+    want: &[(usize, Option<Val>)],
+    values: &mut [(String, Val)],
+) {
+    let name = |a: usize| {
+        w.schema
+            .rel(rel)
+            .attributes
+            .get(a)
+            .map(|n| n.trim_matches('"').to_lowercase())
+    };
+    for f in w
+        .schema
+        .foreign_keys
+        .iter()
+        .filter(|f| f.domain == rel && f.range == rel)
+    {
+        for &(d, r) in &f.columns {
+            if want.iter().any(|(a, _)| *a == d) {
+                continue;
+            }
+            let (Some(dn), Some(rn)) = (name(d), name(r)) else {
+                continue;
+            };
+            let own = values
+                .iter()
+                .find(|(c, _)| c.to_lowercase() == rn)
+                .map(|(_, v)| v.text.clone());
+            if let (Some(own), Some(cell)) =
+                (own, values.iter_mut().find(|(c, _)| c.to_lowercase() == dn))
+            {
+                if cell.1.text.is_some() {
+                    cell.1.text = own;
+                }
+            }
+        }
+    }
+}
+
+/// A seed cell nothing pins: `None` (left to the column's default), NULL
+/// in a nullable foreign-key column (no parent to make up, and no chain
+/// of made-up parents through a self-reference: auctionmark's
+/// `category.c_parent_id`), else a fresh value of the column's type.
+fn unpinned(
+    w: &Workload,
+    rel: usize,
+    c: &super::scratch::Column,
+    attr: Option<usize>,
+    fresh: &mut Fresh,
+) -> std::result::Result<Option<Val>, String> {
+    if c.has_default {
+        return Ok(None);
+    }
+    let fk_column = attr.is_some_and(|a| {
+        w.schema
+            .foreign_keys
+            .iter()
+            .any(|f| f.domain == rel && f.columns.iter().any(|&(d, _)| d == a))
+    });
+    if fk_column && !c.not_null {
+        return Ok(Some(Val {
+            oid: c.oid,
+            ..Val::null()
+        }));
+    }
+    fresh.value(Some(c)).map(Some)
 }
 
 /// Per relation, how many foreign-key hops lead up from it (parents are
