@@ -949,9 +949,9 @@ fn interleaving(w: &Workload, g: &SummaryGraph, s: &Schedule) -> (Vec<Action>, V
         let tr = &s.transactions[st.txn];
         let ltp = &g.nodes[tr.node].ltp;
         let stmt_of = |q: usize| &w.programs[ltp.program].statements[ltp.occurrences[q].stmt];
-        // A foreign-key check read (before its INSERT, named `foreign-key
-        // check `fk` of: INSERT …`, lower/integrity.rs) is part of that
-        // statement: the executor runs the INSERT at the check's step.
+        // An integrity check read (a foreign-key check before its INSERT,
+        // a unique check after it; `fk_checked`) is part of that
+        // statement: the executor runs the INSERT at the first's step.
         let sql_of = |q: usize| fk_checked(stmt_of(q).sql.as_deref().unwrap_or_default());
         let same_sql = pos > 0
             && ltp.occurrences[pos].stmt != ltp.occurrences[pos - 1].stmt
@@ -967,12 +967,22 @@ fn interleaving(w: &Workload, g: &SummaryGraph, s: &Schedule) -> (Vec<Action>, V
     (actions, expected)
 }
 
-/// The statement a foreign-key check read belongs to (its own text
-/// otherwise).
+/// The statement an integrity check read belongs to (`foreign-key check
+/// `fk` of: INSERT …`, `unique check (cols) of: …`, `exclusion / partial
+/// unique check of: …`: the labels lower/integrity.rs, statements.rs and
+/// hooks.rs give them); its own text otherwise.
 fn fk_checked(sql: &str) -> &str {
-    sql.strip_prefix("foreign-key check `")
-        .and_then(|r| r.split_once("` of: "))
-        .map_or(sql, |(_, of)| of)
+    let labelled = [
+        "foreign-key check `",
+        "unique check (",
+        "exclusion / partial unique check",
+    ]
+    .iter()
+    .any(|l| sql.starts_with(l));
+    match sql.split_once(" of: ") {
+        Some((_, of)) if labelled => of,
+        _ => sql,
+    }
 }
 
 /// Adds a parent row for every seed row whose foreign key points at no
