@@ -490,8 +490,15 @@ def write_programs(d, name, procs, ddl, rejected):
             with open(os.path.join(d, cls + ".sql"), "w") as f:
                 f.write("\n".join(lines))
             n += 1
+    # The Java run() decides anew at every visit which statement runs next:
+    # `choices:` lets replay follow the explorer's schedule through the LOOP
+    # (docs/replay.md); the analysis does not read it.
+    most = max((len(st) for st in procs.values()), default=0)
+    names = ["c%d" % k for k in range(1, most + 1)] + ["done"]
     with open(os.path.join(d, "isolint.yaml"), "w") as f:
         f.write("schema: schema.sql\n")
+        if most:
+            f.write("choices: [%s]\n" % ", ".join(names))
     return n
 
 

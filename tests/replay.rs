@@ -309,6 +309,7 @@ fn txn_k(
         program: std::sync::Arc::new(nodes.to_vec()),
         params: [("k".to_string(), Val::untyped(k))].into_iter().collect(),
         observe_conditions,
+        choices: None,
     }
 }
 

@@ -252,6 +252,7 @@ fn run_routine(
             .map(|(k, v)| (k.to_string(), Val::untyped(*v)))
             .collect(),
         observe_conditions: false,
+        choices: None,
     };
     let o = run(
         &mut scratch,

@@ -72,6 +72,12 @@ pub struct Sources {
     /// Per workload program (indexed like `Workload::programs`; a program
     /// that COMMIT splits gives one entry per transaction): its AST.
     pub programs: Vec<Vec<sql::ast::Node>>,
+    /// `choices:` of the manifest (lower case, without `:`): parameters
+    /// the application decides anew at every visit (BenchBase's Java
+    /// picks the next statement). Replay only: a condition that is exactly
+    /// such a parameter follows the schedule's path (docs/replay.md). The
+    /// analysis never reads it: its BTPs already take every path.
+    pub choices: Vec<String>,
 }
 
 /// Load `path`: a `.yaml`/`.yml` BTP file or a directory of SQL programs.

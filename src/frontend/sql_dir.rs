@@ -52,6 +52,10 @@ pub(super) struct Manifest {
     /// analysed as the statement it builds.
     #[serde(default)]
     pub(super) bind: std::collections::BTreeMap<String, BindValue>,
+    /// Parameters the application decides anew at every visit (replay
+    /// only; `Sources::choices`).
+    #[serde(default)]
+    pub(super) choices: Vec<String>,
     /// Invariants (name → boolean query), a file of them, and the seed
     /// data their search starts from: read by `invariants.rs` (issue 25).
     #[serde(default)]
@@ -177,6 +181,7 @@ pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
         return Err(Diag::new("internal error: no programs and no error")
             .help("please report this with the workload that caused it"));
     };
+    manifest_choices(&manifest, &files, &mut loaded, &manifest_path)?;
     loaded.warnings.splice(0..0, files.skipped);
     loaded.deployed = manifest_levels(&manifest, &loaded.workload, &manifest_path)?;
     // Invariants are checked at load (PostgreSQL's parser, the schema's
@@ -195,6 +200,47 @@ pub fn load_dir(dir: &Path, schema_override: Option<&Path>) -> Result<Loaded> {
         });
     }
     Ok(loaded)
+}
+
+/// `choices:` of the manifest into the replay's sources: each name must
+/// be a word of some program's text (`:c1`, or a routine's parameter),
+/// else an error (a typo would silently leave replay picking the value once).
+fn manifest_choices(
+    manifest: &Manifest,
+    files: &Files,
+    loaded: &mut Loaded,
+    manifest_path: &Path,
+) -> Result<()> {
+    let Some(sources) = loaded.sources.as_mut() else {
+        return Ok(());
+    };
+    let texts: Vec<&str> = files
+        .sources
+        .iter()
+        .chain(files.routine_files.iter().map(|(f, _)| f))
+        .chain(files.scripts.iter().map(|(f, _)| f))
+        .map(|f| &*f.text)
+        .collect();
+    let is_word = |t: &str, w: &str| {
+        let lower = t.to_lowercase();
+        let word = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+        lower.match_indices(w).any(|(i, _)| {
+            !lower[..i].chars().next_back().is_some_and(word)
+                && !lower[i + w.len()..].chars().next().is_some_and(word)
+        })
+    };
+    for c in &manifest.choices {
+        let name = c.trim_start_matches(':').to_lowercase();
+        if name.is_empty() || !texts.iter().any(|t| is_word(t, &name)) {
+            return Err(Diag::new(format!(
+                "{}: `choices:` names `{c}`, which no program mentions",
+                manifest_path.display()
+            ))
+            .help("list the parameters the application decides anew at every visit, e.g. `choices: [c1, c2, done]` for `IF :c1 THEN … ELSIF :c2 THEN … END IF; EXIT WHEN :done`"));
+        }
+        sources.choices.push(name);
+    }
+    Ok(())
 }
 
 /// `isolation:` of the manifest as (program, level) pairs; an unknown
@@ -236,7 +282,7 @@ fn read_manifest(path: &Path) -> Result<Manifest> {
     let f = super::read_source(path)?;
     yaml_serde::from_str(&f.text).map_err(|e| {
         let d = Diag::new(format!("malformed manifest: {}", e.to_string().split(" at line ").next().unwrap_or("")))
-            .help("isolint.yaml may set `schema:` (path relative to the directory), `description:`, `name:`, `programs:`, `exclude:`, `pure_functions:`, `referential_checks:`, `isolation:`, `bind:`, `invariants:`, `invariants_file:` and `invariants_seed:`");
+            .help("isolint.yaml may set `schema:` (path relative to the directory), `description:`, `name:`, `programs:`, `exclude:`, `pure_functions:`, `referential_checks:`, `isolation:`, `bind:`, `choices:`, `invariants:`, `invariants_file:` and `invariants_seed:`");
         match e.location() {
             Some(l) => d.at_line_col(&f, l.line(), l.column(), "here"),
             None => d,
@@ -834,6 +880,7 @@ fn lower_with_sources(
     loaded.sources = Some(super::Sources {
         schema: schema_file,
         programs: asts,
+        choices: vec![],
     });
     Ok(loaded)
 }

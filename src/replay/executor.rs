@@ -34,6 +34,7 @@
 
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
+use std::sync::Arc;
 
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::Client;
@@ -258,6 +259,25 @@ pub struct Executor<'p> {
     unknown: BTreeMap<String, String>,
     /// Call result variables (`__callN`) an inlined call has assigned.
     called: std::collections::BTreeSet<String>,
+    /// Application-decided choices and the schedule's path (`choices:`).
+    choices: Option<Arc<Choices>>,
+    /// How many statements of `choices.path` have run so far.
+    on_path: usize,
+}
+
+/// Parameters the application decides anew at every visit (the
+/// manifest's `choices:`; BenchBase's Java picks the next statement) and
+/// the statements the schedule has this transaction run, in order. A
+/// condition that is exactly such a parameter is not evaluated: an IF
+/// branch is taken when its first statement is the schedule's next one,
+/// `EXIT WHEN :done` exits when the schedule's statements have all run.
+/// Only for declared choices: a real program's parameter keeps its value
+/// in every iteration, and following a path its values cannot take could
+/// invent an anomaly.
+#[derive(Debug, Clone, Default)]
+pub struct Choices {
+    pub names: Vec<String>,
+    pub path: Vec<String>,
 }
 
 /// Loop iterations a replayed program may start. Replay picks every
@@ -295,7 +315,36 @@ impl<'p> Executor<'p> {
             ret_values: BTreeMap::new(),
             unknown: BTreeMap::new(),
             called: Default::default(),
+            choices: None,
+            on_path: 0,
         }
+    }
+
+    /// Follow the schedule's path at conditions that are application
+    /// choices ([`Choices`]).
+    pub fn with_choices(mut self, choices: Option<Arc<Choices>>) -> Executor<'p> {
+        self.choices = choices.filter(|c| !c.names.is_empty());
+        self
+    }
+
+    /// The choice `cond` is, when it is exactly a declared choice
+    /// parameter (`:c1`, `c1`).
+    fn choice(&self, cond: &ProcExpr) -> Option<&Choices> {
+        let ch = self.choices.as_deref()?;
+        let name = cond.snip.text.trim().trim_start_matches(':').to_lowercase();
+        ch.names.contains(&name).then_some(ch)
+    }
+
+    /// Runs up to and including the next SQL statement, and counts it on
+    /// the schedule's path when it is the path's next one.
+    pub fn step(&mut self, c: &mut Client) -> Result<Step, Halt> {
+        let r = self.step_any(c);
+        if let (Ok(Step::Ran(ran)), Some(ch)) = (&r, &self.choices) {
+            if ch.path.get(self.on_path) == Some(&ran.source) {
+                self.on_path += 1;
+            }
+        }
+        r
     }
 
     /// With `on`, an evaluated condition or expression that reads a table
@@ -315,7 +364,7 @@ impl<'p> Executor<'p> {
     /// Runs up to and including the next SQL statement (control flow
     /// around it is evaluated on the way). The caller has begun the
     /// transaction on `c`.
-    pub fn step(&mut self, c: &mut Client) -> Result<Step, Halt> {
+    fn step_any(&mut self, c: &mut Client) -> Result<Step, Halt> {
         if let Some(r) = self.evals.pop_front() {
             return Ok(Step::Ran(Box::new(r)));
         }
@@ -479,6 +528,10 @@ impl<'p> Executor<'p> {
             } => {
                 let go = match when {
                     None => true,
+                    // An application choice: done when the schedule is.
+                    Some(cond) if self.choice(cond).is_some() => self
+                        .choice(cond)
+                        .is_some_and(|ch| self.on_path >= ch.path.len()),
                     Some(cond) => self.observe_eval(c, cond)?.is_true(),
                 };
                 if go {
@@ -571,6 +624,16 @@ impl<'p> Executor<'p> {
         for (cond, body) in branches {
             let take = match cond {
                 None => true,
+                // An application choice: the branch the schedule takes.
+                Some(cond) if self.choice(cond).is_some() => {
+                    let next = self.choice(cond).and_then(|ch| ch.path.get(self.on_path));
+                    let take = next.is_some() && first_statement(body).as_ref() == next;
+                    trail.push(format!(
+                        "`{}` was {take} (an application choice, as the schedule goes)",
+                        short_text(&cond.snip.text)
+                    ));
+                    take
+                }
                 Some(cond) => {
                     let v = self.observe_eval(c, cond)?;
                     let said = match &v.text {
@@ -1512,6 +1575,20 @@ fn set_constraints(c: &mut Client, names: Option<&[String]>, deferred: bool) -> 
     c.batch_execute(&format!("SET CONSTRAINTS {which} {mode}"))
         .map_err(|e| Halt::from_db(&e, None))?;
     Ok(())
+}
+
+/// The first SQL statement `body` runs, as a step names it; `None` when
+/// a condition decides it first (an IF or loop before any statement).
+fn first_statement(body: &[Node]) -> Option<String> {
+    for n in body {
+        match n {
+            Node::Sql(s) | Node::Open(s) => return Some(statement_text(&s.snip.text)),
+            Node::Block { body, .. } => return first_statement(body),
+            Node::If(_) | Node::Loop { .. } | Node::Call { .. } | Node::Prefix(_) => return None,
+            _ => {}
+        }
+    }
+    None
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! ([`parameters`]). Shared by `witness` (which makes plans) and `solve`
 //! (which changes them), so that neither imports the other.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use super::run::{Action, SeedRow, Txn};
 use super::value::Val;
@@ -54,6 +54,36 @@ pub fn parameters(nodes: &[Node]) -> Vec<String> {
     params
 }
 
+/// JDBC's `?` placeholders of a program: the executor's name
+/// `?@<file offset>` (crate::frontend::sql's parser) → the name the
+/// front-end's provenance gives it, `?N` for the N-th `?` of the file
+/// (`lower::symbolic`'s `qmark_name`). The file is read again for the
+/// offsets; where it cannot be, the program's own `?`s in order.
+pub fn qmark_names(program: &[Node], file: Option<&str>) -> HashMap<String, String> {
+    let mine: Vec<usize> = parameters(program)
+        .iter()
+        .filter_map(|p| p.strip_prefix("?@")?.parse().ok())
+        .collect();
+    if mine.is_empty() {
+        return HashMap::new();
+    }
+    let offsets = file
+        .and_then(|f| std::fs::read_to_string(f).ok())
+        .map(|t| crate::frontend::sql::qmark_offsets(&t))
+        .filter(|o| mine.iter().all(|at| o.contains(at)))
+        .unwrap_or_else(|| {
+            let mut o = mine.clone();
+            o.sort_unstable();
+            o
+        });
+    mine.iter()
+        .filter_map(|at| {
+            let n = offsets.iter().position(|o| o == at)?;
+            Some((format!("?@{at}"), format!("?{}", n + 1)))
+        })
+        .collect()
+}
+
 fn placeholders<T: sqlparser::ast::Visit>(
     node: &T,
     assigned: &HashSet<String>,
@@ -67,7 +97,8 @@ fn placeholders<T: sqlparser::ast::Visit>(
                 // by their name without the colon.
                 let positional =
                     p.len() > 1 && p.starts_with('$') && p[1..].bytes().all(|b| b.is_ascii_digit());
-                if p.starts_with(':') || positional {
+                // JDBC's `?` (BenchBase): `?@<file offset>` (`qmark_names`).
+                if p.starts_with(':') || positional || p.starts_with("?@") {
                     let name = p.trim_start_matches(':').to_lowercase();
                     let base = name.split('$').next().unwrap_or(&name).to_string();
                     if !assigned.contains(&base) && name != "found" {

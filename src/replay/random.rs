@@ -462,6 +462,7 @@ impl Draw<'_> {
                 program: Arc::new(sources.programs[p].clone()),
                 params: bound,
                 observe_conditions: true,
+                choices: None,
             });
         }
         txns

@@ -39,6 +39,9 @@ pub struct Txn {
     /// what they observed ([`Executor::observing`]); off, they run inside
     /// the step of the next statement and are not compared.
     pub observe_conditions: bool,
+    /// Application-decided choices with the schedule's path (`choices:`
+    /// of the manifest; witnesses only).
+    pub choices: Option<Arc<super::executor::Choices>>,
 }
 
 /// A row of the initial database.
@@ -434,6 +437,7 @@ fn start_sessions(scratch: &mut Scratch, txns: &[Txn], levels: &[Level]) -> Resu
             t.program.clone(),
             t.params.clone(),
             t.observe_conditions,
+            t.choices.clone(),
             level,
         )?);
     }

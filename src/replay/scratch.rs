@@ -121,6 +121,7 @@ impl<'s> Scratch<'s> {
             }
         }
         s.tables = s.read_tables()?;
+        s.probe_defaults()?;
         s.solve_domains();
         Ok(s)
     }
@@ -184,6 +185,68 @@ impl<'s> Scratch<'s> {
     /// The admin connection (search_path set), for seeding and reading.
     pub fn admin(&mut self) -> &mut Client {
         &mut self.admin
+    }
+
+    /// Columns whose default PostgreSQL cannot store (BenchBase
+    /// wikipedia's `user_touched varchar(14) DEFAULT '\0\0…'`: 28
+    /// characters, "value too long" on every insert that leaves it out)
+    /// count as having none, so a seed row gets a made-up value there; so
+    /// do unique columns with a default other than a sequence's.
+    /// Each default is stored into a temporary column of the same type
+    /// (assignment, as an INSERT does), in a transaction rolled back.
+    fn probe_defaults(&mut self) -> Result<()> {
+        let rows = self
+            .admin
+            .query(
+                "SELECT c.relname::text, a.attname::text, format_type(a.atttypid, a.atttypmod),
+                        pg_get_expr(d.adbin, d.adrelid),
+                        EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.oid
+                                AND i.indisunique AND a.attnum = ANY(i.indkey))
+                 FROM pg_attrdef d JOIN pg_class c ON c.oid = d.adrelid
+                 JOIN pg_namespace n ON n.oid = c.relnamespace
+                 JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
+                 WHERE n.nspname = ANY($1) AND c.relkind IN ('r', 'p') AND a.attgenerated = ''",
+                &[&self.namespaces()],
+            )
+            .map_err(|e| db_diag("cannot read the scratch schema's defaults", &e))?;
+        if rows.is_empty() {
+            return Ok(());
+        }
+        self.admin
+            .batch_execute("BEGIN")
+            .map_err(|e| db_diag("cannot probe the defaults", &e))?;
+        for r in rows {
+            let (t, c, ty, expr): (String, String, String, String) =
+                (r.get(0), r.get(1), r.get(2), r.get(3));
+            // A constant default of a unique column (`user_name … DEFAULT
+            // ''`, UNIQUE) collides as soon as two seed rows use it.
+            let unique: bool = r.get(4);
+            let ok = !(unique && !expr.contains("nextval("))
+                && self
+                    .admin
+                    .batch_execute(&format!(
+                    "SAVEPOINT isolint_probe; CREATE TEMP TABLE isolint_default_probe (x {ty}); \
+                     INSERT INTO isolint_default_probe VALUES (({expr}))"
+                ))
+                    .is_ok();
+            let _ = self
+                .admin
+                .batch_execute("ROLLBACK TO SAVEPOINT isolint_probe");
+            if !ok {
+                let col = self
+                    .tables
+                    .iter_mut()
+                    .filter(|x| x.name == t)
+                    .flat_map(|x| x.columns.iter_mut())
+                    .find(|x| x.name == c);
+                if let Some(col) = col {
+                    col.has_default = false;
+                }
+            }
+        }
+        self.admin
+            .batch_execute("ROLLBACK")
+            .map_err(|e| db_diag("cannot probe the defaults", &e))
     }
 
     /// The tables of the scratch schema: partitions and inheritance

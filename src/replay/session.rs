@@ -60,6 +60,7 @@ impl Session {
         program: Arc<Vec<Node>>,
         params: BTreeMap<String, Val>,
         observe_conditions: bool,
+        choices: Option<Arc<super::executor::Choices>>,
         level: Level,
     ) -> crate::model::error::Result<Session> {
         let pid: i32 = client
@@ -70,7 +71,9 @@ impl Session {
         let (reply_tx, rx) = channel::<Reply>();
         let cancel = client.cancel_token();
         let handle = std::thread::spawn(move || {
-            let mut ex = Executor::new(&program, params).observing(observe_conditions);
+            let mut ex = Executor::new(&program, params)
+                .observing(observe_conditions)
+                .with_choices(choices);
             let mut begun = false;
             while let Ok(cmd) = cmd_rx.recv() {
                 let reply = match cmd {

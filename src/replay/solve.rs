@@ -118,7 +118,10 @@ impl Space {
             let mut lits = vec![];
             branch_literals(program, &mut lits);
             for (p, boolean) in found {
-                if !params.contains(&p) || sp.branch.iter().any(|(t2, p2, _)| *t2 == t && *p2 == p)
+                // An application choice follows the schedule: no value to search.
+                if !params.contains(&p)
+                    || sources.choices.contains(&p)
+                    || sp.branch.iter().any(|(t2, p2, _)| *t2 == t && *p2 == p)
                 {
                     continue;
                 }

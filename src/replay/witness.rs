@@ -829,6 +829,7 @@ pub fn plan_with(
     let seed = seed_rows(w, s, scratch, &mut cls, &value, &over, &mut fresh)?;
     let elems = array_elements(w, prov, g, s);
     let txns = transactions(
+        w,
         sources,
         s,
         scratch,
@@ -838,6 +839,16 @@ pub fn plan_with(
         &mut fresh,
     )?;
     let (actions, expected) = interleaving(w, g, s);
+    let mut txns = txns;
+    if !sources.choices.is_empty() {
+        // Application choices follow the schedule's path (`choices:`).
+        for (t, path) in txns.iter_mut().zip(&expected) {
+            t.choices = Some(Arc::new(super::executor::Choices {
+                names: sources.choices.clone(),
+                path: path.clone(),
+            }));
+        }
+    }
     Ok(Plan {
         txns,
         seed,
@@ -878,8 +889,11 @@ fn seed_rows(
             };
             match pinned {
                 Some(v) => values.push((c.name.clone(), Val { oid: c.oid, ..v })),
-                None if c.has_default => {}
-                None => values.push((c.name.clone(), fresh.value(Some(c))?)),
+                None => {
+                    if let Some(v) = unpinned(w, tu.rel, c, attr, fresh)? {
+                        values.push((c.name.clone(), v));
+                    }
+                }
             }
         }
         seed.push((
@@ -901,6 +915,7 @@ fn seed_rows(
 /// PostgreSQL infers for it (a timestamp where one goes), else an
 /// integer.
 fn transactions(
+    w: &Workload,
     sources: &Sources,
     s: &Schedule,
     scratch: &mut Scratch,
@@ -913,8 +928,12 @@ fn transactions(
     for (t, tr) in s.transactions.iter().enumerate() {
         let program = &sources.programs[tr.program];
         let types = super::executor::param_types(scratch.admin(), program);
+        let file = w.programs.get(tr.program).and_then(|p| p.file.as_deref());
+        let qmarks = super::plan::qmark_names(program, file);
         let mut params = BTreeMap::new();
         for p in parameters(program) {
+            // A JDBC `?` is `?N` in the equations (the front-end's name).
+            let cell = qmarks.get(&p).unwrap_or(&p).clone();
             let chosen = space
                 .branch
                 .iter()
@@ -926,7 +945,7 @@ fn transactions(
                 .filter(|(t2, p2, _)| *t2 == t && *p2 == p)
                 .map(|(_, _, c)| c)
                 .collect();
-            let v = match (cls.root_of(&Cell::Param(t, p.clone())), chosen) {
+            let v = match (cls.root_of(&Cell::Param(t, cell)), chosen) {
                 (Some(r), _) => value.get(&r).cloned().unwrap_or_else(Val::null),
                 (None, Some(v)) => v.clone(),
                 (None, None) if !mine.is_empty() => {
@@ -947,6 +966,7 @@ fn transactions(
             // schedule.
             observe_conditions: true,
             params,
+            choices: None,
         });
     }
     Ok(txns)
@@ -1060,18 +1080,40 @@ fn interleaving(w: &Workload, g: &SummaryGraph, s: &Schedule) -> (Vec<Action>, V
         let tr = &s.transactions[st.txn];
         let ltp = &g.nodes[tr.node].ltp;
         let stmt_of = |q: usize| &w.programs[ltp.program].statements[ltp.occurrences[q].stmt];
+        // An integrity check read (a foreign-key check before its INSERT,
+        // a unique check after it; `fk_checked`) is part of that
+        // statement: the executor runs the INSERT at the first's step.
+        let sql_of = |q: usize| fk_checked(stmt_of(q).sql.as_deref().unwrap_or_default());
         let same_sql = pos > 0
             && ltp.occurrences[pos].stmt != ltp.occurrences[pos - 1].stmt
             && ltp.occurrences[pos].iteration == ltp.occurrences[pos - 1].iteration
             && stmt_of(pos).origin == stmt_of(pos - 1).origin
-            && stmt_of(pos).sql == stmt_of(pos - 1).sql;
+            && sql_of(pos) == sql_of(pos - 1);
         if same_sql {
             continue;
         }
         actions.push(Action::Step(st.txn));
-        expected[st.txn].push(stmt_of(pos).sql.clone().unwrap_or_default());
+        expected[st.txn].push(sql_of(pos).to_string());
     }
     (actions, expected)
+}
+
+/// The statement an integrity check read belongs to (`foreign-key check
+/// `fk` of: INSERT …`, `unique check (cols) of: …`, `exclusion / partial
+/// unique check of: …`: the labels lower/integrity.rs, statements.rs and
+/// hooks.rs give them); its own text otherwise.
+fn fk_checked(sql: &str) -> &str {
+    let labelled = [
+        "foreign-key check `",
+        "unique check (",
+        "exclusion / partial unique check",
+    ]
+    .iter()
+    .any(|l| sql.starts_with(l));
+    match sql.split_once(" of: ") {
+        Some((_, of)) if labelled => of,
+        _ => sql,
+    }
 }
 
 /// Adds a parent row for every seed row whose foreign key points at no
@@ -1100,6 +1142,7 @@ fn add_parents(
     // Bounded: each pass adds rows of relations further up.
     while i < seed.len() && seed.len() < 1000 {
         let (rel, row) = seed[i].clone();
+        let mut parent_first = false;
         for fk in w
             .schema
             .foreign_keys
@@ -1136,21 +1179,108 @@ fn add_parents(
                     .and_then(|(_, v)| v.clone());
                 match v {
                     Some(v) => values.push((c.name.clone(), Val { oid: c.oid, ..v })),
-                    None if c.has_default => {}
-                    None => values.push((c.name.clone(), fresh.value(Some(c))?)),
+                    None => {
+                        if let Some(v) = unpinned(w, fk.range, c, attr, fresh)? {
+                            values.push((c.name.clone(), v));
+                        }
+                    }
                 }
             }
-            seed.push((
+            self_parent(w, fk.range, &want, &mut values);
+            let parent = (
                 fk.range,
                 SeedRow {
                     table: table.name.clone(),
                     values,
                 },
-            ));
+            );
+            if fk.range == rel {
+                // A self-reference (a category's parent category): the
+                // parent goes before the row, and is looked at next.
+                seed.insert(i, parent);
+                parent_first = true;
+                break;
+            }
+            seed.push(parent);
         }
-        i += 1;
+        if !parent_first {
+            i += 1;
+        }
     }
     Ok(())
+}
+
+/// A made-up parent row whose own NOT NULL self-reference nothing pins
+/// references itself (PostgreSQL accepts a row that is its own parent),
+/// rather than a further made-up parent, and so on.
+fn self_parent(
+    w: &Workload,
+    rel: usize,
+    want: &[(usize, Option<Val>)],
+    values: &mut [(String, Val)],
+) {
+    let name = |a: usize| {
+        w.schema
+            .rel(rel)
+            .attributes
+            .get(a)
+            .map(|n| n.trim_matches('"').to_lowercase())
+    };
+    for f in w
+        .schema
+        .foreign_keys
+        .iter()
+        .filter(|f| f.domain == rel && f.range == rel)
+    {
+        for &(d, r) in &f.columns {
+            if want.iter().any(|(a, _)| *a == d) {
+                continue;
+            }
+            let (Some(dn), Some(rn)) = (name(d), name(r)) else {
+                continue;
+            };
+            let own = values
+                .iter()
+                .find(|(c, _)| c.to_lowercase() == rn)
+                .map(|(_, v)| v.text.clone());
+            if let (Some(own), Some(cell)) =
+                (own, values.iter_mut().find(|(c, _)| c.to_lowercase() == dn))
+            {
+                if cell.1.text.is_some() {
+                    cell.1.text = own;
+                }
+            }
+        }
+    }
+}
+
+/// A seed cell nothing pins: `None` (left to the column's default), NULL
+/// in a nullable foreign-key column (no parent to make up, and no chain
+/// of made-up parents through a self-reference: auctionmark's
+/// `category.c_parent_id`), else a fresh value of the column's type.
+fn unpinned(
+    w: &Workload,
+    rel: usize,
+    c: &super::scratch::Column,
+    attr: Option<usize>,
+    fresh: &mut Fresh,
+) -> std::result::Result<Option<Val>, String> {
+    if c.has_default {
+        return Ok(None);
+    }
+    let fk_column = attr.is_some_and(|a| {
+        w.schema
+            .foreign_keys
+            .iter()
+            .any(|f| f.domain == rel && f.columns.iter().any(|&(d, _)| d == a))
+    });
+    if fk_column && !c.not_null {
+        return Ok(Some(Val {
+            oid: c.oid,
+            ..Val::null()
+        }));
+    }
+    fresh.value(Some(c)).map(Some)
 }
 
 /// Per relation, how many foreign-key hops lead up from it (parents are

@@ -609,6 +609,7 @@ impl Ctx<'_> {
                     program: Arc::new(self.sources.programs[p].clone()),
                     params,
                     observe_conditions: true,
+                    choices: None,
                 }
             })
             .collect()
