@@ -1019,17 +1019,27 @@ fn array_elements(w: &Workload, prov: &Provenance, g: &SummaryGraph, s: &Schedul
 }
 
 /// `p` of the only parameter a statement unnests (`unnest(:p)`,
-/// `unnest(:p::bigint[])`), lower case.
+/// `unnest(:p::bigint[])`), lower case; `$1` of `unnest($1::bigint[])`.
 fn unnested_param(sql: &str) -> Option<String> {
     let lower = sql.to_lowercase();
     let mut found: Option<String> = None;
     for (i, _) in lower.match_indices("unnest(") {
         let rest = lower[i + "unnest(".len()..].trim_start();
-        let name: String = rest
-            .strip_prefix(':')?
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-            .collect();
+        // `:name`, or a positional `$n` (named so by `plan::parameters`).
+        let name: String = match rest.strip_prefix('$') {
+            Some(n) => {
+                let digits: String = n.chars().take_while(char::is_ascii_digit).collect();
+                if digits.is_empty() {
+                    return None;
+                }
+                format!("${digits}")
+            }
+            None => rest
+                .strip_prefix(':')?
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect(),
+        };
         if name.is_empty() || found.as_ref().is_some_and(|f| *f != name) {
             return None;
         }
@@ -1337,6 +1347,10 @@ mod tests {
             None
         );
         assert_eq!(unnested_param("SELECT * FROM unnest(ARRAY[1, 2]) x"), None);
+        assert_eq!(
+            unnested_param("DELETE FROM jobs USING unnest($1::bigint[]) n(n) WHERE id = n"),
+            Some("$1".into())
+        );
         assert_eq!(unnested_param("UPDATE t SET a = 1 WHERE id = :id"), None);
     }
 }
