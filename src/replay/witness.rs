@@ -829,8 +829,7 @@ pub fn plan_with(
     let seed = seed_rows(w, s, scratch, &mut cls, &value, &over, &mut fresh)?;
     let elems = array_elements(w, prov, g, s);
     let txns = transactions(
-        w,
-        sources,
+        (w, sources),
         s,
         scratch,
         (&mut cls, &value, &elems),
@@ -915,8 +914,7 @@ fn seed_rows(
 /// PostgreSQL infers for it (a timestamp where one goes), else an
 /// integer.
 fn transactions(
-    w: &Workload,
-    sources: &Sources,
+    (w, sources): (&Workload, &Sources),
     s: &Schedule,
     scratch: &mut Scratch,
     (cls, value, elems): (&mut Classes, &HashMap<usize, Val>, &[Element]),
