@@ -57,7 +57,10 @@
 //! find. If a cycle has no tag at all (it runs only through edges no
 //! promotion removes: predicate reads, writes, reads already protected),
 //! no set can help and the search stops at once; testing the mask with
-//! every candidate promoted decides that up front.
+//! every candidate promoted decides that up front — on the per-edge graph
+//! without the tagged edges (`robustness::is_robust_without`), before the
+//! grouped graph is built, which is then needed only when a fix may exist
+//! (`tests/alloc_shared.rs` checks it against the grouped test).
 //!
 //! **When the search stops early** (sizes above `Budget::max_size`, or
 //! `max_tries` sets tested) it never answers "no fix": the mask with every
