@@ -221,7 +221,7 @@ impl<'s> Scratch<'s> {
             // A constant default of a unique column (`user_name … DEFAULT
             // ''`, UNIQUE) collides as soon as two seed rows use it.
             let unique: bool = r.get(4);
-            let ok = !(unique && !expr.contains("nextval("))
+            let ok = (!unique || expr.contains("nextval("))
                 && self
                     .admin
                     .batch_execute(&format!(
