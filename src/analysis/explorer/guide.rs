@@ -99,12 +99,12 @@ fn hamiltonian(adj: &[u8]) -> bool {
         if mask & 1 == 0 {
             continue;
         }
-        for v in 0..n {
+        for (v, &near) in adj.iter().enumerate() {
             if reach[mask] & (1 << v) == 0 {
                 continue;
             }
             for u in 0..n {
-                if mask & (1 << u) == 0 && adj[v] & (1 << u) != 0 {
+                if mask & (1 << u) == 0 && near & (1 << u) != 0 {
                     reach[mask | 1 << u] |= 1 << u;
                 }
             }
