@@ -20,7 +20,8 @@
 //! `mvrc` (the schedules a level allows and SeG(s), the search),
 //! `schedule` (the answer as data), `verify` (the independent check),
 //! `values` (instances with values), `limits` (reads that return fewer
-//! rows than they match: only dependencies that change their result).
+//! rows than they match: only dependencies that change their result),
+//! `guide` (valuations whose transactions can all meet on one cycle).
 //!
 //! Depends on `model` and the summary graph's nodes; never prints.
 
