@@ -10,6 +10,12 @@
 //! is complete (each such transversal is a minimal non-robust set). The
 //! number of robustness tests is about (#maximal + #minimal non-robust) ×
 //! #programs, never 2^n when the answer is small.
+//!
+//! The answer depends only on the tests' verdicts (each is Algorithm 2 on
+//! the programs of a set; the cycles a failing test names, the cores,
+//! only spare later tests), so any exact test gives the same sets in the
+//! same order: `check` runs the search on the block form
+//! (`on_blocks::subsets_up_to`), `search` on the grouped graph.
 
 use fixedbitset::FixedBitSet;
 

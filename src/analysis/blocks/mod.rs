@@ -38,7 +38,14 @@
 //! with real edges as representatives). `dangerous_pair` depends only on
 //! that set (each field is a first/OR/min/max: `rules::pair`'s proptest
 //! checks it equals "some pair is dangerous"), so it finds a pair iff the
-//! per-edge search does, at every level. The same holds for outgoing
+//! per-edge search does, at every level. The rule inputs an occurrence
+//! (v, q, cj) receives depend on (c, cj, q) and the classes present in c,
+//! not on v: they are folded once per (component, class, position) into
+//! aggregates naming each edge by its far end, and a node absorbs its
+//! occurrences' aggregates in occurrence order, which is adding the same
+//! edges in the same order (`rules::pair`'s `absorb`, checked against
+//! adding edge by edge), so a test costs O(occurrences + present class
+//! pairs), not O(occurrences × present classes). The same holds for outgoing
 //! counterflow edges, for "the component has a non-counterflow edge"
 //! (two classes present in c with that kind) and for type I (two classes
 //! present with a counterflow kind). ∎
@@ -48,8 +55,11 @@
 //! included occurrences, still decided by the class pair, so leaving the
 //! excluded nodes out of the presence sets and out of the arcs u → O(ci)
 //! and I(cj) → v gives the induced subgraph's block form, and (1), (2)
-//! hold for it. A tag mask (promoted reads, `promote`) removes exactly the
-//! counterflow edges leaving the promoted statements' occurrences (proof
+//! hold for it — and only the included nodes need be walked, so a masked
+//! test (Section 7.2's maximal robust subsets: Algorithm 2 on the programs
+//! of a set) costs the mask's occurrences. A tag mask (promoted reads,
+//! `promote`) removes exactly the counterflow edges leaving the promoted
+//! statements' occurrences (proof
 //! in `promote`'s module comment; nothing else changes). Give each such
 //! occurrence the *stripped* class ci* of its class ci, with kinds(ci*,
 //! cj) = kinds(ci, cj) without the counterflow bit and kinds(cj, ci*) =
