@@ -10,11 +10,16 @@
 //! is complete (each such transversal is a minimal non-robust set). The
 //! number of robustness tests is about (#maximal + #minimal non-robust) ×
 //! #programs, never 2^n when the answer is small.
-
-use std::collections::HashMap;
+//!
+//! The answer depends only on the tests' verdicts (each is Algorithm 2 on
+//! the programs of a set; the cycles a failing test names, the cores,
+//! only spare later tests), so any exact test gives the same sets in the
+//! same order: `check` runs the search on the block form
+//! (`on_blocks::subsets_up_to`), `search` on the grouped graph.
 
 use fixedbitset::FixedBitSet;
 
+use crate::analysis::blocks::FxMap;
 use crate::analysis::graph::SummaryGraph;
 use crate::analysis::oracle::{Compact, View, UNTAGGED};
 use crate::analysis::progress::{Progress, Silent, Stage};
@@ -33,12 +38,12 @@ struct Oracle<'g> {
     test: &'g CycleTest<'g>,
     /// Programs of dangerous cycles found so far: a set containing one is
     /// not robust (robustness is hereditary), no test needed.
-    /// Each with its first program (a core is never empty: a cycle has
+    /// Each with its last program (a core is never empty: a cycle has
     /// edges).
     cores: Vec<(usize, FixedBitSet)>,
     program_nodes: &'g [Vec<usize>],
     nodes: usize,
-    cache: HashMap<FixedBitSet, bool>,
+    cache: FxMap<FixedBitSet, bool>,
     progress: &'g dyn Progress,
     /// [`Oracle::unblocked`]'s programs blocked for one set.
     memo: Option<Blocked>,
@@ -86,12 +91,15 @@ impl Oracle<'_> {
         if let Some(&r) = self.cache.get(programs) {
             return r;
         }
-        // A core's first program is checked before the whole set: most
-        // cores miss it (sets hold about a tenth of the programs), and a
-        // subset test is a pass over every word (issue 26: at 3,000
-        // programs, thousands of cores against tens of thousands of sets).
+        // A core's last program is checked before the whole set: most
+        // cores miss it, as a core found while growing a set usually ends
+        // with the program being tried, which, rejected, stays out of the
+        // later sets of that growth (candidates go in index order); a
+        // subset test is a pass over every word (issue 26: tens of
+        // thousands of cores against as many sets at 10,000 programs; the
+        // first program, tried first, was in almost every set).
         let within =
-            |(first, c): &(usize, FixedBitSet)| programs.contains(*first) && c.is_subset(programs);
+            |(last, c): &(usize, FixedBitSet)| programs.contains(*last) && c.is_subset(programs);
         if self.cores.iter().any(within) {
             self.cache.insert(programs.clone(), false);
             return false;
@@ -107,8 +115,8 @@ impl Oracle<'_> {
         if let Some(c) = cycle {
             let mut core = FixedBitSet::with_capacity(programs.len());
             c.into_iter().for_each(|p| core.insert(p));
-            if let Some(first) = core.minimum() {
-                self.cores.push((first, core));
+            if let Some(last) = core.maximum() {
+                self.cores.push((last, core));
             }
         }
         self.cache.insert(programs.clone(), r);
@@ -215,7 +223,7 @@ pub fn search_with(
         cores: vec![],
         program_nodes,
         nodes,
-        cache: HashMap::new(),
+        cache: FxMap::default(),
         progress,
         memo: None,
     };

@@ -38,7 +38,14 @@
 //! with real edges as representatives). `dangerous_pair` depends only on
 //! that set (each field is a first/OR/min/max: `rules::pair`'s proptest
 //! checks it equals "some pair is dangerous"), so it finds a pair iff the
-//! per-edge search does, at every level. The same holds for outgoing
+//! per-edge search does, at every level. The rule inputs an occurrence
+//! (v, q, cj) receives depend on (c, cj, q) and the classes present in c,
+//! not on v: they are folded once per (component, class, position) into
+//! aggregates naming each edge by its far end, and a node absorbs its
+//! occurrences' aggregates in occurrence order, which is adding the same
+//! edges in the same order (`rules::pair`'s `absorb`, checked against
+//! adding edge by edge), so a test costs O(occurrences + present class
+//! pairs), not O(occurrences × present classes). The same holds for outgoing
 //! counterflow edges, for "the component has a non-counterflow edge"
 //! (two classes present in c with that kind) and for type I (two classes
 //! present with a counterflow kind). ∎
@@ -48,8 +55,11 @@
 //! included occurrences, still decided by the class pair, so leaving the
 //! excluded nodes out of the presence sets and out of the arcs u → O(ci)
 //! and I(cj) → v gives the induced subgraph's block form, and (1), (2)
-//! hold for it. A tag mask (promoted reads, `promote`) removes exactly the
-//! counterflow edges leaving the promoted statements' occurrences (proof
+//! hold for it — and only the included nodes need be walked, so a masked
+//! test (Section 7.2's maximal robust subsets: Algorithm 2 on the programs
+//! of a set) costs the mask's occurrences. A tag mask (promoted reads,
+//! `promote`) removes exactly the counterflow edges leaving the promoted
+//! statements' occurrences (proof
 //! in `promote`'s module comment; nothing else changes). Give each such
 //! occurrence the *stripped* class ci* of its class ci, with kinds(ci*,
 //! cj) = kinds(ci, cj) without the counterflow bit and kinds(cj, ci*) =
@@ -150,11 +160,59 @@ struct Present {
 pub(super) struct Presence {
     pub(super) comp: Vec<u32>,
     /// (component, relation) → local classes present, in first-seen order.
-    classes: HashMap<(u32, u32), Vec<u32>>,
+    classes: FxMap<(u32, u32), Vec<u32>>,
     /// (component, relation, local class) → representatives.
-    reps: HashMap<(u32, u32, u32), Present>,
+    reps: FxMap<(u32, u32, u32), Present>,
     /// (component, relation, class, position) → [`Blocks::occurrence`].
-    memo: RefCell<HashMap<(u32, u32, u32, u16), OccAggregates>>,
+    memo: RefCell<FxMap<(u32, u32, u32, u16), OccAggregates>>,
+}
+
+/// A hash map with [`Fx`] hashing: a subset test looks its occurrences
+/// up in several (SipHash was a tenth of `check` at 1,000 programs).
+pub(crate) type FxMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<Fx>>;
+
+/// FxHash (multiply and rotate, as rustc's): fast on small integer keys
+/// and deterministic; the maps still resolve collisions, so it changes
+/// speed only. Bytes are taken eight at a time (bit sets as keys).
+#[derive(Default, Clone, Copy)]
+pub(crate) struct Fx(u64);
+
+impl Fx {
+    fn add(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl std::hash::Hasher for Fx {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.add(u64::from_le_bytes(w));
+        }
+        for &b in chunks.remainder() {
+            self.add(u64::from(b));
+        }
+    }
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
+    }
+    fn write_u16(&mut self, i: u16) {
+        self.add(u64::from(i));
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.add(u64::from(i));
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.add(i);
+    }
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
 }
 
 /// An edge by its far end (node, position, counterflow), the near end
@@ -270,8 +328,8 @@ impl Blocks {
 
     /// [`Blocks::presence`] with the components of `view` already known.
     fn presence_in(&self, view: View, comp: Vec<u32>, ssi: &dyn Fn(usize) -> bool) -> Presence {
-        let mut classes: HashMap<(u32, u32), Vec<u32>> = HashMap::new();
-        let mut reps: HashMap<(u32, u32, u32), Present> = HashMap::new();
+        let mut classes: FxMap<(u32, u32), Vec<u32>> = FxMap::default();
+        let mut reps: FxMap<(u32, u32, u32), Present> = FxMap::default();
         for u in view.each_node(self.nodes.len()) {
             let occ = &self.occ.node_occ[u];
             let (c, s) = (comp[u], ssi(u));
@@ -297,7 +355,7 @@ impl Blocks {
             comp,
             classes,
             reps,
-            memo: RefCell::new(HashMap::new()),
+            memo: RefCell::new(FxMap::default()),
         }
     }
 
