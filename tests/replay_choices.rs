@@ -14,22 +14,9 @@ use serde_json::Value;
 
 #[path = "common/postgres.rs"]
 mod postgres;
-
-/// A workload directory: `schema.sql`, `isolint.yaml` (the schema, then
-/// `manifest`'s lines) and the program files.
-fn workload_dir(schema: &str, manifest: &str, files: &[(&str, &str)]) -> tempfile::TempDir {
-    let d = tempfile::tempdir().expect("tempdir");
-    std::fs::write(d.path().join("schema.sql"), schema).expect("schema");
-    std::fs::write(
-        d.path().join("isolint.yaml"),
-        format!("schema: schema.sql\n{manifest}"),
-    )
-    .expect("manifest");
-    for (n, t) in files {
-        std::fs::write(d.path().join(n), t).expect("program");
-    }
-    d
-}
+#[path = "common/workdir.rs"]
+mod workdir;
+use workdir::dir as workload_dir;
 
 /// `isolint check DIR ARGS --format json`: (exit, JSON, stderr).
 fn check_json(dir: &Path, args: &[&str]) -> (i32, Value, String) {
