@@ -37,33 +37,14 @@
 //!   NULL (job 1 seen 0): not serializable. Its edge Peek → Move is the
 //!   move of the row the MIN returned (the only match).
 
+#[path = "common/workdir.rs"]
+mod workdir;
+use workdir::{nodes, workload};
+
 use isolint::analysis::explorer::{explore_in, verify, Bounds, OpKind, Schedule};
-use isolint::analysis::graph::{build, Settings, SummaryGraph};
+use isolint::analysis::graph::{build, Settings};
 use isolint::frontend::Loaded;
 use isolint::model::isolation::{Allocation, Level};
-
-fn workload(schema: &str, files: &[(&str, &str)]) -> Loaded {
-    let d = tempfile::tempdir().expect("temp dir");
-    std::fs::write(d.path().join("schema.sql"), schema).expect("write");
-    std::fs::write(d.path().join("isolint.yaml"), "schema: schema.sql\n").expect("write");
-    for (n, t) in files {
-        std::fs::write(d.path().join(n), t).expect("write");
-    }
-    isolint::frontend::load(d.path(), None).unwrap_or_else(|e| panic!("{}", e.message))
-}
-
-fn nodes(g: &SummaryGraph, names: &[&str]) -> Vec<usize> {
-    names
-        .iter()
-        .flat_map(|n| {
-            let all: Vec<usize> = (0..g.nodes.len())
-                .filter(|&v| g.nodes[v].name == *n || g.nodes[v].name.starts_with(&format!("{n}#")))
-                .collect();
-            assert!(!all.is_empty(), "no node {n}");
-            all
-        })
-        .collect()
-}
 
 /// The programs `names` searched together at `level`, with values first
 /// (the BTP model as the fallback); every schedule found passes `verify`.
