@@ -869,16 +869,10 @@ fn blocks(
     }
 }
 
-/// Class numbers, pins per slot and the printable values of one merged
-/// union-find.
-fn finish(
-    inst: &Instance,
-    cl: &Classes,
-    cols: &[Vec<usize>],
-    pins: &[Vec<Vec<(usize, usize)>>],
-) -> Valuation {
-    // Every class gets a number; a literal class prints as the literal,
-    // the others as small numbers no literal uses.
+/// Every class of the union-find gets a number and a printable value: a
+/// literal class prints as the literal, the others as small numbers no
+/// literal uses.
+fn number_classes(cl: &Classes) -> (HashMap<usize, u16>, Vec<String>) {
     let mut number: HashMap<usize, u16> = HashMap::new();
     let mut lits: HashMap<usize, String> = HashMap::new();
     for (i, v) in cl.names.vars.iter().enumerate() {
@@ -912,6 +906,18 @@ fn finish(
             },
         };
     }
+    (number, shown)
+}
+
+/// Class numbers, pins per slot and the printable values of one merged
+/// union-find.
+fn finish(
+    inst: &Instance,
+    cl: &Classes,
+    cols: &[Vec<usize>],
+    pins: &[Vec<Vec<(usize, usize)>>],
+) -> Valuation {
+    let (number, shown) = number_classes(cl);
     let class = |v: usize| number[&cl.find(v)];
     let init: Vec<Vec<u16>> = inst
         .tuples
