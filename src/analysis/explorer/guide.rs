@@ -18,7 +18,7 @@
 //! valuation before its search.
 
 use super::instance::{Instance, StepSpec};
-use super::values::Valuation;
+use super::valuation::Valuation;
 
 /// The tuples step `pos` of transaction `a` may touch, as a list.
 fn touches(inst: &Instance, a: usize, pos: usize) -> Vec<usize> {

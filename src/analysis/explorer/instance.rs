@@ -60,16 +60,7 @@ impl Access {
     }
 }
 
-/// Where a tuple of the instance comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum TupleKind {
-    /// In the initial database, shared by the transactions that pick it.
-    Shared,
-    /// In the initial database, touched by one transaction only.
-    Private(usize),
-    /// Unborn initially; inserted by the given transaction.
-    Inserted(usize),
-}
+pub use super::schedule::TupleKind;
 
 #[derive(Debug, Clone)]
 pub(super) struct TupleSpec {
@@ -131,7 +122,7 @@ pub(super) struct Instance {
     /// The values of the transactions and tuples (issue 23, item 1), when
     /// the instance is searched with values (`values`); `None`: the BTP
     /// model alone.
-    pub vals: Option<super::values::Valuation>,
+    pub vals: Option<super::valuation::Valuation>,
 }
 
 fn mask_of(set: &Option<AttrSet>, arity: usize, g: Granularity) -> Option<Mask> {

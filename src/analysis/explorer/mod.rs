@@ -31,6 +31,7 @@ mod instance;
 mod limits;
 mod mvrc;
 mod schedule;
+mod valuation;
 mod values;
 mod verify;
 mod verify_values;
@@ -38,7 +39,7 @@ mod verify_values;
 use std::fmt;
 use std::ops::ControlFlow;
 
-pub use instance::TupleKind;
+pub use schedule::TupleKind;
 pub use schedule::{
     DepKind, Dependency, Final, Op, OpKind, Schedule, Seen, Step, StmtKind, Transaction, Tuple,
     ValueFacts, Values, FRESH_VALUE,
@@ -977,7 +978,7 @@ fn build(
 fn shown_values(
     w: &Workload,
     inst: &instance::Instance,
-    v: &values::Valuation,
+    v: &valuation::Valuation,
     steps: &[Step],
     txns: &[Transaction],
 ) -> Values {

@@ -737,7 +737,7 @@ impl<'a> Search<'a> {
             .map(|&(_, _, t)| t)
             .collect();
         // `NO_ROW`: the value read is NULL, the step matched nothing.
-        let none = only == [super::values::NO_ROW];
+        let none = only == [super::valuation::NO_ROW];
         // A read whose order puts its row first may match others after it
         // (`values::ordered`); its result is then that row.
         let first = match only.as_slice() {

@@ -4,10 +4,20 @@
 //! dependencies of SeG(s) and one cycle. `describe` gives plain lines; the
 //! report layer renders it otherwise.
 
-use super::instance::TupleKind;
 use super::Bounds;
 use crate::model::isolation::Level;
 use crate::model::schema::RelId;
+
+/// Where a tuple of the instance comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TupleKind {
+    /// In the initial database, shared by the transactions that pick it.
+    Shared,
+    /// In the initial database, touched by one transaction only.
+    Private(usize),
+    /// Unborn initially; inserted by the given transaction.
+    Inserted(usize),
+}
 
 /// One transaction of the schedule.
 #[derive(Debug, Clone, PartialEq, Eq)]

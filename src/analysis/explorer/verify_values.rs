@@ -285,7 +285,7 @@ fn only_rows(r: &Replay, step: &Step, matched: &[usize]) -> Result<(), String> {
     }
     let wrong =
         || Err("a value the program takes from the row it reads comes from another row".into());
-    if only.contains(&super::values::NO_ROW) {
+    if only.contains(&super::valuation::NO_ROW) {
         return if matched.is_empty() { Ok(()) } else { wrong() };
     }
     let after: &[usize] =
