@@ -91,7 +91,16 @@ pub struct Provenance {
     /// (`MIN(c)`, `MAX(c)`, `ORDER BY c [DESC] LIMIT`): (statement,
     /// attribute, descending).
     pub orders: Vec<Vec<(usize, usize, bool)>>,
+    /// Per program: range conjuncts of a WHERE on a column nothing else
+    /// of that WHERE tests (`i_start_date BETWEEN :a AND :b`, `c < :x`;
+    /// issue 23): (statement, attribute, bound, upper). A predicate whose
+    /// bounds are parameters nothing pins matches every row when the
+    /// parameters bracket the column's values (`Provenance::covering`).
+    pub ranges: Vec<Vec<Range>>,
 }
+
+/// See [`Provenance::ranges`]: (statement, attribute, bound, upper).
+pub type Range = (usize, usize, Value, bool);
 
 /// See [`Provenance::alternatives`].
 pub type Alternative = (usize, usize, Vec<(Vec<usize>, Value)>);
@@ -132,6 +141,32 @@ impl Provenance {
             .iter()
             .find(|(s, _, _)| *s == stmt)
             .map(|&(_, a, d)| (a, d))
+    }
+
+    /// The range conjuncts of statement `stmt` of `program`.
+    pub fn ranges(&self, program: usize, stmt: usize) -> impl Iterator<Item = &Range> {
+        self.ranges
+            .get(program)
+            .into_iter()
+            .flatten()
+            .filter(move |r| r.0 == stmt)
+    }
+
+    /// How parameter `name` of `program` bounds ranges: `Some(upper)` when
+    /// every range that uses it has it on the same side (then a value
+    /// beyond every row's makes those ranges match every row), `None` when
+    /// it bounds none or both sides.
+    pub fn range_side(&self, program: usize, name: &str) -> Option<bool> {
+        let mut side = None;
+        for (_, _, v, upper) in self.ranges.get(program).into_iter().flatten() {
+            if matches!(v, Value::Param(p) if p == name) {
+                if side.is_some_and(|s| s != *upper) {
+                    return None;
+                }
+                side = Some(*upper);
+            }
+        }
+        side
     }
 
     /// The per-branch values of pin `attr` of statement `stmt`, when it

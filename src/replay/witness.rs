@@ -829,7 +829,7 @@ pub fn plan_with(
     let seed = seed_rows(w, s, scratch, &mut cls, &value, &over, &mut fresh)?;
     let elems = array_elements(w, prov, g, s);
     let txns = transactions(
-        (w, sources),
+        (w, sources, prov),
         s,
         scratch,
         (&mut cls, &value, &elems),
@@ -914,7 +914,7 @@ fn seed_rows(
 /// PostgreSQL infers for it (a timestamp where one goes), else an
 /// integer.
 fn transactions(
-    (w, sources): (&Workload, &Sources),
+    (w, sources, prov): (&Workload, &Sources, &Provenance),
     s: &Schedule,
     scratch: &mut Scratch,
     (cls, value, elems): (&mut Classes, &HashMap<usize, Val>, &[Element]),
@@ -943,7 +943,7 @@ fn transactions(
                 .filter(|(t2, p2, _)| *t2 == t && *p2 == p)
                 .map(|(_, _, c)| c)
                 .collect();
-            let v = match (cls.root_of(&Cell::Param(t, cell)), chosen) {
+            let v = match (cls.root_of(&Cell::Param(t, cell.clone())), chosen) {
                 (Some(r), _) => value.get(&r).cloned().unwrap_or_else(Val::null),
                 (None, Some(v)) => v.clone(),
                 (None, None) if !mine.is_empty() => {
@@ -952,7 +952,16 @@ fn transactions(
                 }
                 (None, None) => {
                     let col = types.get(&p).map(|ty| param_column(&p, ty));
-                    fresh.value(col.as_ref()).or_else(|_| fresh.value(None))?
+                    // A bound nothing pins brackets every row, as the
+                    // explorer assumed (`explorer::values`, `covering`).
+                    let side = prov.range_side(tr.program, &cell);
+                    match (side, col.as_ref()) {
+                        (Some(upper), Some(c)) if extreme(c.oid, upper).is_some() => Val {
+                            text: extreme(c.oid, upper),
+                            oid: c.oid,
+                        },
+                        _ => fresh.value(col.as_ref()).or_else(|_| fresh.value(None))?,
+                    }
                 }
             };
             params.insert(p, v);
@@ -968,6 +977,25 @@ fn transactions(
         });
     }
     Ok(txns)
+}
+
+/// A value of type `oid` at or beyond every other (`upper`) or at or
+/// below every other: the bound of a range that must match every row
+/// (issue 23; `i_start_date BETWEEN :a AND :b` with `:a` = -infinity).
+/// `None` for types without one (text has no greatest value).
+fn extreme(oid: u32, upper: bool) -> Option<String> {
+    use postgres::types::Type;
+    let pick = |lo: &str, hi: &str| Some(if upper { hi } else { lo }.to_string());
+    match Type::from_oid(oid)? {
+        Type::INT2 => pick("-32768", "32767"),
+        Type::INT4 => pick("-2147483648", "2147483647"),
+        Type::INT8 => pick("-9223372036854775808", "9223372036854775807"),
+        // PostgreSQL 14 and later: numeric has infinities too.
+        Type::FLOAT4 | Type::FLOAT8 | Type::NUMERIC => pick("-Infinity", "Infinity"),
+        Type::DATE | Type::TIMESTAMP | Type::TIMESTAMPTZ => pick("-infinity", "infinity"),
+        Type::TEXT | Type::VARCHAR | Type::BPCHAR if !upper => Some(String::new()),
+        _ => None,
+    }
 }
 
 /// An element of an array parameter: (transaction, parameter, the cell

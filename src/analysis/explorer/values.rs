@@ -23,7 +23,8 @@
 //! transaction, literals, tuple columns); a valuation also chooses which
 //! unconstrained classes of one column are equal (small domains: enough
 //! values to make instances collide or not). A predicate whose WHERE reads
-//! a column it does not pin to a value (a range, a join, a LIKE) is not
+//! a column it does not pin to a value (a join, a LIKE, a range other than
+//! one whose bounds can bracket every row: `Pinned::covering`) is not
 //! instantiated: the instance is searched in the BTP model only.
 
 use std::collections::HashMap;
@@ -163,6 +164,9 @@ struct Pinned<'a> {
     /// (tuple, column) a key-based statement on the tuple pins: for an
     /// absent tuple these are the statement's own values, not the row's.
     key_cols: Vec<(usize, usize)>,
+    /// Parameters that bound a range taken to match every row
+    /// (`covering`): (transaction, name).
+    bounds: Vec<(usize, String)>,
 }
 
 /// (transaction, predicate step, tuple) triples of `Valuation::only`.
@@ -189,6 +193,7 @@ pub(super) fn valuations(
         reads: vec![],
         loose: vec![],
         key_cols: vec![],
+        bounds: vec![],
     };
     p.collect()?;
     // The slots: columns some predicate pins, per relation.
@@ -275,7 +280,10 @@ impl Pinned<'_> {
                 if predicate {
                     let pread: Vec<usize> =
                         stmt.pread.as_ref().map_or(vec![], |p| p.iter().collect());
-                    if let Some(&c) = pread.iter().find(|&&c| !got.iter().any(|&(p, _)| p == c)) {
+                    let loose: Vec<usize> = (pread.iter().copied())
+                        .filter(|&c| !got.iter().any(|&(p, _)| p == c))
+                        .collect();
+                    if let Some(&c) = loose.iter().find(|&&c| !self.covering(a, pos, c)) {
                         return Err(format!(
                             "predicate not instantiated: {} of {} reads {}.{} other than by an equality to a value",
                             ltp.occurrence_label(w, pos),
@@ -298,6 +306,17 @@ impl Pinned<'_> {
             self.pins.push(per);
             self.keyed.push(keyed);
         }
+        // A range's bounds bracket every row only if nothing else fixes
+        // them: a bound pinned anywhere in its transaction has a value.
+        for (a, name) in std::mem::take(&mut self.bounds) {
+            if self.cl.names.ids.contains_key(&Var::Param(a, name.clone())) {
+                let program = self.g.nodes[inst.txns[a].node].ltp.program;
+                return Err(format!(
+                    "predicate not instantiated: :{name} of {} bounds a range and is also pinned to a value",
+                    w.programs[program].name
+                ));
+            }
+        }
         // The foreign-key map: a child's columns are its parent's key.
         for (&(f, child), &parent) in &inst.fk {
             for &(dc, rc) in &w.schema.foreign_keys[f].columns {
@@ -307,6 +326,55 @@ impl Pinned<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Does predicate step `pos` of transaction `a` test column `c` only
+    /// by ranges whose bounds can bracket every row (issue 23)? Each bound
+    /// must be a parameter that bounds ranges on one side only
+    /// (`Provenance::range_side`) and that nothing pins (checked in
+    /// `collect` when all pins are known: `bounds`), and no transaction of
+    /// the instance may write the column (an insert or an update could
+    /// give a row NULL or a value at the bound; the rows of the initial
+    /// database take values inside). Then `:a` below and `:b` above every
+    /// value make `c BETWEEN :a AND :b` (or `c < :b`, `c >= :a`) true of
+    /// every row, and the predicate matches as its equalities say. The
+    /// other choices (bounds that exclude some rows) are not searched:
+    /// fewer schedules, never a false one. The replay picks such bounds
+    /// (the type's extremes, `replay::witness`).
+    fn covering(&mut self, a: usize, pos: usize, c: usize) -> bool {
+        let (w, inst) = (self.w, self.inst);
+        let ltp = &self.g.nodes[inst.txns[a].node].ltp;
+        let (program, stmt) = (ltp.program, ltp.occurrences[pos].stmt);
+        let rel = inst.txns[a].steps[pos].rel;
+        let mut names = vec![];
+        for (_, attr, v, upper) in self.prov.ranges(program, stmt) {
+            if *attr != c {
+                continue;
+            }
+            match v {
+                Value::Param(p) if self.prov.range_side(program, p) == Some(*upper) => {
+                    names.push(p.clone())
+                }
+                _ => return false,
+            }
+        }
+        let written = inst.txns.iter().any(|t| {
+            let l = &self.g.nodes[t.node].ltp;
+            t.steps.iter().enumerate().any(|(p, s)| {
+                s.rel == rel
+                    && (s.ty == StmtType::Ins
+                        || (matches!(s.ty, StmtType::KeyUpd | StmtType::PredUpd)
+                            && l.statement(w, p)
+                                .write
+                                .as_ref()
+                                .is_none_or(|ws| ws.contains(c))))
+            })
+        });
+        if names.is_empty() || written {
+            return false;
+        }
+        self.bounds.extend(names.into_iter().map(|n| (a, n)));
+        true
     }
 
     /// An IF's result (`Unknown(usize::MAX)`): the value of the branch

@@ -262,14 +262,74 @@ impl Lowerer<'_> {
             if let Some((t, a, terms)) = self.any_of_values(tables, c, snip)? {
                 uses[t].any_of.push((a, terms));
             }
+            let ranged = n_cols == 1 && self.range_bounds(tables, c, snip, uses)?;
             for (t, u) in cols.iter().enumerate() {
                 uses[t].extra.extend(u.pred.iter().copied());
+                if !ranged {
+                    uses[t].unranged.extend(u.pred.iter().copied());
+                }
             }
             if n_cols == 0 {
                 uses.iter_mut().for_each(|u| u.opaque = true);
             }
         }
         Ok(())
+    }
+
+    /// A range conjunct on one column with values as bounds (`col BETWEEN
+    /// v AND w`, `col < v`, `v <= col`, …; not NOT BETWEEN, not BETWEEN
+    /// SYMMETRIC, whose bounds may swap): noted in `ColumnUses::ranges`.
+    /// Returns whether `c` was one.
+    fn range_bounds(
+        &mut self,
+        tables: &[TableRef],
+        c: &Expr,
+        snip: &Snippet,
+        uses: &mut [ColumnUses],
+    ) -> Result<bool> {
+        let column = |e: &Expr| match strip_nested(e) {
+            Expr::Identifier(i) => Some((None, i.clone())),
+            Expr::CompoundIdentifier(v) if v.len() >= 2 => {
+                Some((Some(v[v.len() - 2].clone()), v[v.len() - 1].clone()))
+            }
+            _ => None,
+        };
+        // (the column side, bounds as (expression, upper)).
+        let (col, bounds): (&Expr, Vec<(&Expr, bool)>) = match c {
+            Expr::Between {
+                expr,
+                negated: false,
+                low,
+                high,
+            } => (expr, vec![(low, false), (high, true)]),
+            Expr::BinaryOp { left, op, right } => {
+                let upper = match op {
+                    BinaryOperator::Lt | BinaryOperator::LtEq => true,
+                    BinaryOperator::Gt | BinaryOperator::GtEq => false,
+                    _ => return Ok(false),
+                };
+                if column(left).is_some() {
+                    (left, vec![(right, upper)])
+                } else {
+                    (right, vec![(left, !upper)])
+                }
+            }
+            _ => return Ok(false),
+        };
+        let Some((q, id)) = column(col) else {
+            return Ok(false);
+        };
+        if bounds.iter().any(|(b, _)| has_identifier(b)) {
+            return Ok(false);
+        }
+        let Some((t, a)) = self.resolve_column(tables, q.as_ref(), &id, snip)? else {
+            return Ok(false);
+        };
+        for (b, upper) in bounds {
+            let term = self.term(b);
+            uses[t].ranges.push((a, term, upper));
+        }
+        Ok(true)
     }
 
     /// `col = ANY(ARRAY[v₁, …])` with values (no column) in the array: the

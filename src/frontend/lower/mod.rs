@@ -235,8 +235,10 @@ pub fn lower_units(
                 &mut counter,
                 &mut warnings,
             );
-            if let Some((program, (pins, sources, shared, alts, inexact, join, limited, orders))) =
-                errors.take(lowered)
+            if let Some((
+                program,
+                (pins, sources, shared, alts, inexact, join, limited, orders, ranges),
+            )) = errors.take(lowered)
             {
                 joined.push(join);
                 programs.push(program);
@@ -247,6 +249,7 @@ pub fn lower_units(
                 provenance.inexact.push(inexact);
                 provenance.limited.push(limited);
                 provenance.orders.push(orders);
+                provenance.ranges.push(ranges);
                 declared.push(declared_level(f, nodes));
             }
         }
@@ -440,6 +443,7 @@ fn lower_transaction<'a>(
         joined,
         limited,
         orders,
+        l.ranges(),
     );
     let program = Program {
         name,
@@ -567,6 +571,7 @@ type ProgramProvenance = (
     Vec<(usize, usize)>,
     Vec<usize>,
     Vec<(usize, usize, bool)>,
+    Vec<crate::model::provenance::Range>,
 );
 
 /// What FK and same-tuple inference needs to know about a statement.
@@ -623,6 +628,9 @@ struct Facts {
     /// A limited read's order, when one key column: (attribute,
     /// descending) (`Provenance::orders`).
     order: Option<(usize, bool)>,
+    /// Range conjuncts on columns nothing else in the WHERE tests:
+    /// (column, bound, upper) (`Provenance::ranges`).
+    ranges: Vec<(usize, Term, bool)>,
 }
 
 /// The state of lowering one transaction, in parts with one concern each:

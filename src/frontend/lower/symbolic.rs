@@ -98,6 +98,16 @@ impl Lowerer<'_> {
             }
         }
         self.out.facts[q].inexact |= u.opaque || eq.iter().any(|(c, _)| u.extra.contains(c));
+        // A range on a column only ranges test (not pinned, not joined).
+        for (c, t, upper) in &u.ranges {
+            let alone = !u.unranged.contains(c)
+                && !u.join.contains(c)
+                && !eq.iter().any(|(e, _)| e == c)
+                && !u.joined.iter().any(|(j, _)| j == c);
+            if alone {
+                self.out.facts[q].ranges.push((*c, t.clone(), *upper));
+            }
+        }
     }
 
     /// The value a term denotes on the path `path`: columns pinned by
@@ -186,6 +196,19 @@ impl Lowerer<'_> {
                 v
             })
             .collect()
+    }
+
+    /// Provenance: each statement's range conjuncts, their bounds resolved
+    /// along the statement's own path (`Provenance::ranges`).
+    pub(super) fn ranges(&self) -> Vec<crate::model::provenance::Range> {
+        let mut out = vec![];
+        for (q, f) in self.out.facts.iter().enumerate() {
+            for (c, t, upper) in &f.ranges {
+                let v = self.value(&self.resolve(t, &f.path, 0));
+                out.push((q, *c, v, *upper));
+            }
+        }
+        out
     }
 
     /// Provenance: the pins whose value is an IF's result, per branch

@@ -102,6 +102,12 @@ pub(super) struct ColumnUses {
     /// Join columns equal to a column of a CTE's one row (`cte_rows.rs`):
     /// provenance only (`Facts::value_pins`), the BTP keeps the join.
     pub(super) joined: Vec<(usize, Term)>,
+    /// Top-level range conjuncts `col BETWEEN v AND w`, `col < v`, `col
+    /// >= v`, … with values (no column) as bounds: (column, bound, upper).
+    /// Also in `extra`; for the provenance (`Provenance::ranges`).
+    pub(super) ranges: Vec<(usize, Term, bool)>,
+    /// Columns of `extra` conjuncts that are not such ranges.
+    pub(super) unranged: BTreeSet<usize>,
 }
 
 impl ColumnUses {
