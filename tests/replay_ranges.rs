@@ -163,3 +163,108 @@ SELECT id FROM item WHERE start_date < :hi;
         "{c}"
     );
 }
+
+// ---------------------------------------------------------------------
+// `= ANY(:ids)` (graphile-worker's `where id = any($1::bigint[])`) is
+// pinned per element, as `FROM unnest(:ids) n WHERE id = n` already was:
+// before, the WHERE read `id` "other than by an equality to a value" (in
+// the model only) and the replay made up an array that met no seeded row.
+
+const JOBS: &str = "CREATE TABLE queues (id int PRIMARY KEY, pending int NOT NULL);
+CREATE TABLE jobs (id bigint PRIMARY KEY, queue_id int NOT NULL REFERENCES queues(id),
+                   attempts int NOT NULL);
+";
+const FAIL_ANY: &str = "UPDATE jobs SET attempts = attempts + 1 WHERE id = ANY(:ids);\n";
+const PEEK: &str = "
+SELECT attempts FROM jobs WHERE id = :a;
+SELECT attempts FROM jobs WHERE id = :b;
+";
+
+/// By hand on PostgreSQL 15.20 (two psql sessions at READ COMMITTED,
+/// queues (2, 4), jobs (1, queue 2, attempts 3)): T1 `BEGIN; UPDATE jobs
+/// SET attempts = attempts + 1 WHERE id = ANY('{1}'::bigint[])`; T2
+/// `BEGIN; SELECT attempts FROM jobs WHERE id = 1` → 3; T1 COMMIT; T2 the
+/// same → 4; COMMIT. Serially T2 reads 4 twice or 3 twice.
+#[test]
+fn any_of_an_array_parameter_is_pinned_and_reproduced() {
+    let Some(s) = postgres::server() else { return };
+    let d = workload_dir(JOBS, "", &[("Fail.sql", FAIL_ANY), ("Peek.sql", PEEK)]);
+    let (code, v, err) = check_json(d.path(), &["--postgres", &s.conninfo()]);
+    assert_eq!(code, 1, "not robust: {v} {err}");
+    let c = confirmation(&v);
+    assert_eq!(c["with_values"], true, "{c}");
+    let pg = &v["witnesses"][0]["postgres"];
+    assert_eq!(pg["status"], "reproduced", "{pg}");
+}
+
+/// Control: Peek at REPEATABLE READ reads one snapshot: robust.
+#[test]
+fn any_with_the_reader_at_repeatable_read_is_robust() {
+    let d = workload_dir(JOBS, "", &[("Fail.sql", FAIL_ANY), ("Peek.sql", PEEK)]);
+    let (code, v, err) = check_json(d.path(), &["--levels", "Peek=repeatable-read"]);
+    assert_eq!(code, 0, "robust: {v} {err}");
+}
+
+/// graphile-worker's completeJobs with `= ANY`: two of them are serial on
+/// PostgreSQL 15.20 (queues (2, 4), jobs 1 and 7 in queue 2: on different
+/// jobs T2's UPDATE of the queue waits for T1's and re-checks it, 4 → 2;
+/// on one job T2's DELETE waits, finds it gone, its CTE returns nothing,
+/// 2 → 1: as T1 then T2 both times). The BTP model "confirms" a schedule;
+/// with the pins the search with values (two transactions) finds none,
+/// as for the `unnest` form (tests/explorer_join.rs).
+#[test]
+fn two_any_keyed_completes_are_not_confirmed_with_values() {
+    let complete = "WITH j AS (DELETE FROM jobs WHERE id = ANY(:ids) RETURNING queue_id)
+UPDATE queues SET pending = pending - 1 FROM j WHERE queues.id = j.queue_id;
+";
+    let d = workload_dir(JOBS, "", &[("Complete.sql", complete)]);
+    let (code, v, err) = check_json(d.path(), &["--max-txns", "2"]);
+    assert_eq!(code, 1, "not robust (static): {v} {err}");
+    let c = confirmation(&v);
+    assert_ne!(c["with_values"], true, "{c}");
+    let why = c["model_only"].as_str().unwrap_or_default();
+    assert!(why.contains("ran more than once"), "{c}");
+}
+
+// ---------------------------------------------------------------------
+// `id = :a::bigint`: a cast of an untyped parameter is the parameter
+// (PostgreSQL infers the parameter's type from the cast), so the pin
+// stays; before it was a computed value and the instance was not
+// instantiated.
+
+const PEEK_CAST: &str = "
+SELECT attempts FROM jobs WHERE id = :a::bigint;
+SELECT attempts FROM jobs WHERE id = :b::bigint;
+";
+
+/// The schedule of `any_of_an_array_parameter_is_pinned_and_reproduced`
+/// with `id = 1::bigint` in T2 (run by hand the same way: 3, then 4).
+#[test]
+fn a_cast_parameter_keeps_its_pin() {
+    let Some(s) = postgres::server() else { return };
+    let d = workload_dir(JOBS, "", &[("Fail.sql", FAIL_ANY), ("Peek.sql", PEEK_CAST)]);
+    let (code, v, err) = check_json(d.path(), &["--postgres", &s.conninfo()]);
+    assert_eq!(code, 1, "not robust: {v} {err}");
+    let c = confirmation(&v);
+    assert_eq!(c["with_values"], true, "{c}");
+    let pg = &v["witnesses"][0]["postgres"];
+    assert_eq!(pg["status"], "reproduced", "{pg}");
+}
+
+/// A cast with a typmod changes values (`numeric(3, 0)` rounds 1.4 and
+/// 0.6 to 1: two parameters, one row): it stays a computed value and the
+/// instance is not instantiated.
+#[test]
+fn a_cast_with_a_typmod_is_not_the_parameter() {
+    let peek = "
+SELECT attempts FROM jobs WHERE id = :a::numeric(3, 0);
+SELECT attempts FROM jobs WHERE id = :b::numeric(3, 0);
+";
+    let d = workload_dir(JOBS, "", &[("Fail.sql", FAIL_ANY), ("Peek.sql", peek)]);
+    let (code, v, err) = check_json(d.path(), &[]);
+    assert_eq!(code, 1, "not robust: {v} {err}");
+    let c = confirmation(&v);
+    assert_eq!(c["with_values"], false, "{c}");
+    let why = c["model_only"].as_str().unwrap_or_default();
+    assert!(why.contains("pins a value the program computes"), "{c}");
+}

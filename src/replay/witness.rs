@@ -1049,8 +1049,20 @@ fn array_elements(w: &Workload, prov: &Provenance, g: &SummaryGraph, s: &Schedul
 fn unnested_param(sql: &str) -> Option<String> {
     let lower = sql.to_lowercase();
     let mut found: Option<String> = None;
-    for (i, _) in lower.match_indices("unnest(") {
-        let rest = lower[i + "unnest(".len()..].trim_start();
+    // `unnest(:p)` and `= ANY(:p)` (the front-end pins both per element).
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut opens = vec![];
+    for word in ["unnest", "any"] {
+        for (i, _) in lower.match_indices(word) {
+            let after = lower[i + word.len()..].trim_start();
+            let whole = !lower[..i].ends_with(ident);
+            if whole && after.starts_with('(') {
+                opens.push(lower.len() - after.len() + 1);
+            }
+        }
+    }
+    for i in opens {
+        let rest = lower[i..].trim_start();
         // `:name`, or a positional `$n` (named so by `plan::parameters`).
         let name: String = match rest.strip_prefix('$') {
             Some(n) => {
@@ -1378,5 +1390,14 @@ mod tests {
             Some("$1".into())
         );
         assert_eq!(unnested_param("UPDATE t SET a = 1 WHERE id = :id"), None);
+        assert_eq!(
+            unnested_param("UPDATE t SET a = 1 WHERE id = ANY (:ids) AND b = :w"),
+            Some("ids".into())
+        );
+        assert_eq!(
+            unnested_param("update t set a = 1 where id = any($1::bigint[])"),
+            Some("$1".into())
+        );
+        assert_eq!(unnested_param("SELECT company(:x)"), None);
     }
 }

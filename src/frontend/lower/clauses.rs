@@ -259,6 +259,9 @@ impl Lowerer<'_> {
                     continue;
                 }
             }
+            if self.any_of_param(tables, c, snip, uses)? {
+                continue;
+            }
             if let Some((t, a, terms)) = self.any_of_values(tables, c, snip)? {
                 uses[t].any_of.push((a, terms));
             }
@@ -367,6 +370,62 @@ impl Lowerer<'_> {
         };
         let terms = arr.elem.iter().map(|e| self.term(e)).collect();
         Ok(Some((t, a, terms)))
+    }
+
+    /// `col = ANY(:ids)` (graphile-worker's `id = any($1::bigint[])`): as
+    /// `FROM unnest(:ids) n WHERE col = n` (`element_key`), col is pinned
+    /// to one element per access. PostgreSQL's semantics are the same: one
+    /// snapshot, every row whose col is an element, each row once.
+    /// Returns whether `c` was one.
+    fn any_of_param(
+        &mut self,
+        tables: &[TableRef],
+        c: &Expr,
+        snip: &Snippet,
+        uses: &mut [ColumnUses],
+    ) -> Result<bool> {
+        let Expr::AnyOp {
+            left,
+            compare_op: BinaryOperator::Eq,
+            right,
+            ..
+        } = c
+        else {
+            return Ok(false);
+        };
+        let (q, id) = match strip_nested(left) {
+            Expr::Identifier(i) => (None, i.clone()),
+            Expr::CompoundIdentifier(v) if v.len() >= 2 => {
+                (Some(v[v.len() - 2].clone()), v[v.len() - 1].clone())
+            }
+            _ => return Ok(false),
+        };
+        // A parameter, or a cast of one (`$1::bigint[]`): `term` says
+        // whether it is the parameter's value (no other term is made).
+        let mut inner = strip_nested(right);
+        while let Expr::Cast { expr, .. } = inner {
+            inner = strip_nested(expr);
+        }
+        let placeholder = matches!(inner, Expr::Value(v) if matches!(v.value, sqlparser::ast::Value::Placeholder(_)));
+        if !placeholder || !matches!(self.term(strip_nested(right)), Term::Param(_)) {
+            return Ok(false);
+        }
+        let Some((t, a)) = self.resolve_column(tables, q.as_ref(), &id, snip)? else {
+            return Ok(false);
+        };
+        if tables[t].virt.is_some() || tables[t].cte || tables[t].pseudo {
+            return Ok(false);
+        }
+        let v = self.vars.fresh();
+        if let Term::Fresh(n) = v {
+            let src = crate::model::provenance::Source::RangeLoop;
+            if !self.out.sources.contains(&(n, src)) {
+                self.out.sources.push((n, src));
+            }
+        }
+        uses[t].eq.push((a, v));
+        uses[t].elem.insert(a);
+        Ok(true)
     }
 
     /// `t.c = x.e` with x a values item (UNNEST, VALUES: from.rs): t.c is

@@ -398,6 +398,7 @@ fn lower_transaction<'a>(
         stage: Staging::default(),
         inl: Inlining::default(),
     };
+    l.vars.typed = nodes.iter().any(|n| matches!(n, Node::Block { .. }));
     l.out.fk_modes = l.constraint_modes(nodes)?;
     let (body, _) = l.block(nodes)?;
     let body = match body {
@@ -699,6 +700,9 @@ struct Vars {
     /// Variables the program tests for NULL (IS NULL, COALESCE, …): a
     /// key-based read INTO one of them may find no row.
     null_tested: HashSet<String>,
+    /// The program is a PL/pgSQL routine: its parameters have declared
+    /// types (`Lowerer::untyped_params`).
+    typed: bool,
 }
 
 impl Vars {

@@ -71,8 +71,33 @@ impl Lowerer<'_> {
                 _ => self.vars.fresh(),
             },
             Expr::Nested(inner) => self.term(inner),
+            // `$1::bigint` (graphile-worker's `id = $1::bigint`): the
+            // parameter itself, where the cast cannot change its value.
+            Expr::Cast {
+                expr,
+                data_type,
+                format: None,
+                ..
+            } if self.untyped_params() && exact_cast(&data_type.to_string()) => {
+                match self.term(expr) {
+                    t @ Term::Param(_) => t,
+                    _ => self.vars.fresh(),
+                }
+            }
             _ => self.vars.fresh(),
         }
+    }
+
+    /// Are the program's parameters untyped here? A plain SQL program's
+    /// `:name`, `?` and `$n` have no declared type: PostgreSQL infers a
+    /// parameter's type from the cast on it (`$1::bigint` makes `$1` a
+    /// bigint), so the cast is the identity. A PL/pgSQL routine's
+    /// parameters (a program whose body is a block) and the arguments of
+    /// an inlined function have declared types: there a cast may convert
+    /// (`p::bigint` of a numeric `p` rounds, of a text `p` reads '05' and
+    /// '5' as one number) and is no identity.
+    fn untyped_params(&self) -> bool {
+        !self.vars.typed && self.inl.inline_stack.is_empty()
     }
 
     /// Bind the statement's columns to the terms of its equalities.
@@ -289,4 +314,39 @@ impl Lowerer<'_> {
             },
         }
     }
+}
+
+/// A cast to a type that holds every value of an untyped parameter cast to
+/// it unchanged: no typmod (`varchar(3)` truncates, `numeric(5, 2)` and
+/// `timestamp(0)` round), and not `char` (which is `char(1)`) nor `bit`
+/// (`bit(1)`). Arrays of such types too (`$1::bigint[]`).
+pub(super) fn exact_cast(ty: &str) -> bool {
+    let t = ty.trim().to_ascii_lowercase();
+    let base = t.trim_end_matches("[]");
+    if base.contains('(') {
+        return false;
+    }
+    matches!(
+        base,
+        "smallint"
+            | "integer"
+            | "int"
+            | "bigint"
+            | "int2"
+            | "int4"
+            | "int8"
+            | "text"
+            | "varchar"
+            | "character varying"
+            | "uuid"
+            | "boolean"
+            | "bool"
+            | "date"
+            | "timestamp"
+            | "timestamptz"
+            | "timestamp with time zone"
+            | "timestamp without time zone"
+            | "numeric"
+            | "jsonb"
+    )
 }
