@@ -268,3 +268,47 @@ SELECT attempts FROM jobs WHERE id = :b::numeric(3, 0);
     let why = c["model_only"].as_str().unwrap_or_default();
     assert!(why.contains("pins a value the program computes"), "{c}");
 }
+
+// ---------------------------------------------------------------------
+// An UPDATE's SET value that is a literal, NULL or a parameter is the
+// value written (`Provenance::sets`). Before, the explorer gave every
+// write of a pinned column "a value chosen among the pinned ones and a
+// fresh one", whatever the SQL wrote: `SET status = 2` could move a row
+// out of `status = 2`, a "confirmed" schedule PostgreSQL cannot run.
+
+const DUE_TWO: &str = "
+SELECT id FROM item WHERE status = 2;
+SELECT id FROM item WHERE status = 2;
+";
+
+/// Close rewrites the status a row already has. By hand on PostgreSQL
+/// 15.20 (item (1, …, 2), (3, …, 5), both READ COMMITTED): T1 `BEGIN;
+/// UPDATE item SET status = 2 WHERE id = 1 AND status = 2`; T2 `BEGIN;
+/// SELECT id FROM item WHERE status = 2` → 1; T1 COMMIT; T2 the same → 1;
+/// and with `id = 3` (no match) T2 reads 1 twice too: as serially. Before
+/// this change the search with values "confirmed" a schedule in which T1
+/// writes item#1's status to "a value no predicate pins".
+#[test]
+fn a_literal_set_value_is_the_value_written() {
+    let close = "UPDATE item SET status = 2 WHERE id = :id AND status = 2;\n";
+    let d = workload_dir(ITEM, "", &[("Due.sql", DUE_TWO), ("Close.sql", close)]);
+    let (code, v, err) = check_json(d.path(), &[]);
+    assert_eq!(code, 1, "not robust (static): {v} {err}");
+    let c = confirmation(&v);
+    assert_ne!(c["with_values"], true, "{c}");
+}
+
+/// Control: `SET status = 7` moves the row out of `status = 2` — the
+/// schedule of `a_range_read_is_confirmed_with_values_and_reproduced`
+/// without the range (T2 reads 1, then nothing): confirmed with values.
+#[test]
+fn a_literal_set_that_moves_the_row_is_confirmed() {
+    let close = "UPDATE item SET status = 7 WHERE id = :id;\n";
+    let d = workload_dir(ITEM, "", &[("Due.sql", DUE_TWO), ("Close.sql", close)]);
+    let (code, v, err) = check_json(d.path(), &[]);
+    assert_eq!(code, 1, "not robust: {v} {err}");
+    let c = confirmation(&v);
+    assert_eq!(c["with_values"], true, "{c}");
+    let writes = c["values"]["writes"].to_string();
+    assert!(!writes.contains("= 2"), "T1 writes 7, never 2: {writes}");
+}

@@ -97,6 +97,11 @@ pub struct Provenance {
     /// bounds are parameters nothing pins matches every row when the
     /// parameters bracket the column's values (`Provenance::covering`).
     pub ranges: Vec<Vec<Range>>,
+    /// Per program: an UPDATE's SET values that are a literal, NULL or a
+    /// parameter: (statement, attribute, value). The explorer gives such a
+    /// write that value (any other SET expression gets a value chosen
+    /// among the pinned ones and a fresh one, docs/explorer.md).
+    pub sets: Vec<Vec<(usize, usize, Value)>>,
 }
 
 /// See [`Provenance::ranges`]: (statement, attribute, bound, upper).
@@ -150,6 +155,15 @@ impl Provenance {
             .into_iter()
             .flatten()
             .filter(move |r| r.0 == stmt)
+    }
+
+    /// The plain SET value of column `attr` of UPDATE `stmt` of `program`.
+    pub fn set_value(&self, program: usize, stmt: usize, attr: usize) -> Option<&Value> {
+        self.sets
+            .get(program)?
+            .iter()
+            .find(|(s, a, _)| *s == stmt && *a == attr)
+            .map(|(_, _, v)| v)
     }
 
     /// How parameter `name` of `program` bounds ranges: `Some(upper)` when

@@ -1136,7 +1136,7 @@ impl<'s> Exec<'s> {
                 let had = tup.v0.get(slot) == Some(&c)
                     || tup.vh.iter().any(|h| h.get(slot) == Some(&c))
                     || (tup.pending.is_some() && tup.vp.get(slot) == Some(&c));
-                if c != super::values::FRESH && had {
+                if c != super::values::FRESH && had && !v.exact(self.i, pos, t, slot) {
                     self.st.dead = true;
                 }
                 if let Some(x) = out.get_mut(slot) {

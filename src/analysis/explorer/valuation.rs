@@ -48,6 +48,10 @@ pub(super) struct Valuation {
     /// (transaction, limited step, rows): rows the step may match besides
     /// its `only` row, which its order puts first (`ordered`).
     pub after: Vec<(usize, usize, Vec<usize>)>,
+    /// (site, slot) of `writes` that are the SQL's own value (a literal,
+    /// NULL or parameter SET, `Provenance::sets`): written as is, even
+    /// when the row had it before.
+    pub exact: Vec<(Site, usize)>,
 }
 
 /// `Valuation::only`'s tuple for a read that matched no row.
@@ -75,6 +79,10 @@ impl Valuation {
     }
 
     /// The classes an untracked write of step `pos` of `txn` gives `t`.
+    pub fn exact(&self, txn: usize, pos: usize, t: usize, slot: usize) -> bool {
+        self.exact.contains(&((txn, pos, t), slot))
+    }
+
     pub fn written(&self, txn: usize, pos: usize, t: usize) -> Option<&[Option<u16>]> {
         self.writes
             .iter()

@@ -43,6 +43,9 @@ const MAX_VALUATIONS: usize = 256;
 
 use super::valuation::{Valuation, NO_ROW};
 
+/// (transaction, step, attribute) of a plain SET value (`Pinned::set_values`).
+type SetAt = (usize, usize, usize);
+
 /// A variable of the union-find.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum Var {
@@ -167,6 +170,8 @@ struct Pinned<'a> {
     /// Parameters that bound a range taken to match every row
     /// (`covering`): (transaction, name).
     bounds: Vec<(usize, String)>,
+    /// The same, kept after `collect` (`set_values`).
+    bounds_all: Vec<(usize, String)>,
 }
 
 /// (transaction, predicate step, tuple) triples of `Valuation::only`.
@@ -194,6 +199,7 @@ pub(super) fn valuations(
         loose: vec![],
         key_cols: vec![],
         bounds: vec![],
+        bounds_all: vec![],
     };
     p.collect()?;
     // The slots: columns some predicate pins, per relation.
@@ -225,6 +231,7 @@ pub(super) fn valuations(
         }
     }
     p.cl.id(Var::Null);
+    let sets = p.set_values();
     let mut chosen = vec![];
     choose_reads(w, inst, &p.reads, 0, p.cl.clone(), &mut vec![], &mut chosen);
     let mut out = vec![];
@@ -243,7 +250,11 @@ pub(super) fn valuations(
             base.empty = p.empty.clone();
             absent_rows(w, inst, &cl, &mut base);
             ordered(g, prov, inst, &cl, &mut base);
-            with_writes(w, g, inst, &base, &mut out);
+            let number = number_classes(&cl).0;
+            let fixed: Vec<(SetAt, u16)> = (sets.iter())
+                .map(|&(site, v)| (site, v.map_or(FRESH, |v| number[&cl.find(v)])))
+                .collect();
+            with_writes(w, g, inst, &base, &fixed, &mut out);
             if out.len() >= MAX_VALUATIONS {
                 out.truncate(MAX_VALUATIONS);
                 return Ok(out);
@@ -308,6 +319,7 @@ impl Pinned<'_> {
         }
         // A range's bounds bracket every row only if nothing else fixes
         // them: a bound pinned anywhere in its transaction has a value.
+        self.bounds_all = self.bounds.clone();
         for (a, name) in std::mem::take(&mut self.bounds) {
             if self.cl.names.ids.contains_key(&Var::Param(a, name.clone())) {
                 let program = self.g.nodes[inst.txns[a].node].ltp.program;
@@ -326,6 +338,46 @@ impl Pinned<'_> {
             }
         }
         Ok(())
+    }
+
+    /// The written value of each plain SET (`Provenance::sets`) of a slot
+    /// column, per (transaction, step, attribute): the variable of its
+    /// literal, NULL or parameter, or `None` for a value that equals no
+    /// pinned one (a literal nothing pins, a range bound at the type's
+    /// extreme). A parameter nothing pins is left out: it can be chosen to
+    /// equal any value, as the enumeration does.
+    fn set_values(&self) -> Vec<(SetAt, Option<usize>)> {
+        let mut out = vec![];
+        for (a, t) in self.inst.txns.iter().enumerate() {
+            let ltp = &self.g.nodes[t.node].ltp;
+            for (pos, s) in t.steps.iter().enumerate() {
+                if !matches!(s.ty, StmtType::KeyUpd | StmtType::PredUpd) {
+                    continue;
+                }
+                let stmt = ltp.occurrences[pos].stmt;
+                for (st, attr, v) in self.prov.sets.get(ltp.program).into_iter().flatten() {
+                    if *st != stmt {
+                        continue;
+                    }
+                    let var = match v {
+                        Value::Literal(l) if l.trim().eq_ignore_ascii_case("null") => Var::Null,
+                        Value::Literal(l) => Var::Lit(literal(l)),
+                        Value::Param(p) => Var::Param(a, p.clone()),
+                        _ => continue,
+                    };
+                    let bound =
+                        matches!(v, Value::Param(p) if self.bounds_all.contains(&(a, p.clone())));
+                    match self.cl.names.ids.get(&var) {
+                        Some(&id) => out.push(((a, pos, *attr), Some(id))),
+                        None if bound || !matches!(var, Var::Param(..)) => {
+                            out.push(((a, pos, *attr), None))
+                        }
+                        None => {}
+                    }
+                }
+            }
+        }
+        out
     }
 
     /// Does predicate step `pos` of transaction `a` test column `c` only
@@ -1004,6 +1056,7 @@ fn finish(
         null: cl.names.ids.get(&Var::Null).map(|&v| class(v)),
         absent: vec![false; inst.tuples.len()],
         after: vec![],
+        exact: vec![],
     }
 }
 
@@ -1014,8 +1067,10 @@ fn with_writes(
     g: &SummaryGraph,
     inst: &Instance,
     base: &Valuation,
+    fixed: &[(SetAt, u16)],
     out: &mut Vec<Valuation>,
 ) {
+    let mut exact_at = vec![];
     // (txn, pos, tuple, slot, options)
     let mut points: Vec<(usize, usize, usize, usize, Vec<u16>)> = vec![];
     for (a, t) in inst.txns.iter().enumerate() {
@@ -1044,18 +1099,29 @@ fn with_writes(
                 opts.sort_unstable();
                 opts.dedup();
                 opts.insert(0, FRESH);
+                // A literal or parameter SET value is that value.
+                if let Some(&(_, v)) = fixed.iter().find(|(site, _)| *site == (a, pos, c)) {
+                    opts = vec![v];
+                }
                 let targets: Vec<usize> = match s.tuple {
                     Some(t) => vec![t],
                     None => (0..inst.tuples.len())
                         .filter(|&t| inst.tuples[t].rel == s.rel)
                         .collect(),
                 };
+                let exact = fixed.iter().any(|(site, _)| *site == (a, pos, c));
                 for t in targets {
                     points.push((a, pos, t, slot, opts.clone()));
+                    if exact {
+                        exact_at.push(((a, pos, t), slot));
+                    }
                 }
             }
         }
     }
+    let mut base = base.clone();
+    base.exact.extend(exact_at);
+    let base = &base;
     let mut pick = vec![0usize; points.len()];
     loop {
         let mut v = base.clone();

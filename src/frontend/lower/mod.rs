@@ -237,7 +237,7 @@ pub fn lower_units(
             );
             if let Some((
                 program,
-                (pins, sources, shared, alts, inexact, join, limited, orders, ranges),
+                (pins, sources, shared, alts, inexact, join, limited, orders, ranges, sets),
             )) = errors.take(lowered)
             {
                 joined.push(join);
@@ -250,6 +250,7 @@ pub fn lower_units(
                 provenance.limited.push(limited);
                 provenance.orders.push(orders);
                 provenance.ranges.push(ranges);
+                provenance.sets.push(sets);
                 declared.push(declared_level(f, nodes));
             }
         }
@@ -445,6 +446,7 @@ fn lower_transaction<'a>(
         limited,
         orders,
         l.ranges(),
+        l.sets(),
     );
     let program = Program {
         name,
@@ -573,6 +575,7 @@ type ProgramProvenance = (
     Vec<usize>,
     Vec<(usize, usize, bool)>,
     Vec<crate::model::provenance::Range>,
+    Vec<(usize, usize, crate::model::provenance::Value)>,
 );
 
 /// What FK and same-tuple inference needs to know about a statement.
@@ -632,6 +635,9 @@ struct Facts {
     /// Range conjuncts on columns nothing else in the WHERE tests:
     /// (column, bound, upper) (`Provenance::ranges`).
     ranges: Vec<(usize, Term, bool)>,
+    /// An UPDATE's SET values that are a literal, NULL or a parameter:
+    /// (column, value) (`Provenance::sets`).
+    sets: Vec<(usize, Term)>,
 }
 
 /// The state of lowering one transaction, in parts with one concern each:

@@ -155,10 +155,17 @@ impl Lowerer<'_> {
         let mut uses = vec![ColumnUses::default(); tables.len()];
         correlate(&mut uses, &hits);
         let mut writes = BTreeSet::new();
+        let mut sets = vec![];
         for a in &u.assignments {
-            for col in assignment_columns(&a.target) {
-                let c = self.column(&tables[..1], None, &col, snip)?.1;
+            let cols = assignment_columns(&a.target);
+            for col in &cols {
+                let c = self.column(&tables[..1], None, col, snip)?.1;
                 writes.insert(c);
+                if cols.len() == 1 {
+                    if let Some(t) = self.plain_value(&a.value) {
+                        sets.push((c, t));
+                    }
+                }
             }
             if is_default(&a.value) {
                 continue;
@@ -221,7 +228,40 @@ impl Lowerer<'_> {
         let mark = self.out.statements.len();
         let b = self.write_after_reads(target, snip, into, next, pre, split.then_some(checks))?;
         self.counter_sources(u, &tables, into, mark);
+        for q in mark..self.out.statements.len() {
+            let st = &self.out.statements[q];
+            if st.rel == rel && matches!(st.ty, StmtType::KeyUpd | StmtType::PredUpd) {
+                self.out.facts[q].sets = sets.clone();
+            }
+        }
         Ok(b)
+    }
+
+    /// The term of a SET value that is a literal, NULL or a parameter (or
+    /// a cast `term` takes for one), for the provenance (`Provenance::sets`);
+    /// `None` for anything else (no fresh term is made for it).
+    fn plain_value(&mut self, e: &Expr) -> Option<Term> {
+        let mut inner = super::clauses::strip_nested(e);
+        while let Expr::Cast { expr, .. } = inner {
+            inner = super::clauses::strip_nested(expr);
+        }
+        if matches!(inner, Expr::Value(v) if matches!(v.value, sqlparser::ast::Value::Null)) {
+            return Some(Term::Lit("NULL".into()));
+        }
+        let simple = matches!(inner, Expr::Value(v) if matches!(
+            v.value,
+            sqlparser::ast::Value::Placeholder(_)
+                | sqlparser::ast::Value::Number(..)
+                | sqlparser::ast::Value::SingleQuotedString(_)
+                | sqlparser::ast::Value::EscapedStringLiteral(_)
+        ));
+        if !simple {
+            return None;
+        }
+        match self.term(e) {
+            t @ (Term::Param(_) | Term::Lit(_)) => Some(t),
+            _ => None,
+        }
     }
 
     /// Provenance (`Source::Counter`): `UPDATE … SET c = c + n … RETURNING

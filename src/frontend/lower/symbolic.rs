@@ -236,6 +236,17 @@ impl Lowerer<'_> {
         out
     }
 
+    /// Provenance: each UPDATE's plain SET values (`Provenance::sets`).
+    pub(super) fn sets(&self) -> Vec<(usize, usize, PinValue)> {
+        let mut out = vec![];
+        for (q, f) in self.out.facts.iter().enumerate() {
+            for (c, t) in &f.sets {
+                out.push((q, *c, self.value(&self.resolve(t, &f.path, 0))));
+            }
+        }
+        out
+    }
+
     /// Provenance: the pins whose value is an IF's result, per branch
     /// (`model::provenance::Provenance::alternatives`).
     pub(super) fn alternatives(&self) -> Vec<crate::model::provenance::Alternative> {
