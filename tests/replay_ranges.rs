@@ -312,3 +312,28 @@ fn a_literal_set_that_moves_the_row_is_confirmed() {
     let writes = c["values"]["writes"].to_string();
     assert!(!writes.contains("= 2"), "T1 writes 7, never 2: {writes}");
 }
+
+/// What the front-end records (`Provenance::ranges`, `range_side`): top-level
+/// range conjuncts with parameter bounds on a column nothing else in the
+/// WHERE tests, each bound on its side; not NOT BETWEEN, not a range inside
+/// an OR, not a range on a pinned column.
+#[test]
+fn range_conjuncts_are_recorded_with_their_side() {
+    let due = "
+SELECT id FROM item WHERE start_date BETWEEN :lo AND :hi AND status = :s;
+SELECT id FROM item WHERE :x > start_date;
+SELECT id FROM item WHERE start_date NOT BETWEEN :a AND :b;
+SELECT id FROM item WHERE start_date < :c OR status = 1;
+SELECT id FROM item WHERE status > :d AND status = :e;
+SELECT id FROM item WHERE start_date >= :y AND start_date < :y;
+";
+    let l = workdir::load(ITEM, "", &[("Due.sql", due)]).expect("loads");
+    let side = |p: &str| l.provenance.range_side(0, p);
+    assert_eq!(side("lo"), Some(false));
+    assert_eq!(side("hi"), Some(true));
+    assert_eq!(side("x"), Some(true), "`:x > col` is `col < :x`");
+    for p in ["a", "b", "c", "d", "e", "s"] {
+        assert_eq!(side(p), None, ":{p}");
+    }
+    assert_eq!(side("y"), None, "a bound on both sides");
+}
