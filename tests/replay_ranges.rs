@@ -337,3 +337,35 @@ SELECT id FROM item WHERE start_date >= :y AND start_date < :y;
     }
     assert_eq!(side("y"), None, "a bound on both sides");
 }
+
+/// A routine's parameter has a declared type: `a::bigint` of a numeric
+/// `a` rounds (1.5 and 2.4 both read row 2), so it is no identity and
+/// stays a computed value (in the model only). Control: `id = a` (the
+/// parameter itself) is pinned and confirmed with values.
+#[test]
+fn a_cast_of_a_typed_routine_parameter_is_not_the_parameter() {
+    let routines = |cond: &str| {
+        format!(
+            "CREATE FUNCTION peek(a numeric) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE x int; y int;
+BEGIN
+  SELECT attempts INTO x FROM jobs WHERE {cond};
+  SELECT attempts INTO y FROM jobs WHERE {cond};
+  RETURN x + y;
+END $$;
+CREATE FUNCTION fail(k bigint) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE jobs SET attempts = attempts + 1 WHERE id = k;
+END $$;
+"
+        )
+    };
+    let manifest = "programs: [peek, fail]\n";
+    for (cond, with_values) in [("id = a::bigint", false), ("id = a", true)] {
+        let d = workload_dir(JOBS, manifest, &[("r.sql", &routines(cond))]);
+        let (code, v, err) = check_json(d.path(), &[]);
+        assert_eq!(code, 1, "not robust: {v} {err}");
+        let c = confirmation(&v);
+        assert_eq!(c["with_values"], with_values, "{cond}: {c}");
+    }
+}

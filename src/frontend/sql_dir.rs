@@ -511,6 +511,7 @@ impl Files {
                     abbrev: abbreviation(f),
                     nodes,
                     file: f.clone(),
+                    typed: false,
                 });
             }
         }
@@ -520,6 +521,7 @@ impl Files {
                 abbrev: abbreviation(f),
                 nodes: nodes.clone(),
                 file: f.clone(),
+                typed: false,
             });
         }
         units.extend(routine_units(
@@ -589,6 +591,8 @@ fn sql_function_units(
                 abbrev: None,
                 nodes,
                 file,
+                // `SELECT f($1, …)`: `$k` takes f's declared type.
+                typed: true,
             });
         }
     }
@@ -743,6 +747,7 @@ fn routine_units(
                     abbrev: r.abbrev.clone(),
                     nodes,
                     file: sh.clone(),
+                    typed: true,
                 }),
                 Err(e) if calls_failed(&e, &failed) => {
                     // The callee is a routine of the schema file whose

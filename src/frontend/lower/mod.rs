@@ -138,6 +138,9 @@ pub struct Unit {
     pub abbrev: Option<String>,
     pub file: SourceFile,
     pub nodes: Vec<Node>,
+    /// A routine's body: its parameters have declared types (a cast of
+    /// one may convert, `Lowerer::untyped_params`).
+    pub typed: bool,
 }
 
 /// Lower program files with the function definitions, foreign-key actions
@@ -161,6 +164,7 @@ pub fn lower_programs_with(
                 abbrev: abbreviation(f),
                 file: f.clone(),
                 nodes,
+                typed: false,
             });
         }
     }
@@ -231,7 +235,7 @@ pub fn lower_units(
                 &catalogue,
                 f,
                 nodes,
-                (name, abbrev),
+                (name, abbrev, u.typed),
                 &mut counter,
                 &mut warnings,
             );
@@ -378,7 +382,7 @@ fn lower_transaction<'a>(
     cat: &'a Catalogue<'a>,
     f: &SourceFile,
     nodes: &[Node],
-    (name, abbrev): (String, Option<String>),
+    (name, abbrev, typed): (String, Option<String>, bool),
     counter: &'a mut usize,
     warnings: &'a mut Vec<Warning>,
 ) -> Result<(Program, ProgramProvenance)> {
@@ -399,7 +403,7 @@ fn lower_transaction<'a>(
         stage: Staging::default(),
         inl: Inlining::default(),
     };
-    l.vars.typed = nodes.iter().any(|n| matches!(n, Node::Block { .. }));
+    l.vars.typed = typed;
     l.out.fk_modes = l.constraint_modes(nodes)?;
     let (body, _) = l.block(nodes)?;
     let body = match body {
@@ -706,8 +710,8 @@ struct Vars {
     /// Variables the program tests for NULL (IS NULL, COALESCE, …): a
     /// key-based read INTO one of them may find no row.
     null_tested: HashSet<String>,
-    /// The program is a PL/pgSQL routine: its parameters have declared
-    /// types (`Lowerer::untyped_params`).
+    /// The program is a routine (`Unit::typed`): its parameters have
+    /// declared types (`Lowerer::untyped_params`).
     typed: bool,
 }
 

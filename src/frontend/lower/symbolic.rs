@@ -91,9 +91,10 @@ impl Lowerer<'_> {
     /// Are the program's parameters untyped here? A plain SQL program's
     /// `:name`, `?` and `$n` have no declared type: PostgreSQL infers a
     /// parameter's type from the cast on it (`$1::bigint` makes `$1` a
-    /// bigint), so the cast is the identity. A PL/pgSQL routine's
-    /// parameters (a program whose body is a block) and the arguments of
-    /// an inlined function have declared types: there a cast may convert
+    /// bigint), so the cast is the identity. A routine's parameters (a
+    /// PL/pgSQL routine as a program, `Unit::typed`; a LANGUAGE sql
+    /// function's call program) and the arguments of an inlined function
+    /// have declared types: there a cast may convert
     /// (`p::bigint` of a numeric `p` rounds, of a text `p` reads '05' and
     /// '5' as one number) and is no identity.
     fn untyped_params(&self) -> bool {
