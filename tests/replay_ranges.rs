@@ -369,3 +369,27 @@ END $$;
         assert_eq!(c["with_values"], with_values, "{cond}: {c}");
     }
 }
+
+/// `= ANY(:ids)` with an extra conjunct (graphile-worker's failJobs and
+/// returnJobs: `where id = any($1::bigint[]) and locked_by = $3::text`):
+/// the per-element write is a branch (key upd | key sel), neither runs in
+/// every iteration, and the statement's snapshot scan was left unpinned
+/// ("reads jobs.id other than by an equality"); it is now pinned to the
+/// element. By hand on PostgreSQL 15.20 (jobs (1, 'w1', 3), both READ
+/// COMMITTED): T1 `BEGIN; UPDATE jobs SET attempts = attempts + 1 WHERE
+/// id = ANY('{1}'::bigint[]) AND locked_by = 'w1'`; T2 `BEGIN; SELECT
+/// attempts FROM jobs WHERE id = 1` → 3; T1 COMMIT; T2 the same → 4.
+#[test]
+fn any_with_an_extra_conjunct_is_pinned_and_reproduced() {
+    let Some(s) = postgres::server() else { return };
+    let schema =
+        "CREATE TABLE jobs (id bigint PRIMARY KEY, locked_by text, attempts int NOT NULL);";
+    let fail = "UPDATE jobs SET attempts = attempts + 1 WHERE id = ANY(:ids) AND locked_by = :w;\n";
+    let d = workload_dir(schema, "", &[("Fail.sql", fail), ("Peek.sql", PEEK)]);
+    let (code, v, err) = check_json(d.path(), &["--postgres", &s.conninfo()]);
+    assert_eq!(code, 1, "not robust: {v} {err}");
+    let c = confirmation(&v);
+    assert_eq!(c["with_values"], true, "{c}");
+    let pg = &v["witnesses"][0]["postgres"];
+    assert_eq!(pg["status"], "reproduced", "{pg}");
+}

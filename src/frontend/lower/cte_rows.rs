@@ -132,22 +132,39 @@ impl Lowerer<'_> {
         if u.elem.is_empty() || scans.is_empty() {
             return;
         }
-        let Some(w) = (scans.end..self.out.statements.len()).find(|&q| {
+        let keyed = |q: usize| {
             matches!(
                 self.out.statements[q].ty,
                 StmtType::KeyUpd | StmtType::KeyDel
-            ) && runs_per_iteration(body, q)
-        }) else {
+            )
+        };
+        let w = (scans.end..self.out.statements.len())
+            .find(|&q| keyed(q) && runs_per_iteration(body, q));
+        // With extra conjuncts (`WHERE id = ANY(:ids) AND locked_by = :w`)
+        // the write is a branch (key upd | key sel) in the loop, neither
+        // runs every iteration: the scan is pinned to the element itself,
+        // the `Source::RangeLoop` value both alternatives' keys are pinned
+        // to (the explorer takes the one iteration's value, `loop_value`).
+        let Some(rel) = w
+            .or_else(|| (scans.end..self.out.statements.len()).find(|&q| keyed(q)))
+            .map(|q| self.out.statements[q].rel)
+        else {
             return;
         };
-        let rel = self.out.statements[w].rel;
         for s in scans {
             if self.out.statements[s].ty != StmtType::PredSel || self.out.statements[s].rel != rel {
                 continue;
             }
             for &c in &u.elem {
+                let term = match w {
+                    Some(w) => Term::Col(w, c),
+                    None => match u.eq.iter().find(|(x, _)| *x == c) {
+                        Some((_, t @ Term::Fresh(_))) => t.clone(),
+                        _ => continue,
+                    },
+                };
                 if !self.out.facts[s].value_pins.iter().any(|(x, _)| *x == c) {
-                    self.out.facts[s].value_pins.push((c, Term::Col(w, c)));
+                    self.out.facts[s].value_pins.push((c, term));
                 }
             }
         }
