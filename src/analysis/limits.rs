@@ -122,7 +122,7 @@ fn fits(w: &Workload, plan: &unfold::Plan) -> Result<()> {
         unfold::MAX_ESTIMATED_EDGES
     ))
     .help(format!(
-        "`isolint analyze`, `check`, `allocate` and `btp` take it (they decide on edges between statement classes instead); for this command, analyse fewer programs at a time, or split the largest: {}",
+        "`isolint analyze`, `check`, `allocate`, `subsets` and `btp` take it (they decide on edges between statement classes instead); for this command, analyse fewer programs at a time, or split the largest: {}",
         names.join(", ")
     )))
 }

@@ -205,7 +205,9 @@ fn subsets(
     methods: &[Method],
     format: TextOrJson,
 ) -> Result<Exit> {
-    let loaded = load_workload(input, format == TextOrJson::Text)?;
+    // The table is searched on blocks on either form: admitted over the
+    // edge guard too.
+    let (loaded, _) = load_scalable(input, format == TextOrJson::Text)?;
     let w = &loaded.workload;
     let table = analysis::subset_table(w, rows, methods, &Spinner::new());
     match format {

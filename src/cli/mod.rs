@@ -95,7 +95,7 @@ fn load_workload(input: &args::InputArgs, text: bool) -> Result<Loaded> {
 }
 
 /// [`load_workload`] for the commands that also run on the block form
-/// (`analyze`, `check`, `allocate`, `btp`): a workload over the edge guard
+/// (`analyze`, `check`, `allocate`, `subsets`, `btp`): a workload over the edge guard
 /// is admitted on [`Form::Blocks`] instead of refused, with a note.
 /// Testing hooks: `ISOLINT_FORM=blocks` (or `edges`) forces a form, and
 /// `ISOLINT_EDGE_GUARD=N` lowers the guard, so that tests compare the two
