@@ -255,3 +255,79 @@ fn generated_app_lists_the_per_edge_sets() {
     assert!(expect(Settings::default(), Method::TypeII).sets.len() > 1);
     three_commands(&path, &w, &expect);
 }
+
+/// `n` loops in sequence around a read and an update of one row, and a
+/// reader: 3ⁿ unfoldings, reduced to the one taking every loop twice
+/// (benches/unfold.rs); from 7 loops the plan enumerates them to measure
+/// the program (its structural bound is over the edge guard).
+fn loops(n: usize) -> Workload {
+    use isolint::model::error::SourceFile;
+    let schema = "CREATE TABLE t (id INT PRIMARY KEY, a INT, b INT, c INT);\n";
+    let mut text = String::new();
+    for i in 1..=n {
+        text.push_str(&format!(
+            "FOR i{i} IN 1..:n{i} LOOP\n  SELECT a INTO :x{i} FROM t WHERE id = :i{i};\n  UPDATE t SET b = :x{i} WHERE id = :i{i};\nEND LOOP;\n"
+        ));
+    }
+    text.push_str("COMMIT;\n");
+    let schema = isolint::frontend::sql::ddl::parse_schema(&SourceFile::new("schema.sql", schema))
+        .expect("schema parses");
+    let sources = [
+        SourceFile::new("P.sql", text.as_str()),
+        SourceFile::new(
+            "Reader.sql",
+            "SELECT a, b INTO :x, :y FROM t WHERE id = :k;\nCOMMIT;\n",
+        ),
+    ];
+    isolint::frontend::lower::lower_programs("loops".into(), None, schema, &sources)
+        .expect("programs lower")
+        .workload
+}
+
+/// Issue 26 item 3: the CLI plans once (the size guard's plan) and every
+/// build of the same workload inside `unfold::reusing` uses it — the
+/// same graph as planning again; a different workload (a copy, as
+/// `promote`'s promoted workloads are) is planned anew; outside the call
+/// nothing is lent.
+#[test]
+fn a_lent_plan_is_used_by_the_builds_of_its_workload_only() {
+    use isolint::analysis::blocks::Blocks;
+    use isolint::analysis::unfold::{plan, reusing};
+    let w = loops(7);
+    let s = Settings::default();
+    let planned = plan(&w);
+    assert!(
+        planned.reduced.iter().any(Option::is_some),
+        "the plan enumerated the loop program"
+    );
+    let fresh = build(&w, s);
+    let names = |g: &isolint::analysis::graph::SummaryGraph| -> Vec<String> {
+        g.nodes.iter().map(|n| n.name.clone()).collect()
+    };
+    let (g, b) = reusing(&w, planned.clone(), || (build(&w, s), Blocks::build(&w, s)));
+    assert_eq!(g.edges, fresh.edges);
+    assert_eq!(names(&g), names(&fresh));
+    assert_eq!(b.edge_counts(), Blocks::build(&w, s).edge_counts());
+    // A plan that is not `w`'s (the loop program without nodes) shows
+    // which builds use the lent plan.
+    let mut marked = planned;
+    let p = marked
+        .reduced
+        .iter()
+        .position(Option::is_some)
+        .expect("a reduced program");
+    marked.reduced[p] = Some(vec![]);
+    let copy = w.clone();
+    let (lent, other) = reusing(&w, marked, || (build(&w, s), build(&copy, s)));
+    assert_eq!(
+        lent.nodes.len() + 1,
+        fresh.nodes.len(),
+        "the lent plan is used"
+    );
+    assert_eq!(other.edges, fresh.edges, "a copy is planned anew");
+    assert_eq!(
+        build(&w, s).edges,
+        fresh.edges,
+        "nothing lent after the call"
+    );
+}
