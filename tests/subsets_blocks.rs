@@ -331,3 +331,24 @@ fn a_lent_plan_is_used_by_the_builds_of_its_workload_only() {
         "nothing lent after the call"
     );
 }
+
+/// A BTP YAML file is read as written (issue 26 item 4: the SQL rewrite
+/// of `BEGIN ATOMIC` bodies, meant for .sql files, lexed every YAML file
+/// as SQL — a share of loading Auction(100000) — and rewrote plain
+/// scalars that say `begin atomic … end`). Control: the same words in a
+/// .sql routine are still read as a body (tests/plpgsql.rs and
+/// tests/sql_frontend.rs cover that path; here only the YAML side).
+#[test]
+fn btp_yaml_is_read_as_written() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("w.yaml");
+    let description = "begin atomic select 1; end";
+    let text = format!(
+        "name: W\ndescription: {description}\nschema:\n  relations:\n    T: {{ attributes: [id, v], key: [id] }}\nprograms:\n  - name: P\n    statements:\n      - {{ id: q1, type: key upd, rel: T, read: [v], write: [v] }}\n"
+    );
+    std::fs::write(&path, text).expect("write");
+    let w = isolint::frontend::load(&path, None)
+        .expect("loads")
+        .workload;
+    assert_eq!(w.description.as_deref(), Some(description));
+}
