@@ -49,7 +49,7 @@ use std::collections::HashMap;
 use fixedbitset::FixedBitSet;
 
 use super::rules::{edge_kinds, fuw_blocked, rw_capable, Effective, InEdge, OutEdge};
-use super::unfold::{unfold_workload, Ltp, Mode};
+use super::unfold::{unfold_planned, unfold_workload, Ltp, Mode, Plan};
 use crate::model::btp::{ConstraintKind, Held, StmtType, Workload};
 use crate::model::schema::AttrSet;
 pub use crate::model::settings::{Granularity, Settings};
@@ -181,6 +181,11 @@ impl SummaryGraph {
 /// Unfold≤2 the workload and build its summary graph (Algorithm 1).
 pub fn build(w: &Workload, settings: Settings) -> SummaryGraph {
     build_from_ltps(w, unfold_workload(w), settings)
+}
+
+/// [`build`] from a plan of `w` already made (`unfold::unfold_planned`).
+pub fn build_planned(w: &Workload, plan: &Plan, settings: Settings) -> SummaryGraph {
+    build_from_ltps(w, unfold_planned(w, plan), settings)
 }
 
 /// Algorithm 1 over given LTPs (or approximate nodes, see the module

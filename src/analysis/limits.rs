@@ -18,11 +18,23 @@ pub fn check_size(w: &Workload) -> Result<()> {
     fits(w, &unfold::plan(w))
 }
 
+/// [`check_size`] on a plan of `w` already made, to build the graph from
+/// the same plan (`graph::build_planned`) instead of planning twice.
+pub fn check_planned(w: &Workload, plan: &unfold::Plan) -> Result<()> {
+    fits(w, plan)
+}
+
 /// [`check_size`], then [`approximation_warnings`], from one plan.
 pub fn admit(w: &Workload) -> Result<Vec<Warning>> {
+    admit_planned(w).map(|(warnings, _)| warnings)
+}
+
+/// [`admit`], with the plan (to build the graph from it:
+/// `unfold::reusing`).
+pub fn admit_planned(w: &Workload) -> Result<(Vec<Warning>, unfold::Plan)> {
     let plan = unfold::plan(w);
     fits(w, &plan)?;
-    Ok(approximated(w, &plan))
+    Ok((approximated(w, &plan), plan))
 }
 
 /// The form of the summary graph a command runs on.
@@ -52,6 +64,9 @@ pub struct Admitted {
     pub warnings: Vec<Warning>,
     pub form: Form,
     pub estimated_edges: f64,
+    /// The plan the form was chosen on (to build from it:
+    /// `unfold::reusing`).
+    pub plan: unfold::Plan,
 }
 
 /// As [`admit`] for the commands that also run on the block form: a
@@ -72,6 +87,7 @@ pub fn admit_form(w: &Workload, choose: Choose) -> Result<Admitted> {
         warnings: approximated(w, &plan),
         form,
         estimated_edges: plan.estimated_edges,
+        plan,
     })
 }
 
@@ -122,7 +138,7 @@ fn fits(w: &Workload, plan: &unfold::Plan) -> Result<()> {
         unfold::MAX_ESTIMATED_EDGES
     ))
     .help(format!(
-        "`isolint analyze`, `check`, `allocate` and `btp` take it (they decide on edges between statement classes instead); for this command, analyse fewer programs at a time, or split the largest: {}",
+        "`isolint analyze`, `check`, `allocate`, `subsets` and `btp` take it (they decide on edges between statement classes instead); for this command, analyse fewer programs at a time, or split the largest: {}",
         names.join(", ")
     )))
 }

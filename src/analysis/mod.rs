@@ -35,7 +35,7 @@ use graph::build;
 use progress::{Progress, Silent};
 use promote::{suggest_in_components, Budget};
 use robustness::{is_robust_under, verdict, witnesses_under, Method};
-use subsets::{search, MAX_SUBSETS};
+use subsets::Subsets;
 
 /// [`analyze_with`] without progress reports.
 pub fn analyze(w: &Workload, settings: Settings, method: Method, subsets: bool) -> Findings {
@@ -61,7 +61,7 @@ pub fn analyze_with(
     let cycles = witnesses.iter().map(|x| steps(w, &graph, x)).collect();
     // The subset search starts from the verdict on the whole workload
     // instead of testing it again.
-    let subsets = subsets.then(|| search(&graph, method, MAX_SUBSETS, Some(robust), progress));
+    let subsets = subsets.then(|| block_subsets(w, settings, method, Some(robust), progress));
     // Robust under READ COMMITTED (type II, or the stricter type I): the
     // lowest allocation is READ COMMITTED everywhere, no search needed.
     let isolation = if robust && method != Method::Snapshot {
@@ -99,7 +99,7 @@ pub fn check(w: &Workload, settings: Settings, method: Method) -> Findings {
 /// `isolint check`: the verdict, a verified fix (read promotion) or,
 /// failing that, the maximal robust subsets. The summary graph is built
 /// once: the fix search masks it (see `promote`); the subset search runs
-/// on the block form (`on_blocks::subsets`).
+/// on the block form ([`block_subsets`]).
 pub fn check_with(
     w: &Workload,
     settings: Settings,
@@ -118,11 +118,7 @@ pub fn check_with(
         // same graph: only the one after the edits changes.
         f.isolation.mark_fixed(w.programs.len());
     } else {
-        // On blocks: the same sets in the same order (`on_blocks::
-        // subsets_up_to`), each masked test costing the mask's statement
-        // occurrences instead of its edges (issue 26).
-        let b = blocks::Blocks::build(w, settings);
-        f.subsets = Some(on_blocks::subsets(&b, method, Some(false), progress));
+        f.subsets = Some(block_subsets(w, settings, method, Some(false), progress));
     }
     f.suggestion = Some(suggestion);
     f
@@ -228,10 +224,11 @@ pub fn subset_table(
     let rows = rows
         .iter()
         .map(|&s| {
-            let g = build(w, s);
+            // On blocks (`block_subsets`): the table never needs an edge.
+            let b = blocks::Blocks::build(w, s);
             let per = methods
                 .iter()
-                .map(|&m| search(&g, m, MAX_SUBSETS, None, progress))
+                .map(|&m| on_blocks::subsets(&b, m, None, progress))
                 .collect();
             (s, per)
         })
@@ -240,6 +237,33 @@ pub fn subset_table(
         methods: methods.to_vec(),
         rows,
     }
+}
+
+/// The maximal robust subsets, searched on the block form whatever the
+/// form of the rest of the command: the search's answer depends only on
+/// the verdicts of its tests, and each block verdict is Algorithm 2's on
+/// the induced subgraph (`blocks` module comment (3)), so these are the
+/// sets `subsets::search` lists on the summary graph, in the same order
+/// and cut at the same place (`on_blocks::subsets_up_to`); a test costs
+/// the mask's statement occurrences instead of its edges (issue 26).
+/// `whole_robust`: the verdict on the whole workload, when known.
+pub fn block_subsets(
+    w: &Workload,
+    settings: Settings,
+    method: Method,
+    whole_robust: Option<bool>,
+    progress: &dyn Progress,
+) -> Subsets {
+    if whole_robust == Some(true) {
+        // The workload is its own only maximal robust subset.
+        return Subsets::whole(w.programs.len());
+    }
+    on_blocks::subsets(
+        &blocks::Blocks::build(w, settings),
+        method,
+        whole_robust,
+        progress,
+    )
 }
 
 /// Confirm each dangerous cycle with the bounded schedule explorer

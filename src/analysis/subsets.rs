@@ -38,53 +38,105 @@ struct Oracle<'g> {
     test: &'g CycleTest<'g>,
     /// Programs of dangerous cycles found so far: a set containing one is
     /// not robust (robustness is hereditary), no test needed.
-    /// Each with its last program (a core is never empty: a cycle has
-    /// edges).
-    cores: Vec<(usize, FixedBitSet)>,
+    cores: Cores,
     program_nodes: &'g [Vec<usize>],
     nodes: usize,
     cache: FxMap<FixedBitSet, bool>,
     progress: &'g dyn Progress,
-    /// [`Oracle::unblocked`]'s programs blocked for one set.
+    /// [`Oracle::unblocked`]'s programs blocked for the set being grown.
     memo: Option<Blocked>,
 }
 
-/// Programs p with a known dangerous cycle in `set` ∪ {p}, from the
-/// first `seen` cores.
+/// The programs of the dangerous cycles found so far, each with its last
+/// program (a core is never empty: a cycle has edges), and for each
+/// program the cores holding it.
+struct Cores {
+    list: Vec<(usize, FixedBitSet)>,
+    holding: Vec<Vec<u32>>,
+}
+
+impl Cores {
+    fn new(programs: usize) -> Cores {
+        Cores {
+            list: vec![],
+            holding: vec![vec![]; programs],
+        }
+    }
+
+    fn push(&mut self, core: FixedBitSet) {
+        let Some(last) = core.maximum() else { return };
+        let i = self.list.len() as u32;
+        core.ones().for_each(|p| self.holding[p].push(i));
+        self.list.push((last, core));
+    }
+}
+
+/// Programs p with a known dangerous cycle in `set` ∪ {p} (`set`
+/// robust), kept while `set` grows: per core, how many of its programs
+/// lie outside `set`, so that adding programs to `set` costs only the
+/// cores holding them, and a core counts once when it is found (a rescan
+/// of every core whenever the set grew was the search's largest cost
+/// after the tests, issue 26).
 struct Blocked {
     set: FixedBitSet,
-    seen: usize,
+    /// Per core (of the first `outside.len()`): |core \ set|.
+    outside: Vec<u32>,
     blocked: FixedBitSet,
+}
+
+impl Blocked {
+    fn new(set: &FixedBitSet) -> Blocked {
+        Blocked {
+            set: set.clone(),
+            outside: vec![],
+            blocked: FixedBitSet::with_capacity(set.len()),
+        }
+    }
+
+    /// Bring the counts to `set` (a superset of the last one) and to
+    /// every core of `cores`.
+    fn update(&mut self, cores: &Cores, set: &FixedBitSet) {
+        if self.set != *set {
+            let mut added = set.clone();
+            added.difference_with(&self.set);
+            let mut one = vec![];
+            for p in added.ones() {
+                for &c in &cores.holding[p] {
+                    // `p` was outside `self.set` and is in the core: its
+                    // count is at least one here.
+                    if let Some(n) = self.outside.get_mut(c as usize) {
+                        *n -= 1;
+                        if *n == 1 {
+                            one.push(c as usize);
+                        }
+                    }
+                }
+            }
+            self.set.union_with(set);
+            for c in one.into_iter().filter(|&c| self.outside[c] == 1) {
+                if let Some(p) = only_outside(&cores.list[c].1, set) {
+                    self.blocked.insert(p);
+                }
+            }
+        }
+        for (_, core) in &cores.list[self.outside.len()..] {
+            let n = count_outside(core, set);
+            if n == 1 {
+                if let Some(p) = only_outside(core, set) {
+                    self.blocked.insert(p);
+                }
+            }
+            self.outside.push(n);
+        }
+    }
 }
 
 impl Oracle<'_> {
     /// The programs of `chunk` no known dangerous cycle lies in `set` ∪
-    /// {p} for (`set` robust). The blocked programs are kept between calls
-    /// while `set` stays the same (it changes only when a chunk is
-    /// accepted), so each core is looked at once per set, not once per
-    /// chunk (a scan per chunk was 15% of `check` at 1,000 programs).
+    /// {p} for (`set` robust). The counts are kept while `set` only grows
+    /// (it grows when a chunk is accepted, and starts again at each seed).
     fn unblocked(&mut self, set: &FixedBitSet, chunk: &[usize]) -> Vec<usize> {
-        if self.memo.as_ref().is_none_or(|m| m.set != *set) {
-            self.memo = Some(Blocked {
-                set: set.clone(),
-                seen: 0,
-                blocked: FixedBitSet::with_capacity(set.len()),
-            });
-        }
-        let Some(memo) = self.memo.as_mut() else {
-            return chunk.to_vec();
-        };
-        for (_, c) in &self.cores[memo.seen..] {
-            if let Some(p) = only_outside(c, set) {
-                memo.blocked.insert(p);
-            }
-        }
-        memo.seen = self.cores.len();
-        chunk
-            .iter()
-            .copied()
-            .filter(|&p| !memo.blocked.contains(p))
-            .collect()
+        unblocked(&mut self.memo, &self.cores, set, chunk)
     }
 
     fn robust(&mut self, programs: &FixedBitSet) -> bool {
@@ -100,7 +152,7 @@ impl Oracle<'_> {
         // first program, tried first, was in almost every set).
         let within =
             |(last, c): &(usize, FixedBitSet)| programs.contains(*last) && c.is_subset(programs);
-        if self.cores.iter().any(within) {
+        if self.cores.list.iter().any(within) {
             self.cache.insert(programs.clone(), false);
             return false;
         }
@@ -115,9 +167,7 @@ impl Oracle<'_> {
         if let Some(c) = cycle {
             let mut core = FixedBitSet::with_capacity(programs.len());
             c.into_iter().for_each(|p| core.insert(p));
-            if let Some(last) = core.maximum() {
-                self.cores.push((last, core));
-            }
+            self.cores.push(core);
         }
         self.cache.insert(programs.clone(), r);
         self.progress
@@ -135,6 +185,16 @@ pub struct Subsets {
     /// bound): there are more maximal robust subsets than listed. The answer
     /// can be exponential: Auction(n) under type-I has 2^n.
     pub complete: bool,
+}
+
+impl Subsets {
+    /// The answer for a robust workload of `programs` programs: itself.
+    pub fn whole(programs: usize) -> Subsets {
+        Subsets {
+            sets: vec![(0..programs).collect()],
+            complete: true,
+        }
+    }
 }
 
 /// How many maximal robust subsets a search lists before it stops.
@@ -213,14 +273,11 @@ pub fn search_with(
     let mut all = FixedBitSet::with_capacity(n);
     all.insert_range(..);
     if whole_robust == Some(true) {
-        return Subsets {
-            sets: vec![all.ones().collect()],
-            complete: true,
-        };
+        return Subsets::whole(n);
     }
     let mut oracle = Oracle {
         test,
-        cores: vec![],
+        cores: Cores::new(n),
         program_nodes,
         nodes,
         cache: FxMap::default(),
@@ -354,6 +411,38 @@ fn add_edge(
     next
 }
 
+/// [`Oracle::unblocked`] on its parts: `memo` holds the counts for the
+/// set being grown, and starts again when `set` is not a superset of it.
+fn unblocked(
+    memo: &mut Option<Blocked>,
+    cores: &Cores,
+    set: &FixedBitSet,
+    chunk: &[usize],
+) -> Vec<usize> {
+    if memo.as_ref().is_none_or(|m| !m.set.is_subset(set)) {
+        *memo = Some(Blocked::new(set));
+    }
+    let Some(m) = memo.as_mut() else {
+        return chunk.to_vec();
+    };
+    m.update(cores, set);
+    chunk
+        .iter()
+        .copied()
+        .filter(|&p| !m.blocked.contains(p))
+        .collect()
+}
+
+/// |a \ b| (word-wise).
+fn count_outside(a: &FixedBitSet, b: &FixedBitSet) -> u32 {
+    let b = b.as_slice();
+    a.as_slice()
+        .iter()
+        .enumerate()
+        .map(|(i, x)| (x & !b.get(i).copied().unwrap_or(0)).count_ones())
+        .sum()
+}
+
 /// The one element of `a` not in `b`, if exactly one.
 fn only_outside(a: &FixedBitSet, b: &FixedBitSet) -> Option<usize> {
     let mut found = None;
@@ -395,6 +484,118 @@ mod tests {
         let mut s = FixedBitSet::with_capacity(n);
         xs.iter().for_each(|&x| s.insert(x));
         s
+    }
+
+    /// The blocked-programs memo before the per-core counts: reset
+    /// whenever the set changed, then every core scanned again.
+    struct OldMemo {
+        set: FixedBitSet,
+        seen: usize,
+        blocked: FixedBitSet,
+    }
+
+    fn old_unblocked(
+        memo: &mut Option<OldMemo>,
+        cores: &[FixedBitSet],
+        set: &FixedBitSet,
+        chunk: &[usize],
+    ) -> Vec<usize> {
+        if memo.as_ref().is_none_or(|m| m.set != *set) {
+            *memo = Some(OldMemo {
+                set: set.clone(),
+                seen: 0,
+                blocked: FixedBitSet::with_capacity(set.len()),
+            });
+        }
+        let Some(memo) = memo.as_mut() else {
+            return chunk.to_vec();
+        };
+        for c in &cores[memo.seen..] {
+            if let Some(p) = only_outside(c, set) {
+                memo.blocked.insert(p);
+            }
+        }
+        memo.seen = cores.len();
+        chunk
+            .iter()
+            .copied()
+            .filter(|&p| !memo.blocked.contains(p))
+            .collect()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+
+        /// The counted memo answers as the old one (and as the definition:
+        /// p is blocked iff some core lies in set ∪ {p}, p ∉ set) on the
+        /// search's sequences: sets that stay robust (no core inside),
+        /// grown by some programs or started again at a new seed, cores
+        /// found between calls, chunks outside the set.
+        #[test]
+        fn counted_memo_equals_old_memo(seed in proptest::prelude::any::<u64>(), wide in proptest::prelude::any::<bool>()) {
+            let mut x = seed | 1;
+            let mut rnd = move |k: u64| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x % k.max(1)
+            };
+            let n = if wide { 65 + rnd(100) as usize } else { 2 + rnd(12) as usize };
+            let mut cores = Cores::new(n);
+            let mut plain: Vec<FixedBitSet> = vec![];
+            let (mut memo, mut old) = (None, None);
+            let mut s = FixedBitSet::with_capacity(n);
+            let inside = |s: &FixedBitSet, cores: &[FixedBitSet]| cores.iter().any(|c| c.is_subset(s));
+            for _ in 0..40 {
+                match rnd(5) {
+                    // A new seed: a small random robust set.
+                    0 => {
+                        s.clear();
+                        for p in 0..n {
+                            s.insert(p);
+                            if rnd(4) != 0 || inside(&s, &plain) {
+                                s.set(p, false);
+                            }
+                        }
+                    }
+                    // A core found by a failing test of a trial ⊇ s.
+                    1 | 2 => {
+                        let mut c = FixedBitSet::with_capacity(n);
+                        for _ in 0..1 + rnd(4) {
+                            c.insert(rnd(n as u64) as usize);
+                        }
+                        if !c.is_subset(&s) {
+                            plain.push(c.clone());
+                            cores.push(c);
+                        }
+                    }
+                    // An accepted chunk: s grows and stays robust.
+                    _ => {
+                        for p in 0..n {
+                            if !s.contains(p) && rnd(3) == 0 {
+                                s.insert(p);
+                                if inside(&s, &plain) {
+                                    s.set(p, false);
+                                }
+                            }
+                        }
+                    }
+                }
+                let chunk: Vec<usize> = (0..n).filter(|&p| !s.contains(p) && rnd(2) == 0).collect();
+                let got = unblocked(&mut memo, &cores, &s, &chunk);
+                proptest::prop_assert_eq!(&got, &old_unblocked(&mut old, &plain, &s, &chunk));
+                let defined: Vec<usize> = chunk
+                    .iter()
+                    .copied()
+                    .filter(|&p| {
+                        let mut t = s.clone();
+                        t.insert(p);
+                        !inside(&t, &plain)
+                    })
+                    .collect();
+                proptest::prop_assert_eq!(got, defined);
+            }
+        }
     }
 
     #[test]

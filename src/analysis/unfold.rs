@@ -47,7 +47,9 @@
 //! literal unfoldings, which is why small programs are left whole) and
 //! which LTP a witness names (a longer one that contains the cycle).
 
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 
 use crate::model::btp::{Body, ConstraintKind, Program, Statement, Workload};
 
@@ -159,12 +161,63 @@ impl Mode {
 /// program with more than [`SUBSUME_ABOVE`] LTPs keeps only those no
 /// other one subsumes (module comment: the same verdict).
 pub fn unfold_workload(w: &Workload) -> Vec<Ltp> {
-    let (plan, mut measured) = plan_keeping(w);
+    match reused(w) {
+        Some(plan) => unfold_planned(w, &plan),
+        None => unfold_planned(w, &plan(w)),
+    }
+}
+
+thread_local! {
+    /// The plan [`reusing`] lends, with the address of its workload.
+    static REUSED: RefCell<Option<(usize, Rc<Plan>)>> = const { RefCell::new(None) };
+}
+
+/// Run `f` with `plan` (made by [`plan`] from `w`) used by every
+/// [`unfold_workload`] of `w` on this thread instead of a new plan: the
+/// CLI plans for its size guard, then builds the graph (and for `check`
+/// and `report` the blocks, once per setting) of the same workload, and
+/// a loop-heavy program's reduction is most of the cost. Exact: a plan
+/// depends only on the workload (deterministic), and `w` stays borrowed
+/// for the whole call, so no other workload can be at its address (a
+/// promoted copy, say, is planned anew).
+pub fn reusing<R>(w: &Workload, plan: Plan, f: impl FnOnce() -> R) -> R {
+    /// Puts the outer plan back, also when `f` panics.
+    struct Restore(Option<(usize, Rc<Plan>)>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let outer = self.0.take();
+            REUSED.with(|r| *r.borrow_mut() = outer);
+        }
+    }
+    let lent = (address(w), Rc::new(plan));
+    let _restore = Restore(REUSED.with(|r| r.borrow_mut().replace(lent)));
+    f()
+}
+
+fn address(w: &Workload) -> usize {
+    std::ptr::from_ref(w) as usize
+}
+
+/// The plan [`reusing`] lends for `w`, if any.
+fn reused(w: &Workload) -> Option<Rc<Plan>> {
+    REUSED.with(|r| {
+        r.borrow()
+            .as_ref()
+            .filter(|(at, _)| *at == address(w))
+            .map(|(_, p)| Rc::clone(p))
+    })
+}
+
+/// [`unfold_workload`] from a plan of `w` already made (the size guard
+/// makes one before the graph is built): the programs the plan enumerated
+/// are not enumerated again (a loop-heavy program's reduction is most of
+/// its cost: 3⁹ unfoldings for nine loops in sequence).
+pub fn unfold_planned(w: &Workload, plan: &Plan) -> Vec<Ltp> {
     let mut out = vec![];
     for (pi, p) in w.programs.iter().enumerate() {
         let mode = plan.modes.get(pi).copied().unwrap_or(Mode::Literal);
-        if let (Mode::Literal, Some(ltps)) = (mode, measured.get_mut(pi).and_then(Option::take)) {
-            out.extend(ltps);
+        if let (Mode::Literal, Some(Some(ltps))) = (mode, plan.reduced.get(pi)) {
+            out.extend(ltps.iter().cloned());
             continue;
         }
         let ltps = unfold_program_with(pi, p, mode);
@@ -856,6 +909,9 @@ pub struct Plan {
     pub estimates: Vec<Estimate>,
     /// Literal unfoldings of each program (after normalization), an upper bound.
     pub literal_unfoldings: Vec<f64>,
+    /// The reduced LTPs ([`subsume`]) of the literal programs the plan
+    /// enumerated to measure them, for [`unfold_planned`].
+    pub reduced: Vec<Option<Vec<Ltp>>>,
 }
 
 impl Plan {
@@ -893,12 +949,6 @@ fn edges_of(estimates: &[Estimate]) -> f64 {
 /// where one node remains).
 /// Deterministic: the same workload always gets the same plan.
 pub fn plan(w: &Workload) -> Plan {
-    plan_keeping(w).0
-}
-
-/// [`plan`], with the reduced LTPs of the programs it measured (so that
-/// [`unfold_workload`] does not enumerate them again).
-fn plan_keeping(w: &Workload) -> (Plan, Vec<Option<Vec<Ltp>>>) {
     let mut measured: Vec<Option<Vec<Ltp>>> = vec![None; w.programs.len()];
     let bodies: Vec<Body> = w.programs.iter().map(|p| normalize(&p.body, p)).collect();
     let literal: Vec<Estimate> = w
@@ -978,8 +1028,9 @@ fn plan_keeping(w: &Workload) -> (Plan, Vec<Option<Vec<Ltp>>>) {
         estimated_edges,
         estimates,
         literal_unfoldings: literal.iter().map(|e| e.nodes).collect(),
+        reduced: measured,
     };
-    (plan, measured)
+    plan
 }
 
 /// The [`Estimate`] of actual nodes: their number, occurrences per

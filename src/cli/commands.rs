@@ -9,9 +9,10 @@ use super::args::{
     ServerArgs, SettingsArgs, TextOrJson, UniformLevel,
 };
 use super::progress::Spinner;
-use super::{emit, json_text, load_scalable, load_workload, render_svg, write_text};
+use super::{emit, json_text, load_planned, load_scalable, render_svg, write_text};
 use crate::analysis::limits::Form;
 use crate::analysis::robustness::Method;
+use crate::analysis::unfold::reusing;
 use crate::analysis::{self, graph};
 use crate::frontend::Loaded;
 use crate::model::error::{Diag, Result};
@@ -87,15 +88,15 @@ pub fn execute(command: Command) -> Result<Exit> {
             settings,
             format,
         } => {
-            let loaded = load_workload(&input, false)?;
-            let g = graph::build(&loaded.workload, settings.settings());
+            let (loaded, plan) = load_planned(&input, false)?;
+            let g = graph::build_planned(&loaded.workload, &plan, settings.settings());
             match format {
                 GraphFormat::Json => emit(&json_text(&report::json::graph(&loaded.workload, &g))),
                 GraphFormat::Dot => emit(&report::dot::graph(&loaded.workload, &g)),
             }
         }
         Command::Btp { input, format } => {
-            let (loaded, _) = load_scalable(&input, format == BtpFormat::Text)?;
+            let (loaded, _, _) = load_scalable(&input, format == BtpFormat::Text)?;
             match format {
                 BtpFormat::Yaml => emit(&report::yaml::to_yaml(&loaded.workload)),
                 BtpFormat::Text => emit(&report::text::btp(&loaded.workload)),
@@ -121,19 +122,20 @@ fn analyze(
     level: UniformLevel,
     format: TextOrJson,
 ) -> Result<Exit> {
-    let (loaded, form) = load_scalable(&args.input, format == TextOrJson::Text)?;
+    let (loaded, form, plan) = load_scalable(&args.input, format == TextOrJson::Text)?;
     let w = &loaded.workload;
     let method = match level {
         UniformLevel::RepeatableRead => Method::Snapshot,
         UniformLevel::ReadCommitted => args.method.method(),
     };
     let settings = args.settings.settings();
-    let mut f = match form {
-        Form::Edges => analysis::analyze_with(w, settings, method, subsets, &Spinner::new()),
-        Form::Blocks => {
-            analysis::on_blocks::analyze_with(w, settings, method, subsets, &Spinner::new())
-        }
+    let analyze = match form {
+        Form::Edges => analysis::analyze_with,
+        Form::Blocks => analysis::on_blocks::analyze_with,
     };
+    let mut f = reusing(w, plan, || {
+        analyze(w, settings, method, subsets, &Spinner::new())
+    });
     confirm(&loaded, &mut f, args);
     match format {
         TextOrJson::Json => emit(&json_text(&report::json::analyze(w, &f, &loaded.warnings))),
@@ -153,7 +155,7 @@ fn check(
     replay: &OnPostgres,
 ) -> Result<Exit> {
     let text = format == CheckFormat::Text;
-    let (mut loaded, form) = load_scalable(&args.input, text)?;
+    let (mut loaded, form, plan) = load_scalable(&args.input, text)?;
     let deployed = super::deployed_levels(&mut loaded, levels, text)?;
     let w = &loaded.workload;
     let (settings, method) = (args.settings.settings(), args.method.method());
@@ -161,7 +163,9 @@ fn check(
         Form::Edges => analysis::check_deployed_with,
         Form::Blocks => analysis::on_blocks::check_deployed_with,
     };
-    let mut f = check(w, settings, method, &deployed, &Spinner::new());
+    let mut f = reusing(w, plan, || {
+        check(w, settings, method, &deployed, &Spinner::new())
+    });
     confirm(&loaded, &mut f, args);
     let pg = replay(&loaded, &f)?;
     let path = args.input.workload.display().to_string();
@@ -183,13 +187,15 @@ fn allocate(
     format: TextOrJson,
     all_cycles: bool,
 ) -> Result<Exit> {
-    let (loaded, form) = load_scalable(input, format == TextOrJson::Text)?;
+    let (loaded, form, plan) = load_scalable(input, format == TextOrJson::Text)?;
     let w = &loaded.workload;
     let allocate = match form {
         Form::Edges => analysis::allocate_with,
         Form::Blocks => analysis::on_blocks::allocate_with,
     };
-    let f = allocate(w, settings.settings(), &Spinner::new());
+    let f = reusing(w, plan, || {
+        allocate(w, settings.settings(), &Spinner::new())
+    });
     match format {
         TextOrJson::Json => emit(&json_text(&report::json::allocate(w, &f, &loaded.warnings))),
         TextOrJson::Text => {
@@ -205,9 +211,13 @@ fn subsets(
     methods: &[Method],
     format: TextOrJson,
 ) -> Result<Exit> {
-    let loaded = load_workload(input, format == TextOrJson::Text)?;
+    // The table is searched on blocks on either form: admitted over the
+    // edge guard too.
+    let (loaded, _, plan) = load_scalable(input, format == TextOrJson::Text)?;
     let w = &loaded.workload;
-    let table = analysis::subset_table(w, rows, methods, &Spinner::new());
+    let table = reusing(w, plan, || {
+        analysis::subset_table(w, rows, methods, &Spinner::new())
+    });
     match format {
         TextOrJson::Json => emit(&json_text(&report::json::subsets(w, &table))),
         TextOrJson::Text => emit(&report::text::subsets(w, &table)),
@@ -225,10 +235,12 @@ fn confirm(loaded: &Loaded, f: &mut analysis::Findings, args: &AnalysisArgs) {
 /// Writes the Markdown report to `out` and the summary graph next to it
 /// (SVG when Graphviz is installed, DOT otherwise).
 fn write_report(args: &AnalysisArgs, out: &Path) -> Result<Exit> {
-    let loaded = load_workload(&args.input, true)?;
+    let (loaded, plan) = load_planned(&args.input, true)?;
     let w = &loaded.workload;
     let (settings, method) = (args.settings.settings(), args.method.method());
-    let mut f = analysis::report_with(w, settings, method, &Spinner::new());
+    let mut f = reusing(w, plan, || {
+        analysis::report_with(w, settings, method, &Spinner::new())
+    });
     confirm(&loaded, &mut f, args);
     let stem = out.file_stem().and_then(|s| s.to_str()).unwrap_or("report");
     let dir = out.parent().unwrap_or(Path::new(""));

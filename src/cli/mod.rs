@@ -10,7 +10,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::analysis::limits::{admit, admit_form, Choose, Form};
+use crate::analysis::limits::{admit_form, admit_planned, Choose, Form};
+use crate::analysis::unfold::Plan;
 use crate::frontend::{load, Loaded};
 use crate::model::error::{Diag, Result, Warning};
 use crate::model::isolation::{parse_levels, Deployed, LevelSource};
@@ -83,24 +84,32 @@ pub(crate) fn warn(text: &str) {
 /// programs). The warnings go to stderr for text output; the JSON formats
 /// carry them in a `warnings` key instead.
 fn load_workload(input: &args::InputArgs, text: bool) -> Result<Loaded> {
+    load_planned(input, text).map(|(loaded, _)| loaded)
+}
+
+/// [`load_workload`], with the guard's plan, for the commands that build
+/// the graph from it (`unfold::reusing`: a loop-heavy program is reduced
+/// once per run, not once per build).
+fn load_planned(input: &args::InputArgs, text: bool) -> Result<(Loaded, Plan)> {
     let mut loaded = load(&input.workload, input.schema.as_deref())?;
-    let approximated = admit(&loaded.workload)?;
+    let (approximated, plan) = admit_planned(&loaded.workload)?;
     loaded.warnings.extend(approximated);
     if text {
         for w in &loaded.warnings {
             warn(&w.to_string());
         }
     }
-    Ok(loaded)
+    Ok((loaded, plan))
 }
 
 /// [`load_workload`] for the commands that also run on the block form
-/// (`analyze`, `check`, `allocate`, `btp`): a workload over the edge guard
+/// (`analyze`, `check`, `allocate`, `subsets`, `btp`): a workload over the edge guard
 /// is admitted on [`Form::Blocks`] instead of refused, with a note.
 /// Testing hooks: `ISOLINT_FORM=blocks` (or `edges`) forces a form, and
 /// `ISOLINT_EDGE_GUARD=N` lowers the guard, so that tests compare the two
 /// forms and cross the guard on small inputs.
-fn load_scalable(input: &args::InputArgs, text: bool) -> Result<(Loaded, Form)> {
+/// With the plan the form was chosen on (as [`load_planned`]).
+fn load_scalable(input: &args::InputArgs, text: bool) -> Result<(Loaded, Form, Plan)> {
     let mut loaded = load(&input.workload, input.schema.as_deref())?;
     let choose = match std::env::var("ISOLINT_FORM").as_deref() {
         Ok("blocks") => Choose::Force(Form::Blocks),
@@ -125,7 +134,7 @@ fn load_scalable(input: &args::InputArgs, text: bool) -> Result<(Loaded, Form)> 
             admitted.estimated_edges
         ));
     }
-    Ok((loaded, admitted.form))
+    Ok((loaded, admitted.form, admitted.plan))
 }
 
 /// Connect to `--postgres URL` or start `--postgres-temp`'s server.

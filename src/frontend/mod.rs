@@ -28,23 +28,36 @@ pub mod yaml;
 
 /// Read a text file as a [`SourceFile`] (for spans in diagnostics).
 pub fn read_source(path: &Path) -> Result<SourceFile> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => {
-            // `BEGIN ATOMIC` bodies read as `AS $$ … $$` (same positions);
-            // diagnostics show the file as written.
-            let rewritten = sql::lex::atomic_as_dollar(&text);
-            let mut f = SourceFile::new(
-                path.display().to_string(),
-                rewritten.clone().unwrap_or_else(|| text.clone()),
-            );
-            if rewritten.is_some() {
-                f.shown = Some(text.into());
-            }
-            Ok(f)
+    let text = read_text(path)?;
+    let name = path.display().to_string();
+    // `BEGIN ATOMIC` bodies read as `AS $$ … $$` (same positions);
+    // diagnostics show the file as written.
+    Ok(match sql::lex::atomic_as_dollar(&text) {
+        Some(rewritten) => {
+            let mut f = SourceFile::new(name, rewritten);
+            f.shown = Some(text.into());
+            f
         }
-        Err(e) => Err(Diag::new(format!("cannot read {}: {e}", path.display()))
-            .help("check that the path exists and is a readable UTF-8 text file")),
-    }
+        None => SourceFile::new(name, text),
+    })
+}
+
+/// A BTP YAML file as written: no SQL function bodies to rewrite (lexing
+/// it as SQL, with two copies of the text, was a share of loading
+/// Auction(100000)'s 100 MB, issue 26), and a `sql:` or `description:`
+/// string saying `BEGIN ATOMIC` stays as the user wrote it.
+fn read_yaml(path: &Path) -> Result<SourceFile> {
+    Ok(SourceFile::new(
+        path.display().to_string(),
+        read_text(path)?,
+    ))
+}
+
+fn read_text(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path).map_err(|e| {
+        Diag::new(format!("cannot read {}: {e}", path.display()))
+            .help("check that the path exists and is a readable UTF-8 text file")
+    })
 }
 
 /// A loaded workload: the BTPs, the front-end's warnings about what it
@@ -97,7 +110,7 @@ pub fn load(path: &Path, schema: Option<&Path>) -> Result<Loaded> {
         ))
         .help("a BTP YAML file declares its relations under `schema:`; drop --schema"));
     }
-    let file = read_source(path)?;
+    let file = read_yaml(path)?;
     let workload = yaml::parse(&file)?;
     let n = workload.programs.len();
     Ok(Loaded {

@@ -87,7 +87,7 @@ use super::graph::{make_nodes, Edge, Node, Occurrences, Settings};
 use super::robustness::Method;
 use super::rules::{Incoming, Outgoing, Reason};
 use super::scc::NONE;
-use super::unfold::unfold_workload;
+use super::unfold::{unfold_planned, unfold_workload, Ltp, Plan};
 use crate::model::btp::Workload;
 use crate::model::isolation::{Allocation, Level};
 
@@ -236,7 +236,17 @@ impl Blocks {
     /// Unfold≤2 and classify the occurrences (`graph::build` without the
     /// edges).
     pub fn build(w: &Workload, settings: Settings) -> Blocks {
-        let (nodes, program_nodes) = make_nodes(w, unfold_workload(w));
+        Blocks::from_ltps(w, unfold_workload(w), settings)
+    }
+
+    /// [`Blocks::build`] from a plan of `w` already made
+    /// (`unfold::unfold_planned`).
+    pub fn build_planned(w: &Workload, plan: &Plan, settings: Settings) -> Blocks {
+        Blocks::from_ltps(w, unfold_planned(w, plan), settings)
+    }
+
+    fn from_ltps(w: &Workload, ltps: Vec<Ltp>, settings: Settings) -> Blocks {
+        let (nodes, program_nodes) = make_nodes(w, ltps);
         let occ = Occurrences::classify(w, &nodes, settings);
         let kinds = occ.kind_tables();
         let targets_with = |mask: u8| -> Vec<Vec<Vec<u32>>> {
