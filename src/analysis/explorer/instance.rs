@@ -102,6 +102,10 @@ pub(super) struct StepSpec {
     /// With values: a predicate selection whose result is not every row it
     /// matches (MIN, LIMIT, one row INTO; `limits`).
     pub limited: bool,
+    /// With values: the snapshot scan of an UPDATE/DELETE target in a
+    /// WITH (`Provenance::scans`): its reads of a row a later part of the
+    /// statement reads or re-checks are superseded (`Search::superseded`).
+    pub scan: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -179,6 +183,7 @@ fn skeleton(w: &Workload, g: &SummaryGraph, v: usize, alloc: &Allocation) -> Txn
                 independent: false,
                 cont: pos > 0 && continues(w, ltp, pos),
                 key_share: false,
+                scan: false,
                 limited: false,
                 writes_key: matches!(s.ty, StmtType::KeyDel | StmtType::PredDel)
                     || (matches!(s.ty, StmtType::KeyUpd | StmtType::PredUpd)
