@@ -160,3 +160,31 @@ fn the_target_scans_of_a_with_are_recorded() {
         assert!(!l.provenance.scan(p, 0) || prog.name == "Complete");
     }
 }
+
+/// graphile-worker's own form: the jobs by an array of ids (`unnest`, a
+/// loop of per-element deletes inside the statement), the worker's id
+/// cast. Two parts of one SQL statement: the loop's deletes and the
+/// UPDATE after them share the statement's snapshot (`instance::continues`
+/// with a loop inside the statement; before, the UPDATE took a fresh
+/// snapshot after the loop, which PostgreSQL never does). On PostgreSQL
+/// 15.20, with `ARRAY[1]` and `ARRAY[4]` in place of job 1 and job 4, the
+/// schedule of `two_completes_of_one_worker_are_not_confirmed_with_values`
+/// gives the same: UPDATE 1, UPDATE 0 (after the wait), as serially.
+#[test]
+fn graphile_complete_jobs_by_array_is_not_confirmed_with_values() {
+    let complete = "WITH j AS (DELETE FROM jobs USING unnest(:ids::bigint[]) n(n)
+ WHERE id = n RETURNING *)
+UPDATE queues SET locked_by = null FROM j
+ WHERE queues.id = j.queue_id AND queues.locked_by = :w::text;
+";
+    let l = workload(SCHEMA, &[("Complete.sql", complete)]);
+    assert!(
+        search_model(&l, &["Complete"]).is_some(),
+        "the model's cycle"
+    );
+    let s = search(&l, &["Complete"]).expect("the model's schedule");
+    assert!(
+        s.model_only.is_some() && s.values.is_none(),
+        "confirmed with values: PostgreSQL's outcome is a serial one"
+    );
+}
