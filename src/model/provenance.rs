@@ -102,6 +102,13 @@ pub struct Provenance {
     /// write that value (any other SET expression gets a value chosen
     /// among the pinned ones and a fresh one, docs/explorer.md).
     pub sets: Vec<Vec<(usize, usize, Value)>>,
+    /// Per program: the snapshot scans of UPDATE/DELETE targets in a
+    /// WITH (the statement that finds the target's rows on the
+    /// statement's snapshot, before the write part that locks them). Its
+    /// reads of a row the write part then reads or re-checks decide
+    /// nothing: PostgreSQL's write acts on what it re-reads (EvalPlanQual),
+    /// so the explorer gives them no dependency (docs/explorer.md).
+    pub scans: Vec<Vec<usize>>,
 }
 
 /// See [`Provenance::ranges`]: (statement, attribute, bound, upper).
@@ -130,6 +137,12 @@ impl Provenance {
     /// Does statement `stmt` of `program` select more than its pins say?
     pub fn inexact(&self, program: usize, stmt: usize) -> bool {
         self.inexact.get(program).is_some_and(|v| v.contains(&stmt))
+    }
+
+    /// Is statement `stmt` of `program` an UPDATE/DELETE target's snapshot
+    /// scan (`Provenance::scans`)?
+    pub fn scan(&self, program: usize, stmt: usize) -> bool {
+        self.scans.get(program).is_some_and(|v| v.contains(&stmt))
     }
 
     /// Does statement `stmt` of `program` return fewer rows than it

@@ -102,6 +102,10 @@ pub(super) struct StepSpec {
     /// With values: a predicate selection whose result is not every row it
     /// matches (MIN, LIMIT, one row INTO; `limits`).
     pub limited: bool,
+    /// With values: the snapshot scan of an UPDATE/DELETE target in a
+    /// WITH (`Provenance::scans`): its reads of a row a later part of the
+    /// statement reads or re-checks are superseded (`Search::superseded`).
+    pub scan: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -143,15 +147,36 @@ fn mask_of(set: &Option<AttrSet>, arity: usize, g: Granularity) -> Option<Mask> 
 /// statements on one line are taken as one (fewer schedules: never a
 /// false "confirmed"). BTP YAML statements without `sql` and `origin`
 /// stand alone (`isolint btp --format yaml` keeps both, and the grouping).
+///
+/// A loop inside the statement (the per-element writes of `= ANY(:ids)`
+/// or `unnest(:ids)`) gives its parts longer iterations than the others:
+/// the loops every part of the statement is in (the shortest iteration
+/// among its occurrences) are the program's, around the statement; two
+/// occurrences in the same iterations of those are one execution, whatever
+/// the inner loop's iterations (a statement lowered as one BTP statement
+/// has no inner loop: each iteration of a program loop is its own).
 pub(super) fn continues(w: &Workload, ltp: &crate::analysis::unfold::Ltp, pos: usize) -> bool {
     let (a, b) = (&ltp.occurrences[pos - 1], &ltp.occurrences[pos]);
     let (sa, sb) = (ltp.statement(w, pos - 1), ltp.statement(w, pos));
-    a.stmt < b.stmt
-        && a.iteration == b.iteration
-        && sa.sql.is_some()
-        && sa.origin.is_some()
-        && sa.sql == sb.sql
-        && sa.origin == sb.origin
+    let same =
+        sa.sql.is_some() && sa.origin.is_some() && sa.sql == sb.sql && sa.origin == sb.origin;
+    if !same {
+        return false;
+    }
+    if a.iteration == b.iteration {
+        return a.stmt < b.stmt;
+    }
+    let outer = (0..ltp.occurrences.len())
+        .filter(|&p| {
+            let s = ltp.statement(w, p);
+            s.sql == sa.sql && s.origin == sa.origin
+        })
+        .map(|p| ltp.occurrences[p].iteration.len())
+        .min()
+        .unwrap_or(0);
+    a.iteration.len() >= outer
+        && b.iteration.len() >= outer
+        && a.iteration[..outer] == b.iteration[..outer]
 }
 
 /// The steps of one transaction instantiating node `v`, tuples unset.
@@ -179,6 +204,7 @@ fn skeleton(w: &Workload, g: &SummaryGraph, v: usize, alloc: &Allocation) -> Txn
                 independent: false,
                 cont: pos > 0 && continues(w, ltp, pos),
                 key_share: false,
+                scan: false,
                 limited: false,
                 writes_key: matches!(s.ty, StmtType::KeyDel | StmtType::PredDel)
                     || (matches!(s.ty, StmtType::KeyUpd | StmtType::PredUpd)

@@ -19,8 +19,13 @@
 //! wait for rows it matched that another transaction holds, and re-check
 //! their new versions when they are free (PostgreSQL's EvalPlanQual,
 //! `predicate` and `resume`): then it is two steps, and its snapshot
-//! predicate read leaves the waited rows out. Versions are installed in
-//! write order, which under no dirty writes is also commit order.
+//! predicate read leaves the waited rows out. With values, the snapshot
+//! scan of an UPDATE/DELETE target in a WITH (a separate part of the SQL
+//! statement, `StepSpec::scan`) adds no dependency on a row the write part
+//! later reads or re-checks (`superseded`): that part's own read decides,
+//! on the snapshot or on the latest version after a wait. Versions are
+//! installed in write order, which under no dirty writes is also commit
+//! order.
 //!
 //! Dependencies are computed incrementally: a read depends (wr) on every
 //! committed writer of the tuple with a common attribute and is
@@ -365,6 +370,30 @@ impl<'a> Search<'a> {
                         })
                 })
         })
+    }
+
+    /// With values: is step `pos` of transaction `i` the snapshot scan of
+    /// an UPDATE/DELETE target (`StepSpec::scan`) whose read of `t` a later
+    /// part of the same SQL statement makes again — a predicate update or
+    /// delete of `t`'s relation (it reads every row on the same snapshot,
+    /// or re-checks the row's latest version after a lock wait), or a
+    /// key-based part on `t`? Then that part's read decides what the
+    /// statement does with `t`, and the scan's read of `t` gives no
+    /// dependency: PostgreSQL's EvalPlanQual re-fetches the target row and
+    /// re-evaluates the WHERE on it, so a version the scan saw on the
+    /// snapshot and the re-check replaced orders nothing (the scan's
+    /// other tuples keep theirs).
+    fn superseded(&self, i: usize, pos: usize, t: usize) -> bool {
+        let steps = &self.inst.txns[i].steps;
+        if self.inst.vals.is_none() || !steps.get(pos).is_some_and(|s| s.scan) {
+            return false;
+        }
+        let rel = self.inst.tuples[t].rel;
+        steps[pos + 1..]
+            .iter()
+            .take_while(|s| s.cont)
+            .filter(|s| s.rel == rel)
+            .any(|s| matches!(s.ty, StmtType::PredUpd | StmtType::PredDel) || s.tuple == Some(t))
     }
 
     fn committed(&self, st: &State, i: usize) -> bool {
@@ -969,6 +998,9 @@ impl<'s> Exec<'s> {
             seen: Some(seen),
             deferred: vec![],
         });
+        if self.superseded(t) {
+            return;
+        }
         let m = attrs.unwrap_or(0);
         for x in self.others().collect::<Vec<_>>() {
             if self.st.tuples[t].wrote[x] & m != 0 {
@@ -982,6 +1014,13 @@ impl<'s> Exec<'s> {
         let soft = &mut self.st.tuples[t].soft;
         soft.resize(k, 0);
         soft[i] |= m;
+    }
+
+    /// Is this step's read of `t` superseded by a later part of its SQL
+    /// statement (`Search::superseded`)?
+    fn superseded(&self, t: usize) -> bool {
+        let pos = self.step.pos.unwrap_or(0);
+        self.step.pos.is_some() && self.search.superseded(self.i, pos, t)
     }
 
     fn others(&self) -> impl Iterator<Item = usize> {
@@ -1026,6 +1065,9 @@ impl<'s> Exec<'s> {
             seen: Some(seen),
             deferred: vec![],
         });
+        if self.superseded(t) {
+            return;
+        }
         let m = attrs.unwrap_or(0);
         for x in self.others().collect::<Vec<_>>() {
             // A writer outside the view (uncommitted, or committed after a
@@ -1169,6 +1211,9 @@ impl<'s> Exec<'s> {
         let mut changed = None;
         for &pos in &self.st.vpreads[rel * k + x] {
             let p = pos as usize;
+            if self.search.superseded(x, p, t) {
+                continue;
+            }
             if self.search.vmatch(x, p, olife, old) == self.search.vmatch(x, p, life, vals) {
                 continue;
             }
@@ -1217,6 +1262,9 @@ impl<'s> Exec<'s> {
     fn pred_edges(&mut self, s: &StepSpec, t: usize) {
         let (i, p) = (self.i, s.acc.pread.unwrap_or(0));
         let pos = self.step.pos.unwrap_or(0);
+        if self.superseded(t) {
+            return;
+        }
         for x in self.others().collect::<Vec<_>>() {
             let tup = &self.st.tuples[t];
             if self.search.inst.vals.is_some() {

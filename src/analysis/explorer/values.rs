@@ -715,13 +715,15 @@ fn reads_possible(inst: &Instance, v: &Valuation) -> bool {
 }
 
 /// Marks the foreign-key existence reads (FOR KEY SHARE until commit,
-/// `Provenance::key_share`) among the instance's key selections.
+/// `Provenance::key_share`) among the instance's key selections, and the
+/// snapshot scans of UPDATE/DELETE targets (`Provenance::scans`).
 pub(super) fn mark_key_share(g: &SummaryGraph, prov: &Provenance, inst: &mut Instance) {
     for t in &mut inst.txns {
         let ltp = &g.nodes[t.node].ltp;
         for (pos, s) in t.steps.iter_mut().enumerate() {
             let stmt = ltp.occurrences[pos].stmt;
             s.key_share = s.ty == StmtType::KeySel && prov.key_share(ltp.program, stmt);
+            s.scan = prov.scan(ltp.program, stmt);
         }
     }
 }

@@ -241,7 +241,7 @@ pub fn lower_units(
             );
             if let Some((
                 program,
-                (pins, sources, shared, alts, inexact, join, limited, orders, ranges, sets),
+                (pins, sources, shared, alts, inexact, join, limited, orders, ranges, sets, scans),
             )) = errors.take(lowered)
             {
                 joined.push(join);
@@ -255,6 +255,7 @@ pub fn lower_units(
                 provenance.orders.push(orders);
                 provenance.ranges.push(ranges);
                 provenance.sets.push(sets);
+                provenance.scans.push(scans);
                 declared.push(declared_level(f, nodes));
             }
         }
@@ -440,6 +441,9 @@ fn lower_transaction<'a>(
     let orders: Vec<(usize, usize, bool)> = (0..l.out.facts.len())
         .filter_map(|q| l.out.facts[q].order.map(|(a, d)| (q, a, d)))
         .collect();
+    let scans: Vec<usize> = (0..l.out.facts.len())
+        .filter(|&q| l.out.facts[q].scan)
+        .collect();
     let pins = (
         l.pins(),
         l.out.sources.clone(),
@@ -451,6 +455,7 @@ fn lower_transaction<'a>(
         orders,
         l.ranges(),
         l.sets(),
+        scans,
     );
     let program = Program {
         name,
@@ -580,6 +585,7 @@ type ProgramProvenance = (
     Vec<(usize, usize, bool)>,
     Vec<crate::model::provenance::Range>,
     Vec<(usize, usize, crate::model::provenance::Value)>,
+    Vec<usize>,
 );
 
 /// What FK and same-tuple inference needs to know about a statement.
@@ -642,6 +648,9 @@ struct Facts {
     /// An UPDATE's SET values that are a literal, NULL or a parameter:
     /// (column, value) (`Provenance::sets`).
     sets: Vec<(usize, Term)>,
+    /// The snapshot scan of an UPDATE/DELETE target in a WITH
+    /// (`write_after_reads`): `Provenance::scans`.
+    scan: bool,
 }
 
 /// The state of lowering one transaction, in parts with one concern each:

@@ -399,6 +399,9 @@ impl Lowerer<'_> {
             scans.start = self.out.statements.len();
             self.snapshot_scan(&t.tables[0], &t.uses[0], snip, &mut pre);
             scans.end = self.out.statements.len();
+            for q in scans.clone() {
+                self.out.facts[q].scan = true;
+            }
             self.stage.split_out.append(&mut pre);
             pre = checks;
         }
