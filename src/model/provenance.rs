@@ -91,6 +91,12 @@ pub struct Provenance {
     /// (`MIN(c)`, `MAX(c)`, `ORDER BY c [DESC] LIMIT`): (statement,
     /// attribute, descending).
     pub orders: Vec<Vec<(usize, usize, bool)>>,
+    /// Per program: the integrity-check reads PostgreSQL runs inside one
+    /// SQL statement (a foreign-key check, a unique check, an exclusion /
+    /// partial unique check of an INSERT, UPDATE or DELETE), by statement
+    /// index, with the SQL text of the statement they belong to. Replay
+    /// runs them as that statement (its BTP `sql` is a display label).
+    pub checks: Vec<Vec<(usize, String)>>,
 }
 
 /// See [`Provenance::alternatives`].
@@ -132,6 +138,17 @@ impl Provenance {
             .iter()
             .find(|(s, _, _)| *s == stmt)
             .map(|&(_, a, d)| (a, d))
+    }
+
+    /// The SQL text of the statement that integrity-check read `stmt` of
+    /// `program` belongs to (`Provenance::checks`); `None` for any other
+    /// statement.
+    pub fn check_of(&self, program: usize, stmt: usize) -> Option<&str> {
+        self.checks
+            .get(program)?
+            .iter()
+            .find(|(s, _)| *s == stmt)
+            .map(|(_, sql)| sql.as_str())
     }
 
     /// The per-branch values of pin `attr` of statement `stmt`, when it

@@ -837,7 +837,7 @@ pub fn plan_with(
         choice,
         &mut fresh,
     )?;
-    let (actions, expected) = interleaving(w, g, s);
+    let (actions, expected) = interleaving(w, prov, g, s);
     let mut txns = txns;
     if !sources.choices.is_empty() {
         // Application choices follow the schedule's path (`choices:`).
@@ -1072,7 +1072,12 @@ fn array_of(cells: &[&Cell], cls: &mut Classes, value: &HashMap<usize, Val>, oid
 /// statements the schedule has it run. Several BTP statements of one SQL
 /// statement (an insert and its foreign-key check) run as that one
 /// statement.
-fn interleaving(w: &Workload, g: &SummaryGraph, s: &Schedule) -> (Vec<Action>, Vec<Vec<String>>) {
+fn interleaving(
+    w: &Workload,
+    prov: &Provenance,
+    g: &SummaryGraph,
+    s: &Schedule,
+) -> (Vec<Action>, Vec<Vec<String>>) {
     let mut actions = vec![];
     let mut expected = vec![vec![]; s.transactions.len()];
     for st in &s.steps {
@@ -1087,11 +1092,17 @@ fn interleaving(w: &Workload, g: &SummaryGraph, s: &Schedule) -> (Vec<Action>, V
         }
         let tr = &s.transactions[st.txn];
         let ltp = &g.nodes[tr.node].ltp;
-        let stmt_of = |q: usize| &w.programs[ltp.program].statements[ltp.occurrences[q].stmt];
+        let program = ltp.program;
+        let stmt_of = |q: usize| &w.programs[program].statements[ltp.occurrences[q].stmt];
         // An integrity check read (a foreign-key check before its INSERT,
-        // a unique check after it; `fk_checked`) is part of that
-        // statement: the executor runs the INSERT at the first's step.
-        let sql_of = |q: usize| fk_checked(stmt_of(q).sql.as_deref().unwrap_or_default());
+        // a unique check after it) is part of that statement: the
+        // executor runs the INSERT at the first's step. The front-end
+        // says which reads are checks, and of what SQL
+        // (`Provenance::checks`); the BTP's `sql` is only a label.
+        let sql_of = |q: usize| {
+            prov.check_of(program, ltp.occurrences[q].stmt)
+                .unwrap_or_else(|| stmt_of(q).sql.as_deref().unwrap_or_default())
+        };
         let same_sql = pos > 0
             && ltp.occurrences[pos].stmt != ltp.occurrences[pos - 1].stmt
             && ltp.occurrences[pos].iteration == ltp.occurrences[pos - 1].iteration
@@ -1104,24 +1115,6 @@ fn interleaving(w: &Workload, g: &SummaryGraph, s: &Schedule) -> (Vec<Action>, V
         expected[st.txn].push(sql_of(pos).to_string());
     }
     (actions, expected)
-}
-
-/// The statement an integrity check read belongs to (`foreign-key check
-/// `fk` of: INSERT …`, `unique check (cols) of: …`, `exclusion / partial
-/// unique check of: …`: the labels lower/integrity.rs, statements.rs and
-/// hooks.rs give them); its own text otherwise.
-fn fk_checked(sql: &str) -> &str {
-    let labelled = [
-        "foreign-key check `",
-        "unique check (",
-        "exclusion / partial unique check",
-    ]
-    .iter()
-    .any(|l| sql.starts_with(l));
-    match sql.split_once(" of: ") {
-        Some((_, of)) if labelled => of,
-        _ => sql,
-    }
 }
 
 /// Adds a parent row for every seed row whose foreign key points at no

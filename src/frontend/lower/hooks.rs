@@ -319,9 +319,7 @@ impl Lowerer<'_> {
             let q = self.new_statement(StmtType::PredSel, rel, snip);
             self.out.statements[q].pread = self.attrs(rel, &cols);
             self.out.statements[q].read = self.attrs(rel, &cols);
-            if let Some(sql) = &mut self.out.statements[q].sql {
-                *sql = format!("exclusion / partial unique check of: {sql}");
-            }
+            self.check_read(q, "exclusion / partial unique check");
             pre.push(Body::Stmt(q));
         }
     }

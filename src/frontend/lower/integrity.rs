@@ -179,7 +179,15 @@ impl Lowerer<'_> {
     }
 
     fn label_check(&mut self, q: usize, fk: &str) {
+        self.check_read(q, &format!("foreign-key check `{fk}`"));
+    }
+
+    /// Marks `q` as an integrity-check read of the SQL statement it was
+    /// made for: the structured field replay reads
+    /// (`Provenance::checks`), and `label` before the SQL for display.
+    pub(super) fn check_read(&mut self, q: usize, label: &str) {
         let sql = self.out.statements[q].sql.take().unwrap_or_default();
-        self.out.statements[q].sql = Some(format!("foreign-key check `{fk}` of: {sql}"));
+        self.out.statements[q].sql = Some(format!("{label} of: {sql}"));
+        self.out.facts[q].check_of = Some(sql);
     }
 }

@@ -235,8 +235,10 @@ pub fn lower_units(
                 &mut counter,
                 &mut warnings,
             );
-            if let Some((program, (pins, sources, shared, alts, inexact, join, limited, orders))) =
-                errors.take(lowered)
+            if let Some((
+                program,
+                (pins, sources, shared, alts, inexact, join, limited, orders, checks),
+            )) = errors.take(lowered)
             {
                 joined.push(join);
                 programs.push(program);
@@ -247,6 +249,7 @@ pub fn lower_units(
                 provenance.inexact.push(inexact);
                 provenance.limited.push(limited);
                 provenance.orders.push(orders);
+                provenance.checks.push(checks);
                 declared.push(declared_level(f, nodes));
             }
         }
@@ -431,6 +434,9 @@ fn lower_transaction<'a>(
     let orders: Vec<(usize, usize, bool)> = (0..l.out.facts.len())
         .filter_map(|q| l.out.facts[q].order.map(|(a, d)| (q, a, d)))
         .collect();
+    let checks: Vec<(usize, String)> = (0..l.out.facts.len())
+        .filter_map(|q| Some((q, l.out.facts[q].check_of.clone()?)))
+        .collect();
     let pins = (
         l.pins(),
         l.out.sources.clone(),
@@ -440,6 +446,7 @@ fn lower_transaction<'a>(
         joined,
         limited,
         orders,
+        checks,
     );
     let program = Program {
         name,
@@ -567,6 +574,7 @@ type ProgramProvenance = (
     Vec<(usize, usize)>,
     Vec<usize>,
     Vec<(usize, usize, bool)>,
+    Vec<(usize, String)>,
 );
 
 /// What FK and same-tuple inference needs to know about a statement.
@@ -623,6 +631,9 @@ struct Facts {
     /// A limited read's order, when one key column: (attribute,
     /// descending) (`Provenance::orders`).
     order: Option<(usize, bool)>,
+    /// An integrity-check read of the SQL statement whose text this is
+    /// (`Provenance::checks`; set with the display label, `label_check`).
+    check_of: Option<String>,
 }
 
 /// The state of lowering one transaction, in parts with one concern each:
