@@ -91,12 +91,38 @@ pub struct Provenance {
     /// (`MIN(c)`, `MAX(c)`, `ORDER BY c [DESC] LIMIT`): (statement,
     /// attribute, descending).
     pub orders: Vec<Vec<(usize, usize, bool)>>,
-    /// Per program: the integrity-check reads PostgreSQL runs inside one
-    /// SQL statement (a foreign-key check, a unique check, an exclusion /
-    /// partial unique check of an INSERT, UPDATE or DELETE), by statement
-    /// index, with the SQL text of the statement they belong to. Replay
-    /// runs them as that statement (its BTP `sql` is a display label).
-    pub checks: Vec<Vec<(usize, String)>>,
+    /// Per program: the statements PostgreSQL runs inside another SQL
+    /// statement whose text is not theirs — integrity-check reads (a
+    /// foreign-key check, a unique check, an exclusion / partial unique
+    /// check of an INSERT, UPDATE or DELETE; their BTP `sql` is a display
+    /// label) and the statements of LANGUAGE sql function bodies —, by
+    /// statement index, with the text of that statement. Replay runs them
+    /// as that statement.
+    pub inside: Vec<Vec<(usize, String)>>,
+    /// Per program and statement (indexed like `Program::statements`):
+    /// which execution of a SQL statement it is a part of ([`Part`]).
+    /// Empty when the workload came without provenance.
+    pub parts: Vec<Vec<Option<Part>>>,
+}
+
+/// The SQL statement a BTP statement is a part of, beyond what equal
+/// text and origin say: an inlined routine's statements have their own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Part {
+    /// The SQL statement PostgreSQL runs it in: a statement of the
+    /// program (or of a PL/pgSQL routine it calls), with the bodies of
+    /// the LANGUAGE sql functions it calls. Replay runs these as one step.
+    pub exec: usize,
+    /// The snapshot it reads: its statement's, shared by the bodies of
+    /// STABLE and IMMUTABLE functions the statement calls (and by the
+    /// statements of a STABLE PL/pgSQL routine); each query of a
+    /// VOLATILE function's body takes its own (PostgreSQL 15, READ
+    /// COMMITTED: checked on a server, tests/replay_checks.rs).
+    pub snap: usize,
+    /// The loops around the SQL statement: occurrences of its parts with
+    /// equal iterations of these loops are one execution of it (deeper
+    /// loops are the per-row calls inside it).
+    pub depth: usize,
 }
 
 /// See [`Provenance::alternatives`].
@@ -140,15 +166,20 @@ impl Provenance {
             .map(|&(_, a, d)| (a, d))
     }
 
-    /// The SQL text of the statement that integrity-check read `stmt` of
-    /// `program` belongs to (`Provenance::checks`); `None` for any other
-    /// statement.
-    pub fn check_of(&self, program: usize, stmt: usize) -> Option<&str> {
-        self.checks
+    /// The text of the SQL statement statement `stmt` of `program` runs
+    /// inside (`Provenance::inside`); `None` where it is its own.
+    pub fn inside(&self, program: usize, stmt: usize) -> Option<&str> {
+        self.inside
             .get(program)?
             .iter()
             .find(|(s, _)| *s == stmt)
             .map(|(_, sql)| sql.as_str())
+    }
+
+    /// What SQL statement and snapshot statement `stmt` of `program` is a
+    /// part of (`Provenance::parts`).
+    pub fn part(&self, program: usize, stmt: usize) -> Option<Part> {
+        *self.parts.get(program)?.get(stmt)?
     }
 
     /// The per-branch values of pin `attr` of statement `stmt`, when it

@@ -837,7 +837,7 @@ pub fn plan_with(
         choice,
         &mut fresh,
     )?;
-    let (actions, expected) = interleaving(w, prov, g, s);
+    let (actions, expected) = interleaving(w, prov, g, s, &mut notes);
     let mut txns = txns;
     if !sources.choices.is_empty() {
         // Application choices follow the schedule's path (`choices:`).
@@ -1070,16 +1070,21 @@ fn array_of(cells: &[&Cell], cls: &mut Classes, value: &HashMap<usize, Val>, oid
 
 /// The interleaving as driver actions, and per transaction the
 /// statements the schedule has it run. Several BTP statements of one SQL
-/// statement (an insert and its foreign-key check) run as that one
-/// statement.
+/// statement (an insert and its foreign-key check, a statement and the
+/// bodies of the LANGUAGE sql functions it calls) run as that one
+/// statement; `notes` says where the schedule puts another
+/// transaction's work inside one.
 fn interleaving(
     w: &Workload,
     prov: &Provenance,
     g: &SummaryGraph,
     s: &Schedule,
+    notes: &mut Vec<String>,
 ) -> (Vec<Action>, Vec<Vec<String>>) {
     let mut actions = vec![];
     let mut expected = vec![vec![]; s.transactions.len()];
+    // Per transaction, the index of its last step in `actions`.
+    let mut last: Vec<usize> = vec![0; s.transactions.len()];
     for st in &s.steps {
         let Some(pos) = st.pos else {
             actions.push(Action::Commit(st.txn));
@@ -1098,9 +1103,10 @@ fn interleaving(
         // a unique check after it) is part of that statement: the
         // executor runs the INSERT at the first's step. The front-end
         // says which reads are checks, and of what SQL
-        // (`Provenance::checks`); the BTP's `sql` is only a label.
+        // (`Provenance::inside`); the BTP's `sql` is only a label. So
+        // does it of a function body's statements.
         let sql_of = |q: usize| {
-            prov.check_of(program, ltp.occurrences[q].stmt)
+            prov.inside(program, ltp.occurrences[q].stmt)
                 .unwrap_or_else(|| stmt_of(q).sql.as_deref().unwrap_or_default())
         };
         let same_sql = pos > 0
@@ -1108,13 +1114,50 @@ fn interleaving(
             && ltp.occurrences[pos].iteration == ltp.occurrences[pos - 1].iteration
             && stmt_of(pos).origin == stmt_of(pos - 1).origin
             && sql_of(pos) == sql_of(pos - 1);
-        if same_sql {
+        if same_sql || one_execution(prov, ltp, pos) {
+            if actions.len() > last[st.txn] + 1 {
+                let part = |q: usize| prov.part(program, ltp.occurrences[q].stmt);
+                let own = match (part(pos - 1), part(pos)) {
+                    (Some(a), Some(b)) if a.snap != b.snap => "the queries of a VOLATILE function it calls take snapshots of their own: PostgreSQL can run this, a commit while the statement runs",
+                    _ => "they read one snapshot on PostgreSQL",
+                };
+                notes.push(format!(
+                    "the schedule runs other transactions' steps inside T{}'s statement `{}`, between its parts ({own}); replay runs a SQL statement as one step, at its first part",
+                    st.txn + 1,
+                    expected[st.txn].last().map_or("", String::as_str)
+                ));
+            }
             continue;
         }
+        last[st.txn] = actions.len();
         actions.push(Action::Step(st.txn));
         expected[st.txn].push(sql_of(pos).to_string());
     }
     (actions, expected)
+}
+
+/// Occurrence `pos` of `ltp` runs in the same execution of a SQL
+/// statement as occurrence `pos - 1` (`Provenance::parts`: a statement
+/// and the bodies of the LANGUAGE sql functions it calls; the same
+/// iterations of the loops around the statement).
+fn one_execution(prov: &Provenance, ltp: &crate::analysis::unfold::Ltp, pos: usize) -> bool {
+    if pos == 0 {
+        return false;
+    }
+    let (a, b) = (&ltp.occurrences[pos - 1], &ltp.occurrences[pos]);
+    let (Some(pa), Some(pb)) = (
+        prov.part(ltp.program, a.stmt),
+        prov.part(ltp.program, b.stmt),
+    ) else {
+        return false;
+    };
+    let d = pa.depth;
+    pa.exec == pb.exec
+        && pa.depth == pb.depth
+        && a.iteration.len() >= d
+        && b.iteration.len() >= d
+        && a.iteration[..d] == b.iteration[..d]
+        && (a.stmt, &a.iteration) != (b.stmt, &b.iteration)
 }
 
 /// Adds a parent row for every seed row whose foreign key points at no

@@ -554,6 +554,8 @@ impl Lowerer<'_> {
             && self.pos.sub_depth == 0
             && self.inl.inline_stack.is_empty();
         self.out.at_commit.push((q, once));
+        // It runs at COMMIT, not in the statement that queued it.
+        self.out.facts[q].part = None;
     }
 
     /// The transaction's body followed by the checks PostgreSQL runs at

@@ -188,6 +188,8 @@ impl Lowerer<'_> {
     pub(super) fn check_read(&mut self, q: usize, label: &str) {
         let sql = self.out.statements[q].sql.take().unwrap_or_default();
         self.out.statements[q].sql = Some(format!("{label} of: {sql}"));
-        self.out.facts[q].check_of = Some(sql);
+        // Inside a function body it runs in the caller's statement.
+        let inside = &mut self.out.facts[q].inside;
+        inside.get_or_insert(sql);
     }
 }

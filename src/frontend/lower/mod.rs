@@ -249,7 +249,8 @@ pub fn lower_units(
                 provenance.inexact.push(inexact);
                 provenance.limited.push(limited);
                 provenance.orders.push(orders);
-                provenance.checks.push(checks);
+                provenance.inside.push(checks.0);
+                provenance.parts.push(checks.1);
                 declared.push(declared_level(f, nodes));
             }
         }
@@ -434,8 +435,10 @@ fn lower_transaction<'a>(
     let orders: Vec<(usize, usize, bool)> = (0..l.out.facts.len())
         .filter_map(|q| l.out.facts[q].order.map(|(a, d)| (q, a, d)))
         .collect();
+    let parts: Vec<Option<crate::model::provenance::Part>> =
+        l.out.facts.iter().map(|f| f.part).collect();
     let checks: Vec<(usize, String)> = (0..l.out.facts.len())
-        .filter_map(|q| Some((q, l.out.facts[q].check_of.clone()?)))
+        .filter_map(|q| Some((q, l.out.facts[q].inside.clone()?)))
         .collect();
     let pins = (
         l.pins(),
@@ -446,7 +449,7 @@ fn lower_transaction<'a>(
         joined,
         limited,
         orders,
-        checks,
+        (checks, parts),
     );
     let program = Program {
         name,
@@ -574,7 +577,10 @@ type ProgramProvenance = (
     Vec<(usize, usize)>,
     Vec<usize>,
     Vec<(usize, usize, bool)>,
-    Vec<(usize, String)>,
+    (
+        Vec<(usize, String)>,
+        Vec<Option<crate::model::provenance::Part>>,
+    ),
 );
 
 /// What FK and same-tuple inference needs to know about a statement.
@@ -631,9 +637,12 @@ struct Facts {
     /// A limited read's order, when one key column: (attribute,
     /// descending) (`Provenance::orders`).
     order: Option<(usize, bool)>,
-    /// An integrity-check read of the SQL statement whose text this is
-    /// (`Provenance::checks`; set with the display label, `label_check`).
-    check_of: Option<String>,
+    /// The text of the SQL statement it runs inside, when not its own: an
+    /// integrity-check read (set with the display label, `check_read`), a
+    /// function body's statement (`Provenance::inside`).
+    inside: Option<String>,
+    /// The SQL statement and snapshot it is a part of (`Provenance::parts`).
+    part: Option<crate::model::provenance::Part>,
 }
 
 /// The state of lowering one transaction, in parts with one concern each:
@@ -771,6 +780,14 @@ struct Staging {
     /// statement (a `VOLATILE_LABEL` block) and the first statement index
     /// they created: they go where `defer` goes (order.rs).
     after: Option<(usize, Body)>,
+    /// The SQL statement and snapshot being lowered (`Provenance::parts`;
+    /// `lower_audited` opens them, a VOLATILE body opens its own
+    /// snapshots), and how many groups were opened.
+    exec: Option<(usize, usize)>,
+    /// The text of the SQL statement `exec` is.
+    exec_sql: Option<String>,
+    snap: Option<usize>,
+    groups: usize,
 }
 
 /// Queries lowered and function calls inlined, for `audit`.
@@ -786,6 +803,16 @@ struct Inlining {
 }
 
 impl<'a> Lowerer<'a> {
+    /// The SQL statement and snapshot a statement made now is a part of.
+    fn part(&self) -> Option<crate::model::provenance::Part> {
+        let (exec, depth) = self.stage.exec?;
+        Some(crate::model::provenance::Part {
+            exec,
+            snap: self.stage.snap?,
+            depth,
+        })
+    }
+
     fn line_of(&self, offset: usize) -> usize {
         self.src.file.line_col(offset).0
     }
@@ -824,6 +851,13 @@ impl<'a> Lowerer<'a> {
             certain: true,
             may_miss: self.pos.stmt_may_miss || self.pos.sub_depth > 0,
             rolled_back: self.pos.prefix > 0,
+            part: self.part(),
+            // A function body's statement runs inside the caller's.
+            inside: self
+                .stage
+                .exec_sql
+                .clone()
+                .filter(|_| !self.inl.inline_stack.is_empty()),
             ..Facts::default()
         });
         self.out.statements.len() - 1
