@@ -263,6 +263,8 @@ pub struct Executor<'p> {
     choices: Option<Arc<Choices>>,
     /// How many statements of `choices.path` have run so far.
     on_path: usize,
+    /// The draws of random choices (`Choices::random`).
+    draws: Option<crate::model::rng::Rng>,
 }
 
 /// Parameters the application decides anew at every visit (the
@@ -278,6 +280,10 @@ pub struct Executor<'p> {
 pub struct Choices {
     pub names: Vec<String>,
     pub path: Vec<String>,
+    /// `isolint replay --random`: no schedule, each choice drawn at random
+    /// (from this seed, one draw per condition reached) instead; the
+    /// serial runs then follow the path the concurrent run took.
+    pub random: Option<u64>,
 }
 
 /// Loop iterations a replayed program may start. Replay picks every
@@ -317,6 +323,7 @@ impl<'p> Executor<'p> {
             called: Default::default(),
             choices: None,
             on_path: 0,
+            draws: None,
         }
     }
 
@@ -324,6 +331,11 @@ impl<'p> Executor<'p> {
     /// choices ([`Choices`]).
     pub fn with_choices(mut self, choices: Option<Arc<Choices>>) -> Executor<'p> {
         self.choices = choices.filter(|c| !c.names.is_empty());
+        self.draws = self
+            .choices
+            .as_ref()
+            .and_then(|c| c.random)
+            .map(crate::model::rng::Rng::new);
         self
     }
 
@@ -529,9 +541,12 @@ impl<'p> Executor<'p> {
                 let go = match when {
                     None => true,
                     // An application choice: done when the schedule is.
-                    Some(cond) if self.choice(cond).is_some() => self
-                        .choice(cond)
-                        .is_some_and(|ch| self.on_path >= ch.path.len()),
+                    Some(cond) if self.choice(cond).is_some() => match self.draws.as_mut() {
+                        Some(r) => r.chance(50),
+                        None => self
+                            .choice(cond)
+                            .is_some_and(|ch| self.on_path >= ch.path.len()),
+                    },
                     Some(cond) => self.observe_eval(c, cond)?.is_true(),
                 };
                 if go {
@@ -626,10 +641,19 @@ impl<'p> Executor<'p> {
                 None => true,
                 // An application choice: the branch the schedule takes.
                 Some(cond) if self.choice(cond).is_some() => {
-                    let next = self.choice(cond).and_then(|ch| ch.path.get(self.on_path));
-                    let take = next.is_some() && first_statement(body).as_ref() == next;
+                    let next = self
+                        .choice(cond)
+                        .and_then(|ch| ch.path.get(self.on_path))
+                        .cloned();
+                    let (take, how) = match self.draws.as_mut() {
+                        Some(r) => (r.chance(50), "drawn at random"),
+                        None => (
+                            next.is_some() && first_statement(body) == next,
+                            "as the schedule goes",
+                        ),
+                    };
                     trail.push(format!(
-                        "`{}` was {take} (an application choice, as the schedule goes)",
+                        "`{}` was {take} (an application choice, {how})",
                         short_text(&cond.snip.text)
                     ));
                     take

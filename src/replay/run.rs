@@ -44,6 +44,33 @@ pub struct Txn {
     pub choices: Option<Arc<super::executor::Choices>>,
 }
 
+impl Txn {
+    /// The parameters as a person reads them: JDBC `?`s by their place
+    /// (`?2 of statement 3`), without the declared choices the replay
+    /// never reads (its path decides those conditions).
+    pub fn shown_params(&self) -> Vec<(String, &Val)> {
+        let names = super::plan::display_names(&self.program);
+        let choices: &[String] = self.choices.as_deref().map_or(&[], |c| c.names.as_slice());
+        let used = super::plan::used_parameters(&self.program, choices);
+        let mut shown: Vec<(&String, &Val)> = self
+            .params
+            .iter()
+            .filter(|(k, _)| !choices.contains(k) || used.contains(k))
+            .collect();
+        // `?`s in text order, after the named parameters.
+        shown.sort_by_key(|(k, _)| {
+            (
+                k.strip_prefix("?@").and_then(|o| o.parse::<usize>().ok()),
+                *k,
+            )
+        });
+        shown
+            .into_iter()
+            .map(|(k, v)| (names.get(k).cloned().unwrap_or_else(|| k.clone()), v))
+            .collect()
+    }
+}
+
 /// A row of the initial database.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SeedRow {

@@ -845,6 +845,7 @@ pub fn plan_with(
             t.choices = Some(Arc::new(super::executor::Choices {
                 names: sources.choices.clone(),
                 path: path.clone(),
+                random: None,
             }));
         }
     }
