@@ -113,16 +113,19 @@ pub struct Part {
     /// program (or of a PL/pgSQL routine it calls), with the bodies of
     /// the LANGUAGE sql functions it calls. Replay runs these as one step.
     pub exec: usize,
-    /// The snapshot it reads: its statement's, shared by the bodies of
-    /// STABLE and IMMUTABLE functions the statement calls (and by the
-    /// statements of a STABLE PL/pgSQL routine); each query of a
-    /// VOLATILE function's body takes its own (PostgreSQL 15, READ
-    /// COMMITTED: checked on a server, tests/replay_checks.rs).
-    pub snap: usize,
-    /// The loops around the SQL statement: occurrences of its parts with
+    /// The loops around that SQL statement: occurrences of its parts with
     /// equal iterations of these loops are one execution of it (deeper
     /// loops are the per-row calls inside it).
     pub depth: usize,
+    /// The snapshot it reads: its statement's, shared by the bodies of
+    /// STABLE and IMMUTABLE functions the statement calls, and by the
+    /// queries of a STABLE PL/pgSQL routine (and the statement calling
+    /// it); each query of a VOLATILE function's body takes its own
+    /// (PostgreSQL 15, READ COMMITTED: checked on a server,
+    /// tests/replay_checks.rs).
+    pub snap: usize,
+    /// The loops around the code that shares the snapshot, as `depth`.
+    pub snap_depth: usize,
 }
 
 /// See [`Provenance::alternatives`].

@@ -46,8 +46,8 @@ use super::value::Val;
 use crate::frontend::lower::{may_read, statement_text};
 use crate::frontend::sql::ast::{LoopHead, Node, ProcExpr, Stmt};
 use crate::frontend::sql::plpgsql::{
-    ASSERT_MARK, CURSOR_MARK, HANDLER_MARK, PER_ROW_LABEL, RETURN_NEXT_MARK, RETURN_VALUE_MARK,
-    ROW_COUNT_MARK,
+    ASSERT_MARK, CURSOR_MARK, HANDLER_MARK, ONE_SNAPSHOT_LABEL, PER_ROW_LABEL, RETURN_NEXT_MARK,
+    RETURN_VALUE_MARK, ROW_COUNT_MARK,
 };
 
 /// One SQL statement the executor ran, with what it observed.
@@ -345,6 +345,30 @@ impl<'p> Executor<'p> {
         let ch = self.choices.as_deref()?;
         let name = cond.snip.text.trim().trim_start_matches(':').to_lowercase();
         ch.names.contains(&name).then_some(ch)
+    }
+
+    /// Inside a block whose queries read one snapshot on PostgreSQL (a
+    /// STABLE routine's, `ONE_SNAPSHOT_LABEL`) with a query still to run
+    /// there (or a loop that may run one again): the driver runs this
+    /// transaction's next step before any other action, so that no commit
+    /// comes between them (each statement the executor sends takes its
+    /// own snapshot; with no commit between, they see the same data).
+    pub fn holds_snapshot(&self) -> bool {
+        let mut more = false;
+        for f in self.frames.iter().rev() {
+            match f {
+                Frame::Block {
+                    nodes, at, label, ..
+                } => {
+                    more |= nodes.get(*at..).is_some_and(has_sql);
+                    if *label == Some(ONE_SNAPSHOT_LABEL) {
+                        return more;
+                    }
+                }
+                Frame::Loop { .. } => more = true,
+            }
+        }
+        false
     }
 
     /// Runs up to and including the next SQL statement, and counts it on
@@ -1603,6 +1627,21 @@ fn set_constraints(c: &mut Client, names: Option<&[String]>, deferred: bool) -> 
 
 /// The first SQL statement `body` runs, as a step names it; `None` when
 /// a condition decides it first (an IF or loop before any statement).
+/// Whether `nodes` hold a query (at any depth).
+fn has_sql(nodes: &[Node]) -> bool {
+    nodes.iter().any(|n| match n {
+        Node::Sql(_) | Node::Open(_) | Node::Call { .. } => true,
+        Node::If(bs) => bs.iter().any(|(c, b)| c.is_some() || has_sql(b)),
+        Node::Loop { .. } => true,
+        Node::Block { body, handlers, .. } => {
+            has_sql(body) || handlers.iter().flatten().any(|h| has_sql(h))
+        }
+        Node::Prefix(b) => has_sql(b),
+        Node::Assign { .. } | Node::Eval(_) | Node::Exit { .. } => true,
+        _ => false,
+    })
+}
+
 fn first_statement(body: &[Node]) -> Option<String> {
     for n in body {
         match n {

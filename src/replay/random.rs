@@ -243,7 +243,12 @@ pub fn replay_with(
             if open.is_empty() {
                 return None;
             }
-            let i = open[rng.below(open.len())];
+            // A STABLE routine's next query reads the snapshot of its
+            // last: no other action comes between them.
+            let i = match open.iter().find(|&&i| st[i].held) {
+                Some(&i) => i,
+                None => open[rng.below(open.len())],
+            };
             Some(if st[i].finished {
                 Action::Commit(i)
             } else {

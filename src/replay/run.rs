@@ -383,6 +383,10 @@ pub struct Status {
     pub finished: bool,
     /// Its last statement is still blocked.
     pub pending: bool,
+    /// Inside a STABLE routine's queries, which read one snapshot on
+    /// PostgreSQL: a random driver runs its next step before any other
+    /// action (`Executor::holds_snapshot`).
+    pub held: bool,
 }
 
 /// Runs `txns` on the freshly seeded scratch schema at `level`, in the
@@ -566,6 +570,7 @@ impl<'a> Drive<'a> {
                 ended: self.ended[i],
                 finished: self.finished[i],
                 pending: self.sessions[i].pending,
+                held: self.sessions[i].holds_snapshot(),
             })
             .collect();
         match next(&status) {

@@ -1115,7 +1115,7 @@ fn interleaving(
             && ltp.occurrences[pos].iteration == ltp.occurrences[pos - 1].iteration
             && stmt_of(pos).origin == stmt_of(pos - 1).origin
             && sql_of(pos) == sql_of(pos - 1);
-        if same_sql || one_execution(prov, ltp, pos) {
+        if same_sql || same_part(prov, ltp, pos, false) {
             if actions.len() > last[st.txn] + 1 {
                 let part = |q: usize| prov.part(program, ltp.occurrences[q].stmt);
                 let own = match (part(pos - 1), part(pos)) {
@@ -1130,18 +1130,44 @@ fn interleaving(
             }
             continue;
         }
-        last[st.txn] = actions.len();
-        actions.push(Action::Step(st.txn));
         expected[st.txn].push(sql_of(pos).to_string());
+        // A STABLE routine's next query reads the snapshot of its last on
+        // PostgreSQL: a commit the schedule puts between them cannot
+        // happen there (the explorer's "in the model only" schedules
+        // have them). Run it right after, as PostgreSQL would.
+        let t = st.txn;
+        let committed_between = actions
+            .get(last[t] + 1..)
+            .is_some_and(|a| a.iter().any(|a| matches!(a, Action::Commit(_))));
+        if same_part(prov, ltp, pos, true) && committed_between {
+            notes.push(format!(
+                "the schedule commits another transaction between two queries of T{}'s that read one snapshot on PostgreSQL (a STABLE routine's, `{}`): not a schedule PostgreSQL can run; replay ran them one after the other",
+                t + 1,
+                sql_of(pos)
+            ));
+            let at = last[t] + 1;
+            actions.insert(at, Action::Step(t));
+            last.iter_mut().filter(|l| **l >= at).for_each(|l| *l += 1);
+            last[t] = at;
+            continue;
+        }
+        last[t] = actions.len();
+        actions.push(Action::Step(t));
     }
     (actions, expected)
 }
 
 /// Occurrence `pos` of `ltp` runs in the same execution of a SQL
-/// statement as occurrence `pos - 1` (`Provenance::parts`: a statement
-/// and the bodies of the LANGUAGE sql functions it calls; the same
-/// iterations of the loops around the statement).
-fn one_execution(prov: &Provenance, ltp: &crate::analysis::unfold::Ltp, pos: usize) -> bool {
+/// statement as occurrence `pos - 1` (`snap` false: `Provenance::parts`'
+/// `exec`, a statement and the bodies of the LANGUAGE sql functions it
+/// calls), or reads its snapshot (`snap`: a STABLE routine's queries
+/// too); within the same iterations of the loops around them.
+fn same_part(
+    prov: &Provenance,
+    ltp: &crate::analysis::unfold::Ltp,
+    pos: usize,
+    snap: bool,
+) -> bool {
     if pos == 0 {
         return false;
     }
@@ -1152,9 +1178,13 @@ fn one_execution(prov: &Provenance, ltp: &crate::analysis::unfold::Ltp, pos: usi
     ) else {
         return false;
     };
-    let d = pa.depth;
-    pa.exec == pb.exec
-        && pa.depth == pb.depth
+    let (ga, gb, d, db) = if snap {
+        (pa.snap, pb.snap, pa.snap_depth, pb.snap_depth)
+    } else {
+        (pa.exec, pb.exec, pa.depth, pb.depth)
+    };
+    ga == gb
+        && d == db
         && a.iteration.len() >= d
         && b.iteration.len() >= d
         && a.iteration[..d] == b.iteration[..d]

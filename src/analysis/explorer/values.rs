@@ -624,9 +624,9 @@ pub(super) fn mark_parts(g: &SummaryGraph, prov: &Provenance, inst: &mut Instanc
             ) else {
                 continue;
             };
-            let d = pa.depth;
+            let d = pa.snap_depth;
             let one = pa.snap == pb.snap
-                && pa.depth == pb.depth
+                && pa.snap_depth == pb.snap_depth
                 && a.iteration.len() >= d
                 && b.iteration.len() >= d
                 && a.iteration[..d] == b.iteration[..d]

@@ -786,7 +786,8 @@ struct Staging {
     exec: Option<(usize, usize)>,
     /// The text of the SQL statement `exec` is.
     exec_sql: Option<String>,
-    snap: Option<usize>,
+    /// (group, loops around it), as `exec`.
+    snap: Option<(usize, usize)>,
     groups: usize,
 }
 
@@ -806,10 +807,12 @@ impl<'a> Lowerer<'a> {
     /// The SQL statement and snapshot a statement made now is a part of.
     fn part(&self) -> Option<crate::model::provenance::Part> {
         let (exec, depth) = self.stage.exec?;
+        let (snap, snap_depth) = self.stage.snap?;
         Some(crate::model::provenance::Part {
             exec,
-            snap: self.stage.snap?,
             depth,
+            snap,
+            snap_depth,
         })
     }
 

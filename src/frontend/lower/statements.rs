@@ -89,7 +89,7 @@ impl Lowerer<'_> {
         }
         if self.stage.snap.is_none() {
             self.stage.groups += 1;
-            self.stage.snap = Some(self.stage.groups);
+            self.stage.snap = Some((self.stage.groups, self.pos.loops.len()));
         }
         let r = self.lower_audited_in(sql, into, s, next, weak_lock, pg);
         (self.stage.exec, self.stage.snap, self.stage.exec_sql) = saved;
