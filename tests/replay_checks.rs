@@ -282,10 +282,10 @@ END LOOP;
 ";
 const CHOICES: &str = "choices: [c1, c2, done]\n";
 
-/// `rounds` random rounds of two `Inc`s over one row (seed 7): the
-/// anomalies found.
+/// Up to 60 random rounds of two `Inc`s over one row (seed 7), stopped
+/// at the first anomaly: the anomalies found (0 or 1).
 fn random_anomalies(s: &isolint::replay::server::Server, program: &str, manifest: &str) -> usize {
-    use isolint::replay::random::{replay, RandomConfig};
+    use isolint::replay::random::{replay_with, Options, RandomConfig};
     let d = workload_dir(ACCT, manifest, &[("Inc.sql", program)]);
     let l = isolint::frontend::load(d.path(), None).expect("load");
     let cfg = RandomConfig {
@@ -296,7 +296,11 @@ fn random_anomalies(s: &isolint::replay::server::Server, program: &str, manifest
         level: Level::ReadCommitted,
     };
     let sources = l.sources.as_ref().expect("SQL sources");
-    let r = replay(s, sources, &l.workload, &l.provenance, cfg).expect("random replay");
+    let stop = Options {
+        stop_at_anomaly: true,
+        ..Options::default()
+    };
+    let r = replay_with(s, sources, &l.workload, &l.provenance, cfg, stop).expect("random");
     r.anomalies.len()
 }
 
@@ -523,9 +527,10 @@ fn a_volatile_plpgsql_routine_takes_a_snapshot_per_query() {
 }
 
 /// Random rounds (`isolint replay --random`) of the workload in `d`, two
-/// transactions over two rows (seed 3): the anomalies found.
+/// transactions over two rows (seed 3), stopped at the first anomaly:
+/// the anomalies found (0 or 1).
 fn random_rounds(s: &isolint::replay::server::Server, d: &tempfile::TempDir) -> usize {
-    use isolint::replay::random::{replay, RandomConfig};
+    use isolint::replay::random::{replay_with, Options, RandomConfig};
     let l = isolint::frontend::load(d.path(), None).expect("load");
     let cfg = RandomConfig {
         rounds: 80,
@@ -535,6 +540,10 @@ fn random_rounds(s: &isolint::replay::server::Server, d: &tempfile::TempDir) -> 
         level: Level::ReadCommitted,
     };
     let sources = l.sources.as_ref().expect("SQL sources");
-    let r = replay(s, sources, &l.workload, &l.provenance, cfg).expect("random replay");
+    let stop = Options {
+        stop_at_anomaly: true,
+        ..Options::default()
+    };
+    let r = replay_with(s, sources, &l.workload, &l.provenance, cfg, stop).expect("random");
     r.anomalies.len()
 }
