@@ -268,40 +268,12 @@ fn a_volatile_function_takes_its_own_snapshot() {
 // (2) `isolint replay --random` draws application choices.
 // ---------------------------------------------------------------------
 
-/// Any order, repetition and subset of a read and a write of one row
-/// (scripts/real_code_extract.py's shape of a BenchBase procedure).
-const INC: &str = "
-LOOP
-  IF :c1 THEN
-    SELECT v INTO :x FROM acct WHERE id = :k;
-  ELSIF :c2 THEN
-    UPDATE acct SET v = :x + 1 WHERE id = :k;
-  END IF;
-  EXIT WHEN :done;
-END LOOP;
-";
-const CHOICES: &str = "choices: [c1, c2, done]\n";
+use replay::{CHOICES, INC};
 
-/// Up to 60 random rounds of two `Inc`s over one row (seed 7), stopped
-/// at the first anomaly: the anomalies found (0 or 1).
+/// Up to 60 random rounds of two `Inc`s (`program`) over one row, seed 7.
 fn random_anomalies(s: &isolint::replay::server::Server, program: &str, manifest: &str) -> usize {
-    use isolint::replay::random::{replay_with, Options, RandomConfig};
     let d = workload_dir(ACCT, manifest, &[("Inc.sql", program)]);
-    let l = isolint::frontend::load(d.path(), None).expect("load");
-    let cfg = RandomConfig {
-        rounds: 60,
-        txns: 2,
-        keys: 1,
-        seed: 7,
-        level: Level::ReadCommitted,
-    };
-    let sources = l.sources.as_ref().expect("SQL sources");
-    let stop = Options {
-        stop_at_anomaly: true,
-        ..Options::default()
-    };
-    let r = replay_with(s, sources, &l.workload, &l.provenance, cfg, stop).expect("random");
-    r.anomalies.len()
+    replay::random_anomalies(s, d.path(), (60, 1, 7))
 }
 
 /// With `choices:` each condition `:c1`, `:c2`, `:done` is drawn anew,
@@ -526,24 +498,7 @@ fn a_volatile_plpgsql_routine_takes_a_snapshot_per_query() {
     );
 }
 
-/// Random rounds (`isolint replay --random`) of the workload in `d`, two
-/// transactions over two rows (seed 3), stopped at the first anomaly:
-/// the anomalies found (0 or 1).
+/// Up to 80 random rounds of the workload in `d` over two rows, seed 3.
 fn random_rounds(s: &isolint::replay::server::Server, d: &tempfile::TempDir) -> usize {
-    use isolint::replay::random::{replay_with, Options, RandomConfig};
-    let l = isolint::frontend::load(d.path(), None).expect("load");
-    let cfg = RandomConfig {
-        rounds: 80,
-        txns: 2,
-        keys: 2,
-        seed: 3,
-        level: Level::ReadCommitted,
-    };
-    let sources = l.sources.as_ref().expect("SQL sources");
-    let stop = Options {
-        stop_at_anomaly: true,
-        ..Options::default()
-    };
-    let r = replay_with(s, sources, &l.workload, &l.provenance, cfg, stop).expect("random");
-    r.anomalies.len()
+    replay::random_anomalies(s, d.path(), (80, 2, 3))
 }

@@ -20,21 +20,7 @@ use workdir::dir as workload_dir;
 
 const ACCT: &str = "CREATE TABLE acct (id int PRIMARY KEY, v int NOT NULL);";
 
-/// Any order, repetition and subset of a read and a write of one row,
-/// one per iteration, as scripts/real_code_extract.py writes BenchBase's
-/// procedures.
-const INC: &str = "
-LOOP
-  IF :c1 THEN
-    SELECT v INTO :x FROM acct WHERE id = :k;
-  ELSIF :c2 THEN
-    UPDATE acct SET v = :x + 1 WHERE id = :k;
-  END IF;
-  EXIT WHEN :done;
-END LOOP;
-";
-
-const CHOICES: &str = "choices: [c1, c2, done]\n";
+use replay::{CHOICES, INC};
 
 /// With `choices:` the replay follows the explorer's two-iteration
 /// schedule: T1 = Inc updating row k (one iteration), T2 = Inc reading

@@ -41,6 +41,51 @@ pub fn reproduced(dir: &Path, url: &str, args: &[&str]) -> Value {
     pg
 }
 
+/// Any order, repetition and subset of a read and a write of one row,
+/// one per iteration, as scripts/real_code_extract.py writes BenchBase's
+/// procedures (`acct (id, v)`).
+pub const INC: &str = "
+LOOP
+  IF :c1 THEN
+    SELECT v INTO :x FROM acct WHERE id = :k;
+  ELSIF :c2 THEN
+    UPDATE acct SET v = :x + 1 WHERE id = :k;
+  END IF;
+  EXIT WHEN :done;
+END LOOP;
+";
+
+/// `INC`'s application choices (isolint.yaml).
+pub const CHOICES: &str = "choices: [c1, c2, done]\n";
+
+/// Up to `rounds` random rounds (`isolint replay --random`, READ
+/// COMMITTED) of two transactions over `keys` rows per table of the
+/// workload in `dir`, seed `seed`, stopped at the first anomaly: the
+/// anomalies found (0 or 1).
+pub fn random_anomalies(
+    s: &isolint::replay::server::Server,
+    dir: &Path,
+    (rounds, keys, seed): (usize, usize, u64),
+) -> usize {
+    use isolint::model::isolation::Level;
+    use isolint::replay::random::{replay_with, Options, RandomConfig};
+    let l = isolint::frontend::load(dir, None).expect("load");
+    let cfg = RandomConfig {
+        rounds,
+        txns: 2,
+        keys,
+        seed,
+        level: Level::ReadCommitted,
+    };
+    let sources = l.sources.as_ref().expect("SQL sources");
+    let stop = Options {
+        stop_at_anomaly: true,
+        ..Options::default()
+    };
+    let r = replay_with(s, sources, &l.workload, &l.provenance, cfg, stop).expect("random");
+    r.anomalies.len()
+}
+
 /// The strings of array `key` of `v` (a replay's `trace`, `transactions`).
 pub fn strings<'v>(v: &'v Value, key: &str) -> Vec<&'v str> {
     v[key]

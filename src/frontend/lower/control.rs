@@ -383,7 +383,9 @@ impl Lowerer<'_> {
         let saved = (self.pos.stmt_may_miss, self.pos.stmt_tested);
         self.pos.stmt_may_miss = evidence && !self.aborts_after(&s.into, rest);
         self.pos.stmt_tested = evidence;
+        let open = self.open_statement(&s.snip);
         let r = self.lower_audited(&s.sql, &s.into, &s.snip, next, s.weak_lock, Some(&s.pg));
+        (self.stage.exec, self.stage.snap, self.stage.exec_sql) = open;
         (self.pos.stmt_may_miss, self.pos.stmt_tested) = saved;
         r
     }

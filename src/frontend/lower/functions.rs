@@ -456,7 +456,8 @@ impl<'a> Lowerer<'a> {
         let snap = self.stage.snap;
         for (bsnip, sql) in body {
             if def.volatile {
-                self.stage.snap = None;
+                self.stage.groups += 1;
+                self.stage.snap = Some((self.stage.groups, self.pos.loops.len()));
             }
             let sql = bind_params(sql, def, &prefix, self.cat.schema);
             // The body was gated when parsed (`parse_functions`); the

@@ -791,6 +791,13 @@ struct Staging {
     groups: usize,
 }
 
+/// What `open_statement` restores: `Staging`'s exec, snap and exec_sql.
+type Opened = (
+    Option<(usize, usize)>,
+    Option<(usize, usize)>,
+    Option<String>,
+);
+
 /// Queries lowered and function calls inlined, for `audit`.
 #[derive(Default)]
 struct Inlining {
@@ -804,6 +811,24 @@ struct Inlining {
 }
 
 impl<'a> Lowerer<'a> {
+    /// Opens a SQL statement of the program (`Provenance::parts`):
+    /// PostgreSQL runs it, and the bodies of the LANGUAGE sql functions it
+    /// calls, in one step, on one snapshot — unless a one-snapshot block
+    /// around it has one already (`ONE_SNAPSHOT_LABEL`); a VOLATILE body's
+    /// queries take their own (`call`). Returns what to restore.
+    fn open_statement(&mut self, s: &Snippet) -> Opened {
+        let saved = (self.stage.exec, self.stage.snap, self.stage.exec_sql.take());
+        let depth = self.pos.loops.len();
+        self.stage.groups += 1;
+        self.stage.exec = Some((self.stage.groups, depth));
+        self.stage.exec_sql = Some(statement_text(&s.text));
+        if self.stage.snap.is_none() {
+            self.stage.groups += 1;
+            self.stage.snap = Some((self.stage.groups, depth));
+        }
+        saved
+    }
+
     /// The SQL statement and snapshot a statement made now is a part of.
     fn part(&self) -> Option<crate::model::provenance::Part> {
         let (exec, depth) = self.stage.exec?;

@@ -73,38 +73,6 @@ impl Lowerer<'_> {
         weak_lock: bool,
         pg: Option<&crate::frontend::sql::gate::PgRefs>,
     ) -> Result<Body> {
-        // One SQL statement: PostgreSQL runs it, and the bodies of the
-        // LANGUAGE sql functions it calls, in one step, on one snapshot
-        // (but a VOLATILE body's queries: `call`). Opened by the
-        // outermost statement.
-        let saved = (
-            self.stage.exec,
-            self.stage.snap,
-            self.stage.exec_sql.clone(),
-        );
-        if self.stage.exec.is_none() {
-            self.stage.groups += 1;
-            self.stage.exec = Some((self.stage.groups, self.pos.loops.len()));
-            self.stage.exec_sql = Some(super::statement_text(&s.text));
-        }
-        if self.stage.snap.is_none() {
-            self.stage.groups += 1;
-            self.stage.snap = Some((self.stage.groups, self.pos.loops.len()));
-        }
-        let r = self.lower_audited_in(sql, into, s, next, weak_lock, pg);
-        (self.stage.exec, self.stage.snap, self.stage.exec_sql) = saved;
-        r
-    }
-
-    fn lower_audited_in(
-        &mut self,
-        sql: &Sql,
-        into: &[String],
-        s: &Snippet,
-        next: Option<&Node>,
-        weak_lock: bool,
-        pg: Option<&crate::frontend::sql::gate::PgRefs>,
-    ) -> Result<Body> {
         let (q0, c0) = (self.inl.selects, self.inl.inlined);
         let mut mark = self.audit_mark();
         // Taken here: the statements of inlined SQL bodies are lowered
