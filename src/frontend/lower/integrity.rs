@@ -191,5 +191,12 @@ impl Lowerer<'_> {
         // Inside a function body it runs in the caller's statement.
         let inside = &mut self.out.facts[q].inside;
         inside.get_or_insert(sql);
+        // But not on its snapshot: PostgreSQL's referential and unique
+        // checks see the latest committed rows (as before: their text,
+        // unlike the statement's parts', differs, `instance::continues`).
+        self.stage.groups += 1;
+        if let Some(p) = &mut self.out.facts[q].part {
+            p.snap = self.stage.groups;
+        }
     }
 }
