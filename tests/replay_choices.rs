@@ -7,48 +7,20 @@
 //! binaries (tests/common/postgres.rs).
 #![cfg(feature = "postgres")]
 
-use std::path::Path;
-
-use assert_cmd::Command;
 use serde_json::Value;
 
 #[path = "common/postgres.rs"]
 mod postgres;
+#[path = "common/replay.rs"]
+mod replay;
+use replay::check_json;
 #[path = "common/workdir.rs"]
 mod workdir;
 use workdir::dir as workload_dir;
 
-/// `isolint check DIR ARGS --format json`: (exit, JSON, stderr).
-fn check_json(dir: &Path, args: &[&str]) -> (i32, Value, String) {
-    let out = Command::cargo_bin("isolint")
-        .expect("binary")
-        .args(["check", &dir.display().to_string()])
-        .args(["--format", "json"])
-        .args(args)
-        .output()
-        .expect("run isolint");
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-    (out.status.code().unwrap_or(-1), v, err)
-}
-
 const ACCT: &str = "CREATE TABLE acct (id int PRIMARY KEY, v int NOT NULL);";
 
-/// Any order, repetition and subset of a read and a write of one row,
-/// one per iteration, as scripts/real_code_extract.py writes BenchBase's
-/// procedures.
-const INC: &str = "
-LOOP
-  IF :c1 THEN
-    SELECT v INTO :x FROM acct WHERE id = :k;
-  ELSIF :c2 THEN
-    UPDATE acct SET v = :x + 1 WHERE id = :k;
-  END IF;
-  EXIT WHEN :done;
-END LOOP;
-";
-
-const CHOICES: &str = "choices: [c1, c2, done]\n";
+use replay::{CHOICES, INC};
 
 /// With `choices:` the replay follows the explorer's two-iteration
 /// schedule: T1 = Inc updating row k (one iteration), T2 = Inc reading
@@ -73,12 +45,7 @@ fn choices_follow_a_two_iteration_schedule() {
     assert_eq!(pg["status"], "reproduced", "{pg}");
     // Some transaction ran a statement in two iterations: the schedule
     // needs a choice taken anew.
-    let trace: Vec<&str> = pg["trace"]
-        .as_array()
-        .expect("trace")
-        .iter()
-        .filter_map(Value::as_str)
-        .collect();
+    let trace = replay::strings(pg, "trace");
     let twice = ["T1", "T2"].iter().any(|t| {
         trace
             .iter()

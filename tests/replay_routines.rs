@@ -12,35 +12,17 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use ::postgres::types::Type;
-use assert_cmd::Command;
-use serde_json::Value;
 
 use isolint::replay::executor::{query, Executor, Halt, Step};
 use isolint::replay::value::Val;
 
 #[path = "common/postgres.rs"]
 mod postgres;
+#[path = "common/replay.rs"]
+mod replay;
 #[path = "common/workdir.rs"]
 mod workdir;
 use workdir::dir as workload_dir;
-
-/// `isolint check DIR --postgres URL --format json`: (exit, JSON).
-fn check_json(dir: &Path, url: &str) -> (i32, Value) {
-    let out = Command::cargo_bin("isolint")
-        .expect("binary")
-        .args(["check", &dir.display().to_string(), "--postgres", url])
-        .args(["--format", "json"])
-        .output()
-        .expect("run isolint");
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (out.status.code().unwrap_or(-1), v)
-}
 
 const ACCT: &str = "CREATE TABLE acct (id int PRIMARY KEY, v int NOT NULL);";
 
@@ -101,16 +83,8 @@ fn a_scalar_result_decides_the_path_and_is_reproduced() {
             ),
         )],
     );
-    let (code, v) = check_json(d.path(), &s.conninfo());
-    assert_eq!(code, 1, "not robust: {v}");
-    let pg = &v["witnesses"][0]["postgres"];
-    assert_eq!(pg["status"], "reproduced", "{pg}");
-    let trace: Vec<&str> = pg["trace"]
-        .as_array()
-        .expect("trace")
-        .iter()
-        .filter_map(Value::as_str)
-        .collect();
+    let pg = &replay::reproduced(d.path(), &s.conninfo(), &[]);
+    let trace = replay::strings(pg, "trace");
     for t in ["T1", "T2"] {
         assert!(
             trace
@@ -128,7 +102,7 @@ fn a_scalar_result_decides_the_path_and_is_reproduced() {
             &withdraw("SELECT v INTO STRICT b FROM acct WHERE id = p_id FOR UPDATE;"),
         )],
     );
-    let (code, v) = check_json(d.path(), &s.conninfo());
+    let (code, v, _) = replay::check_json(d.path(), &["--postgres", &s.conninfo()]);
     assert_eq!(code, 0, "robust with FOR UPDATE: {v}");
 }
 
@@ -392,18 +366,10 @@ fn tpcc_delivery_twice_is_reproduced() {
         "programs: [Delivery]\n",
         &[("Delivery.sql", &read("workloads/tpcc/Delivery.sql"))],
     );
-    let (code, v) = check_json(d.path(), &s.conninfo());
-    assert_eq!(code, 1, "not robust: {v}");
-    let pg = &v["witnesses"][0]["postgres"];
-    assert_eq!(pg["status"], "reproduced", "{pg}");
+    replay::reproduced(d.path(), &s.conninfo(), &[]);
 
-    let out = Command::cargo_bin("isolint")
-        .expect("binary")
-        .args(["check", &d.path().display().to_string()])
-        .args(["--levels", "Delivery=serializable", "--format", "json"])
-        .output()
-        .expect("run isolint");
-    assert_eq!(out.status.code(), Some(0), "robust at SERIALIZABLE");
+    let (code, _, _) = replay::check_json(d.path(), &["--levels", "Delivery=serializable"]);
+    assert_eq!(code, 0, "robust at SERIALIZABLE");
 }
 
 const JOBS: &str = "
@@ -439,16 +405,8 @@ fn array_elements_come_from_the_explorers_values() {
         "programs: [Fail, Peek]\n",
         &[("Fail.sql", fail), ("Peek.sql", peek)],
     );
-    let (code, v) = check_json(d.path(), &s.conninfo());
-    assert_eq!(code, 1, "not robust: {v}");
-    let pg = &v["witnesses"][0]["postgres"];
-    assert_eq!(pg["status"], "reproduced", "{pg}");
-    let txns: Vec<&str> = pg["transactions"]
-        .as_array()
-        .expect("transactions")
-        .iter()
-        .filter_map(Value::as_str)
-        .collect();
+    let pg = &replay::reproduced(d.path(), &s.conninfo(), &[]);
+    let txns = replay::strings(pg, "transactions");
     let after = |what: &str, end: char| -> Option<String> {
         let line = txns.iter().find(|l| l.contains(what))?;
         let i = line.find(what)? + what.len();

@@ -7,11 +7,6 @@
 //! binaries (tests/common/postgres.rs).
 #![cfg(feature = "postgres")]
 
-use std::path::Path;
-
-use assert_cmd::Command;
-use serde_json::Value;
-
 use isolint::analysis::explorer::{confirm_in, Bounds, Confirmation};
 use isolint::analysis::graph::{build, Settings};
 use isolint::analysis::robustness::witnesses_under;
@@ -20,28 +15,11 @@ use isolint::replay::witness::{self, Verdict};
 
 #[path = "common/postgres.rs"]
 mod postgres;
+#[path = "common/replay.rs"]
+mod replay;
 #[path = "common/workdir.rs"]
 mod workdir;
 use workdir::dir as workload_dir;
-
-/// `isolint check DIR ARGS --postgres URL --format json`: (exit, JSON).
-fn check_json(dir: &Path, url: &str, args: &[&str]) -> (i32, Value) {
-    let out = Command::cargo_bin("isolint")
-        .expect("binary")
-        .args(["check", &dir.display().to_string(), "--postgres", url])
-        .args(["--format", "json"])
-        .args(args)
-        .output()
-        .expect("run isolint");
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (out.status.code().unwrap_or(-1), v)
-}
 
 // ---------------------------------------------------------------------
 // (2) Per-transaction isolation levels.
@@ -82,10 +60,10 @@ fn a_mixed_allocation_is_replayed_each_transaction_at_its_level() {
         "",
         &[("WithdrawX.sql", WITHDRAW_X), ("WithdrawY.sql", WITHDRAW_Y)],
     );
-    let (code, v) = check_json(
+    let url = s.conninfo();
+    let (code, v, _) = replay::check_json(
         d.path(),
-        &s.conninfo(),
-        &["--levels", "WithdrawX=serializable"],
+        &["--postgres", &url, "--levels", "WithdrawX=serializable"],
     );
     assert_eq!(code, 1, "not robust under the mixed allocation: {v}");
     let wit = &v["witnesses"][0];
@@ -111,15 +89,12 @@ fn a_mixed_allocation_is_replayed_each_transaction_at_its_level() {
     );
 
     // `isolint replay --levels` replays it the same way.
-    let out = Command::cargo_bin("isolint")
-        .expect("binary")
-        .args(["replay", &d.path().display().to_string()])
-        .args(["--postgres", &s.conninfo(), "--format", "json"])
-        .args(["--levels", "WithdrawX=serializable"])
-        .output()
-        .expect("run isolint replay");
-    assert_eq!(out.status.code(), Some(1), "reproduced: exit 1");
-    let r: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let (code, r, _) = replay::isolint_json(
+        "replay",
+        d.path(),
+        &["--postgres", &url, "--levels", "WithdrawX=serializable"],
+    );
+    assert_eq!(code, 1, "reproduced: exit 1");
     let wit = &r["witnesses"][0];
     assert_eq!(wit["reproduced"], true, "{wit}");
     let levels = wit["levels"].as_array().expect("levels");
@@ -129,10 +104,14 @@ fn a_mixed_allocation_is_replayed_each_transaction_at_its_level() {
     );
 
     // Control: both raised, as `allocate` suggests: robust.
-    let (code, v) = check_json(
+    let (code, v, _) = replay::check_json(
         d.path(),
-        &s.conninfo(),
-        &["--levels", "WithdrawX=serializable,WithdrawY=serializable"],
+        &[
+            "--postgres",
+            &url,
+            "--levels",
+            "WithdrawX=serializable,WithdrawY=serializable",
+        ],
     );
     assert_eq!(code, 0, "robust when both are SERIALIZABLE: {v}");
     assert_eq!(v["witnesses"].as_array().map_or(0, Vec::len), 0, "{v}");
@@ -250,16 +229,8 @@ fn a_set_returning_routine_called_in_from_is_replayed() {
         "programs: [order_item]\n",
         &[("routines.sql", &routines(""))],
     );
-    let (code, v) = check_json(d.path(), &s.conninfo(), &[]);
-    assert_eq!(code, 1, "not robust: {v}");
-    let pg = &v["witnesses"][0]["postgres"];
-    assert_eq!(pg["status"], "reproduced", "{pg}");
-    let trace: Vec<&str> = pg["trace"]
-        .as_array()
-        .expect("trace")
-        .iter()
-        .filter_map(Value::as_str)
-        .collect();
+    let pg = &replay::reproduced(d.path(), &s.conninfo(), &[]);
+    let trace = replay::strings(pg, "trace");
     for t in ["T1", "T2"] {
         let after = |what: &str| -> String {
             let line = trace
@@ -279,7 +250,7 @@ fn a_set_returning_routine_called_in_from_is_replayed() {
         "programs: [order_item]\n",
         &[("routines.sql", &routines(" FOR UPDATE"))],
     );
-    let (code, v) = check_json(d.path(), &s.conninfo(), &[]);
+    let (code, v, _) = replay::check_json(d.path(), &["--postgres", &s.conninfo()]);
     assert_eq!(code, 0, "robust with FOR UPDATE: {v}");
 }
 

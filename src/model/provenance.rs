@@ -109,6 +109,41 @@ pub struct Provenance {
     /// nothing: PostgreSQL's write acts on what it re-reads (EvalPlanQual),
     /// so the explorer gives them no dependency (docs/explorer.md).
     pub scans: Vec<Vec<usize>>,
+    /// Per program: the statements PostgreSQL runs inside another SQL
+    /// statement whose text is not theirs — integrity-check reads (a
+    /// foreign-key check, a unique check, an exclusion / partial unique
+    /// check of an INSERT, UPDATE or DELETE; their BTP `sql` is a display
+    /// label) and the statements of LANGUAGE sql function bodies —, by
+    /// statement index, with the text of that statement. Replay runs them
+    /// as that statement.
+    pub inside: Vec<Vec<(usize, String)>>,
+    /// Per program and statement (indexed like `Program::statements`):
+    /// which execution of a SQL statement it is a part of ([`Part`]).
+    /// Empty when the workload came without provenance.
+    pub parts: Vec<Vec<Option<Part>>>,
+}
+
+/// The SQL statement a BTP statement is a part of, beyond what equal
+/// text and origin say: an inlined routine's statements have their own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Part {
+    /// The SQL statement PostgreSQL runs it in: a statement of the
+    /// program (or of a PL/pgSQL routine it calls), with the bodies of
+    /// the LANGUAGE sql functions it calls. Replay runs these as one step.
+    pub exec: usize,
+    /// The loops around that SQL statement: occurrences of its parts with
+    /// equal iterations of these loops are one execution of it (deeper
+    /// loops are the per-row calls inside it).
+    pub depth: usize,
+    /// The snapshot it reads: its statement's, shared by the bodies of
+    /// STABLE and IMMUTABLE functions the statement calls, and by the
+    /// queries of a STABLE PL/pgSQL routine (and the statement calling
+    /// it); each query of a VOLATILE function's body takes its own
+    /// (PostgreSQL 15, READ COMMITTED: checked on a server,
+    /// tests/replay_checks.rs).
+    pub snap: usize,
+    /// The loops around the code that shares the snapshot, as `depth`.
+    pub snap_depth: usize,
 }
 
 /// See [`Provenance::ranges`]: (statement, attribute, bound, upper).
@@ -194,6 +229,22 @@ impl Provenance {
             }
         }
         side
+    }
+
+    /// The text of the SQL statement statement `stmt` of `program` runs
+    /// inside (`Provenance::inside`); `None` where it is its own.
+    pub fn inside(&self, program: usize, stmt: usize) -> Option<&str> {
+        self.inside
+            .get(program)?
+            .iter()
+            .find(|(s, _)| *s == stmt)
+            .map(|(_, sql)| sql.as_str())
+    }
+
+    /// What SQL statement and snapshot statement `stmt` of `program` is a
+    /// part of (`Provenance::parts`).
+    pub fn part(&self, program: usize, stmt: usize) -> Option<Part> {
+        *self.parts.get(program)?.get(stmt)?
     }
 
     /// The per-branch values of pin `attr` of statement `stmt`, when it

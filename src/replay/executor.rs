@@ -46,8 +46,8 @@ use super::value::Val;
 use crate::frontend::lower::{may_read, statement_text};
 use crate::frontend::sql::ast::{LoopHead, Node, ProcExpr, Stmt};
 use crate::frontend::sql::plpgsql::{
-    ASSERT_MARK, CURSOR_MARK, HANDLER_MARK, PER_ROW_LABEL, RETURN_NEXT_MARK, RETURN_VALUE_MARK,
-    ROW_COUNT_MARK,
+    ASSERT_MARK, CURSOR_MARK, HANDLER_MARK, ONE_SNAPSHOT_LABEL, PER_ROW_LABEL, RETURN_NEXT_MARK,
+    RETURN_VALUE_MARK, ROW_COUNT_MARK,
 };
 
 /// One SQL statement the executor ran, with what it observed.
@@ -263,6 +263,8 @@ pub struct Executor<'p> {
     choices: Option<Arc<Choices>>,
     /// How many statements of `choices.path` have run so far.
     on_path: usize,
+    /// The draws of random choices (`Choices::random`).
+    draws: Option<crate::model::rng::Rng>,
 }
 
 /// Parameters the application decides anew at every visit (the
@@ -278,6 +280,10 @@ pub struct Executor<'p> {
 pub struct Choices {
     pub names: Vec<String>,
     pub path: Vec<String>,
+    /// `isolint replay --random`: no schedule, each choice drawn at random
+    /// (from this seed, one draw per condition reached) instead; the
+    /// serial runs then follow the path the concurrent run took.
+    pub random: Option<u64>,
 }
 
 /// Loop iterations a replayed program may start. Replay picks every
@@ -317,6 +323,7 @@ impl<'p> Executor<'p> {
             called: Default::default(),
             choices: None,
             on_path: 0,
+            draws: None,
         }
     }
 
@@ -324,6 +331,11 @@ impl<'p> Executor<'p> {
     /// choices ([`Choices`]).
     pub fn with_choices(mut self, choices: Option<Arc<Choices>>) -> Executor<'p> {
         self.choices = choices.filter(|c| !c.names.is_empty());
+        self.draws = self
+            .choices
+            .as_ref()
+            .and_then(|c| c.random)
+            .map(crate::model::rng::Rng::new);
         self
     }
 
@@ -333,6 +345,30 @@ impl<'p> Executor<'p> {
         let ch = self.choices.as_deref()?;
         let name = cond.snip.text.trim().trim_start_matches(':').to_lowercase();
         ch.names.contains(&name).then_some(ch)
+    }
+
+    /// Inside a block whose queries read one snapshot on PostgreSQL (a
+    /// STABLE routine's, `ONE_SNAPSHOT_LABEL`) with a query still to run
+    /// there (or a loop that may run one again): the driver runs this
+    /// transaction's next step before any other action, so that no commit
+    /// comes between them (each statement the executor sends takes its
+    /// own snapshot; with no commit between, they see the same data).
+    pub fn holds_snapshot(&self) -> bool {
+        let mut more = false;
+        for f in self.frames.iter().rev() {
+            match f {
+                Frame::Block {
+                    nodes, at, label, ..
+                } => {
+                    more |= nodes.get(*at..).is_some_and(has_sql);
+                    if *label == Some(ONE_SNAPSHOT_LABEL) {
+                        return more;
+                    }
+                }
+                Frame::Loop { .. } => more = true,
+            }
+        }
+        false
     }
 
     /// Runs up to and including the next SQL statement, and counts it on
@@ -529,9 +565,12 @@ impl<'p> Executor<'p> {
                 let go = match when {
                     None => true,
                     // An application choice: done when the schedule is.
-                    Some(cond) if self.choice(cond).is_some() => self
-                        .choice(cond)
-                        .is_some_and(|ch| self.on_path >= ch.path.len()),
+                    Some(cond) if self.choice(cond).is_some() => match self.draws.as_mut() {
+                        Some(r) => r.chance(50),
+                        None => self
+                            .choice(cond)
+                            .is_some_and(|ch| self.on_path >= ch.path.len()),
+                    },
                     Some(cond) => self.observe_eval(c, cond)?.is_true(),
                 };
                 if go {
@@ -626,10 +665,19 @@ impl<'p> Executor<'p> {
                 None => true,
                 // An application choice: the branch the schedule takes.
                 Some(cond) if self.choice(cond).is_some() => {
-                    let next = self.choice(cond).and_then(|ch| ch.path.get(self.on_path));
-                    let take = next.is_some() && first_statement(body).as_ref() == next;
+                    let next = self
+                        .choice(cond)
+                        .and_then(|ch| ch.path.get(self.on_path))
+                        .cloned();
+                    let (take, how) = match self.draws.as_mut() {
+                        Some(r) => (r.chance(50), "drawn at random"),
+                        None => (
+                            next.is_some() && first_statement(body) == next,
+                            "as the schedule goes",
+                        ),
+                    };
                     trail.push(format!(
-                        "`{}` was {take} (an application choice, as the schedule goes)",
+                        "`{}` was {take} (an application choice, {how})",
                         short_text(&cond.snip.text)
                     ));
                     take
@@ -1579,6 +1627,21 @@ fn set_constraints(c: &mut Client, names: Option<&[String]>, deferred: bool) -> 
 
 /// The first SQL statement `body` runs, as a step names it; `None` when
 /// a condition decides it first (an IF or loop before any statement).
+/// Whether `nodes` hold a query (at any depth).
+fn has_sql(nodes: &[Node]) -> bool {
+    nodes.iter().any(|n| match n {
+        Node::Sql(_) | Node::Open(_) | Node::Call { .. } => true,
+        Node::If(bs) => bs.iter().any(|(c, b)| c.is_some() || has_sql(b)),
+        Node::Loop { .. } => true,
+        Node::Block { body, handlers, .. } => {
+            has_sql(body) || handlers.iter().flatten().any(|h| has_sql(h))
+        }
+        Node::Prefix(b) => has_sql(b),
+        Node::Assign { .. } | Node::Eval(_) | Node::Exit { .. } => true,
+        _ => false,
+    })
+}
+
 fn first_statement(body: &[Node]) -> Option<String> {
     for n in body {
         match n {

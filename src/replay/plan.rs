@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::run::{Action, SeedRow, Txn};
 use super::value::Val;
-use crate::frontend::sql::ast::{LoopHead, Node};
+use crate::frontend::sql::ast::{LoopHead, Node, ProcExpr, Stmt};
 
 /// The schedule made concrete.
 #[derive(Debug, Clone)]
@@ -47,11 +47,75 @@ impl Plan {
 /// counts inside it only). TPC-C's OrderStatus assigns `:c` on its
 /// by-name branch and reads it as a parameter on the other: a parameter.
 pub fn parameters(nodes: &[Node]) -> Vec<String> {
+    used_parameters(nodes, &[])
+}
+
+/// [`parameters`] but those that stand only as a condition that is
+/// exactly one of `choices` (`IF :c1`, `EXIT WHEN :done`): with the
+/// manifest's `choices:` the replay follows the schedule's path there and
+/// never reads their values.
+pub fn used_parameters(nodes: &[Node], choices: &[String]) -> Vec<String> {
     let mut params = vec![];
-    walk(nodes, &mut HashSet::new(), &mut params);
+    walk(nodes, &mut HashSet::new(), &mut params, choices);
     params.sort();
     params.dedup();
     params
+}
+
+/// Names a person reads for a program's parameters: a JDBC `?`
+/// (`?@<file offset>`, the executor's name) becomes `?N of statement M`
+/// (the N-th `?` of the program's M-th SQL statement, in text order).
+/// Other names are their own.
+pub fn display_names(program: &[Node]) -> HashMap<String, String> {
+    let mut stmts: Vec<&Stmt> = vec![];
+    statements(program, &mut stmts);
+    stmts.sort_by_key(|s| s.snip.offset);
+    let mut out = HashMap::new();
+    for (m, st) in stmts.iter().enumerate() {
+        let mut own = vec![];
+        placeholders(&st.sql, &HashSet::new(), &mut own);
+        let mut at: Vec<usize> = own
+            .iter()
+            .filter_map(|p| p.strip_prefix("?@")?.parse().ok())
+            .collect();
+        at.sort_unstable();
+        at.dedup();
+        for (n, a) in at.iter().enumerate() {
+            out.insert(
+                format!("?@{a}"),
+                format!("?{} of statement {}", n + 1, m + 1),
+            );
+        }
+    }
+    out
+}
+
+/// The SQL statements of `nodes`, in tree order.
+fn statements<'n>(nodes: &'n [Node], out: &mut Vec<&'n Stmt>) {
+    for n in nodes {
+        match n {
+            Node::Sql(s) | Node::Open(s) => out.push(s),
+            Node::If(bs) => bs.iter().for_each(|(_, b)| statements(b, out)),
+            Node::Loop { head, body, .. } => {
+                if let LoopHead::Query { query, .. } = head {
+                    out.push(query);
+                }
+                statements(body, out);
+            }
+            Node::Block { body, handlers, .. } => {
+                statements(body, out);
+                handlers.iter().flatten().for_each(|h| statements(h, out));
+            }
+            Node::Prefix(b) => statements(b, out),
+            _ => {}
+        }
+    }
+}
+
+/// A condition that is exactly one of `choices` (`:c1`, `c1`).
+fn is_choice(c: &ProcExpr, choices: &[String]) -> bool {
+    let name = c.snip.text.trim().trim_start_matches(':').to_lowercase();
+    choices.contains(&name)
 }
 
 /// JDBC's `?` placeholders of a program: the executor's name
@@ -111,7 +175,12 @@ fn placeholders<T: sqlparser::ast::Visit>(
     });
 }
 
-fn walk(nodes: &[Node], assigned: &mut HashSet<String>, params: &mut Vec<String>) {
+fn walk(
+    nodes: &[Node],
+    assigned: &mut HashSet<String>,
+    params: &mut Vec<String>,
+    choices: &[String],
+) {
     let var = |v: &str| v.trim_start_matches(':').to_lowercase();
     for n in nodes {
         match n {
@@ -122,11 +191,11 @@ fn walk(nodes: &[Node], assigned: &mut HashSet<String>, params: &mut Vec<String>
             Node::If(bs) => {
                 let mut after: Option<HashSet<String>> = None;
                 for (c, b) in bs {
-                    if let Some(c) = c {
+                    if let Some(c) = c.as_ref().filter(|c| !is_choice(c, choices)) {
                         placeholders(&c.expr, assigned, params);
                     }
                     let mut a = assigned.clone();
-                    walk(b, &mut a, params);
+                    walk(b, &mut a, params, choices);
                     after = Some(match after {
                         None => a,
                         Some(x) => x.intersection(&a).cloned().collect(),
@@ -152,9 +221,11 @@ fn walk(nodes: &[Node], assigned: &mut HashSet<String>, params: &mut Vec<String>
                 if let Some(v) = head.var() {
                     a.insert(var(v));
                 }
-                walk(body, &mut a, params);
+                walk(body, &mut a, params, choices);
             }
-            Node::Exit { when: Some(c), .. } => placeholders(&c.expr, assigned, params),
+            Node::Exit { when: Some(c), .. } if !is_choice(c, choices) => {
+                placeholders(&c.expr, assigned, params)
+            }
             Node::Eval(cs) => cs
                 .iter()
                 .for_each(|c| placeholders(&c.expr, assigned, params)),
@@ -163,12 +234,12 @@ fn walk(nodes: &[Node], assigned: &mut HashSet<String>, params: &mut Vec<String>
                 assigned.insert(var(v));
             }
             Node::Block { body, handlers, .. } => {
-                walk(body, assigned, params);
+                walk(body, assigned, params, choices);
                 for h in handlers.iter().flatten() {
-                    walk(h, &mut assigned.clone(), params);
+                    walk(h, &mut assigned.clone(), params, choices);
                 }
             }
-            Node::Prefix(b) => walk(b, &mut assigned.clone(), params),
+            Node::Prefix(b) => walk(b, &mut assigned.clone(), params, choices),
             Node::Call { call, result, .. } => {
                 placeholders(&call.expr, assigned, params);
                 if let Some(r) = result {

@@ -243,7 +243,12 @@ pub fn replay_with(
             if open.is_empty() {
                 return None;
             }
-            let i = open[rng.below(open.len())];
+            // A STABLE routine's next query reads the snapshot of its
+            // last: no other action comes between them.
+            let i = match open.iter().find(|&&i| st[i].held) {
+                Some(&i) => i,
+                None => open[rng.below(open.len())],
+            };
             Some(if st[i].finished {
                 Action::Commit(i)
             } else {
@@ -265,16 +270,19 @@ pub fn replay_with(
             }
             continue;
         }
-        let cmp = match judge(&mut scratch, &seed, &txns, cfg.level, &c)? {
+        // The serial runs take the paths the concurrent run's choices took.
+        let serial_txns = on_paths(&txns, &c);
+        let txns_s = serial_txns.as_slice();
+        let cmp = match judge(&mut scratch, &seed, txns_s, cfg.level, &c)? {
             Some(cmp) => cmp,
             // A serial run; the breakdown still wants the serial orders.
             None if report.breakdown.is_some() => {
-                compare(&mut scratch, &seed, &txns, cfg.level, &c)?
+                compare(&mut scratch, &seed, txns_s, cfg.level, &c)?
             }
             None => continue,
         };
         if let Some(b) = report.breakdown.as_mut() {
-            breakdown::classify(&mut scratch, &seed, &txns, cfg.level, &c, &cmp, &key, b)?;
+            breakdown::classify(&mut scratch, &seed, txns_s, cfg.level, &c, &cmp, &key, b)?;
         }
         if cmp.equivalent.is_none() {
             report.anomalies.push(Anomaly {
@@ -289,6 +297,26 @@ pub fn replay_with(
         }
     }
     Ok(report)
+}
+
+/// `txns` for the serial runs: a transaction whose application choices
+/// were drawn at random follows the path it took in the concurrent run
+/// `c` (the statements it ran, in order), as a witness's serial runs
+/// follow the schedule's path.
+fn on_paths(txns: &[Txn], c: &Outcome) -> Vec<Txn> {
+    let mut out = txns.to_vec();
+    for (i, t) in out.iter_mut().enumerate() {
+        let Some(ch) = t.choices.as_deref().filter(|ch| ch.random.is_some()) else {
+            continue;
+        };
+        let path = c.observed[i].iter().map(|r| r.source.clone()).collect();
+        t.choices = Some(Arc::new(super::executor::Choices {
+            names: ch.names.clone(),
+            path,
+            random: None,
+        }));
+    }
+    out
 }
 
 /// Counts a round's aborts, failures and blocks into `report`; `false`
@@ -457,12 +485,21 @@ impl Draw<'_> {
             for (name, u) in &self.params[p] {
                 bound.insert(name.clone(), self.value(name, u, rng, fresh));
             }
+            // Application choices (`choices:`): drawn anew at every
+            // condition, from a seed of this instance's.
+            let choices = (!sources.choices.is_empty()).then(|| {
+                Arc::new(super::executor::Choices {
+                    names: sources.choices.clone(),
+                    path: vec![],
+                    random: Some(rng.next_u64()),
+                })
+            });
             txns.push(Txn {
                 name: format!("T{} = {}", t + 1, w.programs[p].name),
                 program: Arc::new(sources.programs[p].clone()),
                 params: bound,
                 observe_conditions: true,
-                choices: None,
+                choices,
             });
         }
         txns

@@ -44,6 +44,33 @@ pub struct Txn {
     pub choices: Option<Arc<super::executor::Choices>>,
 }
 
+impl Txn {
+    /// The parameters as a person reads them: JDBC `?`s by their place
+    /// (`?2 of statement 3`), without the declared choices the replay
+    /// never reads (its path decides those conditions).
+    pub fn shown_params(&self) -> Vec<(String, &Val)> {
+        let names = super::plan::display_names(&self.program);
+        let choices: &[String] = self.choices.as_deref().map_or(&[], |c| c.names.as_slice());
+        let used = super::plan::used_parameters(&self.program, choices);
+        let mut shown: Vec<(&String, &Val)> = self
+            .params
+            .iter()
+            .filter(|(k, _)| !choices.contains(k) || used.contains(k))
+            .collect();
+        // `?`s in text order, after the named parameters.
+        shown.sort_by_key(|(k, _)| {
+            (
+                k.strip_prefix("?@").and_then(|o| o.parse::<usize>().ok()),
+                *k,
+            )
+        });
+        shown
+            .into_iter()
+            .map(|(k, v)| (names.get(k).cloned().unwrap_or_else(|| k.clone()), v))
+            .collect()
+    }
+}
+
 /// A row of the initial database.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SeedRow {
@@ -356,6 +383,10 @@ pub struct Status {
     pub finished: bool,
     /// Its last statement is still blocked.
     pub pending: bool,
+    /// Inside a STABLE routine's queries, which read one snapshot on
+    /// PostgreSQL: a random driver runs its next step before any other
+    /// action (`Executor::holds_snapshot`).
+    pub held: bool,
 }
 
 /// Runs `txns` on the freshly seeded scratch schema at `level`, in the
@@ -539,6 +570,7 @@ impl<'a> Drive<'a> {
                 ended: self.ended[i],
                 finished: self.finished[i],
                 pending: self.sessions[i].pending,
+                held: self.sessions[i].holds_snapshot(),
             })
             .collect();
         match next(&status) {

@@ -6,6 +6,7 @@
 //! lock holder commits or aborts.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -41,6 +42,9 @@ pub struct Session {
     /// The server process of the connection (to ask whether it waits
     /// for a lock).
     pub pid: i32,
+    /// After its last step the program is inside a block that reads one
+    /// snapshot on PostgreSQL (`Executor::holds_snapshot`).
+    held: Arc<AtomicBool>,
 }
 
 /// The SQL that starts a transaction at `level`.
@@ -70,6 +74,8 @@ impl Session {
         let (tx, cmd_rx) = channel::<Cmd>();
         let (reply_tx, rx) = channel::<Reply>();
         let cancel = client.cancel_token();
+        let held = Arc::new(AtomicBool::new(false));
+        let held_by = held.clone();
         let handle = std::thread::spawn(move || {
             let mut ex = Executor::new(&program, params)
                 .observing(observe_conditions)
@@ -87,6 +93,7 @@ impl Session {
                             }
                         }
                         let r = ex.step(&mut client);
+                        held_by.store(ex.holds_snapshot(), Ordering::SeqCst);
                         if r.is_err() || matches!(r, Ok(Step::RolledBack(_))) {
                             let _ = client.batch_execute("ROLLBACK");
                         }
@@ -113,7 +120,14 @@ impl Session {
             handle: Some(handle),
             pending: false,
             pid,
+            held,
         })
+    }
+
+    /// See [`Session::held`]: its next step must come before any other
+    /// transaction's action.
+    pub fn holds_snapshot(&self) -> bool {
+        !self.pending && self.held.load(Ordering::SeqCst)
     }
 
     /// Sends a step (`commit = false`) or a commit, and waits up to

@@ -837,7 +837,7 @@ pub fn plan_with(
         choice,
         &mut fresh,
     )?;
-    let (actions, expected) = interleaving(w, g, s);
+    let (actions, expected) = interleaving(w, prov, g, s, &mut notes);
     let mut txns = txns;
     if !sources.choices.is_empty() {
         // Application choices follow the schedule's path (`choices:`).
@@ -845,6 +845,7 @@ pub fn plan_with(
             t.choices = Some(Arc::new(super::executor::Choices {
                 names: sources.choices.clone(),
                 path: path.clone(),
+                random: None,
             }));
         }
     }
@@ -1110,11 +1111,21 @@ fn array_of(cells: &[&Cell], cls: &mut Classes, value: &HashMap<usize, Val>, oid
 
 /// The interleaving as driver actions, and per transaction the
 /// statements the schedule has it run. Several BTP statements of one SQL
-/// statement (an insert and its foreign-key check) run as that one
-/// statement.
-fn interleaving(w: &Workload, g: &SummaryGraph, s: &Schedule) -> (Vec<Action>, Vec<Vec<String>>) {
+/// statement (an insert and its foreign-key check, a statement and the
+/// bodies of the LANGUAGE sql functions it calls) run as that one
+/// statement; `notes` says where the schedule puts another
+/// transaction's work inside one.
+fn interleaving(
+    w: &Workload,
+    prov: &Provenance,
+    g: &SummaryGraph,
+    s: &Schedule,
+    notes: &mut Vec<String>,
+) -> (Vec<Action>, Vec<Vec<String>>) {
     let mut actions = vec![];
     let mut expected = vec![vec![]; s.transactions.len()];
+    // Per transaction, the index of its last step in `actions`.
+    let mut last: Vec<usize> = vec![0; s.transactions.len()];
     for st in &s.steps {
         let Some(pos) = st.pos else {
             actions.push(Action::Commit(st.txn));
@@ -1127,41 +1138,97 @@ fn interleaving(w: &Workload, g: &SummaryGraph, s: &Schedule) -> (Vec<Action>, V
         }
         let tr = &s.transactions[st.txn];
         let ltp = &g.nodes[tr.node].ltp;
-        let stmt_of = |q: usize| &w.programs[ltp.program].statements[ltp.occurrences[q].stmt];
+        let program = ltp.program;
+        let stmt_of = |q: usize| &w.programs[program].statements[ltp.occurrences[q].stmt];
         // An integrity check read (a foreign-key check before its INSERT,
-        // a unique check after it; `fk_checked`) is part of that
-        // statement: the executor runs the INSERT at the first's step.
-        let sql_of = |q: usize| fk_checked(stmt_of(q).sql.as_deref().unwrap_or_default());
+        // a unique check after it) is part of that statement: the
+        // executor runs the INSERT at the first's step. The front-end
+        // says which reads are checks, and of what SQL
+        // (`Provenance::inside`); the BTP's `sql` is only a label. So
+        // does it of a function body's statements.
+        let sql_of = |q: usize| {
+            prov.inside(program, ltp.occurrences[q].stmt)
+                .unwrap_or_else(|| stmt_of(q).sql.as_deref().unwrap_or_default())
+        };
         let same_sql = pos > 0
             && ltp.occurrences[pos].stmt != ltp.occurrences[pos - 1].stmt
             && ltp.occurrences[pos].iteration == ltp.occurrences[pos - 1].iteration
             && stmt_of(pos).origin == stmt_of(pos - 1).origin
             && sql_of(pos) == sql_of(pos - 1);
-        if same_sql {
+        if same_sql || same_part(prov, ltp, pos, false) {
+            if actions.len() > last[st.txn] + 1 {
+                let part = |q: usize| prov.part(program, ltp.occurrences[q].stmt);
+                let own = match (part(pos - 1), part(pos)) {
+                    (Some(a), Some(b)) if a.snap != b.snap => "the queries of a VOLATILE function it calls take snapshots of their own: PostgreSQL can run this, a commit while the statement runs",
+                    _ => "they read one snapshot on PostgreSQL",
+                };
+                notes.push(format!(
+                    "the schedule runs other transactions' steps inside T{}'s statement `{}`, between its parts ({own}); replay runs a SQL statement as one step, at its first part",
+                    st.txn + 1,
+                    expected[st.txn].last().map_or("", String::as_str)
+                ));
+            }
             continue;
         }
-        actions.push(Action::Step(st.txn));
         expected[st.txn].push(sql_of(pos).to_string());
+        // A STABLE routine's next query reads the snapshot of its last on
+        // PostgreSQL: a commit the schedule puts between them cannot
+        // happen there (the explorer's "in the model only" schedules
+        // have them). Run it right after, as PostgreSQL would.
+        let t = st.txn;
+        let committed_between = actions
+            .get(last[t] + 1..)
+            .is_some_and(|a| a.iter().any(|a| matches!(a, Action::Commit(_))));
+        if same_part(prov, ltp, pos, true) && committed_between {
+            notes.push(format!(
+                "the schedule commits another transaction between two queries of T{}'s that read one snapshot on PostgreSQL (a STABLE routine's, `{}`): not a schedule PostgreSQL can run; replay ran them one after the other",
+                t + 1,
+                sql_of(pos)
+            ));
+            let at = last[t] + 1;
+            actions.insert(at, Action::Step(t));
+            last.iter_mut().filter(|l| **l >= at).for_each(|l| *l += 1);
+            last[t] = at;
+            continue;
+        }
+        last[t] = actions.len();
+        actions.push(Action::Step(t));
     }
     (actions, expected)
 }
 
-/// The statement an integrity check read belongs to (`foreign-key check
-/// `fk` of: INSERT …`, `unique check (cols) of: …`, `exclusion / partial
-/// unique check of: …`: the labels lower/integrity.rs, statements.rs and
-/// hooks.rs give them); its own text otherwise.
-fn fk_checked(sql: &str) -> &str {
-    let labelled = [
-        "foreign-key check `",
-        "unique check (",
-        "exclusion / partial unique check",
-    ]
-    .iter()
-    .any(|l| sql.starts_with(l));
-    match sql.split_once(" of: ") {
-        Some((_, of)) if labelled => of,
-        _ => sql,
+/// Occurrence `pos` of `ltp` runs in the same execution of a SQL
+/// statement as occurrence `pos - 1` (`snap` false: `Provenance::parts`'
+/// `exec`, a statement and the bodies of the LANGUAGE sql functions it
+/// calls), or reads its snapshot (`snap`: a STABLE routine's queries
+/// too); within the same iterations of the loops around them.
+fn same_part(
+    prov: &Provenance,
+    ltp: &crate::analysis::unfold::Ltp,
+    pos: usize,
+    snap: bool,
+) -> bool {
+    if pos == 0 {
+        return false;
     }
+    let (a, b) = (&ltp.occurrences[pos - 1], &ltp.occurrences[pos]);
+    let (Some(pa), Some(pb)) = (
+        prov.part(ltp.program, a.stmt),
+        prov.part(ltp.program, b.stmt),
+    ) else {
+        return false;
+    };
+    let (ga, gb, d, db) = if snap {
+        (pa.snap, pb.snap, pa.snap_depth, pb.snap_depth)
+    } else {
+        (pa.exec, pb.exec, pa.depth, pb.depth)
+    };
+    ga == gb
+        && d == db
+        && a.iteration.len() >= d
+        && b.iteration.len() >= d
+        && a.iteration[..d] == b.iteration[..d]
+        && (a.stmt, &a.iteration) != (b.stmt, &b.iteration)
 }
 
 /// Adds a parent row for every seed row whose foreign key points at no

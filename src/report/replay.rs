@@ -26,7 +26,11 @@ pub enum Item<'a> {
 }
 
 fn call(t: &Txn) -> String {
-    let args: Vec<String> = t.params.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+    let args: Vec<String> = t
+        .shown_params()
+        .iter()
+        .map(|(k, v)| format!("{k} = {v}"))
+        .collect();
     format!("{}({})", t.name, args.join(", "))
 }
 
@@ -273,7 +277,7 @@ pub fn json(items: &[Item], random: Option<&RandomReport>, server: &str) -> Json
                     .iter()
                     .flat_map(|p| &p.txns)
                     .map(|t| {
-                        json!({"name": t.name, "params": t.params.iter().map(|(k, v)| (k.clone(), json!(v.text))).collect::<serde_json::Map<_, _>>()})
+                        json!({"name": t.name, "params": t.shown_params().into_iter().map(|(k, v)| (k, json!(v.text))).collect::<serde_json::Map<_, _>>()})
                     })
                     .collect();
                 let trace: Vec<String> = match (&replay.plan, &replay.outcome) {

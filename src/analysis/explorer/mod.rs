@@ -507,6 +507,7 @@ fn spread(
                 Ok(vs) => {
                     values::mark_key_share(g, prov, &mut x);
                     limits::mark_limited(g, prov, &mut x);
+                    values::mark_parts(g, prov, &mut x);
                     for v in vs {
                         x.vals = Some(v);
                         work.push(x.clone());
@@ -574,7 +575,7 @@ fn skip_reason(w: &Workload, g: &SummaryGraph, nodes: &[usize]) -> Option<String
 
 /// Why a schedule of the BTP model is not one with values, when the
 /// search with values covered its bounds.
-const NO_VALUES: &str = "within the bounds no schedule of the programs with values is non-serializable; this one needs what PostgreSQL does not do (a predicate that matches a row its values cannot match, a predicate UPDATE/DELETE that writes only some of the rows it matches, a DELETE that a foreign-key check's FOR KEY SHARE lock would block, a dependency on a row that a MIN, LIMIT or one-row INTO read matches but need not return, or a computed value other than the one the program computes)";
+const NO_VALUES: &str = "within the bounds no schedule of the programs with values is non-serializable; this one needs what PostgreSQL does not do (a predicate that matches a row its values cannot match, a predicate UPDATE/DELETE that writes only some of the rows it matches, a DELETE that a foreign-key check's FOR KEY SHARE lock would block, a dependency on a row that a MIN, LIMIT or one-row INTO read matches but need not return, a commit between the reads of a STABLE or IMMUTABLE function and those of the statement that calls it (one snapshot on PostgreSQL), or a computed value other than the one the program computes)";
 
 /// [`explore_at`]; `one_snapshot` off lets the parts of one SQL statement
 /// read different snapshots (the BTP model alone), to tell why nothing
@@ -837,6 +838,9 @@ fn search_sets(
                         Ok(vs) if !vs.is_empty() => {
                             values::mark_key_share(g, prov, &mut x);
                             limits::mark_limited(g, prov, &mut x);
+                            if one_snapshot {
+                                values::mark_parts(g, prov, &mut x);
+                            }
                             vs.into_iter().map(Some).collect()
                         }
                         Ok(vs) => vs.into_iter().map(Some).collect(),

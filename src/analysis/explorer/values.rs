@@ -728,6 +728,38 @@ pub(super) fn mark_key_share(g: &SummaryGraph, prov: &Provenance, inst: &mut Ins
     }
 }
 
+/// With values: a step is a later part of the previous step's SQL
+/// statement, reading its snapshot, also where their texts differ: the
+/// body of a STABLE or IMMUTABLE function the statement calls
+/// (`Provenance::parts`; the text-based `instance::continues` sees only
+/// parts with the statement's own text). Both occurrences are in one
+/// execution of the statement: the same iterations of the loops around
+/// it (a per-row call's loop is inside it).
+pub(super) fn mark_parts(g: &SummaryGraph, prov: &Provenance, inst: &mut Instance) {
+    for t in &mut inst.txns {
+        let ltp = &g.nodes[t.node].ltp;
+        for pos in 1..t.steps.len().min(ltp.occurrences.len()) {
+            let (a, b) = (&ltp.occurrences[pos - 1], &ltp.occurrences[pos]);
+            let (Some(pa), Some(pb)) = (
+                prov.part(ltp.program, a.stmt),
+                prov.part(ltp.program, b.stmt),
+            ) else {
+                continue;
+            };
+            let d = pa.snap_depth;
+            let one = pa.snap == pb.snap
+                && pa.snap_depth == pb.snap_depth
+                && a.iteration.len() >= d
+                && b.iteration.len() >= d
+                && a.iteration[..d] == b.iteration[..d]
+                && (a.stmt, &a.iteration) != (b.stmt, &b.iteration);
+            if one {
+                t.steps[pos].cont = true;
+            }
+        }
+    }
+}
+
 /// A literal as a value: `'10'` and `10` differ in SQL only by type; a
 /// quoted number is kept quoted (fewer equalities, never a false one).
 fn literal(l: &str) -> String {

@@ -12,7 +12,9 @@ use sqlparser::ast::{BinaryOperator, Expr, UnaryOperator, Value};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::ops::ControlFlow;
 
-use crate::frontend::sql::plpgsql::{EXECUTE_LABEL, ROW_COUNT_MARK, VOLATILE_LABEL};
+use crate::frontend::sql::plpgsql::{
+    EXECUTE_LABEL, ONE_SNAPSHOT_LABEL, ROW_COUNT_MARK, VOLATILE_LABEL,
+};
 
 impl Lowerer<'_> {
     /// Lower a list of nodes. `None` body: every path aborts. The flag
@@ -90,6 +92,21 @@ impl Lowerer<'_> {
                 let r = self.statement(s, &nodes[i + 1..]);
                 self.stage.after = None;
                 (Some(r?), false)
+            }
+            // A STABLE routine's queries, or a statement and the STABLE
+            // routines it calls: one snapshot (`ONE_SNAPSHOT_LABEL`).
+            Node::Block { label: Some(l), .. } if l == ONE_SNAPSHOT_LABEL => {
+                let saved = self.stage.snap;
+                if saved.is_none() {
+                    self.stage.groups += 1;
+                    self.stage.snap = Some((self.stage.groups, self.pos.loops.len()));
+                }
+                let r = self.pl_node(node);
+                self.stage.snap = saved;
+                match r? {
+                    Some(r) => r,
+                    None => return Ok(None),
+                }
             }
             // In the rolled-back prefix of an EXCEPTION block, an
             // error is what starts the handler: the path goes on.
@@ -366,7 +383,9 @@ impl Lowerer<'_> {
         let saved = (self.pos.stmt_may_miss, self.pos.stmt_tested);
         self.pos.stmt_may_miss = evidence && !self.aborts_after(&s.into, rest);
         self.pos.stmt_tested = evidence;
+        let open = self.open_statement(&s.snip);
         let r = self.lower_audited(&s.sql, &s.into, &s.snip, next, s.weak_lock, Some(&s.pg));
+        (self.stage.exec, self.stage.snap, self.stage.exec_sql) = open;
         (self.pos.stmt_may_miss, self.pos.stmt_tested) = saved;
         r
     }

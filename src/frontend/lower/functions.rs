@@ -452,7 +452,13 @@ impl<'a> Lowerer<'a> {
         self.pos.sub_depth += 1;
         let mut parts = vec![];
         let mut result = Ok(());
+        // Each query of a VOLATILE body takes a snapshot of its own.
+        let snap = self.stage.snap;
         for (bsnip, sql) in body {
+            if def.volatile {
+                self.stage.groups += 1;
+                self.stage.snap = Some((self.stage.groups, self.pos.loops.len()));
+            }
             let sql = bind_params(sql, def, &prefix, self.cat.schema);
             // The body was gated when parsed (`parse_functions`); the
             // call is what the caller's audit accounts for.
@@ -464,6 +470,7 @@ impl<'a> Lowerer<'a> {
                 }
             }
         }
+        self.stage.snap = snap;
         self.pos.sub_depth -= 1;
         self.inl.inline_stack.pop();
         self.src.file = saved_file;

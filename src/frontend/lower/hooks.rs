@@ -319,9 +319,7 @@ impl Lowerer<'_> {
             let q = self.new_statement(StmtType::PredSel, rel, snip);
             self.out.statements[q].pread = self.attrs(rel, &cols);
             self.out.statements[q].read = self.attrs(rel, &cols);
-            if let Some(sql) = &mut self.out.statements[q].sql {
-                *sql = format!("exclusion / partial unique check of: {sql}");
-            }
+            self.check_read(q, "exclusion / partial unique check");
             pre.push(Body::Stmt(q));
         }
     }
@@ -556,6 +554,8 @@ impl Lowerer<'_> {
             && self.pos.sub_depth == 0
             && self.inl.inline_stack.is_empty();
         self.out.at_commit.push((q, once));
+        // It runs at COMMIT, not in the statement that queued it.
+        self.out.facts[q].part = None;
     }
 
     /// The transaction's body followed by the checks PostgreSQL runs at

@@ -179,7 +179,24 @@ impl Lowerer<'_> {
     }
 
     fn label_check(&mut self, q: usize, fk: &str) {
+        self.check_read(q, &format!("foreign-key check `{fk}`"));
+    }
+
+    /// Marks `q` as an integrity-check read of the SQL statement it was
+    /// made for: the structured field replay reads
+    /// (`Provenance::checks`), and `label` before the SQL for display.
+    pub(super) fn check_read(&mut self, q: usize, label: &str) {
         let sql = self.out.statements[q].sql.take().unwrap_or_default();
-        self.out.statements[q].sql = Some(format!("foreign-key check `{fk}` of: {sql}"));
+        self.out.statements[q].sql = Some(format!("{label} of: {sql}"));
+        // Inside a function body it runs in the caller's statement.
+        let inside = &mut self.out.facts[q].inside;
+        inside.get_or_insert(sql);
+        // But not on its snapshot: PostgreSQL's referential and unique
+        // checks see the latest committed rows (as before: their text,
+        // unlike the statement's parts', differs, `instance::continues`).
+        self.stage.groups += 1;
+        if let Some(p) = &mut self.out.facts[q].part {
+            p.snap = self.stage.groups;
+        }
     }
 }

@@ -241,7 +241,20 @@ pub fn lower_units(
             );
             if let Some((
                 program,
-                (pins, sources, shared, alts, inexact, join, limited, orders, ranges, sets, scans),
+                (
+                    pins,
+                    sources,
+                    shared,
+                    alts,
+                    inexact,
+                    join,
+                    limited,
+                    orders,
+                    ranges,
+                    sets,
+                    scans,
+                    checks,
+                ),
             )) = errors.take(lowered)
             {
                 joined.push(join);
@@ -256,6 +269,8 @@ pub fn lower_units(
                 provenance.ranges.push(ranges);
                 provenance.sets.push(sets);
                 provenance.scans.push(scans);
+                provenance.inside.push(checks.0);
+                provenance.parts.push(checks.1);
                 declared.push(declared_level(f, nodes));
             }
         }
@@ -444,6 +459,11 @@ fn lower_transaction<'a>(
     let scans: Vec<usize> = (0..l.out.facts.len())
         .filter(|&q| l.out.facts[q].scan)
         .collect();
+    let parts: Vec<Option<crate::model::provenance::Part>> =
+        l.out.facts.iter().map(|f| f.part).collect();
+    let checks: Vec<(usize, String)> = (0..l.out.facts.len())
+        .filter_map(|q| Some((q, l.out.facts[q].inside.clone()?)))
+        .collect();
     let pins = (
         l.pins(),
         l.out.sources.clone(),
@@ -456,6 +476,7 @@ fn lower_transaction<'a>(
         l.ranges(),
         l.sets(),
         scans,
+        (checks, parts),
     );
     let program = Program {
         name,
@@ -586,6 +607,10 @@ type ProgramProvenance = (
     Vec<crate::model::provenance::Range>,
     Vec<(usize, usize, crate::model::provenance::Value)>,
     Vec<usize>,
+    (
+        Vec<(usize, String)>,
+        Vec<Option<crate::model::provenance::Part>>,
+    ),
 );
 
 /// What FK and same-tuple inference needs to know about a statement.
@@ -651,6 +676,12 @@ struct Facts {
     /// The snapshot scan of an UPDATE/DELETE target in a WITH
     /// (`write_after_reads`): `Provenance::scans`.
     scan: bool,
+    /// The text of the SQL statement it runs inside, when not its own: an
+    /// integrity-check read (set with the display label, `check_read`), a
+    /// function body's statement (`Provenance::inside`).
+    inside: Option<String>,
+    /// The SQL statement and snapshot it is a part of (`Provenance::parts`).
+    part: Option<crate::model::provenance::Part>,
 }
 
 /// The state of lowering one transaction, in parts with one concern each:
@@ -791,7 +822,23 @@ struct Staging {
     /// statement (a `VOLATILE_LABEL` block) and the first statement index
     /// they created: they go where `defer` goes (order.rs).
     after: Option<(usize, Body)>,
+    /// The SQL statement and snapshot being lowered (`Provenance::parts`;
+    /// `lower_audited` opens them, a VOLATILE body opens its own
+    /// snapshots), and how many groups were opened.
+    exec: Option<(usize, usize)>,
+    /// The text of the SQL statement `exec` is.
+    exec_sql: Option<String>,
+    /// (group, loops around it), as `exec`.
+    snap: Option<(usize, usize)>,
+    groups: usize,
 }
+
+/// What `open_statement` restores: `Staging`'s exec, snap and exec_sql.
+type Opened = (
+    Option<(usize, usize)>,
+    Option<(usize, usize)>,
+    Option<String>,
+);
 
 /// Queries lowered and function calls inlined, for `audit`.
 #[derive(Default)]
@@ -806,6 +853,36 @@ struct Inlining {
 }
 
 impl<'a> Lowerer<'a> {
+    /// Opens a SQL statement of the program (`Provenance::parts`):
+    /// PostgreSQL runs it, and the bodies of the LANGUAGE sql functions it
+    /// calls, in one step, on one snapshot — unless a one-snapshot block
+    /// around it has one already (`ONE_SNAPSHOT_LABEL`); a VOLATILE body's
+    /// queries take their own (`call`). Returns what to restore.
+    fn open_statement(&mut self, s: &Snippet) -> Opened {
+        let saved = (self.stage.exec, self.stage.snap, self.stage.exec_sql.take());
+        let depth = self.pos.loops.len();
+        self.stage.groups += 1;
+        self.stage.exec = Some((self.stage.groups, depth));
+        self.stage.exec_sql = Some(statement_text(&s.text));
+        if self.stage.snap.is_none() {
+            self.stage.groups += 1;
+            self.stage.snap = Some((self.stage.groups, depth));
+        }
+        saved
+    }
+
+    /// The SQL statement and snapshot a statement made now is a part of.
+    fn part(&self) -> Option<crate::model::provenance::Part> {
+        let (exec, depth) = self.stage.exec?;
+        let (snap, snap_depth) = self.stage.snap?;
+        Some(crate::model::provenance::Part {
+            exec,
+            depth,
+            snap,
+            snap_depth,
+        })
+    }
+
     fn line_of(&self, offset: usize) -> usize {
         self.src.file.line_col(offset).0
     }
@@ -844,6 +921,13 @@ impl<'a> Lowerer<'a> {
             certain: true,
             may_miss: self.pos.stmt_may_miss || self.pos.sub_depth > 0,
             rolled_back: self.pos.prefix > 0,
+            part: self.part(),
+            // A function body's statement runs inside the caller's.
+            inside: self
+                .stage
+                .exec_sql
+                .clone()
+                .filter(|_| !self.inl.inline_stack.is_empty()),
             ..Facts::default()
         });
         self.out.statements.len() - 1

@@ -568,10 +568,8 @@ impl Lowerer<'_> {
                 .iter()
                 .map(|c| self.cat.schema.rel(rel).attributes[*c].as_str())
                 .collect();
-            let label = format!("unique check ({}) of: ", names.join(", "));
-            if let Some(sql) = &mut self.out.statements[s].sql {
-                sql.insert_str(0, &label);
-            }
+            let label = format!("unique check ({})", names.join(", "));
+            self.check_read(s, &label);
             out.push(Body::Stmt(s));
         }
         out

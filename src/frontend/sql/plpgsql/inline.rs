@@ -368,6 +368,18 @@ pub fn inline_calls(
     stack: &mut Vec<String>,
 ) -> Result<Vec<Node>> {
     let nodes = defer_volatile(file, nodes, routines, types)?;
+    inline_each(file, nodes, routines, types, stack)
+}
+
+/// [`inline_calls`] of each node of a sequence already placed
+/// (`defer_volatile`): a one-snapshot block it made is not placed again.
+fn inline_each(
+    file: &SourceFile,
+    nodes: Vec<Node>,
+    routines: &Routines,
+    types: &HashMap<String, String>,
+    stack: &mut Vec<String>,
+) -> Result<Vec<Node>> {
     let mut out = vec![];
     for n in nodes {
         match n {
@@ -379,6 +391,14 @@ pub fn inline_calls(
                 (routines, types),
                 stack,
             )?),
+            Node::Block {
+                label: Some(l),
+                body,
+                handlers: None,
+                file: None,
+            } if l == super::ONE_SNAPSHOT_LABEL => out.push(one_snapshot(inline_each(
+                file, body, routines, types, stack,
+            )?)),
             n => out.push(map_children(n, &mut |b| {
                 inline_calls(file, b, routines, types, stack)
             })?),
@@ -426,10 +446,15 @@ fn defer_volatile(
         let (after, before): (Vec<Node>, Vec<Node>) = run
             .drain(..)
             .partition(|c| volatile_call(file, c, routines, types));
-        out.extend(before);
-        if after.is_empty() {
+        if after.is_empty() && !before.is_empty() {
+            // STABLE calls read the statement's snapshot.
+            let mut body = before;
+            body.push(n);
+            out.push(one_snapshot(body));
+        } else if after.is_empty() {
             out.push(n);
         } else {
+            out.extend(before);
             // Unlabelled: placed now (`inline_calls` sees them again).
             let mut body = vec![n];
             body.extend(after.into_iter().map(|c| match c {
@@ -454,6 +479,16 @@ fn defer_volatile(
     }
     out.append(&mut run);
     Ok(out)
+}
+
+/// `body` in a block whose queries read one snapshot.
+fn one_snapshot(body: Vec<Node>) -> Node {
+    Node::Block {
+        label: Some(super::ONE_SNAPSHOT_LABEL.to_string()),
+        body,
+        handlers: None,
+        file: None,
+    }
 }
 
 fn volatile_elsewhere(file: &SourceFile, n: &Node) -> Box<Diag> {
@@ -587,6 +622,10 @@ fn inline_one(
         handlers: None,
         file: other,
     });
+    if !callee.routine.volatile {
+        // Its queries read the calling query's snapshot.
+        out = vec![one_snapshot(out)];
+    }
     if let Some(v) = result {
         let null = Expr::Value(sqlparser::ast::Value::Null.with_empty_span());
         out.push(Node::Assign {

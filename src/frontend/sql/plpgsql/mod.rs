@@ -80,6 +80,15 @@ pub const PER_ROW_LABEL: &str = "$per_row";
 /// snapshot reads and before its writes (lower/order.rs).
 pub const VOLATILE_LABEL: &str = "$volatile";
 
+/// The label of a block whose queries read one snapshot (`inline_calls`):
+/// the body of a STABLE or IMMUTABLE routine called in an expression, or
+/// a statement with the per-row calls of such routines before it.
+/// PostgreSQL 15 runs a non-VOLATILE routine's queries on the snapshot of
+/// the query that calls it (on a server: a commit between two of its
+/// queries is not seen by the second; tests/replay_checks.rs); the
+/// explorer puts no commit inside (`Provenance::parts`).
+pub const ONE_SNAPSHOT_LABEL: &str = "$one_snapshot";
+
 /// How a parameter passes its value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
