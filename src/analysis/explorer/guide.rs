@@ -54,7 +54,7 @@ fn may_match(v: &Valuation, a: usize, pos: usize, u: usize) -> bool {
 
 /// The meet graph: bit b of `adj[a]` when transactions a and b may
 /// depend on each other in some schedule.
-fn meet_graph(inst: &Instance) -> Vec<u8> {
+pub(super) fn meet_graph(inst: &Instance) -> Vec<u8> {
     let n = inst.txns.len();
     let touched: Vec<Vec<Vec<usize>>> = (0..n)
         .map(|a| {

@@ -1,0 +1,116 @@
+//! Issue 23, item 3: the split-schedule pass (src/analysis/explorer/
+//! split.rs). Before the full depth-first search of an (instance,
+//! valuation), the explorer tries split schedules (Vandevoort et al.,
+//! PVLDB 2021; Beillahi et al., CAV 2019: one transaction's prefix, the
+//! others serially to commit, its rest). TPC-C's four-transaction anomaly
+//! under snapshot isolation is one; the full search alone did not reach
+//! it within any test budget.
+
+#[path = "common/workdir.rs"]
+mod workdir;
+use workdir::workload;
+
+use isolint::analysis::explorer::{explore_set, verify, Bounds};
+use isolint::analysis::graph::{build, Settings};
+use isolint::frontend::Loaded;
+use isolint::model::isolation::{Allocation, Level};
+
+/// TPC-C's programs trimmed to the statements of the four-transaction
+/// anomaly (the schema is `schemas/tpcc.sql`): Delivery over two districts
+/// (MIN, DELETE, carrier, customer credit), NewOrder (counter, order, new
+/// order, stock), OrderStatus by customer id (balance, last order).
+const T_DELIVERY: &str = "FOR d IN 1..2 LOOP
+    SELECT MIN(NO_O_ID) INTO :o FROM NewOrder WHERE NO_W_ID = :w AND NO_D_ID = :d;
+    DELETE FROM NewOrder WHERE NO_W_ID = :w AND NO_D_ID = :d AND NO_O_ID = :o;
+    UPDATE \"Order\" SET O_CARRIER_ID = :carrier
+     WHERE O_W_ID = :w AND O_D_ID = :d AND O_ID = :o
+     RETURNING O_C_ID INTO :c;
+    UPDATE Customer SET C_BALANCE = C_BALANCE + :total, C_DELIVERY_CNT = C_DELIVERY_CNT + 1
+     WHERE C_W_ID = :w AND C_D_ID = :d AND C_ID = :c;
+END LOOP;
+COMMIT;
+";
+const T_NEW_ORDER: &str = "UPDATE District SET D_NEXT_O_ID = D_NEXT_O_ID + 1
+ WHERE D_W_ID = :w AND D_ID = :d
+ RETURNING D_TAX, D_NEXT_O_ID - 1 INTO :d_tax, :o_id;
+INSERT INTO \"Order\" (O_ID, O_D_ID, O_W_ID, O_C_ID, O_ENTRY_D, O_CARRIER_ID, O_OL_CNT, O_ALL_LOCAL)
+  VALUES (:o_id, :d, :w, :c, :now, NULL, 1, 1);
+INSERT INTO NewOrder (NO_O_ID, NO_D_ID, NO_W_ID) VALUES (:o_id, :d, :w);
+UPDATE Stock SET S_QUANTITY = S_QUANTITY - :ol_quantity
+ WHERE S_I_ID = :ol_i_id AND S_W_ID = :w;
+COMMIT;
+";
+const T_ORDER_STATUS: &str = "SELECT C_BALANCE INTO :c_balance FROM Customer WHERE C_W_ID = :w AND C_D_ID = :d AND C_ID = :c;
+SELECT O_ID, O_CARRIER_ID INTO :o_id, :o_carrier_id
+  FROM \"Order\" WHERE O_W_ID = :w AND O_D_ID = :d AND O_C_ID = :c
+ ORDER BY O_ID DESC LIMIT 1;
+COMMIT;
+";
+
+fn tpcc_trimmed() -> Loaded {
+    let schema = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/tpcc.sql"),
+    )
+    .expect("schema");
+    workload(
+        &schema,
+        &[
+            ("Delivery.sql", T_DELIVERY),
+            ("NewOrder.sql", T_NEW_ORDER),
+            ("OrderStatus.sql", T_ORDER_STATUS),
+        ],
+    )
+}
+
+/// Issue 24 item 4(a), NOT MET YET (ignored until the search reaches it;
+/// it documents what remains). TPC-C's four-transaction anomaly at
+/// REPEATABLE READ (tests/tpcc_si.rs runs it on PostgreSQL 15: D begins,
+/// district 1's MIN is NULL; N1 (district 1) and N2 (district 2) commit on
+/// one stock row; OS (district 2) sees N2's order and the balance before
+/// D's credit; D delivers district 2's order 1) on these trimmed programs.
+/// Its three pieces are modelled now: the empty district (a NULL key),
+/// the counter order ids, and OrderStatus's `ORDER BY O_ID DESC LIMIT 1`
+/// returning N2's new order beside the customer's order 1. Measured
+/// (debug, 2026-11-27): with 2 shared tuples per relation no instance
+/// holds it (the absent customer of D's empty district takes one of the
+/// two shared customers, N1's FK customer needs another); with 3 there
+/// are 8,064 (instance, valuation) pairs, of which the meet-graph test
+/// (`explorer/guide.rs`: the four can all meet on one cycle) keeps 1,104;
+/// searched alone, each of the first 30 of those took 8,520 states to
+/// the end (complete, nothing found; 5–13 s each on a loaded machine):
+/// about 9.4 million states for all, far beyond a test's budget. At
+/// REPEATABLE READ D's two MINs read one snapshot, so the empty district
+/// may be either iteration. Still ignored: the search needs an order that
+/// reaches the anomaly's valuation among those 1,104 first (or a cheaper
+/// search per valuation).
+#[test]
+#[ignore]
+fn tpcc_four_transaction_anomaly_trimmed() {
+    let l = tpcc_trimmed();
+    let w = &l.workload;
+    let g = build(w, Settings::default());
+    let find = |n: &str| (0..g.nodes.len()).find(|&v| g.nodes[v].name == n).expect(n);
+    let set = [
+        find("Delivery#3"),
+        find("NewOrder"),
+        find("NewOrder"),
+        find("OrderStatus"),
+    ];
+    let alloc = Allocation::uniform(w.programs.len(), Level::RepeatableRead);
+    let b = Bounds {
+        max_txns: 4,
+        tuples_per_relation: 3,
+        max_states: 400_000,
+        ..Bounds::default()
+    };
+    let t = std::time::Instant::now();
+    let e = explore_set(w, &l.provenance, &g, &set, b, &alloc);
+    println!("{:?} in {:?}", e.explored, t.elapsed());
+    let s = e.found.expect("a schedule");
+    for x in isolint::report::schedule::lines(w, &s) {
+        println!("  {x}");
+    }
+    assert!(s.model_only.is_none(), "{:?}", s.model_only);
+    assert_eq!(verify(&s), Ok(()));
+    assert_eq!(s.cycle.len(), 4);
+}
