@@ -113,6 +113,9 @@ pub struct Stats {
     /// it commits another transaction between them, which PostgreSQL's
     /// one snapshot per statement rules out (issue 23, item 2).
     pub split: bool,
+    /// The schedule found is a split schedule, found by the cheap pass
+    /// before the full search (`split`; docs/explorer.md).
+    pub by_split_pass: bool,
 }
 
 impl Stats {
@@ -123,6 +126,7 @@ impl Stats {
         self.exhausted |= other.exhausted;
         self.cycles += other.cycles;
         self.split |= other.split;
+        self.by_split_pass |= other.by_split_pass;
     }
 }
 
@@ -506,7 +510,10 @@ fn spread(
         bounds.max_states,
         &mut |inst| {
             let mut x = inst.clone();
-            match values::valuations(w, g, prov, &x) {
+            // Only valuations whose transactions can all meet on one
+            // cycle count against the cap (`guide`).
+            let meets = |v: &valuation::Valuation| guide::meets_all_with(&x, v);
+            match values::valuations_where(w, g, prov, &x, &meets) {
                 Ok(vs) => {
                     values::mark_key_share(g, prov, &mut x);
                     limits::mark_limited(g, prov, &mut x);
@@ -847,7 +854,9 @@ fn search_sets(
                 }
                 let vals = match &mut valued {
                     None => vec![None],
-                    Some((prov, why)) => match values::valuations(w, g, prov, &x) {
+                    Some((prov, why)) => match values::valuations_where(w, g, prov, &x, &|v| {
+                        guide::meets_all_with(&x, v)
+                    }) {
                         Ok(vs) if !vs.is_empty() => {
                             values::mark_key_share(g, prov, &mut x);
                             limits::mark_limited(g, prov, &mut x);
@@ -936,6 +945,7 @@ fn split_pass(
     let spent = Stats {
         states: search.states,
         schedules: search.schedules,
+        by_split_pass: found.is_some(),
         ..Stats::default()
     };
     (found.map(|end| (search.path, end)), spent)
