@@ -222,8 +222,12 @@ fn wrong_join_values_are_rejected() {
         .position(|&c| c == id)
         .expect("id is pinned");
     f.init[queue][slot] = 9999;
+    // Which check fails first depends on the schedule's step order: the
+    // join's predicate "matches" a row with another key, or (when Peek's
+    // key read of the queue comes first, as in the split schedule the
+    // explorer finds since h23-split) that row does not hold Peek's key.
     let e = verify_values(&bad).expect_err("a join on another key");
-    assert!(e.contains("matches"), "{e}");
+    assert!(e.contains("matches") || e.contains("does not hold"), "{e}");
     // verify itself runs the value check.
     assert!(isolint::analysis::explorer::verify(&bad).is_err());
     // (b) Peek's key read of the queue pins another value than the row's

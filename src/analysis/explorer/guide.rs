@@ -21,9 +21,8 @@ use super::instance::{Instance, StepSpec};
 use super::valuation::Valuation;
 
 /// The tuples step `pos` of transaction `a` may touch, as a list.
-fn touches(inst: &Instance, a: usize, pos: usize) -> Vec<usize> {
+fn touches(inst: &Instance, v: Option<&Valuation>, a: usize, pos: usize) -> Vec<usize> {
     let s: &StepSpec = &inst.txns[a].steps[pos];
-    let v = inst.vals.as_ref();
     if let Some(t) = s.tuple {
         return match v {
             Some(v) if v.absent.get(t).copied().unwrap_or(false) => vec![],
@@ -54,12 +53,17 @@ fn may_match(v: &Valuation, a: usize, pos: usize, u: usize) -> bool {
 
 /// The meet graph: bit b of `adj[a]` when transactions a and b may
 /// depend on each other in some schedule.
-fn meet_graph(inst: &Instance) -> Vec<u8> {
+pub(super) fn meet_graph(inst: &Instance) -> Vec<u8> {
+    meet_graph_of(inst, inst.vals.as_ref())
+}
+
+/// [`meet_graph`] of `inst` with valuation `v` (or none).
+fn meet_graph_of(inst: &Instance, v: Option<&Valuation>) -> Vec<u8> {
     let n = inst.txns.len();
     let touched: Vec<Vec<Vec<usize>>> = (0..n)
         .map(|a| {
             (0..inst.txns[a].steps.len())
-                .map(|p| touches(inst, a, p))
+                .map(|p| touches(inst, v, a, p))
                 .collect()
         })
         .collect();
@@ -118,6 +122,12 @@ fn hamiltonian(adj: &[u8]) -> bool {
 /// serialization-graph cycle through all its transactions?
 pub(super) fn meets_all(inst: &Instance) -> bool {
     hamiltonian(&meet_graph(inst))
+}
+
+/// [`meets_all`] of `inst` with valuation `v`, before it is set (the
+/// filter of `values::valuations_where`).
+pub(super) fn meets_all_with(inst: &Instance, v: &Valuation) -> bool {
+    hamiltonian(&meet_graph_of(inst, Some(v)))
 }
 
 #[cfg(test)]

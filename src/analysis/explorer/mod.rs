@@ -21,7 +21,9 @@
 //! `schedule` (the answer as data), `verify` (the independent check),
 //! `values` (instances with values), `limits` (reads that return fewer
 //! rows than they match: only dependencies that change their result),
-//! `guide` (valuations whose transactions can all meet on one cycle).
+//! `guide` (valuations whose transactions can all meet on one cycle),
+//! `split` (split schedules first: one transaction's prefix, the others
+//! serially, its rest).
 //!
 //! Depends on `model` and the summary graph's nodes; never prints.
 
@@ -31,6 +33,7 @@ mod instance;
 mod limits;
 mod mvrc;
 mod schedule;
+mod split;
 mod valuation;
 mod values;
 mod verify;
@@ -110,6 +113,9 @@ pub struct Stats {
     /// it commits another transaction between them, which PostgreSQL's
     /// one snapshot per statement rules out (issue 23, item 2).
     pub split: bool,
+    /// The schedule found is a split schedule, found by the cheap pass
+    /// before the full search (`split`; docs/explorer.md).
+    pub by_split_pass: bool,
 }
 
 impl Stats {
@@ -120,6 +126,7 @@ impl Stats {
         self.exhausted |= other.exhausted;
         self.cycles += other.cycles;
         self.split |= other.split;
+        self.by_split_pass |= other.by_split_pass;
     }
 }
 
@@ -503,7 +510,10 @@ fn spread(
         bounds.max_states,
         &mut |inst| {
             let mut x = inst.clone();
-            match values::valuations(w, g, prov, &x) {
+            // Only valuations whose transactions can all meet on one
+            // cycle count against the cap (`guide`).
+            let meets = |v: &valuation::Valuation| guide::meets_all_with(&x, v);
+            match values::valuations_where(w, g, prov, &x, &meets) {
                 Ok(vs) => {
                     values::mark_key_share(g, prov, &mut x);
                     limits::mark_limited(g, prov, &mut x);
@@ -530,6 +540,17 @@ fn spread(
     let nrel = w.schema.relations.len();
     // Only pairs whose transactions can all meet on one cycle (`guide`).
     work.retain(guide::meets_all);
+    // Split schedules of every pair first (`split`): cheap, and the pair
+    // that holds one may come last.
+    for x in &work {
+        let left = bounds.max_states.saturating_sub(out.explored.states);
+        let (found, spent) = split_pass(x, nrel, left, bounds.reduce);
+        out.explored.add(&spent);
+        if let Some((path, end)) = found {
+            out.found = Some(build(w, g, x, path, &end, bounds));
+            return;
+        }
+    }
     for (i, x) in work.iter().enumerate() {
         let left = bounds.max_states.saturating_sub(out.explored.states);
         let share = left / (work.len() - i) as u64;
@@ -834,7 +855,9 @@ fn search_sets(
                 }
                 let vals = match &mut valued {
                     None => vec![None],
-                    Some((prov, why)) => match values::valuations(w, g, prov, &x) {
+                    Some((prov, why)) => match values::valuations_where(w, g, prov, &x, &|v| {
+                        guide::meets_all_with(&x, v)
+                    }) {
                         Ok(vs) if !vs.is_empty() => {
                             values::mark_key_share(g, prov, &mut x);
                             limits::mark_limited(g, prov, &mut x);
@@ -857,6 +880,17 @@ fn search_sets(
                     // are a smaller set's).
                     if valued_pass && !guide::meets_all(&x) {
                         continue;
+                    }
+                    // Split schedules first (`split`), then the full
+                    // search, unchanged.
+                    if valued_pass {
+                        let budget = cap.saturating_sub(out.explored.states);
+                        let (found, spent) = split_pass(&x, nrel, budget, bounds.reduce);
+                        out.explored.add(&spent);
+                        if let Some((path, end)) = found {
+                            out.found = Some(build(w, g, &x, path, &end, bounds));
+                            return ControlFlow::Break(());
+                        }
                     }
                     let budget = cap.saturating_sub(out.explored.states);
                     let mut search = mvrc::Search::new(&x, nrel, budget, bounds.reduce);
@@ -898,6 +932,27 @@ fn search_sets(
     }
     out.explored.exhausted |= cut;
     None
+}
+
+/// The split-schedule pass (`split`) over one (instance, valuation),
+/// within `budget` states: the schedule's steps and final state if found,
+/// and what it spent (its budget running out is not the search's: the
+/// full search runs after it with what is left).
+fn split_pass(
+    x: &instance::Instance,
+    nrel: usize,
+    budget: u64,
+    reduce: bool,
+) -> (Option<(Vec<Step>, mvrc::State)>, Stats) {
+    let mut search = mvrc::Search::new(x, nrel, budget, reduce);
+    let found = split::run(&mut search, x);
+    let spent = Stats {
+        states: search.states,
+        schedules: search.schedules,
+        by_split_pass: found.is_some(),
+        ..Stats::default()
+    };
+    (found.map(|end| (search.path, end)), spent)
 }
 
 /// Calls `f` on every multiset of `size` elements of `nodes` (as sorted

@@ -148,6 +148,19 @@ pub(super) struct State {
     sedges: Vec<u8>,
 }
 
+impl State {
+    /// Statements transaction `i` has done (one more once committed).
+    pub(super) fn pc(&self, i: usize) -> usize {
+        self.pc[i] as usize
+    }
+
+    /// Is transaction `i` between statements (not waiting for row locks
+    /// in the middle of one, EvalPlanQual)?
+    pub(super) fn idle(&self, i: usize) -> bool {
+        self.waits[i].is_empty()
+    }
+}
+
 pub(super) struct Search<'a> {
     inst: &'a Instance,
     nrel: usize,
@@ -173,7 +186,7 @@ pub(super) struct Search<'a> {
 }
 
 /// Two independent 64-bit hashes of a state.
-fn fingerprint(st: &State) -> u128 {
+pub(super) fn fingerprint(st: &State) -> u128 {
     let half = |salt: u64| {
         let mut h = std::collections::hash_map::DefaultHasher::new();
         salt.hash(&mut h);
@@ -318,23 +331,7 @@ impl<'a> Search<'a> {
         self.states += 1;
         let k = self.inst.txns.len();
         if (0..k).all(|i| self.committed(&st, i)) {
-            self.schedules += 1;
-            if self.ssi && self.ssi_aborts(&st) {
-                return None;
-            }
-            if find_cycle(&st.edges).is_some() {
-                return Some(st);
-            }
-            if !st.sedges.is_empty() {
-                let both: Vec<u8> = st
-                    .edges
-                    .iter()
-                    .zip(&st.sedges)
-                    .map(|(a, b)| a | b)
-                    .collect();
-                self.soft_cycle |= find_cycle(&both).is_some();
-            }
-            return None;
+            return self.accepts(&st).then_some(st);
         }
         for (next, step) in self.successors(&st) {
             self.path.push(step);
@@ -344,6 +341,57 @@ impl<'a> Search<'a> {
             self.path.pop();
         }
         None
+    }
+
+    /// A visit of state `st` by another search over this instance
+    /// (`split`): counts it against the budget; false when the budget
+    /// is spent (`exhausted` set).
+    pub(super) fn visit(&mut self) -> bool {
+        if self.states >= self.budget {
+            self.exhausted = true;
+            return false;
+        }
+        self.states += 1;
+        true
+    }
+
+    /// A complete schedule's verdict, as `run` gives it: not aborted by
+    /// SSI and with a SeG cycle (`soft_cycle` noted as there).
+    pub(super) fn accepts(&mut self, st: &State) -> bool {
+        self.schedules += 1;
+        if self.ssi && self.ssi_aborts(st) {
+            return false;
+        }
+        if find_cycle(&st.edges).is_some() {
+            return true;
+        }
+        if !st.sedges.is_empty() {
+            let both: Vec<u8> = st
+                .edges
+                .iter()
+                .zip(&st.sedges)
+                .map(|(a, b)| a | b)
+                .collect();
+            self.soft_cycle |= find_cycle(&both).is_some();
+        }
+        false
+    }
+
+    /// The steps transaction `i` alone may take from `st` (its next
+    /// statement's instantiations, or its commit), with the semantics of
+    /// `successors`; none once committed or while blocked.
+    pub(super) fn steps_of(&self, st: &State, i: usize) -> Vec<(State, Step)> {
+        let n = self.inst.txns[i].steps.len();
+        match (st.pc[i] as usize).cmp(&n) {
+            std::cmp::Ordering::Less => self.statement(st, i),
+            std::cmp::Ordering::Equal => vec![self.commit(st, i)],
+            std::cmp::Ordering::Greater => vec![],
+        }
+    }
+
+    /// Has transaction `i` committed in `st`?
+    pub(super) fn is_committed(&self, st: &State, i: usize) -> bool {
+        self.committed(st, i)
     }
 
     /// PostgreSQL's SSI (Ports and Grittner 2012), as docs/allocation.md
