@@ -8,7 +8,9 @@
 //! which other processes' load disturbs far less than wall time.
 //!
 //! `cargo bench --bench scale -- 1000 3000 auction:4000`; `write:DIR:N`
-//! writes the N-program application to DIR for whole-process timings.
+//! writes the N-program application to DIR for whole-process timings;
+//! `only:check:N` (or `analyze`, `allocate`, `lowest`) runs one command on
+//! the N-program application, for a profiler.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -63,6 +65,11 @@ fn main() {
             let (dir, n) = spec.rsplit_once(':').expect("write:DIR:N");
             common::app::write(std::path::Path::new(dir), 7, n.parse().expect("N"), 25)
                 .expect("write app");
+            continue;
+        }
+        if let Some(spec) = a.strip_prefix("only:") {
+            let (cmd, n) = spec.split_once(':').expect("only:COMMAND:N");
+            only(cmd, n.parse().expect("N"));
             continue;
         }
         match a.strip_prefix("auction:") {
@@ -120,6 +127,24 @@ fn app_row(n: usize) {
         rc(ch_cpu),
         rc(al_cpu)
     );
+}
+
+/// One command on the `n`-program application (for `perf record`).
+fn only(cmd: &str, n: usize) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    common::app::write(dir.path(), 7, n, 25).expect("write app");
+    let w = isolint::frontend::load(dir.path(), None)
+        .expect("generated app loads")
+        .workload;
+    let s = Settings::default();
+    let (robust, t) = timed(|| match cmd {
+        "check" => check(&w, s, Method::TypeII).robust,
+        "analyze" => analyze_with(&w, s, Method::TypeII, false, &Silent).robust,
+        "allocate" => allocate_with(&w, s, &Silent).robust,
+        "lowest" => lowest(&build(&w, s)).raised.is_empty(),
+        _ => panic!("only:check|analyze|allocate|lowest:N"),
+    });
+    eprintln!("{cmd} {n}: {} ({robust})", secs(t));
 }
 
 /// Auction(n): the per-edge graph and type-II test up to `per_edge`
