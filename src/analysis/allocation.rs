@@ -164,35 +164,8 @@ pub(crate) fn lowest_pairs_in(g: &SummaryGraph, comp: Vec<u32>, pivots: &Pivots)
     }
     // Every P3 of a strong edge into, and every P5 of a counterflow edge
     // out of, a SERIALIZABLE pivot must be SERIALIZABLE (Theorem 1 of
-    // docs/allocation.md needs all three). The rw edges into the pivots
-    // are indexed in one pass over the edges: scanning every edge per
-    // pivot made this loop O(pivots × edges), 94% of `analyze` at 3,000
-    // programs (issue 26).
-    let rw_in = rw_edges_into(g, &comp, &ssi_pivots);
-    for &v in &ssi_pivots {
-        let pv = prog(v);
-        let (Some(out), Some((strong, _))) = (pivots.out[v].si_cf, pivots.inc[v].rw) else {
-            continue;
-        };
-        // Each such pair is SI-dangerous (an rw edge in, a counterflow
-        // edge out not ruled out by first-updater-wins).
-        let reason = |i: usize| Reason::strong(g.edges[i].counterflow);
-        let mut force = |p: usize, inc: usize, out: usize, levels: &mut Vec<Level>| {
-            if levels[p] < Level::Serializable {
-                levels[p] = Level::Serializable;
-                why[p] = Some((Cause::Neighbour { pivot: pv }, (inc, out), reason(inc)));
-            }
-        };
-        for &i in rw_in.get(&v).into_iter().flatten() {
-            force(prog(g.edges[i].from as usize), i, out, &mut levels);
-        }
-        for i in g.out_start[v]..g.out_start[v + 1] {
-            let e = &g.edges[i];
-            if e.counterflow && !g.fuw.contains(i) && comp[e.to as usize] == comp[v] {
-                force(prog(e.to as usize), strong, i, &mut levels);
-            }
-        }
-    }
+    // docs/allocation.md needs all three).
+    neighbours(g, &comp, pivots, &ssi_pivots, (&mut levels, &mut why));
     let allocation = Allocation(levels);
     debug_assert!(is_robust_under(g, None, &allocation));
     let raised = why
@@ -215,26 +188,184 @@ pub(crate) fn lowest_pairs_in(g: &SummaryGraph, comp: Vec<u32>, pivots: &Pivots)
     }
 }
 
-/// For each node of `pivots`, the rw edges (`SummaryGraph::rw`) into it
-/// from its own component, in edge order (the order the per-pivot scan
-/// visited them, so the reasons recorded do not change).
-fn rw_edges_into(
+/// One forcing of a program to SERIALIZABLE by a SERIALIZABLE pivot:
+/// (rank of the pivot among the usable ones, 0 for an rw edge into it or
+/// 1 for a counterflow edge out of it, edge index). The order of these
+/// keys is the order a literal scan visits them: pivot by pivot in node
+/// order, at each pivot its rw edges in, then its counterflow edges out,
+/// each in edge order.
+type Forcing = (u32, u8, usize);
+
+/// Raises to SERIALIZABLE every P3 of an rw edge into, and every P5 of a
+/// counterflow edge (not ruled out by first-updater-wins) out of, a pivot
+/// of `ssi_pivots` (inside its component), recording for each program the
+/// first such forcing in [`Forcing`] order — the pair and reason a scan
+/// pivot by pivot would record, since a program once SERIALIZABLE is not
+/// forced again. Equal to that scan (`tests/scale_speed.rs` keeps it as
+/// the oracle) without its cost: it listed the rw edges into every pivot
+/// (millions at 3,000 programs; listing and reading them back was most of
+/// `lowest`, issue 26). Here the rw edges are read once, row by row, and
+/// only from programs not already SERIALIZABLE as pivots; each program
+/// keeps its least forcing; the pivots' out-edges are read in rank order
+/// until no program can still be forced earlier.
+fn neighbours(
     g: &SummaryGraph,
     comp: &[u32],
-    pivots: &[usize],
-) -> std::collections::HashMap<usize, Vec<usize>> {
-    let mut into: std::collections::HashMap<usize, Vec<usize>> =
-        pivots.iter().map(|&v| (v, vec![])).collect();
-    for i in g.rw.ones() {
-        let e = &g.edges[i];
-        let (u, v) = (e.from as usize, e.to as usize);
-        if comp[u] == comp[v] {
-            if let Some(list) = into.get_mut(&v) {
-                list.push(i);
+    pivots: &Pivots,
+    ssi_pivots: &[usize],
+    (levels, why): (&mut [Level], &mut [Option<Why>]),
+) {
+    let prog = |v: usize| g.nodes[v].ltp.program;
+    // The pivots with a pair to force through (both aggregates set), in
+    // node order; a node's rank is its index here.
+    let usable: Vec<(usize, usize, usize)> = ssi_pivots
+        .iter()
+        .filter_map(|&v| match (pivots.out[v].si_cf, pivots.inc[v].rw) {
+            (Some(out), Some((strong, _))) => Some((v, out, strong)),
+            _ => None,
+        })
+        .collect();
+    let mut rank = vec![u32::MAX; g.nodes.len()];
+    for (r, &(v, _, _)) in usable.iter().enumerate() {
+        rank[v] = r as u32;
+    }
+    // Programs SERIALIZABLE as pivots are never forced (nor re-explained).
+    let open: Vec<bool> = levels.iter().map(|&l| l < Level::Serializable).collect();
+    let mut best: Vec<Option<Forcing>> = vec![None; levels.len()];
+    for u in 0..g.nodes.len() {
+        let p = prog(u);
+        if !open[p] {
+            continue;
+        }
+        for i in g.out_start[u]..g.out_start[u + 1] {
+            let to = g.edges[i].to as usize;
+            let r = rank[to];
+            // Edges are visited in increasing index: for one pivot the
+            // first one seen is its least; a later pivot never wins.
+            if r != u32::MAX
+                && best[p].is_none_or(|b| r < b.0)
+                && g.rw.contains(i)
+                && comp[u] == comp[to]
+            {
+                best[p] = Some((r, 0, i));
             }
         }
     }
-    into
+    // Programs whose least forcing is still unknown: none forced yet, or
+    // only through a pivot of a higher rank than the one being read.
+    let mut settles_at = vec![0usize; usable.len()];
+    let mut unsettled = 0usize;
+    for p in (0..levels.len()).filter(|&p| open[p]) {
+        match best[p] {
+            Some((r, _, _)) => settles_at[r as usize] += 1,
+            None => unsettled += 1,
+        }
+    }
+    let mut pending = unsettled + settles_at.iter().sum::<usize>();
+    for (r, &(v, _, _)) in usable.iter().enumerate() {
+        // At its own rank an rw edge in (0) precedes every edge out (1).
+        pending -= settles_at[r];
+        if pending == 0 {
+            break;
+        }
+        for i in g.out_start[v]..g.out_start[v + 1] {
+            let e = &g.edges[i];
+            let p = prog(e.to as usize);
+            if !open[p] || !e.counterflow || g.fuw.contains(i) || comp[e.to as usize] != comp[v] {
+                continue;
+            }
+            match best[p] {
+                // Settled: forced at a rank ≤ r, or earlier in this row.
+                Some((b, _, _)) if b as usize <= r => continue,
+                Some((b, _, _)) => settles_at[b as usize] -= 1,
+                None => {}
+            }
+            best[p] = Some((r as u32, 1, i));
+            pending -= 1;
+        }
+    }
+    for (p, f) in best.into_iter().enumerate() {
+        let Some((r, side, i)) = f else { continue };
+        let (v, out, strong) = usable[r as usize];
+        let (pair, inc) = if side == 0 {
+            ((i, out), i)
+        } else {
+            ((strong, i), strong)
+        };
+        levels[p] = Level::Serializable;
+        let reason = Reason::strong(g.edges[inc].counterflow);
+        why[p] = Some((Cause::Neighbour { pivot: prog(v) }, pair, reason));
+    }
+}
+
+/// [`lowest_pairs`] with the forcing of neighbours done as written in
+/// the module comment, pivot by pivot: the scan [`neighbours`] replaced
+/// (issue 26), kept as its oracle for `tests/scale_speed.rs`. Not for
+/// use: it reads every rw edge into every SERIALIZABLE pivot.
+#[doc(hidden)]
+pub fn lowest_pairs_by_scan(g: &SummaryGraph) -> LowestPairs {
+    let comp = components(g, None);
+    let pivots = Pivots::of_graph(g, &comp, |_| false);
+    let mut l = lowest_pairs_in(g, comp, &pivots);
+    let prog = |v: usize| g.nodes[v].ltp.program;
+    // Back to the pivots' own levels and reasons, then force again.
+    let mut levels = vec![Level::ReadCommitted; g.program_nodes.len()];
+    let mut why: Vec<Option<Why>> = vec![None; levels.len()];
+    let mut ssi_pivots = vec![];
+    for v in 0..g.nodes.len() {
+        let (level, (inc, out, reason)) =
+            if let Some(p) = pivots.at(&l.comp, v, Level::RepeatableRead) {
+                ssi_pivots.push(v);
+                (Level::Serializable, p)
+            } else if let Some(p) = pivots.at(&l.comp, v, Level::ReadCommitted) {
+                (Level::RepeatableRead, p)
+            } else {
+                continue;
+            };
+        if levels[prog(v)] < level {
+            levels[prog(v)] = level;
+            why[prog(v)] = Some((Cause::Pivot, (inc, out), reason));
+        }
+    }
+    for &v in &ssi_pivots {
+        let (Some(out), Some((strong, _))) = (pivots.out[v].si_cf, pivots.inc[v].rw) else {
+            continue;
+        };
+        let reason = |i: usize| Reason::strong(g.edges[i].counterflow);
+        let mut force = |p: usize, inc: usize, out: usize| {
+            if levels[p] < Level::Serializable {
+                levels[p] = Level::Serializable;
+                why[p] = Some((Cause::Neighbour { pivot: prog(v) }, (inc, out), reason(inc)));
+            }
+        };
+        for i in g.rw.ones() {
+            let e = &g.edges[i];
+            if e.to as usize == v && l.comp[e.from as usize] == l.comp[v] {
+                force(prog(e.from as usize), i, out);
+            }
+        }
+        for i in g.out_start[v]..g.out_start[v + 1] {
+            let e = &g.edges[i];
+            if e.counterflow && !g.fuw.contains(i) && l.comp[e.to as usize] == l.comp[v] {
+                force(prog(e.to as usize), strong, i);
+            }
+        }
+    }
+    l.allocation = Allocation(levels);
+    l.raised = why
+        .into_iter()
+        .enumerate()
+        .filter_map(|(p, w)| {
+            w.map(|(cause, pair, reason)| RaisePair {
+                program: p,
+                level: l.allocation.level(p),
+                cause,
+                pair,
+                reason,
+            })
+        })
+        .collect();
+    l
 }
 
 /// Programs whose deployed level is below the lowest robust one: raising

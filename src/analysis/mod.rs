@@ -111,7 +111,15 @@ pub fn check_with(
         return f;
     }
     let comp = f.isolation.components();
-    let suggestion = suggest_in_components(w, &f.graph, comp, method, Budget::default(), progress);
+    let suggestion = suggest_in_components(
+        w,
+        &f.graph,
+        comp,
+        &f.witnesses,
+        method,
+        Budget::default(),
+        progress,
+    );
     if let Some(set) = suggestion.reads() {
         f.edits = edits(w, set);
         // The allocation as is was computed by `analyze_with` on the
@@ -138,6 +146,7 @@ pub fn allocate_with(w: &Workload, settings: Settings, progress: &dyn Progress) 
         w,
         &f.graph,
         comp,
+        &f.witnesses,
         Method::TypeII,
         Budget::default(),
         progress,
