@@ -164,15 +164,23 @@ COMMIT;
 /// Two transactions: write skew (two doctors each leave after seeing
 /// the other on call), the textbook snapshot-isolation anomaly
 /// (Berenson et al. 1995, A5B). A split schedule: T1 counts (its
-/// prefix), T2 runs to commit, T1 updates. At REPEATABLE READ the split
-/// pass finds it with values; at SERIALIZABLE PostgreSQL's SSI aborts
+/// prefix), T2 runs to commit, T1 updates. At REPEATABLE READ it is
+/// found with values — by the full search: the pass runs for three or
+/// more transactions only (a pair's full search is cheap, and its first
+/// schedule is the one replay was built to follow; the lead's merge,
+/// session 7: the pass's first schedule of a HammerDB-like pair took a
+/// path replay could not run). At SERIALIZABLE PostgreSQL's SSI aborts
 /// one of the two (T1 →rw T2 →rw T1), so nothing with values.
 #[test]
 fn write_skew_is_a_split_schedule() {
     let l = workload(DOCTORS, &[("Leave.sql", LEAVE)]);
     let e = search(&l, &["Leave"], Level::RepeatableRead);
     assert!(with_values(&e), "{:?}", e.found.map(|s| s.model_only));
-    assert!(e.explored.by_split_pass, "{:?}", e.explored);
+    assert!(
+        !e.explored.by_split_pass,
+        "pairs: the full search {:?}",
+        e.explored
+    );
     let s = e.found.expect("a schedule");
     assert_eq!(s.cycle.len(), 2);
     let e = search(&l, &["Leave"], Level::Serializable);
