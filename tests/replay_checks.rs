@@ -371,7 +371,7 @@ fn replay_names_placeholders_by_place_and_leaves_out_choices() {
 /// (control for the above: only unread choices are left out).
 #[test]
 fn a_choice_used_as_a_value_is_shown() {
-    use isolint::replay::plan::used_parameters;
+    use isolint::replay::params::used_parameters;
     let choices: Vec<String> = ["c1", "c2", "done"].map(String::from).to_vec();
     let l = workdir::load(ACCT, CHOICES, &[("Inc.sql", INC_JDBC)]).expect("load");
     let used = used_parameters(&l.sources.as_ref().expect("sources").programs[0], &choices);

@@ -24,6 +24,7 @@ pub mod confirmed;
 pub mod errcodes;
 pub mod executor;
 pub mod invariants;
+pub mod params;
 pub mod plan;
 pub mod random;
 pub mod run;

@@ -49,9 +49,9 @@ impl Txn {
     /// (`?2 of statement 3`), without the declared choices the replay
     /// never reads (its path decides those conditions).
     pub fn shown_params(&self) -> Vec<(String, &Val)> {
-        let names = super::plan::display_names(&self.program);
+        let names = super::params::display_names(&self.program);
         let choices: &[String] = self.choices.as_deref().map_or(&[], |c| c.names.as_slice());
-        let used = super::plan::used_parameters(&self.program, choices);
+        let used = super::params::used_parameters(&self.program, choices);
         let mut shown: Vec<(&String, &Val)> = self
             .params
             .iter()

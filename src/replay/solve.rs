@@ -112,7 +112,7 @@ impl Space {
             let Some(program) = sources.programs.get(tr.program) else {
                 continue;
             };
-            let params = super::plan::parameters(program);
+            let params = super::params::parameters(program);
             let mut found = vec![];
             branch_params(program, &mut found);
             let mut lits = vec![];

@@ -30,7 +30,8 @@ use super::solve;
 // Re-exported where they were (random replay and invariants import them
 // from here): the plan and the value makers live in `plan` and `value`
 // since the import circle scratch → witness → scratch was broken.
-pub use super::plan::{parameters, Cells, Plan};
+pub use super::params::parameters;
+pub use super::plan::{Cells, Plan};
 pub(crate) use super::value::{fit_number, fit_text, made_up};
 use super::value::{is_number, Val};
 use crate::analysis::explorer::{OpKind, Schedule, TupleKind};
@@ -928,7 +929,7 @@ fn transactions(
         let program = &sources.programs[tr.program];
         let types = super::executor::param_types(scratch.admin(), program);
         let file = w.programs.get(tr.program).and_then(|p| p.file.as_deref());
-        let qmarks = super::plan::qmark_names(program, file);
+        let qmarks = super::params::qmark_names(program, file);
         let mut params = BTreeMap::new();
         for p in parameters(program) {
             // A JDBC `?` is `?N` in the equations (the front-end's name).
@@ -1064,7 +1065,7 @@ fn unnested_param(sql: &str) -> Option<String> {
     }
     for i in opens {
         let rest = lower[i..].trim_start();
-        // `:name`, or a positional `$n` (named so by `plan::parameters`).
+        // `:name`, or a positional `$n` (named so by `params::parameters`).
         let name: String = match rest.strip_prefix('$') {
             Some(n) => {
                 let digits: String = n.chars().take_while(char::is_ascii_digit).collect();
