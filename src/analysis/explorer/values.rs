@@ -253,15 +253,17 @@ pub(super) fn valuations_where(
             key_classes(inst, &cl, &cols, &p.keyed, &mut base);
             base.empty = p.empty.clone();
             absent_rows(w, inst, &cl, &mut base);
-            ordered(g, prov, inst, &cl, &mut base);
             let number = number_classes(&cl).0;
             let fixed: Vec<(SetAt, u16)> = (sets.iter())
                 .map(|&(site, v)| (site, v.map_or(FRESH, |v| number[&cl.find(v)])))
                 .collect();
-            with_writes(w, g, inst, &base, &fixed, keep, &mut out);
-            if out.len() >= MAX_VALUATIONS {
-                out.truncate(MAX_VALUATIONS);
-                return Ok(out);
+            for mut base in newest(g, prov, inst, &cl, base) {
+                ordered(g, prov, inst, &cl, &mut base);
+                with_writes(w, g, inst, &base, &fixed, keep, &mut out);
+                if out.len() >= MAX_VALUATIONS {
+                    out.truncate(MAX_VALUATIONS);
+                    return Ok(out);
+                }
             }
         }
     }
@@ -1443,6 +1445,66 @@ fn absent_rows(w: &Workload, inst: &Instance, cl: &Classes, v: &mut Valuation) {
     }
 }
 
+/// Is column `c` of tuple `t` a number a counter allocated in the
+/// schedule (`Source::Counter`)?
+fn is_fresh(cl: &Classes, t: usize, c: usize) -> bool {
+    cl.root_of(&Var::Col(t, c)).is_some_and(|r| {
+        (cl.names.vars.iter().enumerate())
+            .any(|(i, x)| matches!(x, Var::Fresh(..)) && cl.find(i) == r)
+    })
+}
+
+/// `v` itself, then one valuation per choice of result row for the
+/// limited reads ordered descending by a counter key (`ORDER BY c DESC
+/// LIMIT`, `MAX(c)`) that no used value gave a row (`only`): the result
+/// is a row whose `c` a counter allocated. On PostgreSQL that row is the
+/// result whenever the read sees it: an allocated number is above every
+/// initial one (`Source::Counter`), and `ordered` lets the read match
+/// besides it only initial rows, so a second allocated row drops the
+/// schedule. Without this, TPC-C's OrderStatus (`ORDER BY O_ID DESC
+/// LIMIT 1`, its INTO values unused) makes every dependency through the
+/// new order soft (`limits`) and the four-transaction anomaly under
+/// snapshot isolation has no edge NewOrder → OrderStatus (issue 23,
+/// item 3). `v` is kept first: a schedule where the read does not see
+/// the allocated row is still searched.
+fn newest(
+    g: &SummaryGraph,
+    prov: &Provenance,
+    inst: &Instance,
+    cl: &Classes,
+    v: Valuation,
+) -> Vec<Valuation> {
+    let mut out = vec![v];
+    for (a, txn) in inst.txns.iter().enumerate() {
+        let ltp = &g.nodes[txn.node].ltp;
+        for (pos, s) in txn.steps.iter().enumerate() {
+            let stmt = ltp.occurrences[pos].stmt;
+            let Some((c, true)) = prov.order(ltp.program, stmt) else {
+                continue;
+            };
+            if s.ty != StmtType::PredSel || !prov.limited(ltp.program, stmt) {
+                continue;
+            }
+            let rows: Vec<usize> = (0..inst.tuples.len())
+                .filter(|&t| inst.tuples[t].rel == s.rel && is_fresh(cl, t, c))
+                .collect();
+            let mut more = vec![];
+            for x in &out {
+                if x.only.iter().any(|&(b, p, _)| b == a && p == pos) {
+                    continue;
+                }
+                for &t in &rows {
+                    let mut y = x.clone();
+                    y.only.push((a, pos, t));
+                    more.push(y);
+                }
+            }
+            out.extend(more);
+        }
+    }
+    out
+}
+
 /// The rows a limited read with a known order (`Provenance::orders`) may
 /// match besides the row its value came from (`only`), because the order
 /// puts that row first: with `ORDER BY c DESC` / `MAX(c)` a row whose `c`
@@ -1452,12 +1514,7 @@ fn absent_rows(w: &Workload, inst: &Instance, cl: &Classes, v: &mut Valuation) {
 /// Anything else is not ordered by the values: the read must match its
 /// row alone, as before.
 fn ordered(g: &SummaryGraph, prov: &Provenance, inst: &Instance, cl: &Classes, v: &mut Valuation) {
-    let fresh = |t: usize, c: usize| {
-        cl.root_of(&Var::Col(t, c)).is_some_and(|r| {
-            (cl.names.vars.iter().enumerate())
-                .any(|(i, x)| matches!(x, Var::Fresh(..)) && cl.find(i) == r)
-        })
-    };
+    let fresh = |t: usize, c: usize| is_fresh(cl, t, c);
     let initial =
         |t: usize| !matches!(inst.tuples[t].kind, super::instance::TupleKind::Inserted(_));
     for &(a, pos, t) in &v.only {
