@@ -257,13 +257,12 @@ pub(super) fn valuations_where(
             let fixed: Vec<(SetAt, u16)> = (sets.iter())
                 .map(|&(site, v)| (site, v.map_or(FRESH, |v| number[&cl.find(v)])))
                 .collect();
-            for mut base in newest(g, prov, inst, &cl, base) {
-                ordered(g, prov, inst, &cl, &mut base);
-                with_writes(w, g, inst, &base, &fixed, keep, &mut out);
-                if out.len() >= MAX_VALUATIONS {
-                    out.truncate(MAX_VALUATIONS);
-                    return Ok(out);
-                }
+            ordered(g, prov, inst, &cl, &mut base);
+            newest(g, prov, inst, &cl, &mut base);
+            with_writes(w, g, inst, &base, &fixed, keep, &mut out);
+            if out.len() >= MAX_VALUATIONS {
+                out.truncate(MAX_VALUATIONS);
+                return Ok(out);
             }
         }
     }
@@ -1096,6 +1095,7 @@ fn finish(
         null: cl.names.ids.get(&Var::Null).map(|&v| class(v)),
         absent: vec![false; inst.tuples.len()],
         after: vec![],
+        newest: vec![],
         exact: vec![],
     }
 }
@@ -1454,27 +1454,19 @@ fn is_fresh(cl: &Classes, t: usize, c: usize) -> bool {
     })
 }
 
-/// `v` itself, then one valuation per choice of result row for the
-/// limited reads ordered descending by a counter key (`ORDER BY c DESC
-/// LIMIT`, `MAX(c)`) that no used value gave a row (`only`): the result
-/// is a row whose `c` a counter allocated. On PostgreSQL that row is the
-/// result whenever the read sees it: an allocated number is above every
-/// initial one (`Source::Counter`), and `ordered` lets the read match
-/// besides it only initial rows, so a second allocated row drops the
-/// schedule. Without this, TPC-C's OrderStatus (`ORDER BY O_ID DESC
-/// LIMIT 1`, its INTO values unused) makes every dependency through the
-/// new order soft (`limits`) and the four-transaction anomaly under
-/// snapshot isolation has no edge NewOrder → OrderStatus (issue 23,
-/// item 3). `v` is kept first: a schedule where the read does not see
-/// the allocated row is still searched.
-fn newest(
-    g: &SummaryGraph,
-    prov: &Provenance,
-    inst: &Instance,
-    cl: &Classes,
-    v: Valuation,
-) -> Vec<Valuation> {
-    let mut out = vec![v];
+/// The limited reads ordered descending by a counter key (`ORDER BY c
+/// DESC LIMIT`, `MAX(c)`) that no used value gave a row (`only`): their
+/// rows whose `c` a counter allocated (`Valuation::newest`), and the
+/// initial rows, which come after them (`after`). When such a read
+/// matches exactly one allocated row and otherwise initial rows, that
+/// row is its result on PostgreSQL: an allocated number is above every
+/// initial one (`Source::Counter`); with two allocated rows, or none, its
+/// dependencies stay soft (`limits`). Without this, TPC-C's OrderStatus
+/// (`ORDER BY O_ID DESC LIMIT 1`, its INTO values unused) made every
+/// dependency through the new order soft, and the four-transaction
+/// anomaly under snapshot isolation had no edge NewOrder → OrderStatus
+/// (issue 23, item 3). Unlike `only`, no schedule is dropped.
+fn newest(g: &SummaryGraph, prov: &Provenance, inst: &Instance, cl: &Classes, v: &mut Valuation) {
     for (a, txn) in inst.txns.iter().enumerate() {
         let ltp = &g.nodes[txn.node].ltp;
         for (pos, s) in txn.steps.iter().enumerate() {
@@ -1482,27 +1474,28 @@ fn newest(
             let Some((c, true)) = prov.order(ltp.program, stmt) else {
                 continue;
             };
-            if s.ty != StmtType::PredSel || !prov.limited(ltp.program, stmt) {
+            if s.ty != StmtType::PredSel
+                || !prov.limited(ltp.program, stmt)
+                || v.only.iter().any(|&(b, p, _)| b == a && p == pos)
+            {
                 continue;
             }
-            let rows: Vec<usize> = (0..inst.tuples.len())
-                .filter(|&t| inst.tuples[t].rel == s.rel && is_fresh(cl, t, c))
+            let rel = |t: usize| inst.tuples[t].rel == s.rel;
+            let initial = |t: usize| {
+                !matches!(inst.tuples[t].kind, super::instance::TupleKind::Inserted(_))
+                    && !is_fresh(cl, t, c)
+            };
+            let fresh: Vec<usize> = (0..inst.tuples.len())
+                .filter(|&t| rel(t) && is_fresh(cl, t, c))
                 .collect();
-            let mut more = vec![];
-            for x in &out {
-                if x.only.iter().any(|&(b, p, _)| b == a && p == pos) {
-                    continue;
-                }
-                for &t in &rows {
-                    let mut y = x.clone();
-                    y.only.push((a, pos, t));
-                    more.push(y);
-                }
+            if fresh.is_empty() {
+                continue;
             }
-            out.extend(more);
+            let others = (0..inst.tuples.len()).filter(|&t| rel(t) && initial(t));
+            v.after.push((a, pos, others.collect()));
+            v.newest.push((a, pos, fresh));
         }
     }
-    out
 }
 
 /// The rows a limited read with a known order (`Provenance::orders`) may
