@@ -792,6 +792,23 @@ impl<'a> Search<'a> {
     /// READ COMMITTED, waits for the held ones (EvalPlanQual, `resume`).
     /// At REPEATABLE READ a held match is not enabled (PostgreSQL waits,
     /// then aborts the statement with a serialization failure).
+    /// The result of a read ordered descending by a counter key
+    /// (`Valuation::newest`): its one allocated row among `matched` when
+    /// every other match is an initial row.
+    fn newest(
+        vals: &super::valuation::Valuation,
+        i: usize,
+        pc: usize,
+        matched: &[usize],
+    ) -> Option<usize> {
+        let (_, _, fresh) = vals.newest.iter().find(|(a, p, _)| *a == i && *p == pc)?;
+        let after = vals.allowed(i, pc);
+        let mut new = matched.iter().filter(|t| fresh.contains(t));
+        let t = *new.next()?;
+        let rest_initial = matched.iter().all(|u| *u == t || after.contains(u));
+        (new.next().is_none() && rest_initial).then_some(t)
+    }
+
     fn predicate_values(&self, st: &State, i: usize, s: &StepSpec, view: u8) -> Vec<(State, Step)> {
         let pc = st.pc[i] as usize;
         let matched: Vec<usize> = (0..self.inst.tuples.len())
@@ -830,6 +847,7 @@ impl<'a> Search<'a> {
         }
         let result = match only.as_slice() {
             [t] if !none => Some(*t),
+            [] => Self::newest(vals, i, pc, &matched),
             _ => None,
         };
         let mut exec = Exec::new(self, st, i, pc, view);

@@ -48,6 +48,11 @@ pub(super) struct Valuation {
     /// (transaction, limited step, rows): rows the step may match besides
     /// its `only` row, which its order puts first (`ordered`).
     pub after: Vec<(usize, usize, Vec<usize>)>,
+    /// (transaction, limited step, rows): a read ordered descending by a
+    /// counter key whose result no used value names: these rows have an
+    /// allocated key; when it matches one of them and otherwise only its
+    /// `after` rows, that one is its result (`values::newest`).
+    pub newest: Vec<(usize, usize, Vec<usize>)>,
     /// (site, slot) of `writes` that are the SQL's own value (a literal,
     /// NULL or parameter SET, `Provenance::sets`): written as is, even
     /// when the row had it before.

@@ -253,11 +253,12 @@ pub(super) fn valuations_where(
             key_classes(inst, &cl, &cols, &p.keyed, &mut base);
             base.empty = p.empty.clone();
             absent_rows(w, inst, &cl, &mut base);
-            ordered(g, prov, inst, &cl, &mut base);
             let number = number_classes(&cl).0;
             let fixed: Vec<(SetAt, u16)> = (sets.iter())
                 .map(|&(site, v)| (site, v.map_or(FRESH, |v| number[&cl.find(v)])))
                 .collect();
+            ordered(g, prov, inst, &cl, &mut base);
+            newest(g, prov, inst, &cl, &mut base);
             with_writes(w, g, inst, &base, &fixed, keep, &mut out);
             if out.len() >= MAX_VALUATIONS {
                 out.truncate(MAX_VALUATIONS);
@@ -1094,6 +1095,7 @@ fn finish(
         null: cl.names.ids.get(&Var::Null).map(|&v| class(v)),
         absent: vec![false; inst.tuples.len()],
         after: vec![],
+        newest: vec![],
         exact: vec![],
     }
 }
@@ -1443,6 +1445,59 @@ fn absent_rows(w: &Workload, inst: &Instance, cl: &Classes, v: &mut Valuation) {
     }
 }
 
+/// Is column `c` of tuple `t` a number a counter allocated in the
+/// schedule (`Source::Counter`)?
+fn is_fresh(cl: &Classes, t: usize, c: usize) -> bool {
+    cl.root_of(&Var::Col(t, c)).is_some_and(|r| {
+        (cl.names.vars.iter().enumerate())
+            .any(|(i, x)| matches!(x, Var::Fresh(..)) && cl.find(i) == r)
+    })
+}
+
+/// The limited reads ordered descending by a counter key (`ORDER BY c
+/// DESC LIMIT`, `MAX(c)`) that no used value gave a row (`only`): their
+/// rows whose `c` a counter allocated (`Valuation::newest`), and the
+/// initial rows, which come after them (`after`). When such a read
+/// matches exactly one allocated row and otherwise initial rows, that
+/// row is its result on PostgreSQL: an allocated number is above every
+/// initial one (`Source::Counter`); with two allocated rows, or none, its
+/// dependencies stay soft (`limits`). Without this, TPC-C's OrderStatus
+/// (`ORDER BY O_ID DESC LIMIT 1`, its INTO values unused) made every
+/// dependency through the new order soft, and the four-transaction
+/// anomaly under snapshot isolation had no edge NewOrder → OrderStatus
+/// (issue 23, item 3). Unlike `only`, no schedule is dropped.
+fn newest(g: &SummaryGraph, prov: &Provenance, inst: &Instance, cl: &Classes, v: &mut Valuation) {
+    for (a, txn) in inst.txns.iter().enumerate() {
+        let ltp = &g.nodes[txn.node].ltp;
+        for (pos, s) in txn.steps.iter().enumerate() {
+            let stmt = ltp.occurrences[pos].stmt;
+            let Some((c, true)) = prov.order(ltp.program, stmt) else {
+                continue;
+            };
+            if s.ty != StmtType::PredSel
+                || !prov.limited(ltp.program, stmt)
+                || v.only.iter().any(|&(b, p, _)| b == a && p == pos)
+            {
+                continue;
+            }
+            let rel = |t: usize| inst.tuples[t].rel == s.rel;
+            let initial = |t: usize| {
+                !matches!(inst.tuples[t].kind, super::instance::TupleKind::Inserted(_))
+                    && !is_fresh(cl, t, c)
+            };
+            let fresh: Vec<usize> = (0..inst.tuples.len())
+                .filter(|&t| rel(t) && is_fresh(cl, t, c))
+                .collect();
+            if fresh.is_empty() {
+                continue;
+            }
+            let others = (0..inst.tuples.len()).filter(|&t| rel(t) && initial(t));
+            v.after.push((a, pos, others.collect()));
+            v.newest.push((a, pos, fresh));
+        }
+    }
+}
+
 /// The rows a limited read with a known order (`Provenance::orders`) may
 /// match besides the row its value came from (`only`), because the order
 /// puts that row first: with `ORDER BY c DESC` / `MAX(c)` a row whose `c`
@@ -1452,12 +1507,7 @@ fn absent_rows(w: &Workload, inst: &Instance, cl: &Classes, v: &mut Valuation) {
 /// Anything else is not ordered by the values: the read must match its
 /// row alone, as before.
 fn ordered(g: &SummaryGraph, prov: &Provenance, inst: &Instance, cl: &Classes, v: &mut Valuation) {
-    let fresh = |t: usize, c: usize| {
-        cl.root_of(&Var::Col(t, c)).is_some_and(|r| {
-            (cl.names.vars.iter().enumerate())
-                .any(|(i, x)| matches!(x, Var::Fresh(..)) && cl.find(i) == r)
-        })
-    };
+    let fresh = |t: usize, c: usize| is_fresh(cl, t, c);
     let initial =
         |t: usize| !matches!(inst.tuples[t].kind, super::instance::TupleKind::Inserted(_));
     for &(a, pos, t) in &v.only {
