@@ -193,6 +193,15 @@ pub struct AnalysisArgs {
     /// At most this many concurrent transactions in a confirming schedule (k; raised to the number of programs of a longer cycle, up to 8).
     #[arg(long, value_name = "K", default_value_t = 3, value_parser = clap::value_parser!(u32).range(2..=8))]
     pub max_txns: u32,
+    /// The confirming search's budget in states (about 1 s per 200,000 in a release build);
+    /// raise it for long cycles (TPC-C's four-transaction anomaly under snapshot isolation
+    /// needs about a million, docs/explorer.md).
+    #[arg(long, value_name = "N", default_value_t = 200_000, value_parser = clap::value_parser!(u64).range(1_000..=1_000_000_000))]
+    pub max_states: u64,
+    /// Tuples per relation the confirming search's instances share (TPC-C's
+    /// four-transaction anomaly needs 3).
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=4))]
+    pub shared_tuples: u32,
 }
 
 impl AnalysisArgs {
@@ -202,7 +211,8 @@ impl AnalysisArgs {
         // cheap enough to be on by default.
         (!self.no_confirm).then(|| Bounds {
             max_txns: self.max_txns as usize,
-            max_states: 200_000,
+            max_states: self.max_states,
+            tuples_per_relation: self.shared_tuples as usize,
             ..Bounds::default()
         })
     }
