@@ -855,26 +855,7 @@ fn search_sets(
                         .iter_mut()
                         .for_each(|t| t.steps.iter_mut().for_each(|s| s.cont = false));
                 }
-                let vals = match &mut valued {
-                    None => vec![None],
-                    Some((prov, why)) => match values::valuations_where(w, g, prov, &x, &|v| {
-                        guide::meets_all_with(&x, v)
-                    }) {
-                        Ok(vs) if !vs.is_empty() => {
-                            values::mark_key_share(g, prov, &mut x);
-                            limits::mark_limited(g, prov, &mut x);
-                            if one_snapshot {
-                                values::mark_parts(g, prov, &mut x);
-                            }
-                            vs.into_iter().map(Some).collect()
-                        }
-                        Ok(vs) => vs.into_iter().map(Some).collect(),
-                        Err(e) => {
-                            why.get_or_insert(e);
-                            vec![]
-                        }
-                    },
-                };
+                let vals = valuations_of(w, g, &mut x, &mut valued, one_snapshot);
                 for v in vals {
                     x.vals = v;
                     // With values: only valuations whose transactions can
@@ -947,6 +928,38 @@ fn search_sets(
     out.explored.exhausted |= cut;
     out.explored.states += split_states;
     None
+}
+
+/// The valuations to search `x` with: `None` alone without values; with
+/// values those that let its transactions meet on one cycle (`guide`),
+/// after marking the instance's key-share locks, limited reads and (for
+/// one snapshot per statement) statement parts. Why there are none is
+/// kept in `valued`'s reason.
+fn valuations_of(
+    w: &Workload,
+    g: &SummaryGraph,
+    x: &mut instance::Instance,
+    valued: &mut Option<(&Provenance, &mut Option<String>)>,
+    one_snapshot: bool,
+) -> Vec<Option<valuation::Valuation>> {
+    let Some((prov, why)) = valued else {
+        return vec![None];
+    };
+    match values::valuations_where(w, g, prov, x, &|v| guide::meets_all_with(x, v)) {
+        Ok(vs) if !vs.is_empty() => {
+            values::mark_key_share(g, prov, x);
+            limits::mark_limited(g, prov, x);
+            if one_snapshot {
+                values::mark_parts(g, prov, x);
+            }
+            vs.into_iter().map(Some).collect()
+        }
+        Ok(vs) => vs.into_iter().map(Some).collect(),
+        Err(e) => {
+            why.get_or_insert(e);
+            vec![]
+        }
+    }
 }
 
 /// The split-schedule pass (`split`) over one (instance, valuation),

@@ -239,38 +239,9 @@ pub fn lower_units(
                 &mut counter,
                 &mut warnings,
             );
-            if let Some((
-                program,
-                (
-                    pins,
-                    sources,
-                    shared,
-                    alts,
-                    inexact,
-                    join,
-                    limited,
-                    orders,
-                    ranges,
-                    sets,
-                    scans,
-                    checks,
-                ),
-            )) = errors.take(lowered)
-            {
-                joined.push(join);
+            if let Some((program, prov)) = errors.take(lowered) {
+                joined.push(record(&mut provenance, prov));
                 programs.push(program);
-                provenance.programs.push(pins);
-                provenance.sources.push(sources);
-                provenance.key_share.push(shared);
-                provenance.alternatives.push(alts);
-                provenance.inexact.push(inexact);
-                provenance.limited.push(limited);
-                provenance.orders.push(orders);
-                provenance.ranges.push(ranges);
-                provenance.sets.push(sets);
-                provenance.scans.push(scans);
-                provenance.inside.push(checks.0);
-                provenance.parts.push(checks.1);
                 declared.push(declared_level(f, nodes));
             }
         }
@@ -591,6 +562,27 @@ fn find_rel(schema: &Schema, aliases: &[(String, RelId)], i: &Ident) -> Option<R
                 .find(|(n, _)| same_name(n, i))
                 .map(|(_, r)| *r)
         })
+}
+
+/// Appends one program's provenance to the workload's; returns its
+/// unwritten joins (`cte_rows::unwritten_joins` reads them once all
+/// programs are lowered).
+fn record(p: &mut Provenance, prov: ProgramProvenance) -> Vec<(usize, usize)> {
+    let (pins, sources, shared, alts, inexact, join, limited, orders, ranges, sets, scans, checks) =
+        prov;
+    p.programs.push(pins);
+    p.sources.push(sources);
+    p.key_share.push(shared);
+    p.alternatives.push(alts);
+    p.inexact.push(inexact);
+    p.limited.push(limited);
+    p.orders.push(orders);
+    p.ranges.push(ranges);
+    p.sets.push(sets);
+    p.scans.push(scans);
+    p.inside.push(checks.0);
+    p.parts.push(checks.1);
+    join
 }
 
 /// One program's provenance: pins per statement, sources of computed
