@@ -343,21 +343,8 @@ impl Lowerer<'_> {
         c: &Expr,
         snip: &Snippet,
     ) -> Result<Option<(usize, usize, Vec<Term>)>> {
-        let Expr::AnyOp {
-            left,
-            compare_op: BinaryOperator::Eq,
-            right,
-            ..
-        } = c
-        else {
+        let Some((q, id, right)) = any_eq(c) else {
             return Ok(None);
-        };
-        let (q, id) = match strip_nested(left) {
-            Expr::Identifier(i) => (None, i.clone()),
-            Expr::CompoundIdentifier(v) if v.len() >= 2 => {
-                (Some(v[v.len() - 2].clone()), v[v.len() - 1].clone())
-            }
-            _ => return Ok(None),
         };
         let Expr::Array(arr) = strip_nested(right) else {
             return Ok(None);
@@ -384,21 +371,8 @@ impl Lowerer<'_> {
         snip: &Snippet,
         uses: &mut [ColumnUses],
     ) -> Result<bool> {
-        let Expr::AnyOp {
-            left,
-            compare_op: BinaryOperator::Eq,
-            right,
-            ..
-        } = c
-        else {
+        let Some((q, id, right)) = any_eq(c) else {
             return Ok(false);
-        };
-        let (q, id) = match strip_nested(left) {
-            Expr::Identifier(i) => (None, i.clone()),
-            Expr::CompoundIdentifier(v) if v.len() >= 2 => {
-                (Some(v[v.len() - 2].clone()), v[v.len() - 1].clone())
-            }
-            _ => return Ok(false),
         };
         // A parameter, or a cast of one (`$1::bigint[]`): `term` says
         // whether it is the parameter's value (no other term is made).
@@ -520,6 +494,27 @@ fn named_argument_spans(e: &Expr) -> Vec<sqlparser::tokenizer::Span> {
         ControlFlow::<()>::Continue(())
     });
     arg_names
+}
+
+/// `col = ANY(right)` or `t.col = ANY(right)`: (qualifier, column, right).
+fn any_eq(c: &Expr) -> Option<(Option<Ident>, Ident, &Expr)> {
+    let Expr::AnyOp {
+        left,
+        compare_op: BinaryOperator::Eq,
+        right,
+        ..
+    } = c
+    else {
+        return None;
+    };
+    let (q, id) = match strip_nested(left) {
+        Expr::Identifier(i) => (None, i.clone()),
+        Expr::CompoundIdentifier(v) if v.len() >= 2 => {
+            (Some(v[v.len() - 2].clone()), v[v.len() - 1].clone())
+        }
+        _ => return None,
+    };
+    Some((q, id, right))
 }
 
 /// Whether an expression names any column (outside subqueries or not).
