@@ -29,6 +29,16 @@ UPDATE queues SET locked_by = null FROM j
  WHERE queues.id = j.queue_id AND queues.locked_by = :w;
 ";
 
+/// completeJobs beside PeekComplete, the same after a read of the queue
+/// in a statement of its own.
+fn beside_peek_complete() -> isolint::frontend::Loaded {
+    let peek = format!("SELECT locked_by FROM queues WHERE id = :q;\n{COMPLETE}");
+    workload(
+        SCHEMA,
+        &[("Complete.sql", COMPLETE), ("PeekComplete.sql", &peek)],
+    )
+}
+
 /// Two completeJobs of one worker, on two jobs of the queue it holds.
 /// On PostgreSQL 15.20 (two psql sessions, READ COMMITTED; queues (3,
 /// 'w'), jobs (1, 3, 'w'), (4, 3, 'w')):
@@ -78,11 +88,7 @@ fn two_completes_of_one_worker_are_not_confirmed_with_values() {
 /// the queue, not only the scan's).
 #[test]
 fn a_read_of_the_queue_in_another_statement_stays_confirmed() {
-    let peek = format!("SELECT locked_by FROM queues WHERE id = :q;\n{COMPLETE}");
-    let l = workload(
-        SCHEMA,
-        &[("Complete.sql", COMPLETE), ("PeekComplete.sql", &peek)],
-    );
+    let l = beside_peek_complete();
     confirmed_with_values(&l, &["Complete", "PeekComplete"]);
 }
 
@@ -91,11 +97,7 @@ fn a_read_of_the_queue_in_another_statement_stays_confirmed() {
 /// no-match key read, and nothing for a statement outside a WITH.
 #[test]
 fn the_target_scans_of_a_with_are_recorded() {
-    let peek = format!("SELECT locked_by FROM queues WHERE id = :q;\n{COMPLETE}");
-    let l = workload(
-        SCHEMA,
-        &[("Complete.sql", COMPLETE), ("PeekComplete.sql", &peek)],
-    );
+    let l = beside_peek_complete();
     for (p, prog) in l.workload.programs.iter().enumerate() {
         let scans: Vec<(StmtType, &str)> = (0..prog.statements.len())
             .filter(|&q| l.provenance.scan(p, q))
