@@ -9,46 +9,22 @@
 
 #[path = "common/workdir.rs"]
 mod workdir;
-use workdir::{nodes, workload};
+use workdir::workload;
+#[path = "common/explorer.rs"]
+mod explorer;
+use explorer::{confirmed_with_values, model_only, row_value, written};
 
-use isolint::analysis::explorer::{explore_in, explore_nodes, verify, Bounds, OpKind, Schedule};
+use isolint::analysis::explorer::{Bounds, Schedule};
 use isolint::analysis::graph::{build, Settings};
 use isolint::frontend::Loaded;
 use isolint::model::btp::StmtType;
-use isolint::model::isolation::{Allocation, Level};
+use isolint::model::isolation::Level;
 use isolint::model::provenance::{Provenance, Value};
 
-/// Searches the programs together with values (the BTP model as the
-/// fallback); every schedule found must pass `verify`.
-fn search(l: &Loaded, names: &[&str]) -> Option<Schedule> {
-    search_with(l, &l.provenance, names)
-}
-
-/// `search` with the provenance given (a test changes it to show what the
-/// pin does).
+/// The search with values of the programs with the provenance given (a
+/// test changes it to show what the pin does).
 fn search_with(l: &Loaded, prov: &Provenance, names: &[&str]) -> Option<Schedule> {
-    let w = &l.workload;
-    let g = build(w, Settings::default());
-    let alloc = Allocation::uniform(w.programs.len(), Level::ReadCommitted);
-    let e = explore_in(w, prov, &g, &nodes(&g, names), Bounds::default(), &alloc);
-    assert!(!e.explored.exhausted, "budget ran out: {:?}", e.explored);
-    if let Some(s) = &e.found {
-        for x in isolint::report::schedule::lines(w, s) {
-            println!("  {x}");
-        }
-        if let Some(why) = &s.model_only {
-            println!("  (in the model only: {why})");
-        }
-        assert_eq!(verify(s), Ok(()));
-    }
-    e.found
-}
-
-/// The BTP model alone (the explorer without values).
-fn search_model(l: &Loaded, names: &[&str]) -> Option<Schedule> {
-    let w = &l.workload;
-    let g = build(w, Settings::default());
-    explore_nodes(w, &g, &nodes(&g, names), Bounds::default()).found
+    explorer::search_at(l, prov, names, Level::ReadCommitted, Bounds::default())
 }
 
 const SCHEMA: &str = "CREATE TABLE queues (id int PRIMARY KEY, pending int NOT NULL);
@@ -70,15 +46,6 @@ fn program(l: &Loaded, name: &str) -> usize {
         .iter()
         .position(|p| p.name == name)
         .unwrap_or_else(|| panic!("no program {name}"))
-}
-
-/// The value of column `col` of tuple `t` in the schedule's values.
-fn row_value(s: &Schedule, t: usize, col: &str) -> Option<String> {
-    let v = s.values.as_ref()?;
-    v.rows[t]
-        .iter()
-        .find(|(c, _)| c == col)
-        .map(|(_, x)| x.clone())
 }
 
 /// The provenance without Fail's join pins: what the front-end gave
@@ -121,26 +88,8 @@ const DROP: &str = "SELECT pending FROM queues WHERE id = :q;\nDELETE FROM jobs 
 #[test]
 fn extra_condition_cte_join_is_confirmed_with_values() {
     let l = workload(SCHEMA, &[("Fail.sql", FAIL), ("Drop.sql", DROP)]);
-    let s = search(&l, &["Fail", "Drop"]).expect("a schedule");
-    assert!(
-        s.model_only.is_none(),
-        "not confirmed with values: {:?}",
-        s.model_only
-    );
-    let fail = (0..s.transactions.len())
-        .find(|&i| s.transactions[i].name.starts_with("Fail"))
-        .expect("Fail runs");
-    let written = |rel: &str| {
-        s.steps
-            .iter()
-            .filter(|st| st.txn == fail)
-            .flat_map(|st| &st.ops)
-            .filter(|o| o.kind == OpKind::Write)
-            .filter_map(|o| o.tuple)
-            .find(|&t| s.tuples[t].name.starts_with(rel))
-            .unwrap_or_else(|| panic!("Fail writes no {rel} row"))
-    };
-    let (queue, job) = (written("queues#"), written("jobs#"));
+    let s = confirmed_with_values(&l, &["Fail", "Drop"]);
+    let (queue, job) = (written(&s, "Fail", "queues"), written(&s, "Fail", "jobs"));
     let joined = row_value(&s, queue, "id").expect("the queue's id");
     assert_eq!(row_value(&s, job, "queue_id"), Some(joined));
     // Only thanks to the pin: without it, not instantiated.
@@ -169,12 +118,7 @@ fn extra_condition_cte_join_is_confirmed_with_values() {
 fn delete_before_the_read_is_not_confirmed() {
     let swapped = "DELETE FROM jobs WHERE id = :job;\nSELECT pending FROM queues WHERE id = :q;\n";
     let l = workload(SCHEMA, &[("Fail.sql", FAIL), ("Drop.sql", swapped)]);
-    assert!(search_model(&l, &["Fail", "Drop"]).is_some());
-    let s = search(&l, &["Fail", "Drop"]).expect("the model's schedule");
-    assert!(
-        s.model_only.is_some() && s.values.is_none(),
-        "confirmed with values: not on PostgreSQL"
-    );
+    model_only(&l, &["Fail", "Drop"]);
 }
 
 /// The unfolding of Fail in which the extra condition removes the row
@@ -235,9 +179,7 @@ fn extra_condition_that_removes_the_row_joins_no_row() {
         .map(|n| n.name.clone())
         .expect("an unfolding without Fail's write");
     let names = [no_match.as_str(), "Take"];
-    assert!(search_model(&l, &names).is_some());
-    let s = search(&l, &names).expect("the model's schedule");
-    let why = s.model_only.expect("not confirmed with values");
+    let why = model_only(&l, &names);
     assert!(
         why.contains("within the bounds"),
         "searched with values: {why}"

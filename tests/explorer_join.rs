@@ -8,43 +8,14 @@
 
 #[path = "common/workdir.rs"]
 mod workdir;
-use workdir::{nodes, workload};
+use workdir::workload;
+#[path = "common/explorer.rs"]
+mod explorer;
+use explorer::{confirmed_with_values, model_only, row_value, search_at, search_model, written};
 
-use isolint::analysis::explorer::{explore_in, explore_nodes, verify, Bounds, OpKind, Schedule};
-use isolint::analysis::graph::{build, Settings};
+use isolint::analysis::explorer::{Bounds, OpKind};
 use isolint::frontend::Loaded;
-use isolint::model::isolation::{Allocation, Level};
-
-/// Searches the programs together with values (the BTP model as the
-/// fallback); every schedule found must pass `verify`.
-fn search(l: &Loaded, names: &[&str]) -> Option<Schedule> {
-    search_in(l, names, Bounds::default())
-}
-
-fn search_in(l: &Loaded, names: &[&str], bounds: Bounds) -> Option<Schedule> {
-    let w = &l.workload;
-    let g = build(w, Settings::default());
-    let alloc = Allocation::uniform(w.programs.len(), Level::ReadCommitted);
-    let e = explore_in(w, &l.provenance, &g, &nodes(&g, names), bounds, &alloc);
-    assert!(!e.explored.exhausted, "budget ran out: {:?}", e.explored);
-    if let Some(s) = &e.found {
-        for x in isolint::report::schedule::lines(w, s) {
-            println!("  {x}");
-        }
-        if let Some(why) = &s.model_only {
-            println!("  (in the model only: {why})");
-        }
-        assert_eq!(verify(s), Ok(()));
-    }
-    e.found
-}
-
-/// The BTP model alone (the explorer without values).
-fn search_model(l: &Loaded, names: &[&str]) -> Option<Schedule> {
-    let w = &l.workload;
-    let g = build(w, Settings::default());
-    explore_nodes(w, &g, &nodes(&g, names), Bounds::default()).found
-}
+use isolint::model::isolation::Level;
 
 const SCHEMA: &str = "CREATE TABLE queues (id int PRIMARY KEY, pending int NOT NULL);
 CREATE TABLE jobs (id int PRIMARY KEY, queue_id int NOT NULL REFERENCES queues(id),
@@ -57,15 +28,6 @@ const FAIL: &str =
     "WITH j AS (UPDATE jobs SET attempts = attempts + 1 WHERE id = :job RETURNING queue_id)
 UPDATE queues SET pending = pending - 1 FROM j WHERE queues.id = j.queue_id;
 ";
-
-/// The value of column `col` of tuple `t` in the schedule's values.
-fn row_value(s: &Schedule, t: usize, col: &str) -> Option<String> {
-    let v = s.values.as_ref()?;
-    v.rows[t]
-        .iter()
-        .find(|(c, _)| c == col)
-        .map(|(_, x)| x.clone())
-}
 
 /// Fail beside a reader of one queue and one job: a read skew. Checked on
 /// PostgreSQL 15.20 with two psql sessions at READ COMMITTED, queues
@@ -96,28 +58,10 @@ fn cte_update_joined_on_key_is_confirmed_with_values() {
             ),
         ],
     );
-    let s = search(&l, &["Fail", "Peek"]).expect("a schedule");
-    assert!(
-        s.model_only.is_none(),
-        "not confirmed with values: {:?}",
-        s.model_only
-    );
+    let s = confirmed_with_values(&l, &["Fail", "Peek"]);
     // The queue Fail writes is the job's queue: its id is the job's
     // queue_id in the schedule's values.
-    let fail = (0..s.transactions.len())
-        .find(|&i| s.transactions[i].name.starts_with("Fail"))
-        .expect("Fail runs");
-    let written = |rel: &str| {
-        s.steps
-            .iter()
-            .filter(|st| st.txn == fail)
-            .flat_map(|st| &st.ops)
-            .filter(|o| o.kind == OpKind::Write)
-            .filter_map(|o| o.tuple)
-            .find(|&t| s.tuples[t].name.starts_with(rel))
-            .unwrap_or_else(|| panic!("Fail writes no {rel} row"))
-    };
-    let (queue, job) = (written("queues#"), written("jobs#"));
+    let (queue, job) = (written(&s, "Fail", "queues"), written(&s, "Fail", "jobs"));
     let joined = row_value(&s, queue, "id").expect("the queue's id");
     assert_eq!(row_value(&s, job, "queue_id"), Some(joined));
 }
@@ -156,12 +100,7 @@ fn join_on_the_parent_never_meets_an_inserted_row() {
     );
     // The static test alarms, and the BTP model has a schedule: the
     // control is not vacuous.
-    assert!(search_model(&l, &["Fail", "Open"]).is_some());
-    let s = search(&l, &["Fail", "Open"]).expect("the model's schedule");
-    assert!(
-        s.model_only.is_some() && s.values.is_none(),
-        "confirmed with values: not on PostgreSQL"
-    );
+    model_only(&l, &["Fail", "Open"]);
 }
 
 // ---------------------------------------------------------------------
@@ -184,8 +123,7 @@ fn wrong_join_values_are_rejected() {
             ),
         ],
     );
-    let s = search(&l, &["Fail", "Peek"]).expect("a schedule");
-    assert!(s.model_only.is_none());
+    let s = confirmed_with_values(&l, &["Fail", "Peek"]);
     assert_eq!(verify_values(&s), Ok(()));
     let facts = s
         .values
@@ -270,8 +208,7 @@ fn delete_that_skips_a_matching_row_is_rejected() {
             ),
         ],
     );
-    let s = search(&l, &["Purge", "Count"]).expect("a schedule");
-    assert!(s.model_only.is_none(), "{:?}", s.model_only);
+    let s = confirmed_with_values(&l, &["Purge", "Count"]);
     assert_eq!(verify_values(&s), Ok(()));
     // The Purge step that deletes rows.
     let at = s
@@ -343,12 +280,7 @@ fn array_keyed_cte_join_is_confirmed_with_values() {
             ),
         ],
     );
-    let s = search(&l, &["Complete", "Peek"]).expect("a schedule");
-    assert!(
-        s.model_only.is_none(),
-        "not confirmed with values: {:?}",
-        s.model_only
-    );
+    confirmed_with_values(&l, &["Complete", "Peek"]);
 }
 
 /// The control: two Completes. On PostgreSQL 15.20 (jobs 1 and 7 in
@@ -369,7 +301,8 @@ fn two_array_keyed_completes_are_not_confirmed_with_values() {
         max_txns: 2,
         ..Bounds::default()
     };
-    let s = search_in(&l, &["Complete"], two).expect("the model's schedule");
+    let s = search_at(&l, &l.provenance, &["Complete"], Level::ReadCommitted, two)
+        .expect("the model's schedule");
     assert!(
         s.values.is_none(),
         "confirmed with values: not on PostgreSQL"

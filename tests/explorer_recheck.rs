@@ -10,13 +10,12 @@
 
 #[path = "common/workdir.rs"]
 mod workdir;
-use workdir::{nodes, workload};
+use workdir::workload;
+#[path = "common/explorer.rs"]
+mod explorer;
+use explorer::{confirmed_with_values, model_only};
 
-use isolint::analysis::explorer::{explore_in, explore_nodes, verify, Bounds, Schedule};
-use isolint::analysis::graph::{build, Settings};
-use isolint::frontend::Loaded;
 use isolint::model::btp::StmtType;
-use isolint::model::isolation::{Allocation, Level};
 
 const SCHEMA: &str = "CREATE TABLE queues (id int PRIMARY KEY, locked_by text);
 CREATE TABLE jobs (id int PRIMARY KEY, queue_id int NOT NULL REFERENCES queues(id),
@@ -30,38 +29,14 @@ UPDATE queues SET locked_by = null FROM j
  WHERE queues.id = j.queue_id AND queues.locked_by = :w;
 ";
 
-/// The search with values over the programs `names` (the BTP model as the
-/// fallback); every schedule found must pass `verify`.
-fn search(l: &Loaded, names: &[&str]) -> Option<Schedule> {
-    let w = &l.workload;
-    let g = build(w, Settings::default());
-    let alloc = Allocation::uniform(w.programs.len(), Level::ReadCommitted);
-    let e = explore_in(
-        w,
-        &l.provenance,
-        &g,
-        &nodes(&g, names),
-        Bounds::default(),
-        &alloc,
-    );
-    assert!(!e.explored.exhausted, "budget ran out: {:?}", e.explored);
-    if let Some(s) = &e.found {
-        for x in isolint::report::schedule::lines(w, s) {
-            println!("  {x}");
-        }
-        if let Some(why) = &s.model_only {
-            println!("  (in the model only: {why})");
-        }
-        assert_eq!(verify(s), Ok(()));
-    }
-    e.found
-}
-
-/// The BTP model alone (the explorer without values).
-fn search_model(l: &Loaded, names: &[&str]) -> Option<Schedule> {
-    let w = &l.workload;
-    let g = build(w, Settings::default());
-    explore_nodes(w, &g, &nodes(&g, names), Bounds::default()).found
+/// completeJobs beside PeekComplete, the same after a read of the queue
+/// in a statement of its own.
+fn beside_peek_complete() -> isolint::frontend::Loaded {
+    let peek = format!("SELECT locked_by FROM queues WHERE id = :q;\n{COMPLETE}");
+    workload(
+        SCHEMA,
+        &[("Complete.sql", COMPLETE), ("PeekComplete.sql", &peek)],
+    )
 }
 
 /// Two completeJobs of one worker, on two jobs of the queue it holds.
@@ -89,15 +64,9 @@ fn search_model(l: &Loaded, names: &[&str]) -> Option<Schedule> {
 fn two_completes_of_one_worker_are_not_confirmed_with_values() {
     let l = workload(SCHEMA, &[("Complete.sql", COMPLETE)]);
     assert!(!workdir::robust_of(&l), "the static verdict");
-    assert!(
-        search_model(&l, &["Complete"]).is_some(),
-        "the model's cycle"
-    );
-    let s = search(&l, &["Complete"]).expect("the model's schedule");
-    assert!(
-        s.model_only.is_some() && s.values.is_none(),
-        "confirmed with values: PostgreSQL's outcome is a serial one"
-    );
+    // Confirmed with values would be wrong: PostgreSQL's outcome is a
+    // serial one.
+    model_only(&l, &["Complete"]);
 }
 
 /// The control: the same completeJobs beside one that first reads the
@@ -119,17 +88,8 @@ fn two_completes_of_one_worker_are_not_confirmed_with_values() {
 /// the queue, not only the scan's).
 #[test]
 fn a_read_of_the_queue_in_another_statement_stays_confirmed() {
-    let peek = format!("SELECT locked_by FROM queues WHERE id = :q;\n{COMPLETE}");
-    let l = workload(
-        SCHEMA,
-        &[("Complete.sql", COMPLETE), ("PeekComplete.sql", &peek)],
-    );
-    let s = search(&l, &["Complete", "PeekComplete"]).expect("a schedule");
-    assert!(
-        s.model_only.is_none(),
-        "not confirmed with values: {:?}",
-        s.model_only
-    );
+    let l = beside_peek_complete();
+    confirmed_with_values(&l, &["Complete", "PeekComplete"]);
 }
 
 /// What the front-end records: the two snapshot scans of completeJobs
@@ -137,11 +97,7 @@ fn a_read_of_the_queue_in_another_statement_stays_confirmed() {
 /// no-match key read, and nothing for a statement outside a WITH.
 #[test]
 fn the_target_scans_of_a_with_are_recorded() {
-    let peek = format!("SELECT locked_by FROM queues WHERE id = :q;\n{COMPLETE}");
-    let l = workload(
-        SCHEMA,
-        &[("Complete.sql", COMPLETE), ("PeekComplete.sql", &peek)],
-    );
+    let l = beside_peek_complete();
     for (p, prog) in l.workload.programs.iter().enumerate() {
         let scans: Vec<(StmtType, &str)> = (0..prog.statements.len())
             .filter(|&q| l.provenance.scan(p, q))
@@ -178,13 +134,6 @@ UPDATE queues SET locked_by = null FROM j
  WHERE queues.id = j.queue_id AND queues.locked_by = :w::text;
 ";
     let l = workload(SCHEMA, &[("Complete.sql", complete)]);
-    assert!(
-        search_model(&l, &["Complete"]).is_some(),
-        "the model's cycle"
-    );
-    let s = search(&l, &["Complete"]).expect("the model's schedule");
-    assert!(
-        s.model_only.is_some() && s.values.is_none(),
-        "confirmed with values: PostgreSQL's outcome is a serial one"
-    );
+    // PostgreSQL's outcome is a serial one.
+    model_only(&l, &["Complete"]);
 }

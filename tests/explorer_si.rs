@@ -39,29 +39,18 @@
 
 #[path = "common/workdir.rs"]
 mod workdir;
-use workdir::{nodes, workload};
+use workdir::workload;
+#[path = "common/explorer.rs"]
+mod explorer;
 
-use isolint::analysis::explorer::{explore_in, verify, Bounds, OpKind, Schedule};
-use isolint::analysis::graph::{build, Settings};
+use isolint::analysis::explorer::{Bounds, OpKind, Schedule};
 use isolint::frontend::Loaded;
-use isolint::model::isolation::{Allocation, Level};
+use isolint::model::isolation::Level;
 
 /// The programs `names` searched together at `level`, with values first
 /// (the BTP model as the fallback); every schedule found passes `verify`.
 fn search(l: &Loaded, names: &[&str], level: Level, bounds: Bounds) -> Option<Schedule> {
-    let w = &l.workload;
-    let g = build(w, Settings::default());
-    let alloc = Allocation::uniform(w.programs.len(), level);
-    let e = explore_in(w, &l.provenance, &g, &nodes(&g, names), bounds, &alloc);
-    assert!(!e.explored.exhausted, "budget ran out: {:?}", e.explored);
-    if let Some(s) = &e.found {
-        for x in isolint::report::schedule::lines(w, s) {
-            println!("  {x}");
-        }
-        println!("  model only: {:?}", s.model_only);
-        assert_eq!(verify(s), Ok(()));
-    }
-    e.found
+    explorer::search_at(l, &l.provenance, names, level, bounds)
 }
 
 const SCHEMA: &str =

@@ -5,7 +5,10 @@
 
 #[path = "common/workdir.rs"]
 mod workdir;
-use workdir::{nodes, workload};
+use workdir::workload;
+#[path = "common/explorer.rs"]
+mod explorer;
+use explorer::{confirmed_with_values, model_only, search_at, search_model};
 
 use std::path::Path;
 
@@ -24,50 +27,6 @@ fn bundled(name: &str) -> Loaded {
             .join("workloads")
             .join(name),
     )
-}
-
-fn print(l: &Loaded, s: &Schedule) {
-    for x in isolint::report::schedule::lines(&l.workload, s) {
-        println!("  {x}");
-    }
-    if let Some(why) = &s.model_only {
-        println!("  (in the model only: {why})");
-    }
-}
-
-/// Searches the given programs together with values (the BTP model as
-/// the fallback); every schedule found must pass `verify`.
-fn search(l: &Loaded, names: &[&str]) -> Option<Schedule> {
-    let w = &l.workload;
-    let g = build(w, Settings::default());
-    let alloc = Allocation::uniform(w.programs.len(), Level::ReadCommitted);
-    let e = explore_in(
-        w,
-        &l.provenance,
-        &g,
-        &nodes(&g, names),
-        Bounds::default(),
-        &alloc,
-    );
-    assert!(!e.explored.exhausted, "budget ran out: {:?}", e.explored);
-    if let Some(s) = &e.found {
-        print(l, s);
-        assert_eq!(verify(s), Ok(()));
-    }
-    e.found
-}
-
-/// The same search in the BTP model alone (the explorer before values).
-fn search_model(l: &Loaded, names: &[&str]) -> Option<Schedule> {
-    let w = &l.workload;
-    let g = build(w, Settings::default());
-    let e = explore_nodes(w, &g, &nodes(&g, names), Bounds::default());
-    e.found
-}
-
-fn with_values(s: &Option<Schedule>) -> bool {
-    s.as_ref()
-        .is_some_and(|s| s.values.is_some() && s.model_only.is_none())
 }
 
 const COURSE_SCHEMA: &str = "CREATE TABLE course (id int PRIMARY KEY, title text NOT NULL);
@@ -108,14 +67,8 @@ fn fk_check_beside_an_enrolment_is_not_confirmed() {
             ),
         ],
     );
-    // Before values: the BTP model's schedule.
-    assert!(search_model(&l, &["Enroll", "RemoveCourse"]).is_some());
-    let s = search(&l, &["Enroll", "RemoveCourse"]).expect("the model's schedule");
-    assert!(
-        s.values.is_none(),
-        "confirmed with values: not on PostgreSQL"
-    );
-    assert!(s.model_only.is_some());
+    // Before values: the BTP model's schedule; with values, none.
+    model_only(&l, &["Enroll", "RemoveCourse"]);
 }
 
 /// Control: the application-level check of `workloads/courseware`
@@ -135,9 +88,8 @@ fn fk_check_beside_an_enrolment_is_not_confirmed() {
 #[test]
 fn courseware_write_skew_is_confirmed_with_equal_courses() {
     let l = bundled("courseware");
-    let s = search(&l, &["EnrollStudent", "RemoveCourse"]).expect("write skew");
+    let s = confirmed_with_values(&l, &["EnrollStudent", "RemoveCourse"]);
     let v = s.values.as_ref().expect("confirmed with values");
-    assert!(s.model_only.is_none());
     let c = |name: &str| {
         let t = s
             .transactions
@@ -187,9 +139,7 @@ fn two_purges_are_not_confirmed_by_a_subset() {
     assert_eq!((deletes(&before, 0), deletes(&before, 1)), (1, 1));
     // With values: nothing; the fallback finds the same schedule and says
     // it is in the model only.
-    let s = search(&l, &["Purge", "Purge"]).expect("the fallback's schedule");
-    assert!(!with_values(&Some(s.clone())));
-    assert!(s.model_only.is_some());
+    model_only(&l, &["Purge", "Purge"]);
 }
 
 /// The manual's Hit/Purge pair (`workloads/website-hits`, PostgreSQL 15
@@ -200,9 +150,8 @@ fn two_purges_are_not_confirmed_by_a_subset() {
 #[test]
 fn hit_purge_is_confirmed_with_values() {
     let l = bundled("website-hits");
-    let s = search(&l, &["Hit", "Purge"]).expect("the manual's anomaly");
+    let s = confirmed_with_values(&l, &["Hit", "Purge"]);
     let v = s.values.as_ref().expect("with values");
-    assert!(s.model_only.is_none());
     assert!(s.steps.iter().any(|st| st.resumed), "EvalPlanQual wait");
     assert!(
         v.rows
@@ -240,9 +189,7 @@ fn a_range_predicate_is_in_the_model_only() {
             ("Big.sql", "DELETE FROM website WHERE hits > 10;\n"),
         ],
     );
-    let s = search(&l, &["Hit", "Big"]).expect("the model's schedule");
-    assert!(s.values.is_none());
-    let why = s.model_only.as_deref().unwrap_or("");
+    let why = model_only(&l, &["Hit", "Big"]);
     assert!(
         why.contains("predicate not instantiated") && why.contains("website.hits"),
         "{why}"
@@ -266,9 +213,7 @@ fn a_condition_beyond_the_equalities_is_in_the_model_only() {
             ),
         ],
     );
-    let s = search(&l, &["Hit", "Purge"]).expect("the model's schedule");
-    assert!(s.values.is_none());
-    let why = s.model_only.as_deref().unwrap_or("");
+    let why = model_only(&l, &["Hit", "Purge"]);
     assert!(why.contains("beyond its equalities"), "{why}");
     let control = workload(
         WEBSITE,
@@ -277,8 +222,8 @@ fn a_condition_beyond_the_equalities_is_in_the_model_only() {
             ("Purge.sql", "DELETE FROM website WHERE hits = 10;\n"),
         ],
     );
-    let s = search(&control, &["Hit", "Purge"]).expect("the manual's anomaly");
-    assert!(s.values.is_some() && s.model_only.is_none());
+    let s = confirmed_with_values(&control, &["Hit", "Purge"]);
+    assert!(s.values.is_some());
 }
 
 /// The bundled workloads with SQL: every schedule found with values
@@ -330,18 +275,12 @@ fn bundled_schedules_with_values_verify() {
 #[test]
 fn tpcc_order_status_beside_delivery_is_confirmed_with_values() {
     let l = bundled("tpcc");
-    let w = &l.workload;
-    let g = build(w, Settings::default());
-    let alloc = Allocation::uniform(w.programs.len(), Level::ReadCommitted);
     let b = Bounds {
         max_txns: 2,
         ..Bounds::default()
     };
-    let ns = nodes(&g, &["OrderStatus", "Delivery"]);
-    let e = explore_in(w, &l.provenance, &g, &ns, b, &alloc);
-    let s = e.found.expect("a schedule");
-    print(&l, &s);
-    assert_eq!(verify(&s), Ok(()));
+    let names = ["OrderStatus", "Delivery"];
+    let s = search_at(&l, &l.provenance, &names, Level::ReadCommitted, b).expect("a schedule");
     assert!(
         s.values.is_some() && s.model_only.is_none(),
         "{:?}",

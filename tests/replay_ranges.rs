@@ -12,29 +12,47 @@
 //! skip, saying why, without PostgreSQL binaries (tests/common/postgres.rs).
 #![cfg(feature = "postgres")]
 
-use std::path::Path;
-
-use assert_cmd::Command;
+use isolint::replay::server::Server;
 use serde_json::Value;
 
 #[path = "common/postgres.rs"]
 mod postgres;
+#[path = "common/replay.rs"]
+mod replay;
+use replay::{confirmation, not_robust};
 #[path = "common/workdir.rs"]
 mod workdir;
 use workdir::dir as workload_dir;
 
-/// `isolint check DIR ARGS --format json`: (exit, JSON, stderr).
-fn check_json(dir: &Path, args: &[&str]) -> (i32, Value, String) {
-    let out = Command::cargo_bin("isolint")
-        .expect("binary")
-        .args(["check", &dir.display().to_string()])
-        .args(["--format", "json"])
-        .args(args)
-        .output()
-        .expect("run isolint");
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-    (out.status.code().unwrap_or(-1), v, err)
+/// `isolint check ARGS` of the workload of `schema` and `files`, which
+/// must find it not robust: the confirmation of its first witness.
+fn confirmed(schema: &str, files: &[(&str, &str)], args: &[&str]) -> Value {
+    let d = workload_dir(schema, "", files);
+    confirmation(&not_robust(d.path(), args)).clone()
+}
+
+/// `isolint check ARGS` of the workload, which must find it robust.
+fn robust(schema: &str, files: &[(&str, &str)], args: &[&str]) {
+    replay::robust(workload_dir(schema, "", files).path(), args);
+}
+
+/// The first witness is "in the model only" (no values), `why` among the
+/// reasons.
+fn model_only(schema: &str, files: &[(&str, &str)], why: &str) {
+    let c = confirmed(schema, files, &[]);
+    assert_eq!(c["with_values"], false, "{c}");
+    let reasons = c["model_only"].as_str().unwrap_or_default();
+    assert!(reasons.contains(why), "{c}");
+}
+
+/// `isolint check --postgres` of the workload: not robust, its first
+/// witness confirmed with values and reproduced on `s`; the confirmation.
+fn reproduced_with_values(s: &Server, schema: &str, files: &[(&str, &str)]) -> Value {
+    let d = workload_dir(schema, "", files);
+    let v = replay::reproduced_json(d.path(), &s.conninfo(), &[]);
+    let c = confirmation(&v).clone();
+    assert_eq!(c["with_values"], true, "{c}");
+    c
 }
 
 const ITEM: &str =
@@ -49,11 +67,6 @@ SELECT id FROM item WHERE start_date BETWEEN :lo AND :hi AND status = :s;
 /// auctionmark's `updateItemStatus`.
 const CLOSE: &str = "UPDATE item SET status = :new WHERE id = :id;\n";
 
-/// The confirmation of the only witness.
-fn confirmation(v: &Value) -> &Value {
-    &v["witnesses"][0]["confirmation"]
-}
-
 /// A real anomaly: by hand on PostgreSQL 15.20 (two psql sessions, both
 /// READ COMMITTED, item (1, '2001-01-04', 2), (4, '2001-01-06', 6)):
 /// T1 `BEGIN; UPDATE item SET status = 7 WHERE id = 1`; T2 `BEGIN;
@@ -65,14 +78,8 @@ fn confirmation(v: &Value) -> &Value {
 #[test]
 fn a_range_read_is_confirmed_with_values_and_reproduced() {
     let Some(s) = postgres::server() else { return };
-    let d = workload_dir(ITEM, "", &[("Due.sql", DUE), ("Close.sql", CLOSE)]);
-    let (code, v, err) = check_json(d.path(), &["--postgres", &s.conninfo()]);
-    assert_eq!(code, 1, "not robust: {v} {err}");
-    let c = confirmation(&v);
+    let c = reproduced_with_values(&s, ITEM, &[("Due.sql", DUE), ("Close.sql", CLOSE)]);
     assert_eq!(c["status"], "confirmed", "{c}");
-    assert_eq!(c["with_values"], true, "{c}");
-    let pg = &v["witnesses"][0]["postgres"];
-    assert_eq!(pg["status"], "reproduced", "{pg}");
 }
 
 /// Control: Due at REPEATABLE READ reads both times from one snapshot;
@@ -81,9 +88,8 @@ fn a_range_read_is_confirmed_with_values_and_reproduced() {
 /// ISOLATION LEVEL REPEATABLE READ` reads 1 twice, as serially T2, T1.
 #[test]
 fn the_range_reader_at_repeatable_read_is_robust() {
-    let d = workload_dir(ITEM, "", &[("Due.sql", DUE), ("Close.sql", CLOSE)]);
-    let (code, v, err) = check_json(d.path(), &["--levels", "Due=repeatable-read"]);
-    assert_eq!(code, 0, "robust: {v} {err}");
+    let files = [("Due.sql", DUE), ("Close.sql", CLOSE)];
+    robust(ITEM, &files, &["--levels", "Due=repeatable-read"]);
 }
 
 /// Control: a reader by key that tests neither the status nor anything
@@ -95,9 +101,11 @@ fn a_reader_by_key_of_columns_nobody_writes_is_robust() {
 SELECT id FROM item WHERE id = :k AND start_date BETWEEN :lo AND :hi;
 SELECT id FROM item WHERE id = :k AND start_date BETWEEN :lo AND :hi;
 ";
-    let d = workload_dir(ITEM, "", &[("Due.sql", by_key), ("Close.sql", CLOSE)]);
-    let (code, v, err) = check_json(d.path(), &["--no-confirm"]);
-    assert_eq!(code, 0, "robust: {v} {err}");
+    robust(
+        ITEM,
+        &[("Due.sql", by_key), ("Close.sql", CLOSE)],
+        &["--no-confirm"],
+    );
 }
 
 /// Literal bounds cannot be chosen: the rows would have to be placed
@@ -110,13 +118,11 @@ fn literal_bounds_are_not_taken_to_match_every_row() {
 SELECT id FROM item WHERE start_date BETWEEN '2001-01-01' AND '2001-02-01' AND status = :s;
 SELECT id FROM item WHERE start_date BETWEEN '2001-01-01' AND '2001-02-01' AND status = :s;
 ";
-    let d = workload_dir(ITEM, "", &[("Due.sql", due), ("Close.sql", CLOSE)]);
-    let (code, v, err) = check_json(d.path(), &[]);
-    assert_eq!(code, 1, "not robust: {v} {err}");
-    let c = confirmation(&v);
-    assert_eq!(c["with_values"], false, "{c}");
-    let why = c["model_only"].as_str().unwrap_or_default();
-    assert!(why.contains("start_date"), "{c}");
+    model_only(
+        ITEM,
+        &[("Due.sql", due), ("Close.sql", CLOSE)],
+        "start_date",
+    );
 }
 
 /// A bound that the transaction also pins (here the key of a row it
@@ -130,15 +136,11 @@ SELECT id FROM item WHERE rank >= :lo AND status = :s;
 SELECT status FROM item WHERE id = :lo;
 SELECT id FROM item WHERE rank >= :lo AND status = :s;
 ";
-    let d = workload_dir(schema, "", &[("Due.sql", due), ("Close.sql", CLOSE)]);
-    let (code, v, err) = check_json(d.path(), &[]);
-    assert_eq!(code, 1, "not robust: {v} {err}");
-    let c = confirmation(&v);
-    assert_eq!(c["with_values"], false, "{c}");
-    let why = c["model_only"].as_str().unwrap_or_default();
-    assert!(
-        why.contains(":lo of Due bounds a range and is also pinned"),
-        "{c}"
+    let files = [("Due.sql", due), ("Close.sql", CLOSE)];
+    model_only(
+        schema,
+        &files,
+        ":lo of Due bounds a range and is also pinned",
     );
 }
 
@@ -152,15 +154,11 @@ SELECT id FROM item WHERE start_date < :hi;
 SELECT id FROM item WHERE start_date < :hi;
 ";
     let mv = "UPDATE item SET start_date = :d WHERE id = :id;\n";
-    let d = workload_dir(ITEM, "", &[("Due.sql", due), ("Move.sql", mv)]);
-    let (code, v, err) = check_json(d.path(), &[]);
-    assert_eq!(code, 1, "not robust: {v} {err}");
-    let c = confirmation(&v);
-    assert_eq!(c["with_values"], false, "{c}");
-    let why = c["model_only"].as_str().unwrap_or_default();
-    assert!(
-        why.contains("reads item.start_date other than by an equality"),
-        "{c}"
+    let files = [("Due.sql", due), ("Move.sql", mv)];
+    model_only(
+        ITEM,
+        &files,
+        "reads item.start_date other than by an equality",
     );
 }
 
@@ -188,21 +186,14 @@ SELECT attempts FROM jobs WHERE id = :b;
 #[test]
 fn any_of_an_array_parameter_is_pinned_and_reproduced() {
     let Some(s) = postgres::server() else { return };
-    let d = workload_dir(JOBS, "", &[("Fail.sql", FAIL_ANY), ("Peek.sql", PEEK)]);
-    let (code, v, err) = check_json(d.path(), &["--postgres", &s.conninfo()]);
-    assert_eq!(code, 1, "not robust: {v} {err}");
-    let c = confirmation(&v);
-    assert_eq!(c["with_values"], true, "{c}");
-    let pg = &v["witnesses"][0]["postgres"];
-    assert_eq!(pg["status"], "reproduced", "{pg}");
+    reproduced_with_values(&s, JOBS, &[("Fail.sql", FAIL_ANY), ("Peek.sql", PEEK)]);
 }
 
 /// Control: Peek at REPEATABLE READ reads one snapshot: robust.
 #[test]
 fn any_with_the_reader_at_repeatable_read_is_robust() {
-    let d = workload_dir(JOBS, "", &[("Fail.sql", FAIL_ANY), ("Peek.sql", PEEK)]);
-    let (code, v, err) = check_json(d.path(), &["--levels", "Peek=repeatable-read"]);
-    assert_eq!(code, 0, "robust: {v} {err}");
+    let files = [("Fail.sql", FAIL_ANY), ("Peek.sql", PEEK)];
+    robust(JOBS, &files, &["--levels", "Peek=repeatable-read"]);
 }
 
 /// graphile-worker's completeJobs with `= ANY`: two of them are serial on
@@ -217,10 +208,7 @@ fn two_any_keyed_completes_are_not_confirmed_with_values() {
     let complete = "WITH j AS (DELETE FROM jobs WHERE id = ANY(:ids) RETURNING queue_id)
 UPDATE queues SET pending = pending - 1 FROM j WHERE queues.id = j.queue_id;
 ";
-    let d = workload_dir(JOBS, "", &[("Complete.sql", complete)]);
-    let (code, v, err) = check_json(d.path(), &["--max-txns", "2"]);
-    assert_eq!(code, 1, "not robust (static): {v} {err}");
-    let c = confirmation(&v);
+    let c = confirmed(JOBS, &[("Complete.sql", complete)], &["--max-txns", "2"]);
     assert_ne!(c["with_values"], true, "{c}");
     let why = c["model_only"].as_str().unwrap_or_default();
     assert!(why.contains("ran more than once"), "{c}");
@@ -242,13 +230,8 @@ SELECT attempts FROM jobs WHERE id = :b::bigint;
 #[test]
 fn a_cast_parameter_keeps_its_pin() {
     let Some(s) = postgres::server() else { return };
-    let d = workload_dir(JOBS, "", &[("Fail.sql", FAIL_ANY), ("Peek.sql", PEEK_CAST)]);
-    let (code, v, err) = check_json(d.path(), &["--postgres", &s.conninfo()]);
-    assert_eq!(code, 1, "not robust: {v} {err}");
-    let c = confirmation(&v);
-    assert_eq!(c["with_values"], true, "{c}");
-    let pg = &v["witnesses"][0]["postgres"];
-    assert_eq!(pg["status"], "reproduced", "{pg}");
+    let files = [("Fail.sql", FAIL_ANY), ("Peek.sql", PEEK_CAST)];
+    reproduced_with_values(&s, JOBS, &files);
 }
 
 /// A cast with a typmod changes values (`numeric(3, 0)` rounds 1.4 and
@@ -260,13 +243,8 @@ fn a_cast_with_a_typmod_is_not_the_parameter() {
 SELECT attempts FROM jobs WHERE id = :a::numeric(3, 0);
 SELECT attempts FROM jobs WHERE id = :b::numeric(3, 0);
 ";
-    let d = workload_dir(JOBS, "", &[("Fail.sql", FAIL_ANY), ("Peek.sql", peek)]);
-    let (code, v, err) = check_json(d.path(), &[]);
-    assert_eq!(code, 1, "not robust: {v} {err}");
-    let c = confirmation(&v);
-    assert_eq!(c["with_values"], false, "{c}");
-    let why = c["model_only"].as_str().unwrap_or_default();
-    assert!(why.contains("pins a value the program computes"), "{c}");
+    let files = [("Fail.sql", FAIL_ANY), ("Peek.sql", peek)];
+    model_only(JOBS, &files, "pins a value the program computes");
 }
 
 // ---------------------------------------------------------------------
@@ -291,10 +269,7 @@ SELECT id FROM item WHERE status = 2;
 #[test]
 fn a_literal_set_value_is_the_value_written() {
     let close = "UPDATE item SET status = 2 WHERE id = :id AND status = 2;\n";
-    let d = workload_dir(ITEM, "", &[("Due.sql", DUE_TWO), ("Close.sql", close)]);
-    let (code, v, err) = check_json(d.path(), &[]);
-    assert_eq!(code, 1, "not robust (static): {v} {err}");
-    let c = confirmation(&v);
+    let c = confirmed(ITEM, &[("Due.sql", DUE_TWO), ("Close.sql", close)], &[]);
     assert_ne!(c["with_values"], true, "{c}");
 }
 
@@ -304,10 +279,7 @@ fn a_literal_set_value_is_the_value_written() {
 #[test]
 fn a_literal_set_that_moves_the_row_is_confirmed() {
     let close = "UPDATE item SET status = 7 WHERE id = :id;\n";
-    let d = workload_dir(ITEM, "", &[("Due.sql", DUE_TWO), ("Close.sql", close)]);
-    let (code, v, err) = check_json(d.path(), &[]);
-    assert_eq!(code, 1, "not robust: {v} {err}");
-    let c = confirmation(&v);
+    let c = confirmed(ITEM, &[("Due.sql", DUE_TWO), ("Close.sql", close)], &[]);
     assert_eq!(c["with_values"], true, "{c}");
     let writes = c["values"]["writes"].to_string();
     assert!(!writes.contains("= 2"), "T1 writes 7, never 2: {writes}");
@@ -363,8 +335,7 @@ END $$;
     let manifest = "programs: [peek, fail]\n";
     for (cond, with_values) in [("id = a::bigint", false), ("id = a", true)] {
         let d = workload_dir(JOBS, manifest, &[("r.sql", &routines(cond))]);
-        let (code, v, err) = check_json(d.path(), &[]);
-        assert_eq!(code, 1, "not robust: {v} {err}");
+        let v = not_robust(d.path(), &[]);
         let c = confirmation(&v);
         assert_eq!(c["with_values"], with_values, "{cond}: {c}");
     }
@@ -385,11 +356,5 @@ fn any_with_an_extra_conjunct_is_pinned_and_reproduced() {
     let schema =
         "CREATE TABLE jobs (id bigint PRIMARY KEY, locked_by text, attempts int NOT NULL);";
     let fail = "UPDATE jobs SET attempts = attempts + 1 WHERE id = ANY(:ids) AND locked_by = :w;\n";
-    let d = workload_dir(schema, "", &[("Fail.sql", fail), ("Peek.sql", PEEK)]);
-    let (code, v, err) = check_json(d.path(), &["--postgres", &s.conninfo()]);
-    assert_eq!(code, 1, "not robust: {v} {err}");
-    let c = confirmation(&v);
-    assert_eq!(c["with_values"], true, "{c}");
-    let pg = &v["witnesses"][0]["postgres"];
-    assert_eq!(pg["status"], "reproduced", "{pg}");
+    reproduced_with_values(&s, schema, &[("Fail.sql", fail), ("Peek.sql", PEEK)]);
 }

@@ -28,17 +28,39 @@ pub fn check_json(dir: &Path, args: &[&str]) -> (i32, Value, String) {
     isolint_json("check", dir, args)
 }
 
+/// `isolint check DIR ARGS`, which must find the workload not robust:
+/// its JSON.
+pub fn not_robust(dir: &Path, args: &[&str]) -> Value {
+    let (code, v, err) = check_json(dir, args);
+    assert_eq!(code, 1, "not robust: {v} {err}");
+    v
+}
+
+/// `isolint check DIR ARGS`, which must find the workload robust.
+pub fn robust(dir: &Path, args: &[&str]) {
+    let (code, v, err) = check_json(dir, args);
+    assert_eq!(code, 0, "robust: {v} {err}");
+}
+
+/// The explorer's confirmation of the first witness of a `check` JSON.
+pub fn confirmation(v: &Value) -> &Value {
+    &v["witnesses"][0]["confirmation"]
+}
+
 /// `isolint check DIR --postgres URL ARGS`, which must find the workload
-/// not robust and reproduce its first witness on PostgreSQL: that
-/// witness's `postgres` answer.
-pub fn reproduced(dir: &Path, url: &str, args: &[&str]) -> Value {
+/// not robust and reproduce its first witness on PostgreSQL: the JSON.
+pub fn reproduced_json(dir: &Path, url: &str, args: &[&str]) -> Value {
     let mut all = vec!["--postgres", url];
     all.extend_from_slice(args);
-    let (code, v, err) = check_json(dir, &all);
-    assert_eq!(code, 1, "not robust: {v} {err}");
-    let pg = v["witnesses"][0]["postgres"].clone();
+    let v = not_robust(dir, &all);
+    let pg = &v["witnesses"][0]["postgres"];
     assert_eq!(pg["status"], "reproduced", "{pg}");
-    pg
+    v
+}
+
+/// As [`reproduced_json`]: that witness's `postgres` answer.
+pub fn reproduced(dir: &Path, url: &str, args: &[&str]) -> Value {
+    reproduced_json(dir, url, args)["witnesses"][0]["postgres"].clone()
 }
 
 /// Any order, repetition and subset of a read and a write of one row,

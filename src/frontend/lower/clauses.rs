@@ -390,6 +390,14 @@ impl Lowerer<'_> {
         if tables[t].virt.is_some() || tables[t].cte || tables[t].pseudo {
             return Ok(false);
         }
+        self.pin_element(&mut uses[t], a);
+        Ok(true)
+    }
+
+    /// Pins column `a` to one element of a list per access: a fresh value
+    /// each time, as a range loop's variable (`Source::RangeLoop`, for the
+    /// explorer), marked as an element key (`ColumnUses::elem`).
+    fn pin_element(&mut self, uses: &mut ColumnUses, a: usize) {
         let v = self.vars.fresh();
         if let Term::Fresh(n) = v {
             let src = crate::model::provenance::Source::RangeLoop;
@@ -397,9 +405,8 @@ impl Lowerer<'_> {
                 self.out.sources.push((n, src));
             }
         }
-        uses[t].eq.push((a, v));
-        uses[t].elem.insert(a);
-        Ok(true)
+        uses.eq.push((a, v));
+        uses.elem.insert(a);
     }
 
     /// `t.c = x.e` with x a values item (UNNEST, VALUES: from.rs): t.c is
@@ -427,17 +434,8 @@ impl Lowerer<'_> {
             (_, true) => (t2, a2),
             _ => return false,
         };
-        let v = self.vars.fresh();
-        // One element per keyed write of the loop: a new value each
-        // iteration, as a range loop's variable (for the explorer).
-        if let Term::Fresh(n) = v {
-            let src = crate::model::provenance::Source::RangeLoop;
-            if !self.out.sources.contains(&(n, src)) {
-                self.out.sources.push((n, src));
-            }
-        }
-        uses[t].eq.push((a, v));
-        uses[t].elem.insert(a);
+        // One element per keyed write of the loop.
+        self.pin_element(&mut uses[t], a);
         true
     }
 

@@ -412,43 +412,29 @@ fn lower_transaction<'a>(
         l.warn(0, format!("program `{name}` has no SQL statement on any path that commits: it is analysed as an empty transaction"));
     }
     l.no_triggered_writes()?;
-    let shared: Vec<usize> = (0..l.out.facts.len())
-        .filter(|&q| l.out.facts[q].key_share)
-        .collect();
-    let inexact: Vec<usize> = (0..l.out.facts.len())
-        .filter(|&q| l.out.facts[q].inexact)
-        .collect();
-    let joined: Vec<(usize, usize)> = (0..l.out.facts.len())
-        .flat_map(|q| l.out.facts[q].joined.iter().map(move |&c| (q, c)))
-        .collect();
-    let limited: Vec<usize> = (0..l.out.facts.len())
-        .filter(|&q| l.out.facts[q].limited)
-        .collect();
-    let orders: Vec<(usize, usize, bool)> = (0..l.out.facts.len())
-        .filter_map(|q| l.out.facts[q].order.map(|(a, d)| (q, a, d)))
-        .collect();
-    let scans: Vec<usize> = (0..l.out.facts.len())
-        .filter(|&q| l.out.facts[q].scan)
-        .collect();
-    let parts: Vec<Option<crate::model::provenance::Part>> =
-        l.out.facts.iter().map(|f| f.part).collect();
-    let checks: Vec<(usize, String)> = (0..l.out.facts.len())
-        .filter_map(|q| Some((q, l.out.facts[q].inside.clone()?)))
-        .collect();
-    let pins = (
-        l.pins(),
-        l.out.sources.clone(),
-        shared,
-        l.alternatives(),
-        inexact,
-        joined,
-        limited,
-        orders,
-        l.ranges(),
-        l.sets(),
-        scans,
-        (checks, parts),
-    );
+    let facts = &l.out.facts;
+    let marked = |f: fn(&Facts) -> bool| (0..facts.len()).filter(|&q| f(&facts[q])).collect();
+    let prov = ProgramProvenance {
+        pins: l.pins(),
+        sources: l.out.sources.clone(),
+        key_share: marked(|f| f.key_share),
+        alternatives: l.alternatives(),
+        inexact: marked(|f| f.inexact),
+        joined: (0..facts.len())
+            .flat_map(|q| facts[q].joined.iter().map(move |&c| (q, c)))
+            .collect(),
+        limited: marked(|f| f.limited),
+        orders: (0..facts.len())
+            .filter_map(|q| facts[q].order.map(|(a, d)| (q, a, d)))
+            .collect(),
+        ranges: l.ranges(),
+        sets: l.sets(),
+        scans: marked(|f| f.scan),
+        inside: (0..facts.len())
+            .filter_map(|q| Some((q, facts[q].inside.clone()?)))
+            .collect(),
+        parts: facts.iter().map(|f| f.part).collect(),
+    };
     let program = Program {
         name,
         abbrev,
@@ -457,7 +443,7 @@ fn lower_transaction<'a>(
         constraints,
         file: Some(f.name.clone()),
     };
-    Ok((program, pins))
+    Ok((program, prov))
 }
 
 /// Columns that some UPDATE (or ON CONFLICT … DO UPDATE) assigns, and
@@ -568,42 +554,41 @@ fn find_rel(schema: &Schema, aliases: &[(String, RelId)], i: &Ident) -> Option<R
 /// unwritten joins (`cte_rows::unwritten_joins` reads them once all
 /// programs are lowered).
 fn record(p: &mut Provenance, prov: ProgramProvenance) -> Vec<(usize, usize)> {
-    let (pins, sources, shared, alts, inexact, join, limited, orders, ranges, sets, scans, checks) =
-        prov;
-    p.programs.push(pins);
-    p.sources.push(sources);
-    p.key_share.push(shared);
-    p.alternatives.push(alts);
-    p.inexact.push(inexact);
-    p.limited.push(limited);
-    p.orders.push(orders);
-    p.ranges.push(ranges);
-    p.sets.push(sets);
-    p.scans.push(scans);
-    p.inside.push(checks.0);
-    p.parts.push(checks.1);
-    join
+    p.programs.push(prov.pins);
+    p.sources.push(prov.sources);
+    p.key_share.push(prov.key_share);
+    p.alternatives.push(prov.alternatives);
+    p.inexact.push(prov.inexact);
+    p.limited.push(prov.limited);
+    p.orders.push(prov.orders);
+    p.ranges.push(prov.ranges);
+    p.sets.push(prov.sets);
+    p.scans.push(prov.scans);
+    p.inside.push(prov.inside);
+    p.parts.push(prov.parts);
+    prov.joined
 }
 
-/// One program's provenance: pins per statement, sources of computed
-/// values, foreign-key existence reads (`model::provenance`). (Was `Provenance1`.)
-type ProgramProvenance = (
-    Vec<Pins>,
-    Vec<(usize, crate::model::provenance::Source)>,
-    Vec<usize>,
-    Vec<crate::model::provenance::Alternative>,
-    Vec<usize>,
-    Vec<(usize, usize)>,
-    Vec<usize>,
-    Vec<(usize, usize, bool)>,
-    Vec<crate::model::provenance::Range>,
-    Vec<(usize, usize, crate::model::provenance::Value)>,
-    Vec<usize>,
-    (
-        Vec<(usize, String)>,
-        Vec<Option<crate::model::provenance::Part>>,
-    ),
-);
+/// One program's provenance as lowered: its entry of each per-program
+/// field of [`Provenance`] (named alike; described there), and `joined`,
+/// the joins on a data-modifying CTE's rows by statement and attribute,
+/// which [`record`] hands back for `cte_rows::unwritten_joins` (they need
+/// the whole workload).
+struct ProgramProvenance {
+    pins: Vec<Pins>,
+    sources: Vec<(usize, crate::model::provenance::Source)>,
+    key_share: Vec<usize>,
+    alternatives: Vec<crate::model::provenance::Alternative>,
+    inexact: Vec<usize>,
+    joined: Vec<(usize, usize)>,
+    limited: Vec<usize>,
+    orders: Vec<(usize, usize, bool)>,
+    ranges: Vec<crate::model::provenance::Range>,
+    sets: Vec<(usize, usize, crate::model::provenance::Value)>,
+    scans: Vec<usize>,
+    inside: Vec<(usize, String)>,
+    parts: Vec<Option<crate::model::provenance::Part>>,
+}
 
 /// What FK and same-tuple inference needs to know about a statement.
 #[derive(Debug, Clone, Default)]
