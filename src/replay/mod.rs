@@ -27,6 +27,7 @@ pub mod invariants;
 pub mod params;
 pub mod plan;
 pub mod random;
+pub mod retype;
 pub mod run;
 pub mod scratch;
 pub mod server;
