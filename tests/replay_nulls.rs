@@ -268,3 +268,42 @@ fn empty_into_gives_nulls_of_the_column_types() {
         }
     }
 }
+
+/// A routine's parameters take their declared types (what PostgreSQL's
+/// own call converts its arguments to), by position and by name — only
+/// when the name is one routine (not overloaded) and every parameter of
+/// the program is one of its own. Expected types: the DDL below.
+#[test]
+fn routine_parameters_take_their_declared_types() {
+    use ::postgres::types::Type;
+    use isolint::replay::retype::declared_types;
+    let Some(s) = postgres::server() else { return };
+    let mut c = s.connect().expect("connect");
+    c.batch_execute(
+        "CREATE FUNCTION pay(integer, smallint, text, integer) RETURNS void LANGUAGE sql AS 'SELECT';
+         CREATE FUNCTION mv(p_id int, p_amt numeric) RETURNS void LANGUAGE sql AS 'SELECT';",
+    )
+    .expect("setup");
+    let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let pay = declared_types(&mut c, "pay", &names(&["$1", "$2", "$3", "$4"]));
+    let got: Vec<(&str, &Type)> = pay.iter().map(|(k, t)| (k.as_str(), t)).collect();
+    assert_eq!(
+        got,
+        vec![
+            ("$1", &Type::INT4),
+            ("$2", &Type::INT2),
+            ("$3", &Type::TEXT),
+            ("$4", &Type::INT4)
+        ]
+    );
+    let mv = declared_types(&mut c, "mv", &names(&["p_id", "p_amt"]));
+    assert_eq!(mv.get("p_amt"), Some(&Type::NUMERIC), "{mv:?}");
+    assert_eq!(mv.get("$1"), Some(&Type::INT4), "{mv:?}");
+    // Not the routine's own parameters: a program merely named like it.
+    assert!(declared_types(&mut c, "mv", &names(&["p_id", "k"])).is_empty());
+    assert!(declared_types(&mut c, "nosuch", &names(&["$1"])).is_empty());
+    // Overloaded: which one runs is not known.
+    c.batch_execute("CREATE FUNCTION mv(p_id text) RETURNS void LANGUAGE sql AS 'SELECT';")
+        .expect("overload");
+    assert!(declared_types(&mut c, "mv", &names(&["p_id"])).is_empty());
+}

@@ -147,6 +147,52 @@ pub fn result_types(c: &mut Client, sql: &str, params: &[Val]) -> Vec<Type> {
     out
 }
 
+/// The declared types of the parameters of routine `name` (the program
+/// `programs: [name]` runs its body), by the names the program binds:
+/// `$k` and the parameter's own name. PostgreSQL's own call converts
+/// its arguments to these types, so replay's made-up values take them
+/// (a `smallint` parameter gets a value that fits one; `b - amt` has a
+/// typed `amt`). Only when `name` is one routine (`to_regproc`: not
+/// overloaded) and every parameter of the program is one of its own —
+/// otherwise a program merely named like a function would take its
+/// types. Types the client library does not know by oid (enums,
+/// domains) are left to PostgreSQL's inference.
+pub fn declared_types(
+    c: &mut Client,
+    name: &str,
+    params: &[String],
+) -> std::collections::BTreeMap<String, Type> {
+    let mut out = std::collections::BTreeMap::new();
+    let sql = "SELECT p.proargtypes::oid[], coalesce(p.proargnames, '{}'::text[]), p.proargmodes IS NULL \
+               FROM pg_proc p WHERE p.oid = to_regproc($1)";
+    let Ok(Some(row)) = c.query_opt(sql, &[&name]) else {
+        return out;
+    };
+    let (Ok(types), Ok(names), Ok(plain)) = (
+        row.try_get::<_, Vec<u32>>(0),
+        row.try_get::<_, Vec<String>>(1),
+        row.try_get::<_, bool>(2),
+    ) else {
+        return out;
+    };
+    for (k, oid) in types.iter().enumerate() {
+        let Some(ty) = Type::from_oid(*oid) else {
+            continue;
+        };
+        out.insert(format!("${}", k + 1), ty.clone());
+        // With OUT/INOUT/VARIADIC modes the names do not pair with the
+        // input types one to one.
+        if let Some(n) = names.get(k).filter(|n| plain && !n.is_empty()) {
+            out.insert(n.to_lowercase(), ty);
+        }
+    }
+    if params.iter().all(|p| out.contains_key(p)) {
+        out
+    } else {
+        std::collections::BTreeMap::new()
+    }
+}
+
 /// A NULL of `ty` (untyped when there is none).
 pub fn null_of(ty: Option<&Type>) -> Val {
     Val {
