@@ -40,6 +40,7 @@ use postgres::fallible_iterator::FallibleIterator;
 use postgres::Client;
 use sqlparser::ast::{visit_expressions_mut, Expr, Value};
 
+use super::retype;
 use super::scratch::ident;
 use super::srf;
 use super::value::Val;
@@ -797,7 +798,7 @@ impl<'p> Executor<'p> {
                 // first iteration; its elements are the rows.
                 let (e, params) = self.bind(expr.expr.clone())?;
                 let sql = format!("SELECT unnest({e})");
-                let (rows, _) = query(c, &sql, &params)
+                let ((rows, _), params) = retype::run_typed(c, &params, |c, p| query(c, &sql, p))
                     .map_err(|err| Halt::from_db(&err, Some(sql.clone())))?;
                 let rows: Vec<Vec<(String, Val)>> = rows
                     .into_iter()
@@ -927,7 +928,8 @@ impl<'p> Executor<'p> {
         let (sql, params) = self.bind(stmt.sql.clone())?;
         let sent = weak_locks(&source, sql.to_string());
         let sent = format!("DECLARE {} CURSOR FOR {sent}", ident(&name));
-        query(c, &sent, &params).map_err(|e| Halt::from_db(&e, Some(source.clone())))?;
+        let (_, params) = retype::run_typed(c, &params, |c, p| query(c, &sent, p))
+            .map_err(|e| Halt::from_db(&e, Some(source.clone())))?;
         Ok(Ran {
             source,
             sent,
@@ -1239,8 +1241,8 @@ impl<'p> Executor<'p> {
         let (sql, params) = self.bind(sql)?;
         let sent = weak_locks(&source, sql.to_string());
         let sent = with_index_predicate(&stmt.snip, sent);
-        let (rows, affected) =
-            query(c, &sent, &params).map_err(|e| Halt::from_db(&e, Some(source.clone())))?;
+        let ((rows, affected), params) = retype::run_typed(c, &params, |c, p| query(c, &sent, p))
+            .map_err(|e| Halt::from_db(&e, Some(source.clone())))?;
         self.found = affected > 0 || !rows.is_empty();
         self.row_count = affected;
         if !stmt.into.is_empty() {
@@ -1272,10 +1274,17 @@ impl<'p> Executor<'p> {
                     }
                 }
             } else {
+                // No row: NULLs of the columns' types, as PL/pgSQL's
+                // declared variables are (`retype`: an untyped NULL beside
+                // another untyped value cannot be typed, `b - amt`).
+                let types = match first {
+                    None => retype::result_types(c, &sent, &params),
+                    Some(_) => vec![],
+                };
                 for (i, var) in stmt.into.iter().enumerate() {
                     let v = first
                         .and_then(|(_, r)| r.get(i).cloned())
-                        .unwrap_or_else(Val::null);
+                        .unwrap_or_else(|| retype::null_of(types.get(i)));
                     self.unknown.remove(&var.to_lowercase());
                     self.vars.insert(var.to_lowercase(), v);
                 }
@@ -1323,7 +1332,7 @@ impl<'p> Executor<'p> {
 
     /// `SELECT (<expr>)` with the current bindings, in a savepoint: an
     /// expression over values of unknown type may fail to resolve, and
-    /// then is retried with numbers as NUMERIC and the rest as TEXT.
+    /// then is retried with explicit types (`retype::run_typed`).
     fn eval(&self, c: &mut Client, expr: &Expr) -> Result<Val, Halt> {
         let (e, params) = self.bind(expr.clone())?;
         // A variable or parameter alone keeps its value and type (`SELECT
@@ -1336,40 +1345,16 @@ impl<'p> Executor<'p> {
         let sql = format!("SELECT ({e})");
         let sp = |c: &mut Client, s: &str| c.batch_execute(s).map_err(|e| Halt::from_db(&e, None));
         sp(c, "SAVEPOINT isolint_eval")?;
-        match query(c, &sql, &params) {
-            Ok((rows, _)) => {
+        match retype::run_typed(c, &params, |c, p| query(c, &sql, p)) {
+            Ok(((rows, _), _)) => {
                 sp(c, "RELEASE SAVEPOINT isolint_eval")?;
-                return Ok(first_value(rows));
+                Ok(first_value(rows))
             }
             Err(e) => {
                 sp(c, "ROLLBACK TO SAVEPOINT isolint_eval")?;
-                let typing = e
-                    .code()
-                    .is_some_and(|s| ["42P18", "42725", "42883", "42804"].contains(&s.code()));
-                if !typing {
-                    return Err(Halt::from_db(&e, Some(sql)));
-                }
+                Err(Halt::from_db(&e, Some(sql)))
             }
         }
-        let typed: Vec<Val> = params
-            .into_iter()
-            .map(|v| match (&v.text, v.oid) {
-                (Some(t), 0) if t.parse::<f64>().is_ok() => {
-                    Val::typed(t.clone(), &postgres::types::Type::NUMERIC)
-                }
-                (Some(t), 0) => Val::typed(t.clone(), &postgres::types::Type::TEXT),
-                // An untyped NULL (a variable a SELECT … INTO without a
-                // row set): `$1 IS NULL` needs some type, and any will do.
-                (None, 0) => Val {
-                    text: None,
-                    oid: postgres::types::Type::TEXT.oid(),
-                },
-                _ => v,
-            })
-            .collect();
-        let (rows, _) = query(c, &sql, &typed).map_err(|e| Halt::from_db(&e, Some(sql.clone())))?;
-        sp(c, "RELEASE SAVEPOINT isolint_eval")?;
-        Ok(first_value(rows))
     }
 }
 

@@ -10,7 +10,8 @@
 //! the driver), `run` (drive k sessions through an interleaving, run the
 //! serial orders, compare), `witness` (an explorer `Schedule` with the
 //! front-end's provenance → parameters, seed rows and an interleaving),
-//! `solve` (the value choices a witness replay searches), `srf` (the
+//! `solve` (the value choices a witness replay searches), `retype`
+//! (types for NULLs and values PostgreSQL cannot type), `srf` (the
 //! rows of a set-returning routine called in FROM),
 //! `random` (random interleavings of random program instances),
 //! `confirmed` (which of `check`'s cycles are replayed, for `check
@@ -27,6 +28,7 @@ pub mod invariants;
 pub mod params;
 pub mod plan;
 pub mod random;
+pub mod retype;
 pub mod run;
 pub mod scratch;
 pub mod server;

@@ -368,9 +368,21 @@ impl Mask {
             .collect()
     }
 
-    /// Do two runs of one statement observe the same?
+    /// Do two runs of one statement observe the same? Values compare by
+    /// their text (`value`'s rule): an expression over a parameter may
+    /// come back with another type in a run where `retype` had to type
+    /// it (a NULL beside it), and the same text is the same observation.
     pub fn same_ran(&self, x: &Ran, y: &Ran) -> bool {
-        x.source == y.source && x.affected == y.affected && self.rows(&x.rows) == self.rows(&y.rows)
+        let texts = |rows: &[Vec<Val>]| -> Vec<Vec<Option<String>>> {
+            let mut t: Vec<Vec<Option<String>>> = self
+                .rows(rows)
+                .into_iter()
+                .map(|r| r.into_iter().map(|v| v.text).collect())
+                .collect();
+            t.sort();
+            t
+        };
+        x.source == y.source && x.affected == y.affected && texts(&x.rows) == texts(&y.rows)
     }
 }
 
@@ -797,4 +809,37 @@ pub fn permutations(items: &[usize]) -> Vec<Vec<usize>> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use postgres::types::Type;
+
+    fn ran(v: Val) -> Ran {
+        Ran {
+            source: "SELECT :b - :amt".into(),
+            sent: "SELECT $1 - $2".into(),
+            params: vec![],
+            rows: vec![vec![v]],
+            affected: 1,
+        }
+    }
+
+    /// One observation whatever type `retype` gave it; another text is
+    /// another observation.
+    #[test]
+    fn observations_compare_by_text() {
+        let m = Mask::default();
+        let int = ran(Val::typed("6", &Type::INT4));
+        assert!(m.same_ran(&int, &ran(Val::typed("6", &Type::NUMERIC))));
+        assert!(m.same_ran(
+            &ran(Val::null()),
+            &ran(Val {
+                text: None,
+                oid: 23
+            })
+        ));
+        assert!(!m.same_ran(&int, &ran(Val::typed("7", &Type::INT4))));
+    }
 }

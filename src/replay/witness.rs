@@ -927,7 +927,16 @@ fn transactions(
     let mut txns = vec![];
     for (t, tr) in s.transactions.iter().enumerate() {
         let program = &sources.programs[tr.program];
-        let types = super::executor::param_types(scratch.admin(), program);
+        let mut types = super::executor::param_types(scratch.admin(), program);
+        // A routine's declared parameter types over what its statements
+        // let PostgreSQL infer: its own call converts to them.
+        if let Some(pr) = w.programs.get(tr.program) {
+            // `pay#1`: an unfolding of program `pay`.
+            let routine = pr.name.split('#').next().unwrap_or(&pr.name);
+            let declared =
+                super::retype::declared_types(scratch.admin(), routine, &parameters(program));
+            types.extend(declared);
+        }
         let file = w.programs.get(tr.program).and_then(|p| p.file.as_deref());
         let qmarks = super::params::qmark_names(program, file);
         let mut params = BTreeMap::new();
