@@ -708,7 +708,7 @@ impl<'a> Search<'a> {
                         && Self::unshared(st, i, t, s)
                 }
             };
-            if !ok {
+            if !ok || !self.condition_holds(st, i, s, t, (snap, view)) {
                 return vec![];
             }
             let read_view = if s.ty == StmtType::KeySel { snap } else { view };
@@ -720,6 +720,39 @@ impl<'a> Search<'a> {
         // predicate update or delete waits for them and re-checks their
         // latest versions, as for rows another transaction holds.
         self.predicate(st, i, s, snap)
+    }
+
+    /// With values, a keyed UPDATE/DELETE with extra conjuncts
+    /// (`StepSpec::cond`): PostgreSQL evaluates its whole WHERE on the
+    /// row's version in the statement's snapshot; a row that matched there
+    /// and was changed since is waited for and re-checked on its latest
+    /// version (EvalPlanQual). So the write needs its extra pins to hold
+    /// on the snapshot's version and on the latest one it acts on; the
+    /// no-match branch (a key sel reading the snapshot's version) needs
+    /// them to fail there. A row that matched on the snapshot and then
+    /// stopped matching is the no-match branch run after the change
+    /// committed, reading the new version (wr), as PostgreSQL's re-check
+    /// reads it — never a read of the old version (rw) beside a writer
+    /// PostgreSQL would have waited for.
+    fn condition_holds(
+        &self,
+        st: &State,
+        i: usize,
+        s: &StepSpec,
+        t: usize,
+        (snap, view): (u8, u8),
+    ) -> bool {
+        let Some(miss) = s.cond else {
+            return true;
+        };
+        let pc = st.pc[i] as usize;
+        let (life, v) = Self::seen_vals(st, i, t, snap);
+        let at_snap = self.vmatch(i, pc, life, v);
+        if miss {
+            return !at_snap;
+        }
+        let (life, v) = Self::seen_vals(st, i, t, view);
+        at_snap && self.vmatch(i, pc, life, v)
     }
 
     /// A predicate statement: PR[R], then reads of every eligible visible

@@ -432,6 +432,12 @@ fn lower_transaction<'a>(
         .collect();
     let parts: Vec<Option<crate::model::provenance::Part>> =
         l.out.facts.iter().map(|f| f.part).collect();
+    let conds: Vec<(usize, Vec<usize>, crate::model::provenance::Role)> = (0..l.out.facts.len())
+        .filter_map(|q| {
+            let (cols, miss) = l.out.facts[q].cond.clone()?;
+            Some((q, cols, miss))
+        })
+        .collect();
     let checks: Vec<(usize, String)> = (0..l.out.facts.len())
         .filter_map(|q| Some((q, l.out.facts[q].inside.clone()?)))
         .collect();
@@ -447,7 +453,7 @@ fn lower_transaction<'a>(
         l.ranges(),
         l.sets(),
         scans,
-        (checks, parts),
+        (checks, parts, conds),
     );
     let program = Program {
         name,
@@ -582,6 +588,7 @@ fn record(p: &mut Provenance, prov: ProgramProvenance) -> Vec<(usize, usize)> {
     p.scans.push(scans);
     p.inside.push(checks.0);
     p.parts.push(checks.1);
+    p.conditions.push(checks.2);
     join
 }
 
@@ -602,6 +609,7 @@ type ProgramProvenance = (
     (
         Vec<(usize, String)>,
         Vec<Option<crate::model::provenance::Part>>,
+        Vec<(usize, Vec<usize>, crate::model::provenance::Role)>,
     ),
 );
 
@@ -674,6 +682,9 @@ struct Facts {
     inside: Option<String>,
     /// The SQL statement and snapshot it is a part of (`Provenance::parts`).
     part: Option<crate::model::provenance::Part>,
+    /// A keyed UPDATE/DELETE with extra conjuncts, or its no-match key
+    /// sel: (the extra columns, no-match branch) (`Provenance::conditions`).
+    cond: Option<(Vec<usize>, crate::model::provenance::Role)>,
 }
 
 /// The state of lowering one transaction, in parts with one concern each:
