@@ -207,6 +207,9 @@ fn keyed_update_beside_a_row_made_to_match_stays_confirmed() {
     assert!(confirmed(&s), "not confirmed with values: {s:?}");
 }
 
+/// A statement's recorded condition: its extra columns and role.
+type Cond = Option<(Vec<usize>, Role)>;
+
 /// What the front-end records: the keyed DELETE with its extra column and
 /// its no-match key sel; nothing for a keyed write without extra
 /// conjuncts, nor for a read.
@@ -218,7 +221,7 @@ fn the_conditions_of_keyed_writes_are_recorded() {
         .position(|p| p.name == "DelIf")
         .expect("DelIf");
     let flag = 1;
-    let got: Vec<(StmtType, Option<(Vec<usize>, Role)>)> = (0..w.programs[p].statements.len())
+    let got: Vec<(StmtType, Cond)> = (0..w.programs[p].statements.len())
         .map(|q| {
             let c = l.provenance.condition(p, q).map(|(c, m)| (c.to_vec(), m));
             (w.programs[p].statements[q].ty, c)
@@ -234,4 +237,90 @@ fn the_conditions_of_keyed_writes_are_recorded() {
     );
     let a = 1 - p;
     assert!((0..w.programs[a].statements.len()).all(|q| l.provenance.condition(a, q).is_none()));
+}
+
+// ---------------------------------------------------------------------
+// A statement calling both a STABLE and a VOLATILE PL/pgSQL routine.
+// ---------------------------------------------------------------------
+
+/// `st(a)` reads one balance (`{vol}`: STABLE or VOLATILE); `vo()` is
+/// VOLATILE and reads nothing; `sum_it` calls both in one statement
+/// beside its own read; `move` raises two balances.
+fn mixed_routines(vol: &str) -> String {
+    format!(
+        "
+CREATE FUNCTION st(a int) RETURNS int LANGUAGE plpgsql {vol} AS $$
+DECLARE x int;
+BEGIN
+  SELECT v INTO x FROM acct WHERE id = a;
+  RETURN x;
+END $$;
+CREATE FUNCTION vo() RETURNS int LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+  RETURN 0;
+END $$;
+CREATE FUNCTION sum_it(p int, q int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE s int;
+BEGIN
+  SELECT v + st(q) + vo() INTO s FROM acct WHERE id = p;
+  RETURN s;
+END $$;
+CREATE FUNCTION move(p int, q int) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE acct SET v = v + 1 WHERE id = p;
+  UPDATE acct SET v = v + 1 WHERE id = q;
+END $$;
+"
+    )
+}
+
+fn mixed(vol: &str) -> Loaded {
+    workdir::load(
+        "CREATE TABLE acct (id int PRIMARY KEY, v int NOT NULL);",
+        "programs: [sum_it, move]\n",
+        &[("routines.sql", &mixed_routines(vol))],
+    )
+    .unwrap_or_else(|e| panic!("{}", e.message))
+}
+
+/// What PostgreSQL 15.20 does (by hand, psql; `f_stable`/`f_volatile`
+/// each `PERFORM pg_sleep(1.5)` and then read a row of `a`/`b` (0); another
+/// session sets both rows to 1 and commits 0.5 s into the statement):
+///
+/// ```text
+/// SELECT f_stable(), f_volatile()                        -- 0 | 1
+/// SELECT f_volatile(), f_stable()                        -- 1 | 0
+/// SELECT f_volatile(), f_stable()   (commit at 2.0 s)    -- 0 | 0
+/// SELECT g_stable()   (STABLE: reads a, then calls a VOLATILE routine
+///                      reading b)                        -- a 0, b 1
+/// ```
+///
+/// A STABLE routine reads the calling statement's snapshot whatever else
+/// the statement calls and whenever it runs; a VOLATILE one's queries take
+/// fresh snapshots, also inside a STABLE routine. So in `sum_it`'s
+/// statement, `st`'s read and the statement's read of `p` see one
+/// snapshot: the read skew with `move` committing between them is
+/// not PostgreSQL's. Before, the STABLE call beside a VOLATILE one kept
+/// its own snapshot and this was "confirmed" with values.
+#[test]
+fn stable_beside_volatile_routine_reads_the_statements_snapshot() {
+    let l = mixed("STABLE");
+    assert!(!workdir::robust_of(&l), "the static verdict");
+    assert!(search_model(&l, &["sum_it", "move"]).is_some());
+    let s = search(&l, &["sum_it", "move"]);
+    assert!(
+        !confirmed(&s),
+        "confirmed with values: one snapshot on PostgreSQL"
+    );
+}
+
+/// The control: `st` VOLATILE too. Its query takes a snapshot after the
+/// statement's own (as `f_volatile` above), so `move` may commit between
+/// the statement's read of `p` and `st`'s read of `q`: a real read skew,
+/// confirmed with values.
+#[test]
+fn two_volatile_routines_read_their_own_snapshots() {
+    let l = mixed("VOLATILE");
+    let s = search(&l, &["sum_it", "move"]);
+    assert!(confirmed(&s), "not confirmed with values: {s:?}");
 }

@@ -43,6 +43,9 @@ const MAX_VALUATIONS: usize = 256;
 
 use super::valuation::{Valuation, NO_ROW};
 
+/// A step's pin as (attribute, variable).
+type PinVar = (usize, usize);
+
 /// (transaction, step, attribute) of a plain SET value (`Pinned::set_values`).
 type SetAt = (usize, usize, usize);
 
@@ -363,7 +366,7 @@ impl Pinned<'_> {
         a: usize,
         pos: usize,
         got: Vec<(usize, usize)>,
-    ) -> (Vec<(usize, usize)>, Vec<(usize, usize)>) {
+    ) -> (Vec<PinVar>, Vec<PinVar>) {
         let (w, inst) = (self.w, self.inst);
         let ltp = &self.g.nodes[inst.txns[a].node].ltp;
         let stmt = ltp.occurrences[pos].stmt;
