@@ -210,6 +210,61 @@ fn keyed_update_beside_a_row_made_to_match_stays_confirmed() {
 /// A statement's recorded condition: its extra columns and role.
 type Cond = Option<(Vec<usize>, Role)>;
 
+/// DelIf beside Kill, which bumps the counter and deletes the row whatever
+/// its flag. Every interleaving's outcome on PostgreSQL is a serial one:
+/// DelIf reads the counter after its DELETE, so an old counter means Kill
+/// had not committed when DelIf's DELETE ran — it then deleted the row
+/// (flag 1; Kill's DELETE waits and deletes nothing: T1 then T2) or found
+/// no match (flag ≠ 1: as T1 then T2). With flag 1 and Kill's delete
+/// pending, DelIf waits and reads the new counter (T2 then T1; schedule A
+/// of the module comment). The explorer with values, after the first fix,
+/// still "confirmed" DelIf's no-match read of a row with flag 4 beside
+/// Kill's delete (rw on `t.flag`, a dependency no outcome shows); the
+/// no-match branch is now a predicate read of its row: a dependency only
+/// where a write changes whether the row matches.
+#[test]
+fn keyed_delete_beside_an_unconditional_delete_is_not_confirmed() {
+    let kill = "UPDATE u SET v = v + 1 WHERE id = :j;
+DELETE FROM t WHERE id = :k;
+";
+    let l = workload(SCHEMA, &[("DelIf.sql", DEL_IF), ("Kill.sql", kill)]);
+    assert!(search_model(&l, &["DelIf", "Kill"]).is_some());
+    let s = search(&l, &["DelIf", "Kill"]);
+    assert!(
+        !confirmed(&s),
+        "confirmed with values: every outcome is serial"
+    );
+}
+
+/// The control of the one above, and a real anomaly the no-match branch
+/// now finds: the counter read first, then the conditional DELETE, after
+/// Kill deleted the row and committed. On PostgreSQL 15.20 (t (2, 1, 0),
+/// u (3, 0)):
+///
+/// ```text
+/// S2: BEGIN; SELECT v FROM u WHERE id = 3;                             -- 0
+/// S1: BEGIN; UPDATE u SET v = v + 1 WHERE id = 3; DELETE FROM t WHERE id = 2;
+/// S1: COMMIT;
+/// S2: DELETE FROM t WHERE id = 2 AND flag = 1;                    -- DELETE 0
+/// S2: COMMIT;
+/// ```
+///
+/// S2 then S1 would delete the row in S2 (DELETE 1); S1 then S2 would read
+/// 1. Before, the no-match branch needed its row visible (a key-based
+/// statement does, Section 5.4) and this was not confirmed with values.
+#[test]
+fn keyed_delete_of_a_row_deleted_since_is_confirmed() {
+    let peek_del = "SELECT v FROM u WHERE id = :j;
+DELETE FROM t WHERE id = :k AND flag = 1;
+";
+    let kill = "UPDATE u SET v = v + 1 WHERE id = :j;
+DELETE FROM t WHERE id = :k;
+";
+    let l = workload(SCHEMA, &[("PeekDel.sql", peek_del), ("Kill.sql", kill)]);
+    let s = search(&l, &["PeekDel", "Kill"]);
+    assert!(confirmed(&s), "not confirmed with values: {s:?}");
+}
+
 /// What the front-end records: the keyed DELETE with its extra column and
 /// its no-match key sel; nothing for a keyed write without extra
 /// conjuncts, nor for a read.

@@ -676,6 +676,9 @@ impl<'a> Search<'a> {
                 return vec![Exec::new(self, st, i, pc, view).finish()];
             }
         }
+        if let (Some(t), Some(true)) = (s.tuple, s.cond) {
+            return self.no_match(st, i, s, t, (snap, view));
+        }
         if let Some(t) = s.tuple {
             // A later part finds its row on the statement's snapshot. A
             // write then acts on the latest version (EvalPlanQual follows
@@ -753,6 +756,34 @@ impl<'a> Search<'a> {
         }
         let (life, v) = Self::seen_vals(st, i, t, view);
         at_snap && self.vmatch(i, pc, life, v)
+    }
+
+    /// The no-match branch of a keyed UPDATE/DELETE with extra conjuncts
+    /// (`StepSpec::cond`): the statement found no row matching its whole
+    /// WHERE on its snapshot — the row fails the extra conjuncts there, or
+    /// is gone — and the program goes on. What it observed is that no row
+    /// matched, so it is a predicate read over its pins (key and extra
+    /// columns, `Valuation::pins`): a dependency only where a write
+    /// changes whether the row matches (Adya), never on a version that
+    /// matches neither way (a row deleted, or changed, while it did not
+    /// match: PostgreSQL's outcome does not depend on it).
+    fn no_match(
+        &self,
+        st: &State,
+        i: usize,
+        s: &StepSpec,
+        t: usize,
+        views: (u8, u8),
+    ) -> Vec<(State, Step)> {
+        if !self.condition_holds(st, i, s, t, views) {
+            return vec![];
+        }
+        // Its PReadSet: the extra columns the key sel reads.
+        let mut p = s.clone();
+        p.acc.pread = s.acc.read;
+        let mut exec = Exec::new(self, st, i, st.pc[i] as usize, views.0);
+        exec.pred_read(&p, &[]);
+        vec![exec.finish()]
     }
 
     /// A predicate statement: PR[R], then reads of every eligible visible

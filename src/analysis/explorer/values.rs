@@ -392,11 +392,14 @@ impl Pinned<'_> {
                 })
             })
         };
-        if !miss {
-            for &(c, v) in cond.iter().filter(|&&(c, _)| !written(c)) {
-                let col = self.cl.id(Var::Col(t, c));
-                self.cl.union(col, v);
-            }
+        if miss {
+            // A predicate read of the row: its key pins too (`mvrc::no_match`).
+            let all = got.iter().chain(&cond).copied().collect();
+            return (got, all);
+        }
+        for &(c, v) in cond.iter().filter(|&&(c, _)| !written(c)) {
+            let col = self.cl.id(Var::Col(t, c));
+            self.cl.union(col, v);
         }
         (got, cond)
     }
@@ -778,7 +781,8 @@ fn reads_possible(inst: &Instance, v: &Valuation) -> bool {
 /// Can every keyed write with checked extra pins match, and every
 /// no-match branch fail (`Valuation::conds`)? Not when the row's pinned
 /// columns keep their initial values (no write of the instance changes
-/// them) and those decide the other way: such a valuation has no
+/// them; for a no-match branch, nothing deletes the row either) and those
+/// decide the other way: such a valuation has no
 /// schedule through that step, and searching it would only cost states.
 fn conditions_possible(inst: &Instance, v: &Valuation) -> bool {
     v.conds.iter().all(|&(a, pos, miss)| {
@@ -789,7 +793,15 @@ fn conditions_possible(inst: &Instance, v: &Valuation) -> bool {
         let written = v.writes.iter().any(|((_, _, u), w)| {
             *u == t && slots.iter().any(|&s| w.get(s).is_some_and(Option::is_some))
         });
-        written || v.absent[t] || v.matches(a, pos, true, &v.init[t]) != miss
+        // A no-match branch also fails on a row deleted, or not yet
+        // inserted, when it runs.
+        let gone = miss
+            && (matches!(inst.tuples[t].kind, super::instance::TupleKind::Inserted(_))
+                || inst.txns.iter().flat_map(|x| &x.steps).any(|u| {
+                    (u.ty == StmtType::KeyDel && u.tuple == Some(t))
+                        || (u.ty == StmtType::PredDel && u.rel == inst.tuples[t].rel)
+                }));
+        written || gone || v.absent[t] || v.matches(a, pos, true, &v.init[t]) != miss
     })
 }
 
