@@ -249,9 +249,10 @@ DELETE FROM t WHERE id = :k;
 /// S2: COMMIT;
 /// ```
 ///
-/// S2 then S1 would delete the row in S2 (DELETE 1); S1 then S2 would read
-/// 1. Before, the no-match branch needed its row visible (a key-based
-/// statement does, Section 5.4) and this was not confirmed with values.
+/// S2 then S1 would delete the row in S2 (DELETE 1); S1 then S2 would make
+/// S2 read 1. Before, the no-match branch needed its row visible (a
+/// key-based statement does, Section 5.4): not confirmed with values.
+/// `isolint replay` reproduces it on PostgreSQL 15.20.
 #[test]
 fn keyed_delete_of_a_row_deleted_since_is_confirmed() {
     let peek_del = "SELECT v FROM u WHERE id = :j;
