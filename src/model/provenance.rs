@@ -121,6 +121,29 @@ pub struct Provenance {
     /// which execution of a SQL statement it is a part of ([`Part`]).
     /// Empty when the workload came without provenance.
     pub parts: Vec<Vec<Option<Part>>>,
+    /// Per program: the key-based UPDATEs/DELETEs whose WHERE has
+    /// conjuncts beyond the key (`WHERE id = :k AND flag = 1`), the key
+    /// sel standing for their no-match branch and, in a WITH, their
+    /// target's snapshot scan: (statement, the extra columns, its role).
+    /// PostgreSQL evaluates the whole WHERE on
+    /// the row's snapshot version and, when it matched and the row was
+    /// changed since, re-checks it on the latest version (EvalPlanQual):
+    /// the explorer checks the extra pins on those versions instead of
+    /// taking them as the row's values (docs/explorer.md).
+    pub conditions: Vec<Vec<(usize, Vec<usize>, Role)>>,
+}
+
+/// What a statement of a keyed UPDATE/DELETE with extra conjuncts is
+/// (`Provenance::conditions`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// The write: its row matched the whole WHERE.
+    Write,
+    /// The key sel of the no-match branch: the row did not match.
+    NoMatch,
+    /// The target's snapshot scan in a WITH: it finds the row by its key
+    /// whether or not the rest matches.
+    Scan,
 }
 
 /// The SQL statement a BTP statement is a part of, beyond what equal
@@ -172,6 +195,13 @@ impl Provenance {
     /// Does statement `stmt` of `program` select more than its pins say?
     pub fn inexact(&self, program: usize, stmt: usize) -> bool {
         self.inexact.get(program).is_some_and(|v| v.contains(&stmt))
+    }
+
+    /// The extra columns of a keyed UPDATE/DELETE with conjuncts beyond
+    /// its key, and what `stmt` is of it (`Provenance::conditions`).
+    pub fn condition(&self, program: usize, stmt: usize) -> Option<(&[usize], Role)> {
+        let c = self.conditions.get(program)?.iter().find(|c| c.0 == stmt)?;
+        Some((&c.1, c.2))
     }
 
     /// Is statement `stmt` of `program` an UPDATE/DELETE target's snapshot

@@ -106,6 +106,12 @@ pub(super) struct StepSpec {
     /// WITH (`Provenance::scans`): its reads of a row a later part of the
     /// statement reads or re-checks are superseded (`Search::superseded`).
     pub scan: bool,
+    /// With values: a keyed UPDATE/DELETE with extra conjuncts pinned to
+    /// values (`Some(false)`), or its no-match key sel (`Some(true)`,
+    /// only when every extra conjunct is such a pin): the extra pins are
+    /// checked on the row's snapshot version (`Provenance::conditions`,
+    /// `mvrc::Search::condition_holds`).
+    pub cond: Option<bool>,
 }
 
 #[derive(Debug, Clone)]
@@ -205,6 +211,7 @@ fn skeleton(w: &Workload, g: &SummaryGraph, v: usize, alloc: &Allocation) -> Txn
                 cont: pos > 0 && continues(w, ltp, pos),
                 key_share: false,
                 scan: false,
+                cond: None,
                 limited: false,
                 writes_key: matches!(s.ty, StmtType::KeyDel | StmtType::PredDel)
                     || (matches!(s.ty, StmtType::KeyUpd | StmtType::PredUpd)

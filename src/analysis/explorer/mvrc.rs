@@ -676,6 +676,9 @@ impl<'a> Search<'a> {
                 return vec![Exec::new(self, st, i, pc, view).finish()];
             }
         }
+        if let (Some(t), Some(true)) = (s.tuple, s.cond) {
+            return self.no_match(st, i, s, t, (snap, view));
+        }
         if let Some(t) = s.tuple {
             // A later part finds its row on the statement's snapshot. A
             // write then acts on the latest version (EvalPlanQual follows
@@ -708,7 +711,7 @@ impl<'a> Search<'a> {
                         && Self::unshared(st, i, t, s)
                 }
             };
-            if !ok {
+            if !ok || !self.condition_holds(st, i, s, t, (snap, view)) {
                 return vec![];
             }
             let read_view = if s.ty == StmtType::KeySel { snap } else { view };
@@ -720,6 +723,67 @@ impl<'a> Search<'a> {
         // predicate update or delete waits for them and re-checks their
         // latest versions, as for rows another transaction holds.
         self.predicate(st, i, s, snap)
+    }
+
+    /// With values, a keyed UPDATE/DELETE with extra conjuncts
+    /// (`StepSpec::cond`): PostgreSQL evaluates its whole WHERE on the
+    /// row's version in the statement's snapshot; a row that matched there
+    /// and was changed since is waited for and re-checked on its latest
+    /// version (EvalPlanQual). So the write needs its extra pins to hold
+    /// on the snapshot's version and on the latest one it acts on; the
+    /// no-match branch (a key sel reading the snapshot's version) needs
+    /// them to fail there. A row that matched on the snapshot and then
+    /// stopped matching is the no-match branch run after the change
+    /// committed, reading the new version (wr), as PostgreSQL's re-check
+    /// reads it — never a read of the old version (rw) beside a writer
+    /// PostgreSQL would have waited for.
+    fn condition_holds(
+        &self,
+        st: &State,
+        i: usize,
+        s: &StepSpec,
+        t: usize,
+        (snap, view): (u8, u8),
+    ) -> bool {
+        let Some(miss) = s.cond else {
+            return true;
+        };
+        let pc = st.pc[i] as usize;
+        let (life, v) = Self::seen_vals(st, i, t, snap);
+        let at_snap = self.vmatch(i, pc, life, v);
+        if miss {
+            return !at_snap;
+        }
+        let (life, v) = Self::seen_vals(st, i, t, view);
+        at_snap && self.vmatch(i, pc, life, v)
+    }
+
+    /// The no-match branch of a keyed UPDATE/DELETE with extra conjuncts
+    /// (`StepSpec::cond`): the statement found no row matching its whole
+    /// WHERE on its snapshot — the row fails the extra conjuncts there, or
+    /// is gone — and the program goes on. What it observed is that no row
+    /// matched, so it is a predicate read over its pins (key and extra
+    /// columns, `Valuation::pins`): a dependency only where a write
+    /// changes whether the row matches (Adya), never on a version that
+    /// matches neither way (a row deleted, or changed, while it did not
+    /// match: PostgreSQL's outcome does not depend on it).
+    fn no_match(
+        &self,
+        st: &State,
+        i: usize,
+        s: &StepSpec,
+        t: usize,
+        views: (u8, u8),
+    ) -> Vec<(State, Step)> {
+        if !self.condition_holds(st, i, s, t, views) {
+            return vec![];
+        }
+        // Its PReadSet: the extra columns the key sel reads.
+        let mut p = s.clone();
+        p.acc.pread = s.acc.read;
+        let mut exec = Exec::new(self, st, i, st.pc[i] as usize, views.0);
+        exec.pred_read(&p, &[]);
+        vec![exec.finish()]
     }
 
     /// A predicate statement: PR[R], then reads of every eligible visible

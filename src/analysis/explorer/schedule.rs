@@ -250,7 +250,15 @@ pub struct ValueFacts {
     /// Per tuple: it does not exist (its key is NULL): a key statement on
     /// it finds no row and the program goes on.
     pub absent: Vec<bool>,
+    /// (transaction, position, no-match branch, extra pins as (column,
+    /// value)): a keyed UPDATE/DELETE whose extra conjuncts hold on the
+    /// row's snapshot and latest versions, or its no-match key sel, whose
+    /// extra conjuncts fail on the snapshot's version (EvalPlanQual).
+    pub conds: Vec<CondValues>,
 }
+
+/// See [`ValueFacts::conds`].
+pub type CondValues = (usize, usize, bool, Vec<(usize, u16)>);
 
 /// See [`ValueFacts`].
 pub const FRESH_VALUE: u16 = u16::MAX;

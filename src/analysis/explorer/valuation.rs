@@ -57,6 +57,10 @@ pub(super) struct Valuation {
     /// NULL or parameter SET, `Provenance::sets`): written as is, even
     /// when the row had it before.
     pub exact: Vec<(Site, usize)>,
+    /// (transaction, step, no-match branch): a keyed UPDATE/DELETE whose
+    /// extra pins are checked on the row's versions, or its no-match key
+    /// sel (`StepSpec::cond`).
+    pub conds: Vec<(usize, usize, bool)>,
 }
 
 /// `Valuation::only`'s tuple for a read that matched no row.

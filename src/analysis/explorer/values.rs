@@ -43,6 +43,9 @@ const MAX_VALUATIONS: usize = 256;
 
 use super::valuation::{Valuation, NO_ROW};
 
+/// A step's pin as (attribute, variable).
+type PinVar = (usize, usize);
+
 /// (transaction, step, attribute) of a plain SET value (`Pinned::set_values`).
 type SetAt = (usize, usize, usize);
 
@@ -172,6 +175,8 @@ struct Pinned<'a> {
     bounds: Vec<(usize, String)>,
     /// The same, kept after `collect` (`set_values`).
     bounds_all: Vec<(usize, String)>,
+    /// `Valuation::conds`.
+    conds: Vec<(usize, usize, bool)>,
 }
 
 /// (transaction, predicate step, tuple) triples of `Valuation::only`.
@@ -204,6 +209,7 @@ pub(super) fn valuations_where(
         key_cols: vec![],
         bounds: vec![],
         bounds_all: vec![],
+        conds: vec![],
     };
     p.collect()?;
     // The slots: columns some predicate pins, per relation.
@@ -250,6 +256,7 @@ pub(super) fn valuations_where(
         for cl in merged.drain(..) {
             let mut base = finish(inst, &cl, &cols, &p.pins);
             base.only = only.clone();
+            base.conds = p.conds.clone();
             key_classes(inst, &cl, &cols, &p.keyed, &mut base);
             base.empty = p.empty.clone();
             absent_rows(w, inst, &cl, &mut base);
@@ -309,6 +316,7 @@ impl Pinned<'_> {
                         ));
                     }
                 }
+                let (got, cond) = self.conditions(a, pos, got);
                 if let Some(tu) = s.tuple {
                     for &(c, v) in &got {
                         let col = self.cl.id(Var::Col(tu, c));
@@ -317,7 +325,7 @@ impl Pinned<'_> {
                     }
                 }
                 keyed.push(if predicate { vec![] } else { got.clone() });
-                per.push(if predicate { got } else { vec![] });
+                per.push(if predicate { got } else { cond });
             }
             self.pins.push(per);
             self.keyed.push(keyed);
@@ -343,6 +351,57 @@ impl Pinned<'_> {
             }
         }
         Ok(())
+    }
+
+    /// A keyed write's extra conjuncts (`flag = 1`) hold of the version it
+    /// acts on, not of the row: they are split from step `pos`'s pins
+    /// `got` (returned first) as slot pins checked per version
+    /// (`StepSpec::cond`, `Valuation::conds`), for a no-match branch only
+    /// when its conditions are all such pins. Where no transaction of the
+    /// instance writes the column, the write's row has the value in every
+    /// version: it is tied to the row as before (fewer valuations to
+    /// enumerate; `conditions_possible` drops the rest).
+    fn conditions(
+        &mut self,
+        a: usize,
+        pos: usize,
+        got: Vec<(usize, usize)>,
+    ) -> (Vec<PinVar>, Vec<PinVar>) {
+        let (w, inst) = (self.w, self.inst);
+        let ltp = &self.g.nodes[inst.txns[a].node].ltp;
+        let stmt = ltp.occurrences[pos].stmt;
+        let s = &inst.txns[a].steps[pos];
+        let Some((extra, _)) = self.prov.condition(ltp.program, stmt) else {
+            return (got, vec![]);
+        };
+        let (got, cond): (Vec<_>, Vec<_>) = got.into_iter().partition(|(c, _)| !extra.contains(c));
+        let (Some(t), Some(miss)) = (s.tuple, condition(self.prov, ltp.program, stmt)) else {
+            return (got, vec![]);
+        };
+        self.conds.push((a, pos, miss));
+        let written = |c: usize| {
+            inst.txns.iter().any(|x| {
+                let l = &self.g.nodes[x.node].ltp;
+                x.steps.iter().enumerate().any(|(p, u)| {
+                    u.rel == s.rel
+                        && matches!(u.ty, StmtType::KeyUpd | StmtType::PredUpd)
+                        && l.statement(w, p)
+                            .write
+                            .as_ref()
+                            .is_none_or(|ws| ws.contains(c))
+                })
+            })
+        };
+        if miss {
+            // A predicate read of the row: its key pins too (`mvrc::no_match`).
+            let all = got.iter().chain(&cond).copied().collect();
+            return (got, all);
+        }
+        for &(c, v) in cond.iter().filter(|&&(c, _)| !written(c)) {
+            let col = self.cl.id(Var::Col(t, c));
+            self.cl.union(col, v);
+        }
+        (got, cond)
     }
 
     /// The written value of each plain SET (`Provenance::sets`) of a slot
@@ -719,6 +778,33 @@ fn reads_possible(inst: &Instance, v: &Valuation) -> bool {
     })
 }
 
+/// Can every keyed write with checked extra pins match, and every
+/// no-match branch fail (`Valuation::conds`)? Not when the row's pinned
+/// columns keep their initial values (no write of the instance changes
+/// them; for a no-match branch, nothing deletes the row either) and those
+/// decide the other way: such a valuation has no
+/// schedule through that step, and searching it would only cost states.
+fn conditions_possible(inst: &Instance, v: &Valuation) -> bool {
+    v.conds.iter().all(|&(a, pos, miss)| {
+        let Some(t) = inst.txns[a].steps[pos].tuple else {
+            return true;
+        };
+        let slots: Vec<usize> = v.pins[a][pos].iter().map(|&(s, _)| s).collect();
+        let written = v.writes.iter().any(|((_, _, u), w)| {
+            *u == t && slots.iter().any(|&s| w.get(s).is_some_and(Option::is_some))
+        });
+        // A no-match branch also fails on a row deleted, or not yet
+        // inserted, when it runs.
+        let gone = miss
+            && (matches!(inst.tuples[t].kind, super::instance::TupleKind::Inserted(_))
+                || inst.txns.iter().flat_map(|x| &x.steps).any(|u| {
+                    (u.ty == StmtType::KeyDel && u.tuple == Some(t))
+                        || (u.ty == StmtType::PredDel && u.rel == inst.tuples[t].rel)
+                }));
+        written || gone || v.absent[t] || v.matches(a, pos, true, &v.init[t]) != miss
+    })
+}
+
 /// Marks the foreign-key existence reads (FOR KEY SHARE until commit,
 /// `Provenance::key_share`) among the instance's key selections, and the
 /// snapshot scans of UPDATE/DELETE targets (`Provenance::scans`).
@@ -729,7 +815,26 @@ pub(super) fn mark_key_share(g: &SummaryGraph, prov: &Provenance, inst: &mut Ins
             let stmt = ltp.occurrences[pos].stmt;
             s.key_share = s.ty == StmtType::KeySel && prov.key_share(ltp.program, stmt);
             s.scan = prov.scan(ltp.program, stmt);
+            s.cond = condition(prov, ltp.program, stmt).filter(|_| s.tuple.is_some());
         }
+    }
+}
+
+/// A keyed UPDATE/DELETE with extra conjuncts (`Some(false)`) or its
+/// no-match branch (`Some(true)`), as `StepSpec::cond` marks it: the
+/// no-match branch only when every extra conjunct is an equality to a
+/// value (else the row may fail a condition the values do not see, and
+/// its pins decide nothing).
+fn condition(prov: &Provenance, program: usize, stmt: usize) -> Option<bool> {
+    use crate::model::provenance::Role;
+    let (extra, role) = prov.condition(program, stmt)?;
+    let pins = prov.pins(program, stmt);
+    let exact =
+        !prov.inexact(program, stmt) && extra.iter().all(|c| pins.iter().any(|(p, _)| p == c));
+    match role {
+        Role::Write => Some(false),
+        Role::NoMatch => exact.then_some(true),
+        Role::Scan => None,
     }
 }
 
@@ -1097,6 +1202,7 @@ fn finish(
         after: vec![],
         newest: vec![],
         exact: vec![],
+        conds: vec![],
     }
 }
 
@@ -1177,7 +1283,7 @@ fn with_writes(
             };
             v.writes[entry].1[*slot] = Some(opts[pick[i]]);
         }
-        if reads_possible(inst, &v) && keep(&v) {
+        if reads_possible(inst, &v) && conditions_possible(inst, &v) && keep(&v) {
             out.push(v);
         }
         if out.len() >= MAX_VALUATIONS {
@@ -1287,6 +1393,15 @@ pub(super) fn facts(inst: &Instance, v: &Valuation) -> super::schedule::ValueFac
         after: v.after.clone(),
         null: v.null,
         absent: v.absent.clone(),
+        conds: (v.conds.iter())
+            .map(|&(a, pos, miss)| {
+                let rel = inst.txns[a].steps[pos].rel;
+                let pins = (v.pins[a][pos].iter())
+                    .map(|&(slot, c)| (v.cols[rel][slot], c))
+                    .collect();
+                (a, pos, miss, pins)
+            })
+            .collect(),
     }
 }
 

@@ -14,7 +14,9 @@
 //!   tuple exactly when its latest committed version matches;
 //! - a key-based statement (or insert) touches a tuple that holds the
 //!   values it pins, and no other live tuple of the relation holds them
-//!   all;
+//!   all; a keyed UPDATE/DELETE's extra conjuncts hold on its row's
+//!   snapshot and latest versions, its no-match branch's fail on the
+//!   snapshot's (EvalPlanQual);
 //! - a statement whose row gives the program a value reads exactly that
 //!   row — a limited read (MIN, ORDER BY … LIMIT) that row and only rows
 //!   its order puts after it, a read whose value is NULL no row; a key
@@ -145,7 +147,8 @@ pub fn verify_values(s: &Schedule) -> Result<(), String> {
             recheck(&r, step, pins).map_err(|e| format!("{at}: {e}"))?;
         } else {
             match kind {
-                StmtKind::Key => key(&r, step, pins, view.as_deref()),
+                StmtKind::Key => key(&r, step, pins, view.as_deref())
+                    .and_then(|()| condition(&r, step, pos, view.as_deref())),
                 _ => predicate(&r, step, *kind, pins, view.as_deref()),
             }
             .map_err(|e| format!("{at}: {e}"))?;
@@ -200,6 +203,35 @@ fn key(
             return Err(format!(
                 "{} is inserted with other values than the statement's",
                 s.tuples[t].name
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A keyed UPDATE/DELETE with extra conjuncts (`ValueFacts::conds`):
+/// the write's extra pins hold on its row's snapshot version and on the
+/// latest one it acts on; the no-match branch's fail on the snapshot's.
+fn condition(r: &Replay, step: &Step, pos: usize, view: Option<&[bool]>) -> Result<(), String> {
+    let Some((_, _, miss, pins)) =
+        (r.f.conds.iter()).find(|(a, p, _, _)| *a == step.txn && *p == pos)
+    else {
+        return Ok(());
+    };
+    for t in tuples_of(step, &[OpKind::Read, OpKind::Write, OpKind::Delete]) {
+        let holds = |v: Option<&[bool]>| {
+            let (alive, vals) = r.version(step.txn, t, v);
+            alive && r.holds(t, pins, &vals)
+        };
+        let ok = match miss {
+            true => !holds(view),
+            false => holds(view) && holds(None),
+        };
+        if !ok {
+            return Err(format!(
+                "{} {} the statement's extra conditions on its snapshot",
+                r.s.tuples[t].name,
+                if *miss { "meets" } else { "does not meet" }
             ));
         }
     }

@@ -85,7 +85,13 @@ impl Lowerer<'_> {
                     return Err(Diag::new("internal error: VOLATILE call block"));
                 };
                 let mark = self.out.statements.len();
-                let Some(b) = self.block(calls)?.0 else {
+                // A VOLATILE body's queries take snapshots of their own,
+                // also inside a block that reads one (STABLE calls beside
+                // them, or a STABLE routine around the statement).
+                let snap = self.stage.snap.take();
+                let calls = self.block(calls);
+                self.stage.snap = snap;
+                let Some(b) = calls?.0 else {
                     return Ok(None);
                 };
                 self.stage.after = Some((mark, b));

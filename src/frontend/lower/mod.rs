@@ -434,6 +434,12 @@ fn lower_transaction<'a>(
             .filter_map(|q| Some((q, facts[q].inside.clone()?)))
             .collect(),
         parts: facts.iter().map(|f| f.part).collect(),
+        conditions: (0..facts.len())
+            .filter_map(|q| {
+                let (cols, miss) = facts[q].cond.clone()?;
+                Some((q, cols, miss))
+            })
+            .collect(),
     };
     let program = Program {
         name,
@@ -566,6 +572,7 @@ fn record(p: &mut Provenance, prov: ProgramProvenance) -> Vec<(usize, usize)> {
     p.scans.push(prov.scans);
     p.inside.push(prov.inside);
     p.parts.push(prov.parts);
+    p.conditions.push(prov.conditions);
     prov.joined
 }
 
@@ -588,6 +595,7 @@ struct ProgramProvenance {
     scans: Vec<usize>,
     inside: Vec<(usize, String)>,
     parts: Vec<Option<crate::model::provenance::Part>>,
+    conditions: Vec<(usize, Vec<usize>, crate::model::provenance::Role)>,
 }
 
 /// What FK and same-tuple inference needs to know about a statement.
@@ -659,6 +667,9 @@ struct Facts {
     inside: Option<String>,
     /// The SQL statement and snapshot it is a part of (`Provenance::parts`).
     part: Option<crate::model::provenance::Part>,
+    /// A keyed UPDATE/DELETE with extra conjuncts, or its no-match key
+    /// sel: (the extra columns, no-match branch) (`Provenance::conditions`).
+    cond: Option<(Vec<usize>, crate::model::provenance::Role)>,
 }
 
 /// The state of lowering one transaction, in parts with one concern each:

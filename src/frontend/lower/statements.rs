@@ -11,6 +11,7 @@ use crate::frontend::sql::procedural::Node;
 use crate::frontend::sql::{same_name, Snippet};
 use crate::model::btp::{Body, Held, StmtType};
 use crate::model::error::{Diag, Result};
+use crate::model::provenance::Role;
 use crate::model::schema::RelId;
 use sqlparser::ast::{
     Expr, FromTable, Ident, Query, SelectItem, SetExpr, Statement as Sql, TableFactor, TableObject,
@@ -401,6 +402,14 @@ impl Lowerer<'_> {
             scans.end = self.out.statements.len();
             for q in scans.clone() {
                 self.out.facts[q].scan = true;
+                // A keyed scan finds the row by its key, matching or not.
+                if let Some(key) = self.out.facts[q].key.clone() {
+                    let mut extra = Self::extras(&t.uses[0], &key);
+                    extra.extend(t.uses[0].join.iter().copied());
+                    if !extra.is_empty() {
+                        self.out.facts[q].cond = Some((extra.into_iter().collect(), Role::Scan));
+                    }
+                }
             }
             self.stage.split_out.append(&mut pre);
             pre = checks;
@@ -1078,6 +1087,9 @@ impl Lowerer<'_> {
                 self.out.facts[q].key = Some(key);
                 self.out.facts[q].assigns = writes.clone();
                 self.assign_into(into, q, true, returning_cols, &writes);
+                if !extra.is_empty() {
+                    self.out.facts[q].cond = Some((extra.iter().copied().collect(), Role::Write));
+                }
                 if extra.is_empty() || self.aborts_when_no_match(into, next) {
                     return Ok(Body::Stmt(q));
                 }
@@ -1088,6 +1100,7 @@ impl Lowerer<'_> {
                 self.out.statements[s].read = self.attrs(rel, &extra);
                 self.bind_uses(s, uses);
                 self.out.facts[s].key = self.out.facts[q].key.clone();
+                self.out.facts[s].cond = Some((extra.iter().copied().collect(), Role::NoMatch));
                 Ok(Body::Branch(vec![Body::Stmt(q), Body::Stmt(s)]))
             }
             None => {

@@ -414,7 +414,8 @@ fn inline_each(
 /// a fresh snapshot taken after the statement's own; STABLE and IMMUTABLE
 /// routines read the statement's snapshot, so they stay before it (the
 /// lowering gives the statement's snapshot reads and such a body the same
-/// place: no write can come between them). A VOLATILE call in any other
+/// place: no write can come between them), in one `ONE_SNAPSHOT_LABEL`
+/// block with it — also when the statement calls VOLATILE routines too. A VOLATILE call in any other
 /// node that names a table (a condition, a loop's or cursor's query) is
 /// an error: its body would run after that query's snapshot, which
 /// isolint places only for statements.
@@ -454,7 +455,6 @@ fn defer_volatile(
         } else if after.is_empty() {
             out.push(n);
         } else {
-            out.extend(before);
             // Unlabelled: placed now (`inline_calls` sees them again).
             let mut body = vec![n];
             body.extend(after.into_iter().map(|c| match c {
@@ -466,12 +466,23 @@ fn defer_volatile(
                 },
                 c => c,
             }));
-            out.push(Node::Block {
+            let volatile = Node::Block {
                 label: Some(super::VOLATILE_LABEL.to_string()),
                 body,
                 handlers: None,
                 file: None,
-            });
+            };
+            // STABLE calls beside VOLATILE ones still read the
+            // statement's snapshot (PostgreSQL 15, `SELECT f_stable(),
+            // f_volatile()`: docs/explorer.md); the VOLATILE bodies' queries
+            // take their own (`lower::control`).
+            if before.is_empty() {
+                out.push(volatile);
+            } else {
+                let mut body = before;
+                body.push(volatile);
+                out.push(one_snapshot(body));
+            }
         }
     }
     if let Some(c) = run.iter().find(|c| volatile_call(file, c, routines, types)) {
