@@ -77,9 +77,11 @@ struct Pass<'p, 'a> {
 }
 
 const PREFIX: u8 = 0;
-const OTHERS: u8 = 1;
-const REST: u8 = 2;
-const ALONE: u8 = 3;
+const REST: u8 = 1;
+/// `ALONE + j`: transaction j (at most 8) alone.
+const ALONE: u8 = 2;
+/// `OTHERS + last`: the others after `last`.
+const OTHERS: u8 = 16;
 
 impl Pass<'_, '_> {
     /// A new (T1, phase, state), counted against the budget.
@@ -112,21 +114,31 @@ impl Pass<'_, '_> {
     }
 
     /// The transactions other than T1 not yet committed, each run alone
-    /// to commit, the neighbours (meet graph) of `last` first; then T1's
-    /// rest.
+    /// to commit; then T1's rest. Only orders that can close a cycle
+    /// through every transaction: the others run one after another, each
+    /// starting after the one before committed, so a dependency between
+    /// two of them goes from the earlier to the later, and a cycle through
+    /// all of them is T1 → S1 → … → Sm → T1 with each consecutive pair
+    /// meeting (`guide`). A cycle through fewer transactions is a smaller
+    /// set's, and the full search runs after the pass anyway.
     fn others(&mut self, st: State, t1: usize, last: usize) -> Option<State> {
-        if !self.fresh(&st, t1, OTHERS) {
+        // Keyed by `last` too: it decides which orders are tried.
+        if !self.fresh(&st, t1, OTHERS + last as u8) {
             return None;
         }
         let k = self.inst.txns.len();
-        let mut todo: Vec<usize> = (0..k)
+        let todo: Vec<usize> = (0..k)
             .filter(|&j| j != t1 && !self.search.is_committed(&st, j))
             .collect();
         if todo.is_empty() {
             return self.rest(st, t1);
         }
-        todo.sort_by_key(|&j| self.meet[last] & (1 << j) == 0);
-        for j in todo {
+        for &j in &todo {
+            let next = self.meet[last] & (1 << j) != 0;
+            let closes = todo.len() > 1 || self.meet[j] & (1 << t1) != 0;
+            if !next || !closes {
+                continue;
+            }
             if let Some(end) = self.alone(st.clone(), t1, j) {
                 return Some(end);
             }
