@@ -41,6 +41,7 @@ use std::collections::HashSet;
 use super::guide;
 use super::instance::Instance;
 use super::mvrc::{fingerprint, Search, State};
+use crate::model::isolation::Level;
 
 /// Searches split schedules of `search`'s instance, within its budget
 /// (each state visited counts). On success `search.path` holds the steps
@@ -105,6 +106,17 @@ impl Pass<'_, '_> {
         if splits {
             if let Some(end) = self.others(st.clone(), t1, t1) {
                 return Some(end);
+            }
+            // At REPEATABLE READ and SERIALIZABLE T1 reads its snapshot,
+            // taken at its first statement, wherever the split is: a
+            // later split point changes no version it reads and only
+            // holds more of its writes and locks while the others run
+            // (each one that meets them blocks or, after the commit,
+            // aborts T1: first updater wins). So the first split point
+            // is the one to try (the full search after the pass tries
+            // every interleaving anyway).
+            if self.inst.txns[t1].level != Level::ReadCommitted {
+                return None;
             }
         }
         if pc >= steps.len() {
