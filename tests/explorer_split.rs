@@ -100,8 +100,15 @@ fn tpcc_trimmed() -> Loaded {
 /// stock, OS on N2's order, D's credit after OS's balance): 948,854
 /// states, 102.6 s debug on a loaded machine, hence `max_states` 2 M.
 /// Ignored only for its time (over the ~60 s a test may take).
+///
+/// Un-ignored (h23-k4, session 8): the split pass now tries only orders of
+/// the others that can close a cycle through all four (each meets the one
+/// before, the last meets T1) and, for a REPEATABLE READ T1, only its
+/// first split point (its snapshot is taken there; a later split changes
+/// no version it reads). Measured, debug, beside a release build on 2
+/// cores: 161,627 states, 23.8 s (was 948,854 states, ~100 s). The budget
+/// (1 M, half for values) leaves room on a slower machine.
 #[test]
-#[ignore = "slow: ~100 s debug; found with values since values::newest"]
 fn tpcc_four_transaction_anomaly_trimmed() {
     let l = tpcc_trimmed();
     let w = &l.workload;
@@ -117,7 +124,7 @@ fn tpcc_four_transaction_anomaly_trimmed() {
     let b = Bounds {
         max_txns: 4,
         tuples_per_relation: 3,
-        max_states: 2_000_000,
+        max_states: 1_000_000,
         ..Bounds::default()
     };
     let t = std::time::Instant::now();

@@ -174,6 +174,17 @@ pub fn confirmation(w: &Workload, c: &Confirmation) -> Vec<String> {
                 explored.schedules,
                 NOT_MODELLED.len()
             )];
+            // Which flag searches further (issue 23, item 3: the bounds
+            // are the user's to raise).
+            if explored.more_txns > 0 {
+                out.push(format!(
+                    "  {}",
+                    crate::analysis::explorer::more_txns_hint(explored.more_txns)
+                ));
+            }
+            if explored.exhausted {
+                out.push(format!("  the state budget ({} states) ran out: raise --max-states to search these bounds completely", bounds.max_states));
+            }
             if explored.split {
                 out.push("  in the BTP model a schedule exists, but it commits another transaction between the parts of one SQL statement (its subqueries, CTEs or joined tables, lowered as several BTP statements), which read one snapshot on PostgreSQL: not an anomaly PostgreSQL can produce".to_string());
             }

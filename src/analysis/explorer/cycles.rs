@@ -13,12 +13,17 @@ use crate::analysis::graph::SummaryGraph;
 use crate::analysis::robustness::{
     check_witness_under, components, witness_through, Reason, Witness,
 };
-use crate::model::isolation::Allocation;
+use crate::analysis::rules::pair::dangerous;
+use crate::model::isolation::{Allocation, Level};
 
 /// At most this many adjacent pairs are turned into walks per component
 /// (each costs a breadth-first search of the component; a large one has
 /// many pairs, and the program sets repeat quickly).
 const MAX_PAIRS: usize = 512;
+
+/// At most this many further cycles through exactly the witness's
+/// programs (other unfoldings of them), beside `limit` others.
+const SAME_PROGRAMS: usize = 32;
 
 /// Dangerous cycles of `witness`'s component under `alloc` whose node
 /// sets are not the witness's, each set once, smallest first, at most
@@ -57,6 +62,18 @@ pub(super) fn further(
             if done.contains(&triple) {
                 continue;
             }
+            // Only pairs dangerous under `alloc` cost a walk and count
+            // towards the limit: at REPEATABLE READ most of TPC-C's pairs
+            // are not (the incoming edge must be an rw), and counting them
+            // spent all 512 before Delivery's two-iteration pairs, so no
+            // further cycle was searched (issue 23, item 3).
+            let level = |v: u32| alloc.level(g.nodes[v as usize].ltp.program);
+            let ssi = |v: u32| level(v) == Level::Serializable;
+            let to = g.edges[out].to;
+            let (pin, pout) = (g.pair_in(inc), g.pair_out(out));
+            if dangerous(level(e.to), pin, pout, ssi(e.from), ssi(to)).is_none() {
+                continue;
+            }
             pairs += 1;
             if pairs > MAX_PAIRS {
                 break 'pairs;
@@ -83,14 +100,40 @@ pub(super) fn further(
         }
     }
     // Cycles through the witness's programs first (they explain the alarm
-    // shown), then the smallest.
+    // shown: other unfoldings of the same programs, TPC-C's two-iteration
+    // Delivery beside the witness's one-iteration one), closest to the
+    // witness's nodes first; then the others, sharing most programs with
+    // the witness first, then the smallest. Up to `SAME_PROGRAMS` of the
+    // former beside `limit` of the latter (issue 23, item 3: TPC-C at
+    // REPEATABLE READ has 17 cycles through its witness's three programs,
+    // and the anomaly's is the one sharing no node with the witness).
     let base = nodes_of(witness);
+    let programs = |n: &BTreeSet<u32>| -> BTreeSet<usize> {
+        n.iter().map(|&v| g.nodes[v as usize].ltp.program).collect()
+    };
+    let alarm = programs(&base);
     found.sort_by_key(|w| {
         let n = nodes_of(w);
-        (std::cmp::Reverse(n.intersection(&base).count()), n.len())
+        let p = programs(&n);
+        (
+            p != alarm,
+            std::cmp::Reverse(p.intersection(&alarm).count()),
+            std::cmp::Reverse(n.intersection(&base).count()),
+            n.len(),
+        )
     });
-    found.truncate(limit);
-    found
+    let same = found
+        .iter()
+        .take_while(|w| programs(&nodes_of(w)) == alarm)
+        .count()
+        .min(SAME_PROGRAMS);
+    let mut kept: Vec<Witness> = found.drain(..same).collect();
+    let others = found
+        .into_iter()
+        .filter(|w| programs(&nodes_of(w)) != alarm)
+        .take(limit);
+    kept.extend(others);
+    kept
 }
 
 /// The summary-graph nodes a walk passes through.

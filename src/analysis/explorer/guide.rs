@@ -118,6 +118,17 @@ fn hamiltonian(adj: &[u8]) -> bool {
     (1..n).any(|v| reach[full] & (1 << v) != 0 && adj[v] & 1 != 0)
 }
 
+/// Has the directed graph `out` (bit b of `out[a]`: an edge a → b; at
+/// most 8 nodes) a cycle through every node once? (`hamiltonian` follows
+/// out-edges and closes with an edge back to node 0, so it is directed
+/// already for three or more nodes; two need both directions.)
+pub(super) fn directed_cycle(out: &[u8]) -> bool {
+    match out.len() {
+        2 => out[0] & 2 != 0 && out[1] & 1 != 0,
+        _ => hamiltonian(out),
+    }
+}
+
 /// May a schedule of `inst` (with its valuation, if any) have a
 /// serialization-graph cycle through all its transactions?
 pub(super) fn meets_all(inst: &Instance) -> bool {

@@ -116,6 +116,12 @@ pub struct Stats {
     /// The schedule found is a split schedule, found by the cheap pass
     /// before the full search (`split`; docs/explorer.md).
     pub by_split_pass: bool,
+    /// Sets of the alarm's programs with one of them repeated that k
+    /// left out (a cycle through them may need two instances of one
+    /// program, as TPC-C's anomaly under snapshot isolation needs two
+    /// NewOrders): the smallest number of transactions that searches
+    /// some of them (at most 8), 0 when none was left out.
+    pub more_txns: usize,
 }
 
 impl Stats {
@@ -127,6 +133,9 @@ impl Stats {
         self.cycles += other.cycles;
         self.split |= other.split;
         self.by_split_pass |= other.by_split_pass;
+        if other.more_txns > 0 && (self.more_txns == 0 || other.more_txns < self.more_txns) {
+            self.more_txns = other.more_txns;
+        }
     }
 }
 
@@ -473,7 +482,7 @@ pub fn explore_set(
             return out;
         }
         if out.explored.exhausted {
-            why = Some(out_of_budget(half.max_states));
+            why = Some(out_of_budget(half));
         }
         out.explored.exhausted = false;
     }
@@ -643,7 +652,7 @@ fn explore_with(
     let cut = out.explored.exhausted;
     out.explored.exhausted = false;
     if cut {
-        why = Some(out_of_budget(half.max_states));
+        why = Some(out_of_budget(half));
     }
     search_sets(w, g, &sets, bounds, alloc, one_snapshot, None, &mut out);
     out.explored.exhausted |= cut && out.found.is_none();
@@ -653,8 +662,19 @@ fn explore_with(
     out
 }
 
-fn out_of_budget(states: u64) -> String {
-    format!("the search with values ran out of its budget ({states} states) first")
+/// What a search that left out the sets with a repeated program says
+/// (`Stats::more_txns`).
+pub fn more_txns_hint(n: usize) -> String {
+    format!("the cycle's programs with one of them twice (two instances of one program) were not searched: they need {n} transactions, raise --max-txns to {n} to search them")
+}
+
+/// The reason given when the search with values stopped at its budget:
+/// what it searched, and which flag gives it more.
+fn out_of_budget(b: Bounds) -> String {
+    format!(
+        "the search with values ran out of its budget ({} states) first (k ≤ {} transactions, {} shared tuples per relation; raise --max-states to search further)",
+        b.max_states, b.max_txns, b.tuples_per_relation
+    )
 }
 
 /// The BTP model's search of `confirm_one`, after the value pass: what it
@@ -686,11 +706,26 @@ fn explore_model(
 }
 
 /// The value pass of [`confirm_in`]: the transaction sets of every cycle
-/// in `cycles` (the witness first), each set once, cheapest first, within
-/// half of `bounds`' states. A cycle through more programs than k adds
-/// the set of its nodes (one instance each). Returns the schedule found
-/// (`via` the cycle whose set it is, when not the witness), else why the
-/// model's schedules are not ones with values; and the states spent.
+/// in `cycles` (the witness first), each set once, within half of
+/// `bounds`' states. Returns the schedule found (`via` the cycle whose set
+/// it is, when not the witness), else why the model's schedules are not
+/// ones with values; and the states spent.
+///
+/// The order (issue 23, item 3). First the pairs of every cycle, with up
+/// to an eighth of the value budget (below). Then, with three quarters,
+/// the sets of three or more that *cover* a cycle through the alarm's programs
+/// (the witness's, or another cycle of the component through the same
+/// programs, other unfoldings of them: TPC-C's anomaly under snapshot
+/// isolation runs through Delivery's two-iteration unfolding, the witness
+/// through its one-iteration one): one instance of every node of the
+/// cycle, then with repeats up to k (`covering`). A schedule of a set
+/// that leaves a node out is a schedule of a smaller cycle, which the
+/// smaller sets below search anyway; the alarm is about the cycle through
+/// all of them. Then, with the rest, the witness's other sets and the
+/// other cycles' (`by_cost`), as before. The quarter kept back is what a
+/// pair of another cycle needed before (the website-hits Hit/Purge pair
+/// beside the Hit/Hit witness): the covering sets of a short cycle are
+/// few and cheap, those of a long one may each use their whole share.
 fn confirm_values(
     w: &Workload,
     prov: &Provenance,
@@ -703,8 +738,13 @@ fn confirm_values(
         max_states: bounds.max_states / 2,
         ..bounds
     };
+    let programs = |nodes: &[usize]| -> std::collections::BTreeSet<usize> {
+        nodes.iter().map(|&v| g.nodes[v].ltp.program).collect()
+    };
+    let alarm = programs(&witness_nodes(cycles[0]));
+    let mut more: Option<usize> = None;
     let mut owner: std::collections::HashMap<Vec<usize>, usize> = Default::default();
-    let mut sets: Vec<Vec<usize>> = vec![];
+    let (mut cover, mut rest): (Vec<Vec<usize>>, Vec<Vec<usize>>) = (vec![], vec![]);
     for (i, c) in cycles.iter().enumerate() {
         let nodes = witness_nodes(c);
         // An approximate node joins several unfoldings: not a program.
@@ -714,6 +754,20 @@ fn confirm_values(
         if approximate || skip_reason(w, g, &nodes).is_some() {
             continue;
         }
+        if programs(&nodes) == alarm {
+            // k as `confirm_in` raises it for this cycle; one more would
+            // add the sets with a repeat.
+            let k = bounds.max_txns.max(nodes.len());
+            if k < 8 && covering(g, &nodes, k + 1).iter().any(|s| s.len() > k) {
+                more = Some(more.map_or(k + 1, |m: usize| m.min(k + 1)));
+            }
+            for set in covering(g, &nodes, bounds.max_txns) {
+                if let std::collections::hash_map::Entry::Vacant(e) = owner.entry(set.clone()) {
+                    e.insert(i);
+                    cover.push(set);
+                }
+            }
+        }
         let mut mine = sets_of(&nodes, bounds.max_txns);
         if nodes.len() > bounds.max_txns && nodes.len() <= 8 {
             mine.push(nodes.clone());
@@ -721,11 +775,23 @@ fn confirm_values(
         for set in mine {
             if let std::collections::hash_map::Entry::Vacant(e) = owner.entry(set.clone()) {
                 e.insert(i);
-                sets.push(set);
+                rest.push(set);
             }
         }
     }
-    let sets = by_cost(g, sets, &|set| owner.get(set).copied().unwrap_or(0));
+    let rank = |set: &[usize]| owner.get(set).copied().unwrap_or(0);
+    // Pairs first, of every cycle (`by_cost`: the witness's first), with
+    // up to an eighth of the value budget: a two-transaction schedule is
+    // the easiest to read and the one replay follows best, and pairs are
+    // cheap (no split pass, few valuations; TPC-C's Delivery/OrderStatus
+    // pair at READ COMMITTED is found after 33 states).
+    let (pairs, cover): (Vec<Vec<usize>>, Vec<Vec<usize>>) =
+        cover.into_iter().partition(|s| s.len() == 2);
+    let (more_pairs, rest): (Vec<Vec<usize>>, Vec<Vec<usize>>) =
+        rest.into_iter().partition(|s| s.len() == 2);
+    let pairs = by_cost(g, pairs.into_iter().chain(more_pairs).collect(), &rank);
+    let cover = by_cover(g, cover, &rank);
+    let rest = by_cost(g, rest, &rank);
     let mut out = Exploration {
         found: None,
         explored: Stats::default(),
@@ -733,43 +799,115 @@ fn confirm_values(
         skipped: None,
     };
     let mut why: Option<String> = None;
-    // The witness's own sets first (`by_cost` puts them first), with at
-    // most a quarter of the value budget shared among them: the cycle
-    // shown is what the alarm is about, but its sets may be the costly ones
-    // (TPC-C's two-iteration Delivery). The other cycles' sets get the rest.
-    let own = sets
-        .iter()
-        .take_while(|s| owner.get(*s) == Some(&0))
-        .count();
-    let (mine, others) = sets.split_at(own);
-    let witness_part = Bounds {
-        max_states: half.max_states / 4,
-        ..half
-    };
-    let valued = Some((prov, &mut why));
-    let mut hit = search_sets(w, g, mine, witness_part, alloc, true, valued, &mut out);
-    if out.found.is_none() {
+    let v = half.max_states;
+    let phases = [(&pairs, v / 8), (&cover, v / 8 * 7), (&rest, v)];
+    let mut hit = None;
+    for (sets, cap) in phases {
+        let part = Bounds {
+            max_states: cap,
+            ..half
+        };
         let valued = Some((prov, &mut why));
-        hit = search_sets(w, g, others, half, alloc, true, valued, &mut out).map(|i| i + own);
+        hit = search_sets(w, g, sets, part, alloc, true, valued, &mut out).map(|i| &sets[i]);
+        if out.found.is_some() {
+            break;
+        }
     }
-    let why = if out.explored.exhausted {
-        out_of_budget(half.max_states)
+    let mut why = if out.explored.exhausted {
+        out_of_budget(half)
     } else {
         why.unwrap_or_else(|| NO_VALUES.into())
     };
+    if let Some(n) = more {
+        why.push_str(&format!("; {}", more_txns_hint(n)));
+        out.explored.more_txns = n;
+    }
     let found = out.found.take().map(|mut s| {
-        let set = hit.map(|i| &sets[i]);
         s.bounds = Bounds {
-            max_txns: bounds.max_txns.max(set.map_or(0, Vec::len)),
+            max_txns: bounds.max_txns.max(hit.map_or(0, Vec::len)),
             ..bounds
         };
-        match set.and_then(|set| owner.get(set)) {
+        match hit.and_then(|set| owner.get(set)) {
             Some(&i) if i > 0 => s.via = Some(cycles[i].clone()),
             _ => {}
         }
         s
     });
     (found, why, out.explored)
+}
+
+/// The sets that cover every node of a cycle (`nodes`): each node once
+/// (size = the cycle's length, even above k: k is raised to it, as in
+/// `confirm_in`), then with repeats up to k. A repeat set is kept only
+/// when its instances can be ordered into a cycle of summary-graph edges
+/// (`guide::directed_cycle`): every dependency of a schedule is an edge
+/// of the summary graph between the transactions' nodes (Section 6), so a
+/// serialization-graph cycle through every instance needs one, and with a
+/// repeated node a way from one of its instances to the other.
+fn covering(g: &SummaryGraph, nodes: &[usize], k: usize) -> Vec<Vec<usize>> {
+    if nodes.is_empty() || nodes.len() > 8 {
+        return vec![];
+    }
+    let mut sets = vec![];
+    if nodes.len() >= 2 {
+        sets.push(nodes.to_vec());
+    }
+    for extra in 1..=k.min(8).saturating_sub(nodes.len()) {
+        let _ = multisets(nodes, extra, 0, &mut vec![], &mut |more| {
+            let mut set = nodes.to_vec();
+            set.extend_from_slice(more);
+            set.sort_unstable();
+            if set.len() >= 2 && guide::directed_cycle(&edges_among(g, &set)) {
+                sets.push(set);
+            }
+            ControlFlow::Continue(())
+        });
+    }
+    sets
+}
+
+/// Bit b of entry a: the summary graph has an edge from `set[a]`'s node
+/// to `set[b]`'s (a ≠ b; a node's instances need a self-edge).
+fn edges_among(g: &SummaryGraph, set: &[usize]) -> Vec<u8> {
+    let edge = |a: usize, b: usize| {
+        g.edges[g.out_start[a]..g.out_start[a + 1]]
+            .iter()
+            .any(|e| e.to as usize == b)
+    };
+    (0..set.len())
+        .map(|a| {
+            (0..set.len())
+                .filter(|&b| b != a && edge(set[a], set[b]))
+                .fold(0u8, |m, b| m | 1 << b)
+        })
+        .collect()
+}
+
+/// The order of the covering sets: fewer transactions first (each node
+/// once, then one repeat, …); the witness's own before other cycles';
+/// then sets whose repeated nodes depend on themselves in the summary
+/// graph (TPC-C's NewOrder → NewOrder on stock: the anomaly needs two
+/// NewOrders meeting there; a repeat without a self-edge needs a longer
+/// way round); then fewer statements.
+fn by_cover(
+    g: &SummaryGraph,
+    mut sets: Vec<Vec<usize>>,
+    rank: &dyn Fn(&[usize]) -> usize,
+) -> Vec<Vec<usize>> {
+    let looped = |v: usize| {
+        g.edges[g.out_start[v]..g.out_start[v + 1]]
+            .iter()
+            .any(|e| e.to as usize == v)
+    };
+    sets.sort_by_cached_key(|set| {
+        let statements: usize = set.iter().map(|&v| g.nodes[v].ltp.occurrences.len()).sum();
+        let repeats_unlooped = set
+            .windows(2)
+            .filter(|p| p[0] == p[1] && !looped(p[0]))
+            .count();
+        (set.len(), rank(set).min(1), repeats_unlooped, statements)
+    });
+    sets
 }
 
 /// Every multiset of 2 to `k` (at most 8) elements of `nodes`, smallest
@@ -834,13 +972,25 @@ fn search_sets(
             None => left,
         };
         let cap = out.explored.states + share;
-        let mut split_left = share;
         let mut capped = false;
+        // With values and three or more transactions, every (instance,
+        // valuation) is made first and the split pass (`split`) runs over
+        // all of them before any full search: the full search of each
+        // takes thousands of states (TPC-C's four: ~8,500 on the trimmed
+        // programs), so running it after each valuation's pass spent the
+        // set's share on the first valuations before the pass reached the
+        // anomaly's (the 577th of 1,616 there). Pairs are searched as
+        // before, each valuation in full as it comes: a pair's full search
+        // is cheap, and its first schedule is the one replay follows (the
+        // pass's first, on a HammerDB-like pay pair, took a path replay
+        // could not run: tests/replay_schemas.rs).
+        let valued_pass = valued.is_some();
+        let collect = valued_pass && set.len() >= 3;
+        let mut work: Vec<instance::Instance> = vec![];
         // Making the instances costs too (a canonical form each): at most
         // the set's share of assignments, and with values each counts as
         // a state of the budget (issue 23: before, generated workloads
         // whose instances had no valuation enumerated for minutes).
-        let valued_pass = valued.is_some();
         let walk = instance::instances(
             w,
             g,
@@ -864,50 +1014,16 @@ fn search_sets(
                     if valued_pass && !guide::meets_all(&x) {
                         continue;
                     }
-                    // Split schedules first (`split`), then the full
-                    // search, unchanged. The pass has its own allowance
-                    // (the set's share) and its states do not count
-                    // against the full search's: only the full search can
-                    // say that no schedule exists, and a pass that ate
-                    // its share turned "no schedule with values" into
-                    // "ran out of its budget" (tests/replay_checks.rs).
-                    // Only for three or more transactions: a pair's full
-                    // search is cheap, and its first schedule is the one
-                    // replay follows (the pass's first, on a HammerDB-like
-                    // pay pair, took a path replay could not run:
-                    // tests/replay_schemas.rs).
-                    if valued_pass && x.txns.len() >= 3 {
-                        let (found, spent) = split_pass(&x, nrel, split_left, bounds.reduce);
-                        split_left = split_left.saturating_sub(spent.states);
-                        split_states += spent.states;
-                        out.explored.add(&Stats { states: 0, ..spent });
-                        if let Some((path, end)) = found {
-                            out.found = Some(build(w, g, &x, path, &end, bounds));
+                    if collect {
+                        work.push(x.clone());
+                        // Each is searched with a state at least.
+                        if work.len() as u64 >= share {
+                            capped = true;
                             return ControlFlow::Break(());
                         }
+                        continue;
                     }
-                    let budget = cap.saturating_sub(out.explored.states);
-                    let mut search = mvrc::Search::new(&x, nrel, budget, bounds.reduce);
-                    let found = search.run(search.initial());
-                    out.explored.add(&Stats {
-                        instances: 1,
-                        states: search.states,
-                        schedules: search.schedules,
-                        ..Stats::default()
-                    });
-                    if let Some(end) = found {
-                        out.found = Some(build(w, g, &x, search.path, &end, bounds));
-                        return ControlFlow::Break(());
-                    }
-                    if search.soft_cycle {
-                        if let Some((_, why)) = &mut valued {
-                            **why = Some(limits::reason(w, g, &x));
-                        }
-                    }
-                    if search.exhausted {
-                        capped = true;
-                        return ControlFlow::Break(());
-                    }
+                    full_search(w, g, &x, cap, bounds, &mut valued, out, &mut capped)?;
                 }
                 ControlFlow::Continue(())
             },
@@ -915,6 +1031,33 @@ fn search_sets(
         if valued_pass {
             out.explored.states += walk.work;
         }
+        // The split pass has its own allowance (the set's share) and its
+        // states do not count against the full search's: only the full
+        // search can say that no schedule exists, and a pass that ate its
+        // share turned "no schedule with values" into "ran out of its
+        // budget" (tests/replay_checks.rs).
+        let mut split_left = share;
+        for x in &work {
+            let (found, spent) = split_pass(x, nrel, split_left, bounds.reduce);
+            split_left = split_left.saturating_sub(spent.states);
+            split_states += spent.states;
+            out.explored.add(&Stats { states: 0, ..spent });
+            if let Some((path, end)) = found {
+                out.found = Some(build(w, g, x, path, &end, bounds));
+                break;
+            }
+        }
+        let work = if out.found.is_some() {
+            &work[..0]
+        } else {
+            &work[..]
+        };
+        for x in work {
+            if full_search(w, g, x, cap, bounds, &mut valued, out, &mut capped).is_break() {
+                break;
+            }
+        }
+        if valued_pass {}
         cut |= capped || (walk.cut && out.found.is_none());
         if out.found.is_some() {
             out.explored.states += split_states;
@@ -928,6 +1071,46 @@ fn search_sets(
     out.explored.exhausted |= cut;
     out.explored.states += split_states;
     None
+}
+
+/// The full search of one (instance, valuation) within the set's `cap`
+/// (total states): `Break` when it found a schedule (put in `out`) or
+/// reached the cap (`capped`).
+#[allow(clippy::too_many_arguments)]
+fn full_search(
+    w: &Workload,
+    g: &SummaryGraph,
+    x: &instance::Instance,
+    cap: u64,
+    bounds: Bounds,
+    valued: &mut Option<(&Provenance, &mut Option<String>)>,
+    out: &mut Exploration,
+    capped: &mut bool,
+) -> ControlFlow<()> {
+    let nrel = w.schema.relations.len();
+    let budget = cap.saturating_sub(out.explored.states);
+    let mut search = mvrc::Search::new(x, nrel, budget, bounds.reduce);
+    let found = search.run(search.initial());
+    out.explored.add(&Stats {
+        instances: 1,
+        states: search.states,
+        schedules: search.schedules,
+        ..Stats::default()
+    });
+    if let Some(end) = found {
+        out.found = Some(build(w, g, x, search.path, &end, bounds));
+        return ControlFlow::Break(());
+    }
+    if search.soft_cycle {
+        if let Some((_, why)) = valued {
+            **why = Some(limits::reason(w, g, x));
+        }
+    }
+    if search.exhausted {
+        *capped = true;
+        return ControlFlow::Break(());
+    }
+    ControlFlow::Continue(())
 }
 
 /// The valuations to search `x` with: `None` alone without values; with
@@ -945,6 +1128,16 @@ fn valuations_of(
     let Some((prov, why)) = valued else {
         return vec![None];
     };
+    // Without values a transaction's steps touch at least the tuples
+    // they touch with any valuation (`guide`): an instance whose
+    // transactions cannot all meet without values has no valuation that
+    // the filter below keeps, and making its valuations is most of the
+    // time of a set with many instances (TPC-C's sets with the
+    // two-iteration Delivery: tens of thousands, at milliseconds each).
+    // Pairs keep the old path (their "not instantiated" reasons).
+    if x.txns.len() >= 3 && !guide::meets_all(x) {
+        return vec![];
+    }
     match values::valuations_where(w, g, prov, x, &|v| guide::meets_all_with(x, v)) {
         Ok(vs) if !vs.is_empty() => {
             values::mark_key_share(g, prov, x);

@@ -41,6 +41,7 @@ use std::collections::HashSet;
 use super::guide;
 use super::instance::Instance;
 use super::mvrc::{fingerprint, Search, State};
+use crate::model::isolation::Level;
 
 /// Searches split schedules of `search`'s instance, within its budget
 /// (each state visited counts). On success `search.path` holds the steps
@@ -77,9 +78,11 @@ struct Pass<'p, 'a> {
 }
 
 const PREFIX: u8 = 0;
-const OTHERS: u8 = 1;
-const REST: u8 = 2;
-const ALONE: u8 = 3;
+const REST: u8 = 1;
+/// `ALONE + j`: transaction j (at most 8) alone.
+const ALONE: u8 = 2;
+/// `OTHERS + last`: the others after `last`.
+const OTHERS: u8 = 16;
 
 impl Pass<'_, '_> {
     /// A new (T1, phase, state), counted against the budget.
@@ -104,6 +107,17 @@ impl Pass<'_, '_> {
             if let Some(end) = self.others(st.clone(), t1, t1) {
                 return Some(end);
             }
+            // At REPEATABLE READ and SERIALIZABLE T1 reads its snapshot,
+            // taken at its first statement, wherever the split is: a
+            // later split point changes no version it reads and only
+            // holds more of its writes and locks while the others run
+            // (each one that meets them blocks or, after the commit,
+            // aborts T1: first updater wins). So the first split point
+            // is the one to try (the full search after the pass tries
+            // every interleaving anyway).
+            if self.inst.txns[t1].level != Level::ReadCommitted {
+                return None;
+            }
         }
         if pc >= steps.len() {
             return None;
@@ -112,21 +126,31 @@ impl Pass<'_, '_> {
     }
 
     /// The transactions other than T1 not yet committed, each run alone
-    /// to commit, the neighbours (meet graph) of `last` first; then T1's
-    /// rest.
+    /// to commit; then T1's rest. Only orders that can close a cycle
+    /// through every transaction: the others run one after another, each
+    /// starting after the one before committed, so a dependency between
+    /// two of them goes from the earlier to the later, and a cycle through
+    /// all of them is T1 → S1 → … → Sm → T1 with each consecutive pair
+    /// meeting (`guide`). A cycle through fewer transactions is a smaller
+    /// set's, and the full search runs after the pass anyway.
     fn others(&mut self, st: State, t1: usize, last: usize) -> Option<State> {
-        if !self.fresh(&st, t1, OTHERS) {
+        // Keyed by `last` too: it decides which orders are tried.
+        if !self.fresh(&st, t1, OTHERS + last as u8) {
             return None;
         }
         let k = self.inst.txns.len();
-        let mut todo: Vec<usize> = (0..k)
+        let todo: Vec<usize> = (0..k)
             .filter(|&j| j != t1 && !self.search.is_committed(&st, j))
             .collect();
         if todo.is_empty() {
             return self.rest(st, t1);
         }
-        todo.sort_by_key(|&j| self.meet[last] & (1 << j) == 0);
-        for j in todo {
+        for &j in &todo {
+            let next = self.meet[last] & (1 << j) != 0;
+            let closes = todo.len() > 1 || self.meet[j] & (1 << t1) != 0;
+            if !next || !closes {
+                continue;
+            }
             if let Some(end) = self.alone(st.clone(), t1, j) {
                 return Some(end);
             }
