@@ -973,17 +973,14 @@ fn search_sets(
         };
         let cap = out.explored.states + share;
         let mut capped = false;
-        // With values and three or more transactions, every (instance,
-        // valuation) is made first and the split pass (`split`) runs over
-        // all of them before any full search: the full search of each
-        // takes thousands of states (TPC-C's four: ~8,500 on the trimmed
-        // programs), so running it after each valuation's pass spent the
-        // set's share on the first valuations before the pass reached the
-        // anomaly's (the 577th of 1,616 there). Pairs are searched as
-        // before, each valuation in full as it comes: a pair's full search
-        // is cheap, and its first schedule is the one replay follows (the
-        // pass's first, on a HammerDB-like pay pair, took a path replay
-        // could not run: tests/replay_schemas.rs).
+        // With values and three or more transactions, the split pass
+        // (`split`) runs over every (instance, valuation) before any full
+        // search: a full search takes thousands of states (TPC-C's four:
+        // ~8,500), and after each valuation's pass it spent the set's
+        // share before the pass reached the anomaly's (577th of 1,616).
+        // Pairs as before, each valuation in full as it comes: cheap, and
+        // the first schedule is the one replay follows (the pass's first,
+        // on a HammerDB-like pay pair, took a path replay could not run).
         let valued_pass = valued.is_some();
         let collect = valued_pass && set.len() >= 3;
         let mut work: Vec<instance::Instance> = vec![];
@@ -1057,7 +1054,6 @@ fn search_sets(
                 break;
             }
         }
-        if valued_pass {}
         cut |= capped || (walk.cut && out.found.is_none());
         if out.found.is_some() {
             out.explored.states += split_states;
