@@ -984,10 +984,11 @@ fn search_sets(
         let valued_pass = valued.is_some();
         let collect = valued_pass && set.len() >= 3;
         let mut work: Vec<instance::Instance> = vec![];
-        // Making the instances costs too (a canonical form each): at most
-        // the set's share of assignments, and with values each counts as
-        // a state of the budget (issue 23: before, generated workloads
-        // whose instances had no valuation enumerated for minutes).
+        values::take_made(); // the count starts with this set
+                             // Making the instances costs too (a canonical form each): at most
+                             // the set's share of assignments, and with values each counts as
+                             // a state of the budget (issue 23: before, generated workloads
+                             // whose instances had no valuation enumerated for minutes).
         let walk = instance::instances(
             w,
             g,
@@ -1003,6 +1004,14 @@ fn search_sets(
                         .for_each(|t| t.steps.iter_mut().for_each(|s| s.cont = false));
                 }
                 let vals = valuations_of(w, g, &mut x, &mut valued, one_snapshot);
+                // Making the valuations counts too (each candidate a state).
+                if valued_pass && collect {
+                    out.explored.states += values::take_made();
+                    if out.explored.states >= cap {
+                        capped = true;
+                        return ControlFlow::Break(());
+                    }
+                }
                 for v in vals {
                     x.vals = v;
                     // With values: only valuations whose transactions can
