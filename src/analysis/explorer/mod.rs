@@ -973,24 +973,22 @@ fn search_sets(
         };
         let cap = out.explored.states + share;
         let mut capped = false;
-        // With values and three or more transactions, every (instance,
-        // valuation) is made first and the split pass (`split`) runs over
-        // all of them before any full search: the full search of each
-        // takes thousands of states (TPC-C's four: ~8,500 on the trimmed
-        // programs), so running it after each valuation's pass spent the
-        // set's share on the first valuations before the pass reached the
-        // anomaly's (the 577th of 1,616 there). Pairs are searched as
-        // before, each valuation in full as it comes: a pair's full search
-        // is cheap, and its first schedule is the one replay follows (the
-        // pass's first, on a HammerDB-like pay pair, took a path replay
-        // could not run: tests/replay_schemas.rs).
+        // With values and three or more transactions, the split pass
+        // (`split`) runs over every (instance, valuation) before any full
+        // search: a full search takes thousands of states (TPC-C's four:
+        // ~8,500), and after each valuation's pass it spent the set's
+        // share before the pass reached the anomaly's (577th of 1,616).
+        // Pairs as before, each valuation in full as it comes: cheap, and
+        // the first schedule is the one replay follows (the pass's first,
+        // on a HammerDB-like pay pair, took a path replay could not run).
         let valued_pass = valued.is_some();
         let collect = valued_pass && set.len() >= 3;
         let mut work: Vec<instance::Instance> = vec![];
-        // Making the instances costs too (a canonical form each): at most
-        // the set's share of assignments, and with values each counts as
-        // a state of the budget (issue 23: before, generated workloads
-        // whose instances had no valuation enumerated for minutes).
+        values::take_made(); // the count starts with this set
+                             // Making the instances costs too (a canonical form each): at most
+                             // the set's share of assignments, and with values each counts as
+                             // a state of the budget (issue 23: before, generated workloads
+                             // whose instances had no valuation enumerated for minutes).
         let walk = instance::instances(
             w,
             g,
@@ -1006,6 +1004,14 @@ fn search_sets(
                         .for_each(|t| t.steps.iter_mut().for_each(|s| s.cont = false));
                 }
                 let vals = valuations_of(w, g, &mut x, &mut valued, one_snapshot);
+                // Making the valuations counts too (each candidate a state).
+                if valued_pass && collect {
+                    out.explored.states += values::take_made();
+                    if out.explored.states >= cap {
+                        capped = true;
+                        return ControlFlow::Break(());
+                    }
+                }
                 for v in vals {
                     x.vals = v;
                     // With values: only valuations whose transactions can
@@ -1057,7 +1063,6 @@ fn search_sets(
                 break;
             }
         }
-        if valued_pass {}
         cut |= capped || (walk.cut && out.found.is_none());
         if out.found.is_some() {
             out.explored.states += split_states;
