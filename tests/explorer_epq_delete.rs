@@ -36,13 +36,14 @@
 
 #[path = "common/workdir.rs"]
 mod workdir;
-use workdir::{nodes, workload};
+use workdir::workload;
+#[path = "common/explorer.rs"]
+mod explorer;
+use explorer::{search, search_model};
 
-use isolint::analysis::explorer::{explore_in, explore_nodes, verify, Bounds, Schedule};
-use isolint::analysis::graph::{build, Settings};
+use isolint::analysis::explorer::Schedule;
 use isolint::frontend::Loaded;
 use isolint::model::btp::StmtType;
-use isolint::model::isolation::{Allocation, Level};
 use isolint::model::provenance::Role;
 
 const SCHEMA: &str = "CREATE TABLE t (id int PRIMARY KEY, flag int NOT NULL, v int NOT NULL);
@@ -63,40 +64,6 @@ SELECT v FROM u WHERE id = :j;
 const ARM: &str = "UPDATE u SET v = v + 1 WHERE id = :j;
 UPDATE t SET flag = 1 WHERE id = :k;
 ";
-
-/// The search with values over the programs `names` (the BTP model as the
-/// fallback); every schedule found must pass `verify`.
-fn search(l: &Loaded, names: &[&str]) -> Option<Schedule> {
-    let w = &l.workload;
-    let g = build(w, Settings::default());
-    let alloc = Allocation::uniform(w.programs.len(), Level::ReadCommitted);
-    let e = explore_in(
-        w,
-        &l.provenance,
-        &g,
-        &nodes(&g, names),
-        Bounds::default(),
-        &alloc,
-    );
-    assert!(!e.explored.exhausted, "budget ran out: {:?}", e.explored);
-    if let Some(s) = &e.found {
-        for x in isolint::report::schedule::lines(w, s) {
-            println!("  {x}");
-        }
-        if let Some(why) = &s.model_only {
-            println!("  (in the model only: {why})");
-        }
-        assert_eq!(verify(s), Ok(()));
-    }
-    e.found
-}
-
-/// The BTP model alone (the explorer without values).
-fn search_model(l: &Loaded, names: &[&str]) -> Option<Schedule> {
-    let w = &l.workload;
-    let g = build(w, Settings::default());
-    explore_nodes(w, &g, &nodes(&g, names), Bounds::default()).found
-}
 
 fn confirmed(s: &Option<Schedule>) -> bool {
     s.as_ref()

@@ -9,6 +9,9 @@
 #[path = "common/workdir.rs"]
 mod workdir;
 use workdir::{nodes, workload};
+#[path = "common/split_fixtures.rs"]
+mod split_fixtures;
+use split_fixtures::{BANK, DEPOSIT, DOCTORS, LEAVE, REPORT, WITHDRAW};
 
 use isolint::analysis::explorer::{explore_in, explore_set, verify, Bounds, Exploration};
 use isolint::analysis::graph::{build, Settings};
@@ -168,14 +171,6 @@ fn with_values(e: &Exploration) -> bool {
     e.found.as_ref().is_some_and(|s| s.model_only.is_none())
 }
 
-const DOCTORS: &str =
-    "CREATE TABLE doctor (id int PRIMARY KEY, shift int NOT NULL, oncall boolean NOT NULL);\n";
-const LEAVE: &str = "SELECT oncall INTO :a FROM doctor WHERE id = :me;
-SELECT oncall INTO :b FROM doctor WHERE id = :other;
-UPDATE doctor SET oncall = false WHERE id = :me;
-COMMIT;
-";
-
 /// Two transactions: write skew (two doctors each leave after seeing
 /// the other on call), the textbook snapshot-isolation anomaly
 /// (Berenson et al. 1995, A5B). A split schedule: T1 counts (its
@@ -201,22 +196,6 @@ fn write_skew_is_a_split_schedule() {
     let e = search(&l, &["Leave"], Level::Serializable);
     assert!(!with_values(&e), "{:?}", e.found.map(|s| s.steps));
 }
-
-const BANK: &str = "CREATE TABLE checking (id int PRIMARY KEY, bal int NOT NULL);
-CREATE TABLE savings (id int PRIMARY KEY, bal int NOT NULL);
-";
-const WITHDRAW: &str = "SELECT bal INTO :x FROM checking WHERE id = :c;
-SELECT bal INTO :y FROM savings WHERE id = :c;
-UPDATE checking SET bal = bal - :amt WHERE id = :c;
-COMMIT;
-";
-const DEPOSIT: &str = "UPDATE savings SET bal = bal + :amt WHERE id = :c;
-COMMIT;
-";
-const REPORT: &str = "SELECT bal INTO :x FROM checking WHERE id = :c;
-SELECT bal INTO :y FROM savings WHERE id = :c;
-COMMIT;
-";
 
 /// Three transactions: Fekete, O'Neil and O'Neil's read-only anomaly
 /// (SIGMOD Record 2004). Withdraw reads both balances (its prefix),

@@ -24,29 +24,9 @@ mod replay;
 mod workdir;
 use workdir::dir as workload_dir;
 
-/// The programs of tests/explorer_split.rs (copied: same text).
-const DOCTORS: &str =
-    "CREATE TABLE doctor (id int PRIMARY KEY, shift int NOT NULL, oncall boolean NOT NULL);\n";
-const LEAVE: &str = "SELECT oncall INTO :a FROM doctor WHERE id = :me;
-SELECT oncall INTO :b FROM doctor WHERE id = :other;
-UPDATE doctor SET oncall = false WHERE id = :me;
-COMMIT;
-";
-const BANK: &str = "CREATE TABLE checking (id int PRIMARY KEY, bal int NOT NULL);
-CREATE TABLE savings (id int PRIMARY KEY, bal int NOT NULL);
-";
-const WITHDRAW: &str = "SELECT bal INTO :x FROM checking WHERE id = :c;
-SELECT bal INTO :y FROM savings WHERE id = :c;
-UPDATE checking SET bal = bal - :amt WHERE id = :c;
-COMMIT;
-";
-const DEPOSIT: &str = "UPDATE savings SET bal = bal + :amt WHERE id = :c;
-COMMIT;
-";
-const REPORT: &str = "SELECT bal INTO :x FROM checking WHERE id = :c;
-SELECT bal INTO :y FROM savings WHERE id = :c;
-COMMIT;
-";
+#[path = "common/split_fixtures.rs"]
+mod split_fixtures;
+use split_fixtures::{BANK, DEPOSIT, DOCTORS, LEAVE, REPORT, WITHDRAW};
 
 /// `Name=level,…` for every program named.
 fn levels(names: &[&str], level: &str) -> String {
