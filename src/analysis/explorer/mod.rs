@@ -960,7 +960,6 @@ fn search_sets(
     mut valued: Option<(&Provenance, &mut Option<String>)>,
     out: &mut Exploration,
 ) -> Option<usize> {
-    let nrel = w.schema.relations.len();
     // With values, each transaction set gets an equal share of the budget
     // left (one set's many valuations must not starve the others).
     let mut cut = false;
@@ -986,9 +985,9 @@ fn search_sets(
         let mut work: Vec<instance::Instance> = vec![];
         values::take_made(); // the count starts with this set
                              // Making the instances costs too (a canonical form each): at most
-                             // the set's share of assignments, and with values each counts as
-                             // a state of the budget (issue 23: before, generated workloads
-                             // whose instances had no valuation enumerated for minutes).
+                             // the set's share of assignments, and with values each counts as a
+                             // state of the budget (issue 23: before, generated workloads whose
+                             // instances had no valuation enumerated for minutes).
         let walk = instance::instances(
             w,
             g,
@@ -1037,22 +1036,7 @@ fn search_sets(
         if valued_pass {
             out.explored.states += walk.work;
         }
-        // The split pass has its own allowance (the set's share) and its
-        // states do not count against the full search's: only the full
-        // search can say that no schedule exists, and a pass that ate its
-        // share turned "no schedule with values" into "ran out of its
-        // budget" (tests/replay_checks.rs).
-        let mut split_left = share;
-        for x in &work {
-            let (found, spent) = split_pass(x, nrel, split_left, bounds.reduce);
-            split_left = split_left.saturating_sub(spent.states);
-            split_states += spent.states;
-            out.explored.add(&Stats { states: 0, ..spent });
-            if let Some((path, end)) = found {
-                out.found = Some(build(w, g, x, path, &end, bounds));
-                break;
-            }
-        }
+        split_states += split_all(w, g, &work, share, bounds, out);
         let work = if out.found.is_some() {
             &work[..0]
         } else {
@@ -1076,6 +1060,36 @@ fn search_sets(
     out.explored.exhausted |= cut;
     out.explored.states += split_states;
     None
+}
+
+/// The split pass (`split_pass`) over every collected (instance,
+/// valuation) of one set, until one gives a schedule (put in `out`).
+/// The pass has its own allowance (the set's `share`) and its states do
+/// not count against the full search's: only the full search can say that
+/// no schedule exists, and a pass that ate its share turned "no schedule
+/// with values" into "ran out of its budget" (tests/replay_checks.rs).
+/// Returns the states it spent.
+fn split_all(
+    w: &Workload,
+    g: &SummaryGraph,
+    work: &[instance::Instance],
+    share: u64,
+    bounds: Bounds,
+    out: &mut Exploration,
+) -> u64 {
+    let nrel = w.schema.relations.len();
+    let (mut left, mut spent_all) = (share, 0);
+    for x in work {
+        let (found, spent) = split_pass(x, nrel, left, bounds.reduce);
+        left = left.saturating_sub(spent.states);
+        spent_all += spent.states;
+        out.explored.add(&Stats { states: 0, ..spent });
+        if let Some((path, end)) = found {
+            out.found = Some(build(w, g, x, path, &end, bounds));
+            break;
+        }
+    }
+    spent_all
 }
 
 /// The full search of one (instance, valuation) within the set's `cap`

@@ -80,36 +80,14 @@ impl Lowerer<'_> {
                 label: Some(l),
                 body,
                 ..
-            } if l == VOLATILE_LABEL => {
-                let Some((Node::Sql(s), calls)) = body.split_first() else {
-                    return Err(Diag::new("internal error: VOLATILE call block"));
-                };
-                let mark = self.out.statements.len();
-                // A VOLATILE body's queries take snapshots of their own,
-                // also inside a block that reads one (STABLE calls beside
-                // them, or a STABLE routine around the statement).
-                let snap = self.stage.snap.take();
-                let calls = self.block(calls);
-                self.stage.snap = snap;
-                let Some(b) = calls?.0 else {
-                    return Ok(None);
-                };
-                self.stage.after = Some((mark, b));
-                let r = self.statement(s, &nodes[i + 1..]);
-                self.stage.after = None;
-                (Some(r?), false)
-            }
+            } if l == VOLATILE_LABEL => match self.volatile_calls(body, &nodes[i + 1..])? {
+                Some(r) => r,
+                None => return Ok(None),
+            },
             // A STABLE routine's queries, or a statement and the STABLE
             // routines it calls: one snapshot (`ONE_SNAPSHOT_LABEL`).
             Node::Block { label: Some(l), .. } if l == ONE_SNAPSHOT_LABEL => {
-                let saved = self.stage.snap;
-                if saved.is_none() {
-                    self.stage.groups += 1;
-                    self.stage.snap = Some((self.stage.groups, self.pos.loops.len()));
-                }
-                let r = self.pl_node(node);
-                self.stage.snap = saved;
-                match r? {
+                match self.one_snapshot(node)? {
                     Some(r) => r,
                     None => return Ok(None),
                 }
@@ -185,6 +163,47 @@ impl Lowerer<'_> {
                 ))
             }
         }))
+    }
+
+    /// A statement (`body[0]`) and the per-row calls of VOLATILE routines
+    /// in it (`VOLATILE_LABEL`; `rest`: what follows the statement). `None`:
+    /// every path of the calls aborts.
+    fn volatile_calls(
+        &mut self,
+        body: &[Node],
+        rest: &[Node],
+    ) -> Result<Option<(Option<Body>, bool)>> {
+        let Some((Node::Sql(s), calls)) = body.split_first() else {
+            return Err(Diag::new("internal error: VOLATILE call block"));
+        };
+        let mark = self.out.statements.len();
+        // A VOLATILE body's queries take snapshots of their own, also
+        // inside a block that reads one (STABLE calls beside them, or a
+        // STABLE routine around the statement).
+        let snap = self.stage.snap.take();
+        let calls = self.block(calls);
+        self.stage.snap = snap;
+        let Some(b) = calls?.0 else {
+            return Ok(None);
+        };
+        self.stage.after = Some((mark, b));
+        let r = self.statement(s, rest);
+        self.stage.after = None;
+        Ok(Some((Some(r?), false)))
+    }
+
+    /// A block read from one snapshot (`ONE_SNAPSHOT_LABEL`): a new
+    /// snapshot group unless one is open already (a STABLE routine inside
+    /// another reads its caller's snapshot).
+    fn one_snapshot(&mut self, node: &Node) -> Result<Option<(Option<Body>, bool)>> {
+        let saved = self.stage.snap;
+        if saved.is_none() {
+            self.stage.groups += 1;
+            self.stage.snap = Some((self.stage.groups, self.pos.loops.len()));
+        }
+        let r = self.pl_node(node);
+        self.stage.snap = saved;
+        r
     }
 
     /// IF c1 THEN A ELSIF c2 THEN B ELSE C: c1's reads, then A or (c2's
