@@ -50,7 +50,21 @@ pub fn replay(args: &ReplayArgs) -> Result<Exit> {
     let mut skipped = vec![];
     for (n, x) in f.witnesses.iter().enumerate() {
         let cycle = cycle_name(w, &f.graph, x);
-        match crate::analysis::explorer::confirm_at(w, &f.graph, x, bounds, &alloc) {
+        // With the front-end's provenance, as `check` confirms (issue 23):
+        // a schedule of the programs with values first, the BTP model's
+        // only as the fallback, labelled. Without it every schedule was
+        // the model's, and one PostgreSQL cannot run (Fekete's read-only
+        // workload: two `savings` rows with one key) was replayed in place
+        // of the real anomaly `check` shows.
+        let found = crate::analysis::explorer::confirm_in(
+            w,
+            &loaded.provenance,
+            &f.graph,
+            x,
+            bounds,
+            &alloc,
+        );
+        match found {
             Confirmation::Confirmed(s) => {
                 // The explorer's schedule is of READ COMMITTED transactions
                 // unless levels are deployed: then each at its own.
@@ -59,7 +73,11 @@ pub fn replay(args: &ReplayArgs) -> Result<Exit> {
                     None => vec![level; s.transactions.len()],
                 };
                 let r = witness::replay(&server, sources, w, &loaded.provenance, &f.graph, &s, &levels)?;
-                replays.push((n, cycle, report::schedule::lines(w, &s), r));
+                let mut lines = report::schedule::lines(w, &s);
+                if let Some(why) = &s.model_only {
+                    lines.insert(0, format!("in the model only: a schedule of the BTPs (Section 5), not of the programs with values: {why}"));
+                }
+                replays.push((n, cycle, lines, r));
             }
             Confirmation::NotWithinBounds { bounds, .. } => skipped.push((
                 n,
