@@ -211,6 +211,14 @@ pub fn replay_with(
     if programs == 0 {
         return Ok(report);
     }
+    // Per program, its routine's DECLAREd variables' types (as witness
+    // replay converts them).
+    let declared: Vec<Arc<BTreeMap<String, super::retype::Declared>>> = (0..programs)
+        .map(|p| match sources.routines.get(p).and_then(Option::as_ref) {
+            Some(r) => Arc::new(super::retype::variable_types(scratch.admin(), r)),
+            None => Arc::default(),
+        })
+        .collect();
     let mut fresh = 1_000_000u64;
     for round in 0..cfg.rounds {
         // Every other round on row i = i (a predicate `a > :x` finds its
@@ -233,6 +241,7 @@ pub fn replay_with(
             round,
             programs,
             params: &params,
+            declared: &declared,
             focus: (opts.focus, focus),
         };
         let txns = draw.txns(sources, w, &mut rng, &mut fresh);
@@ -470,6 +479,7 @@ struct Draw<'a> {
     round: usize,
     programs: usize,
     params: &'a [Vec<(String, Use)>],
+    declared: &'a [Arc<BTreeMap<String, super::retype::Declared>>],
     /// (percent, value): a parameter takes the round's value with that
     /// probability.
     focus: (u64, usize),
@@ -500,6 +510,7 @@ impl Draw<'_> {
                 params: bound,
                 observe_conditions: true,
                 choices,
+                declared: self.declared.get(p).cloned().unwrap_or_default(),
             });
         }
         txns

@@ -988,12 +988,13 @@ fn transactions(
         let mut types = super::executor::param_types(scratch.admin(), program);
         // A routine's declared parameter types over what its statements
         // let PostgreSQL infer: its own call converts to them.
-        if let Some(pr) = w.programs.get(tr.program) {
-            // `pay#1`: an unfolding of program `pay`.
-            let routine = pr.name.split('#').next().unwrap_or(&pr.name);
-            let declared =
-                super::retype::declared_types(scratch.admin(), routine, &parameters(program));
-            types.extend(declared);
+        // The routine the front-end says the program runs (not its name:
+        // an overload's is its signature, a quoted name may hold `#`).
+        let routine = sources.routines.get(tr.program).and_then(Option::as_ref);
+        let mut declared = BTreeMap::new();
+        if let Some(r) = routine {
+            types.extend(super::retype::routine_types(scratch.admin(), r));
+            declared = super::retype::variable_types(scratch.admin(), r);
         }
         let file = w.programs.get(tr.program).and_then(|p| p.file.as_deref());
         let qmarks = super::params::qmark_names(program, file);
@@ -1043,6 +1044,7 @@ fn transactions(
             observe_conditions: true,
             params,
             choices: None,
+            declared: Arc::new(declared),
         });
     }
     Ok(txns)
