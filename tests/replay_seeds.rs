@@ -333,10 +333,7 @@ END $$;
 /// Runs `tick(k)` with the executor, its variables converted to their
 /// declared types (`declared`) or not: how it ended and acct after it
 /// (in a transaction rolled back after).
-fn run_tick(
-    c: &mut ::postgres::Client,
-    declared: bool,
-) -> (Result<(), Halt>, Vec<(i32, i32, String, String)>) {
+fn run_tick(c: &mut ::postgres::Client, declared: bool) -> (Result<(), Halt>, Acct) {
     let d = workload_dir(DAYS, "programs: [tick]\n", &[("routines.sql", TICK)]);
     let l = isolint::frontend::load(d.path(), None).expect("load");
     let sources = l.sources.as_ref().expect("SQL sources");
@@ -362,7 +359,10 @@ fn run_tick(
     (end, after)
 }
 
-fn acct(c: &mut ::postgres::Client) -> Vec<(i32, i32, String, String)> {
+/// acct's rows: id, n, day, m.
+type Acct = Vec<(i32, i32, String, String)>;
+
+fn acct(c: &mut ::postgres::Client) -> Acct {
     c.query(
         "SELECT id, n, day::text, m::text FROM acct ORDER BY id",
         &[],

@@ -51,20 +51,11 @@ pub fn replay(args: &ReplayArgs) -> Result<Exit> {
     for (n, x) in f.witnesses.iter().enumerate() {
         let cycle = cycle_name(w, &f.graph, x);
         // With the front-end's provenance, as `check` confirms (issue 23):
-        // a schedule of the programs with values first, the BTP model's
-        // only as the fallback, labelled. Without it every schedule was
-        // the model's, and one PostgreSQL cannot run (Fekete's read-only
-        // workload: two `savings` rows with one key) was replayed in place
-        // of the real anomaly `check` shows.
-        let found = crate::analysis::explorer::confirm_in(
-            w,
-            &loaded.provenance,
-            &f.graph,
-            x,
-            bounds,
-            &alloc,
-        );
-        match found {
+        // with values first, the BTP model's schedule only as a labelled
+        // fallback (without it, Fekete's read-only workload replayed two
+        // `savings` rows with one key instead of `check`'s anomaly).
+        let prov = &loaded.provenance;
+        match crate::analysis::explorer::confirm_in(w, prov, &f.graph, x, bounds, &alloc) {
             Confirmation::Confirmed(s) => {
                 // The explorer's schedule is of READ COMMITTED transactions
                 // unless levels are deployed: then each at its own.
@@ -74,9 +65,8 @@ pub fn replay(args: &ReplayArgs) -> Result<Exit> {
                 };
                 let r = witness::replay(&server, sources, w, &loaded.provenance, &f.graph, &s, &levels)?;
                 let mut lines = report::schedule::lines(w, &s);
-                if let Some(why) = &s.model_only {
-                    lines.insert(0, format!("in the model only: a schedule of the BTPs (Section 5), not of the programs with values: {why}"));
-                }
+                let label = s.model_only.as_ref().map(|why| format!("in the model only: a schedule of the BTPs (Section 5), not of the programs with values: {why}"));
+                lines.splice(0..0, label);
                 replays.push((n, cycle, lines, r));
             }
             Confirmation::NotWithinBounds { bounds, .. } => skipped.push((

@@ -211,14 +211,7 @@ pub fn replay_with(
     if programs == 0 {
         return Ok(report);
     }
-    // Per program, its routine's DECLAREd variables' types (as witness
-    // replay converts them).
-    let declared: Vec<Arc<BTreeMap<String, super::retype::Declared>>> = (0..programs)
-        .map(|p| match sources.routines.get(p).and_then(Option::as_ref) {
-            Some(r) => Arc::new(super::retype::variable_types(scratch.admin(), r)),
-            None => Arc::default(),
-        })
-        .collect();
+    let declared = declared_types(&mut scratch, sources, programs);
     let mut fresh = 1_000_000u64;
     for round in 0..cfg.rounds {
         // Every other round on row i = i (a predicate `a > :x` finds its
@@ -229,13 +222,7 @@ pub fn replay_with(
             let drawn = spread_rows(&scratch, &keys, cfg.keys, &mut rng);
             super::run::reset(&mut scratch, &drawn).unwrap_or_else(|_| base.clone())
         };
-        let focus = if opts.focus == 0 {
-            0
-        } else if round % 2 == 1 {
-            skewed(&mut rng, cfg.keys)
-        } else {
-            rng.below(cfg.keys.max(1)) + 1
-        };
+        let focus = round_focus(opts.focus, round, cfg.keys, &mut rng);
         let draw = Draw {
             cfg: &cfg,
             round,
@@ -471,6 +458,33 @@ fn param_uses(
         );
     }
     params
+}
+
+/// The value a round's parameters lean to (`Options::focus`): none,
+/// a skewed draw on drawn-row rounds, else a uniform one.
+fn round_focus(percent: u64, round: usize, keys: usize, rng: &mut Rng) -> usize {
+    if percent == 0 {
+        0
+    } else if round % 2 == 1 {
+        skewed(rng, keys)
+    } else {
+        rng.below(keys.max(1)) + 1
+    }
+}
+
+/// Per program, its routine's DECLAREd variables with their types (as
+/// witness replay converts them; empty for a program that is no routine).
+fn declared_types(
+    scratch: &mut super::scratch::Scratch,
+    sources: &Sources,
+    programs: usize,
+) -> Vec<Arc<BTreeMap<String, super::retype::Declared>>> {
+    (0..programs)
+        .map(|p| match sources.routines.get(p).and_then(Option::as_ref) {
+            Some(r) => Arc::new(super::retype::variable_types(scratch.admin(), r)),
+            None => Arc::default(),
+        })
+        .collect()
 }
 
 /// What one round draws its transactions from.

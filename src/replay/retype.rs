@@ -19,6 +19,11 @@
 //! Only a typing error (raised while the statement is analysed, before it
 //! runs) is retried; every other error leaves the transaction as
 //! PostgreSQL left it. A NULL's type changes no value the program sees.
+//!
+//! A routine program's own types come first (h23-replay3): its
+//! parameters' and DECLAREd variables' types, carried by the front-end
+//! (`ProgramRoutine`) and resolved here ([`routine_types`],
+//! [`variable_types`]); the guesses are for values of no declared type.
 
 use postgres::types::Type;
 use postgres::Client;
