@@ -317,10 +317,11 @@ fn overloaded_routines_each_carry_their_own_identity() {
 }
 
 /// Item 3: `tick`'s variables are a date, an enum and a smallint
-/// assigned from expressions of other types (text, text, numeric 3.5).
+/// assigned from expressions of other types (text, text, numeric 3.5),
+/// and a column's `%TYPE`.
 const TICK: &str = "CREATE FUNCTION tick(k int) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
-  x int;
+  x acct.n%TYPE;
   v_day date := '2024-01-31';
   v_mood mood := 'happy';
   v_half smallint := 7 / 2.0;
@@ -339,6 +340,11 @@ fn run_tick(c: &mut ::postgres::Client, declared: bool) -> (Result<(), Halt>, Ac
     let sources = l.sources.as_ref().expect("SQL sources");
     let r = sources.routines[0].as_ref().expect("the routine");
     let types = isolint::replay::retype::variable_types(c, r);
+    let named = |v: &str| types.get(v).map(|d| (d.oid, d.sql.as_str()));
+    assert_eq!(named("x"), Some((23, "integer")), "acct.n%TYPE: {types:?}");
+    assert_eq!(named("v_half"), Some((21, "smallint")), "{types:?}");
+    assert_eq!(named("v_day"), Some((1082, "date")), "{types:?}");
+    assert_eq!(named("v_mood").map(|(_, s)| s), Some("mood"), "{types:?}");
     c.batch_execute("BEGIN").expect("begin");
     let params = BTreeMap::from([("k".to_string(), Val::untyped("1"))]);
     let mut e = Executor::new(&sources.programs[0], params);
