@@ -120,6 +120,24 @@ fn fekete_read_only_workload_is_reproduced_by_replay_at_read_committed() {
     let d_commit = pos(&format!("C{}", &dp[1..]));
     assert!(r_checking < w_commit, "{trace:?}");
     assert!(d_commit < r_savings, "{trace:?}");
+
+    // Control: the same schedule at SERIALIZABLE (`--level`): Report's
+    // two reads share its snapshot, so it sees neither write — the
+    // outcome of the serial order Report, Withdraw, Deposit (by hand on
+    // PostgreSQL 15.20: savings → 2 at Report's second read, no abort:
+    // the pivot Withdraw commits before Deposit). Not reproduced, exit 0.
+    let url = s.conninfo();
+    let args = ["--postgres", url.as_str(), "--level", "serializable"];
+    let (code, v, err) = replay::isolint_json("replay", d.path(), &args);
+    let w = &v["witnesses"][0];
+    assert_eq!(code, 0, "nothing reproduced: {v} {err}");
+    assert_eq!(w["reproduced"], false, "{w}");
+    assert!(
+        w["why_not"]
+            .as_str()
+            .is_some_and(|x| x.contains("serial order")),
+        "{w}"
+    );
 }
 
 /// The schedule replay used to pick (the BTP model's, no provenance): two
