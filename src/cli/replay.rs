@@ -67,7 +67,7 @@ pub fn replay(args: &ReplayArgs) -> Result<Exit> {
                 let mut lines = report::schedule::lines(w, &s);
                 let label = s.model_only.as_ref().map(|why| format!("in the model only: a schedule of the BTPs (Section 5), not of the programs with values: {why}"));
                 lines.splice(0..0, label);
-                replays.push((n, cycle, lines, r));
+                replays.push((n, cycle, lines, s.model_only, r));
             }
             Confirmation::NotWithinBounds { bounds, .. } => skipped.push((
                 n,
@@ -96,12 +96,13 @@ pub fn replay(args: &ReplayArgs) -> Result<Exit> {
     };
     let mut items: Vec<(usize, Item)> = replays
         .iter()
-        .map(|(n, cycle, schedule, r)| {
+        .map(|(n, cycle, schedule, model_only, r)| {
             (
                 *n,
                 Item::Replayed {
                     cycle: cycle.clone(),
                     schedule: schedule.clone(),
+                    model_only: model_only.clone(),
                     replay: r,
                 },
             )
@@ -122,7 +123,7 @@ pub fn replay(args: &ReplayArgs) -> Result<Exit> {
     emit(&text)?;
     let reproduced = replays
         .iter()
-        .any(|(_, _, _, r)| r.verdict == Verdict::Reproduced)
+        .any(|(_, _, _, _, r)| r.verdict == Verdict::Reproduced)
         || random.as_ref().is_some_and(|r| !r.anomalies.is_empty());
     Ok(Exit::finding_if(reproduced))
 }
