@@ -351,20 +351,34 @@ BEGIN
 END $$;
 ";
 
-/// Runs `tick(k)` with the executor, its variables converted to their
-/// declared types (`declared`) or not: how it ended and acct after it
-/// (in a transaction rolled back after).
-fn run_tick(c: &mut ::postgres::Client, declared: bool) -> (Result<(), Halt>, Acct) {
-    let d = workload_dir(DAYS, "programs: [tick]\n", &[("routines.sql", TICK)]);
+/// Runs routine `name` of `file` (k = 1) with the executor, its
+/// variables converted to their declared types (`declared`) or not: how
+/// it ended and acct after it (in a transaction rolled back after).
+fn run_routine(
+    c: &mut ::postgres::Client,
+    (file, name): (&str, &str),
+    declared: bool,
+) -> (Result<(), Halt>, Acct) {
+    let d = workload_dir(
+        DAYS,
+        &format!("programs: [{name}]\n"),
+        &[("routines.sql", file)],
+    );
     let l = isolint::frontend::load(d.path(), None).expect("load");
     let sources = l.sources.as_ref().expect("SQL sources");
     let r = sources.routines[0].as_ref().expect("the routine");
     let types = isolint::replay::retype::variable_types(c, r);
     let named = |v: &str| types.get(v).map(|d| (d.oid, d.sql.as_str()));
-    assert_eq!(named("x"), Some((23, "integer")), "acct.n%TYPE: {types:?}");
-    assert_eq!(named("v_half"), Some((21, "smallint")), "{types:?}");
-    assert_eq!(named("v_day"), Some((1082, "date")), "{types:?}");
-    assert_eq!(named("v_mood").map(|(_, s)| s), Some("mood"), "{types:?}");
+    if name == "tick" {
+        assert_eq!(named("x"), Some((23, "integer")), "acct.n%TYPE: {types:?}");
+        assert_eq!(named("v_half"), Some((21, "smallint")), "{types:?}");
+    }
+    let day = if name == "tick" {
+        "v_day"
+    } else {
+        "stamp.v_day"
+    };
+    assert_eq!(named(day), Some((1082, "date")), "{types:?}");
     c.batch_execute("BEGIN").expect("begin");
     let params = BTreeMap::from([("k".to_string(), Val::untyped("1"))]);
     let mut e = Executor::new(&sources.programs[0], params);
@@ -375,7 +389,7 @@ fn run_tick(c: &mut ::postgres::Client, declared: bool) -> (Result<(), Halt>, Ac
         match e.step(c) {
             Ok(Step::Ran(_)) => {}
             Ok(Step::Finished) => break Ok(()),
-            Ok(Step::RolledBack(why)) => panic!("tick rolled back: {why}"),
+            Ok(Step::RolledBack(why)) => panic!("{name} rolled back: {why}"),
             Err(h) => break Err(h),
         }
     };
@@ -399,37 +413,64 @@ fn acct(c: &mut ::postgres::Client) -> Acct {
     .collect()
 }
 
-/// The executor runs `tick` as PostgreSQL runs it: on acct (1, 10, NULL,
-/// 'sad'), PostgreSQL's own `SELECT tick(1)` leaves (1, 18, 2024-02-01,
-/// happy) — `v_half` is 4 (3.5 rounded to smallint), so n = 10 + 8 (by
-/// hand with psql on 15.20 the same); the executor with the declared
-/// types leaves the same. Control: without them (replay before this
-/// change) `v_day` holds text and `v_mood` text, and the UPDATE stops on
-/// a typing error PostgreSQL never raises for this routine.
-#[test]
-fn declared_variables_hold_their_types_as_in_plpgsql() {
+/// The executor runs `file`'s routine `name` as PostgreSQL runs it on
+/// acct (1, 10, NULL, 'sad'): it leaves what PostgreSQL's own call
+/// leaves, which is `want`. Control: without the declared types (replay
+/// before h23-replay3) `v_day` and `v_mood` hold text, and the UPDATE
+/// stops on a typing error PostgreSQL never raises for this routine.
+fn runs_as_postgresql(file: &str, name: &str, want: (i32, &str, &str)) {
     let Some(s) = postgres::server() else { return };
     let mut c = s.connect().expect("connect");
     c.batch_execute(&format!(
-        "{DAYS} INSERT INTO acct VALUES (1, 10, NULL, 'sad'); {TICK}"
+        "{DAYS} INSERT INTO acct VALUES (1, 10, NULL, 'sad'); {file}"
     ))
     .expect("setup");
-    c.batch_execute("BEGIN; SELECT tick(1)")
+    c.batch_execute(&format!("BEGIN; SELECT {name}(1)"))
         .expect("PostgreSQL's own call");
-    let want = acct(&mut c);
+    let on_pg = acct(&mut c);
     c.batch_execute("ROLLBACK").expect("rollback");
-    assert_eq!(
-        want,
-        [(1, 18, "2024-02-01".to_string(), "happy".to_string())]
-    );
-    let (end, got) = run_tick(&mut c, true);
+    let (n, day, m) = want;
+    assert_eq!(on_pg, [(1, n, day.to_string(), m.to_string())]);
+    let (end, got) = run_routine(&mut c, (file, name), true);
     assert_eq!(end, Ok(()));
-    assert_eq!(got, want);
-    let (end, _) = run_tick(&mut c, false);
+    assert_eq!(got, on_pg);
+    let (end, _) = run_routine(&mut c, (file, name), false);
     let Err(Halt::Db { code, .. }) = &end else {
         panic!("without the declared types: {end:?}");
     };
     assert!(["42804", "42883"].contains(&code.as_str()), "{end:?}");
+}
+
+/// `tick(1)`: PostgreSQL 15.20 leaves (1, 18, 2024-02-01, happy) —
+/// `v_half` is 4 (7 / 2.0 = 3.5 rounded to smallint), so n = 10 + 8 (by
+/// hand with psql the same); the executor with the declared types too.
+#[test]
+fn declared_variables_hold_their_types_as_in_plpgsql() {
+    runs_as_postgresql(TICK, "tick", (18, "2024-02-01", "happy"));
+}
+
+/// `tock` reads n and calls `stamp`, whose date and enum variables are
+/// inlined into `tock` as `stamp.v_day`, `stamp.v_mood`: their types
+/// come with `tock`'s routine too. PostgreSQL 15.20's `SELECT tock(1)`
+/// leaves (1, 11, 2024-02-01, happy).
+#[test]
+fn inlined_routines_variables_hold_their_types_too() {
+    let file = "CREATE FUNCTION stamp(k int, x int) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+  v_day date := '2024-01-31';
+  v_mood mood := 'happy';
+BEGIN
+  UPDATE acct SET n = x + 1, day = v_day + 1, m = v_mood WHERE id = k;
+END $$;
+CREATE FUNCTION tock(k int) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+  x int;
+BEGIN
+  SELECT n INTO x FROM acct WHERE id = k;
+  PERFORM stamp(k, x);
+END $$;
+";
+    runs_as_postgresql(file, "tock", (11, "2024-02-01", "happy"));
 }
 
 /// Item 3 end to end: two `tick(1)` at READ COMMITTED, the lost update

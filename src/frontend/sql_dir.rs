@@ -764,7 +764,7 @@ fn routine_units(
                     nodes,
                     file: sh.clone(),
                     typed: true,
-                    routine: Some(program_routine(r, p)),
+                    routine: Some(program_routine(r, p, &parsed)),
                 }),
                 Err(e) if calls_failed(&e, &failed) => {
                     // The callee is a routine of the schema file whose
@@ -784,13 +784,32 @@ fn routine_units(
 }
 
 /// What replay needs of the routine a program runs: its identity (schema,
-/// name, input types: `Routine::signature`'s parts) and its own scalar
-/// variables' declared types.
+/// name, input types: `Routine::signature`'s parts) and its scalar
+/// variables' declared types — its own, and those of the routines that
+/// may be inlined into it as `f.v` (inlining renames a callee `f`'s `v`
+/// so; the executor looks an inlined `g.f.v` up by its last two parts).
+/// A name two overloads declare with different types is left out.
 fn program_routine(
     r: &Routine,
     p: &crate::frontend::sql::plpgsql::ParsedRoutine,
+    parsed: &Routines,
 ) -> crate::model::btp::ProgramRoutine {
     use crate::frontend::sql::plpgsql::Mode;
+    let mut callees: std::collections::BTreeMap<String, Option<String>> = Default::default();
+    for q in parsed
+        .values()
+        .filter(|q| q.routine.signature() != r.signature())
+    {
+        for (v, t) in &q.declared {
+            let key = format!("{}.{v}", q.routine.name.to_lowercase());
+            let e = callees.entry(key).or_insert_with(|| Some(t.clone()));
+            if e.as_deref() != Some(t.as_str()) {
+                *e = None;
+            }
+        }
+    }
+    let own = p.declared.iter().map(|(k, v)| (k.clone(), v.clone()));
+    let inlined = callees.into_iter().filter_map(|(k, t)| Some((k, t?)));
     crate::model::btp::ProgramRoutine {
         schema: r.schema.clone(),
         name: r.name.clone(),
@@ -803,11 +822,7 @@ fn program_routine(
                 input: r.procedure || x.mode != Mode::Out,
             })
             .collect(),
-        variables: p
-            .declared
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect(),
+        variables: own.chain(inlined).collect(),
     }
 }
 

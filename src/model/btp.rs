@@ -200,10 +200,11 @@ pub struct ProgramRoutine {
     pub name: String,
     /// Every parameter in order (`$k` is the k-th): its name and type.
     pub params: Vec<RoutineParam>,
-    /// The DECLAREd scalar variables of its own body (lower-case name →
-    /// type as written, typmod and `%TYPE` kept; CONSTANT, NOT NULL,
-    /// COLLATE and the default dropped). Not its parameters (PostgreSQL's
-    /// call types those), not the variables of routines inlined into it.
+    /// The DECLAREd variables of its body (lower-case name → type as
+    /// written, typmod and `%TYPE` kept; CONSTANT, NOT NULL, COLLATE and
+    /// the default dropped), and as `f.v` those of each routine `f` that
+    /// may be inlined into it (inlining renames them so). Not its
+    /// parameters: PostgreSQL's call types those.
     pub variables: std::collections::BTreeMap<String, String>,
 }
 

@@ -351,7 +351,14 @@ impl<'p> Executor<'p> {
     /// has one and `v` is of another type: PostgreSQL's cast (an error,
     /// as PL/pgSQL's assignment raises one, stops the program).
     fn as_declared(&self, c: &mut Client, var: &str, v: Val) -> Result<Val, Halt> {
-        let Some(d) = self.declared.get(var) else {
+        // A variable of a routine inlined into another (`g.f.v`): its
+        // routine's `f.v`.
+        let inlined = || {
+            let mut parts = var.rsplitn(3, '.');
+            let (v, f) = (parts.next()?, parts.next()?);
+            self.declared.get(&format!("{f}.{v}"))
+        };
+        let Some(d) = self.declared.get(var).or_else(inlined) else {
             return Ok(v);
         };
         if v.oid == d.oid {
