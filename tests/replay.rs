@@ -310,6 +310,7 @@ fn txn_k(
         params: [("k".to_string(), Val::untyped(k))].into_iter().collect(),
         observe_conditions,
         choices: None,
+        declared: Default::default(),
     }
 }
 

@@ -253,6 +253,7 @@ fn run_routine(
             .collect(),
         observe_conditions: false,
         choices: None,
+        declared: Default::default(),
     };
     let o = run(
         &mut scratch,

@@ -50,7 +50,12 @@ pub fn replay(args: &ReplayArgs) -> Result<Exit> {
     let mut skipped = vec![];
     for (n, x) in f.witnesses.iter().enumerate() {
         let cycle = cycle_name(w, &f.graph, x);
-        match crate::analysis::explorer::confirm_at(w, &f.graph, x, bounds, &alloc) {
+        // With the front-end's provenance, as `check` confirms (issue 23):
+        // with values first, the BTP model's schedule only as a labelled
+        // fallback (without it, Fekete's read-only workload replayed two
+        // `savings` rows with one key instead of `check`'s anomaly).
+        let prov = &loaded.provenance;
+        match crate::analysis::explorer::confirm_in(w, prov, &f.graph, x, bounds, &alloc) {
             Confirmation::Confirmed(s) => {
                 // The explorer's schedule is of READ COMMITTED transactions
                 // unless levels are deployed: then each at its own.
@@ -59,7 +64,10 @@ pub fn replay(args: &ReplayArgs) -> Result<Exit> {
                     None => vec![level; s.transactions.len()],
                 };
                 let r = witness::replay(&server, sources, w, &loaded.provenance, &f.graph, &s, &levels)?;
-                replays.push((n, cycle, report::schedule::lines(w, &s), r));
+                let mut lines = report::schedule::lines(w, &s);
+                let label = s.model_only.as_ref().map(|why| format!("in the model only: a schedule of the BTPs (Section 5), not of the programs with values: {why}"));
+                lines.splice(0..0, label);
+                replays.push((n, cycle, lines, s.model_only, r));
             }
             Confirmation::NotWithinBounds { bounds, .. } => skipped.push((
                 n,
@@ -88,12 +96,13 @@ pub fn replay(args: &ReplayArgs) -> Result<Exit> {
     };
     let mut items: Vec<(usize, Item)> = replays
         .iter()
-        .map(|(n, cycle, schedule, r)| {
+        .map(|(n, cycle, schedule, model_only, r)| {
             (
                 *n,
                 Item::Replayed {
                     cycle: cycle.clone(),
                     schedule: schedule.clone(),
+                    model_only: model_only.clone(),
                     replay: r,
                 },
             )
@@ -114,7 +123,7 @@ pub fn replay(args: &ReplayArgs) -> Result<Exit> {
     emit(&text)?;
     let reproduced = replays
         .iter()
-        .any(|(_, _, _, r)| r.verdict == Verdict::Reproduced)
+        .any(|(_, _, _, _, r)| r.verdict == Verdict::Reproduced)
         || random.as_ref().is_some_and(|r| !r.anomalies.is_empty());
     Ok(Exit::finding_if(reproduced))
 }

@@ -85,6 +85,9 @@ pub struct Sources {
     /// Per workload program (indexed like `Workload::programs`; a program
     /// that COMMIT splits gives one entry per transaction): its AST.
     pub programs: Vec<Vec<sql::ast::Node>>,
+    /// Per workload program (indexed like `programs`): the routine it
+    /// runs, when it is a routine's body (`Unit::routine`).
+    pub routines: Vec<Option<crate::model::btp::ProgramRoutine>>,
     /// `choices:` of the manifest (lower case, without `:`): parameters
     /// the application decides anew at every visit (BenchBase's Java
     /// picks the next statement). Replay only: a condition that is exactly

@@ -512,6 +512,7 @@ impl Files {
                     nodes,
                     file: f.clone(),
                     typed: false,
+                    routine: None,
                 });
             }
         }
@@ -522,6 +523,7 @@ impl Files {
                 nodes: nodes.clone(),
                 file: f.clone(),
                 typed: false,
+                routine: None,
             });
         }
         units.extend(routine_units(
@@ -593,6 +595,20 @@ fn sql_function_units(
                 file,
                 // `SELECT f($1, …)`: `$k` takes f's declared type.
                 typed: true,
+                routine: Some(crate::model::btp::ProgramRoutine {
+                    schema: None,
+                    name: def.name.clone(),
+                    params: def
+                        .signature
+                        .iter()
+                        .map(|ty| crate::model::btp::RoutineParam {
+                            name: None,
+                            ty: ty.clone(),
+                            input: true,
+                        })
+                        .collect(),
+                    variables: Default::default(),
+                }),
             });
         }
     }
@@ -748,6 +764,7 @@ fn routine_units(
                     nodes,
                     file: sh.clone(),
                     typed: true,
+                    routine: Some(program_routine(r, p, &parsed)),
                 }),
                 Err(e) if calls_failed(&e, &failed) => {
                     // The callee is a routine of the schema file whose
@@ -764,6 +781,49 @@ fn routine_units(
         }
     }
     units
+}
+
+/// What replay needs of the routine a program runs: its identity (schema,
+/// name, input types: `Routine::signature`'s parts) and its scalar
+/// variables' declared types — its own, and those of the routines that
+/// may be inlined into it as `f.v` (inlining renames a callee `f`'s `v`
+/// so; the executor looks an inlined `g.f.v` up by its last two parts).
+/// A name two overloads declare with different types is left out.
+fn program_routine(
+    r: &Routine,
+    p: &crate::frontend::sql::plpgsql::ParsedRoutine,
+    parsed: &Routines,
+) -> crate::model::btp::ProgramRoutine {
+    use crate::frontend::sql::plpgsql::Mode;
+    let mut callees: std::collections::BTreeMap<String, Option<String>> = Default::default();
+    for q in parsed
+        .values()
+        .filter(|q| q.routine.signature() != r.signature())
+    {
+        for (v, t) in &q.declared {
+            let key = format!("{}.{v}", q.routine.name.to_lowercase());
+            let e = callees.entry(key).or_insert_with(|| Some(t.clone()));
+            if e.as_deref() != Some(t.as_str()) {
+                *e = None;
+            }
+        }
+    }
+    let own = p.declared.iter().map(|(k, v)| (k.clone(), v.clone()));
+    let inlined = callees.into_iter().filter_map(|(k, t)| Some((k, t?)));
+    crate::model::btp::ProgramRoutine {
+        schema: r.schema.clone(),
+        name: r.name.clone(),
+        params: r
+            .params
+            .iter()
+            .map(|x| crate::model::btp::RoutineParam {
+                name: x.name.clone(),
+                ty: x.ty.clone(),
+                input: r.procedure || x.mode != Mode::Out,
+            })
+            .collect(),
+        variables: own.chain(inlined).collect(),
+    }
 }
 
 /// The `LANGUAGE sql` functions of a routine file, into `ctx`.
@@ -877,14 +937,21 @@ fn lower_with_sources(
     context: &Context,
 ) -> Result<Loaded> {
     // The transactions in the order `lower_units` makes programs of them.
-    let asts: Vec<Vec<crate::frontend::sql::ast::Node>> = units
-        .iter()
-        .flat_map(|u| super::lower::transactions(u.nodes.clone()))
-        .collect();
+    let mut asts = vec![];
+    let mut routines = vec![];
+    for u in &units {
+        for t in super::lower::transactions(u.nodes.clone()) {
+            asts.push(t);
+            // Each transaction of a routine (a procedure's COMMIT splits
+            // it) runs that routine's body with its parameters.
+            routines.push(u.routine.clone());
+        }
+    }
     let mut loaded = lower_units(name, description, schema, units, context)?;
     loaded.sources = Some(super::Sources {
         schema: schema_file,
         programs: asts,
+        routines,
         choices: vec![],
     });
     Ok(loaded)

@@ -185,6 +185,55 @@ pub struct Constraint {
     pub parent: usize,
 }
 
+/// The routine a program runs, as PostgreSQL identifies it (issue 23,
+/// item 5): set by the front-end for a PL/pgSQL routine or `LANGUAGE sql`
+/// function named under `programs:`, from its `CREATE` statement — never
+/// parsed back from the program's name, which may be a signature (an
+/// overload) or hold any character a quoted name may (`"pay#2"`). Replay
+/// finds the declared types of its parameters and variables by it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ProgramRoutine {
+    /// The schema that qualifies the name, if any but `public`.
+    pub schema: Option<String>,
+    /// The name as PostgreSQL stores it (unquoted; a quoted name's case
+    /// and characters kept).
+    pub name: String,
+    /// Every parameter in order (`$k` is the k-th): its name and type.
+    pub params: Vec<RoutineParam>,
+    /// The DECLAREd variables of its body (lower-case name → type as
+    /// written, typmod and `%TYPE` kept; CONSTANT, NOT NULL, COLLATE and
+    /// the default dropped), and as `f.v` those of each routine `f` that
+    /// may be inlined into it (inlining renames them so). Not its
+    /// parameters: PostgreSQL's call types those.
+    pub variables: std::collections::BTreeMap<String, String>,
+}
+
+impl ProgramRoutine {
+    /// The input parameters' types: with the schema and name, the
+    /// routine's identity (`CREATE OR REPLACE` with other input types
+    /// makes an overload).
+    pub fn args(&self) -> Vec<&str> {
+        self.params
+            .iter()
+            .filter(|p| p.input)
+            .map(|p| p.ty.as_str())
+            .collect()
+    }
+}
+
+/// A parameter of a [`ProgramRoutine`].
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RoutineParam {
+    /// Lower case (a quoted name as written); `None` when unnamed.
+    pub name: Option<String>,
+    /// The type (`plpgsql::norm_type`: `integer`, `date`, `mood`,
+    /// `acct.bal%type`).
+    pub ty: String,
+    /// Part of the identity: a function's IN, INOUT and VARIADIC
+    /// parameters, a procedure's all.
+    pub input: bool,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Program {
     pub name: String,

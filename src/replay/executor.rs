@@ -266,6 +266,10 @@ pub struct Executor<'p> {
     on_path: usize,
     /// The draws of random choices (`Choices::random`).
     draws: Option<crate::model::rng::Rng>,
+    /// The routine's DECLAREd variables with their types (lower-case
+    /// name): a value assigned to one is converted to its type, as
+    /// PL/pgSQL converts it (`with_declared`).
+    declared: Arc<BTreeMap<String, retype::Declared>>,
 }
 
 /// Parameters the application decides anew at every visit (the
@@ -325,7 +329,48 @@ impl<'p> Executor<'p> {
             choices: None,
             on_path: 0,
             draws: None,
+            declared: Default::default(),
         }
+    }
+
+    /// Convert what is assigned to the routine's DECLAREd variables to
+    /// their declared types (`retype::variable_types`), as PL/pgSQL does:
+    /// `d date := '2024-01-31'` holds a date, `s smallint := 70000`
+    /// fails, `n int := 7 / 2.0` holds 4. Without it the value keeps the
+    /// type of the expression (text, numeric) and a later statement sees
+    /// another value or fails to type.
+    pub fn with_declared(
+        mut self,
+        declared: Arc<BTreeMap<String, retype::Declared>>,
+    ) -> Executor<'p> {
+        self.declared = declared;
+        self
+    }
+
+    /// `v` as the declared type of variable `var` (lower case), when it
+    /// has one and `v` is of another type: PostgreSQL's cast (an error,
+    /// as PL/pgSQL's assignment raises one, stops the program).
+    fn as_declared(&self, c: &mut Client, var: &str, v: Val) -> Result<Val, Halt> {
+        // A variable of a routine inlined into another (`g.f.v`): its
+        // routine's `f.v`.
+        let inlined = || {
+            let mut parts = var.rsplitn(3, '.');
+            let (v, f) = (parts.next()?, parts.next()?);
+            self.declared.get(&format!("{f}.{v}"))
+        };
+        let Some(d) = self.declared.get(var).or_else(inlined) else {
+            return Ok(v);
+        };
+        if v.oid == d.oid {
+            return Ok(v);
+        }
+        if v.text.is_none() {
+            return Ok(Val { oid: d.oid, ..v });
+        }
+        let sql = format!("SELECT CAST($1 AS {})", d.sql);
+        let (rows, _) = query(c, &sql, std::slice::from_ref(&v))
+            .map_err(|e| Halt::from_db(&e, Some(format!("{var} := {}", v.literal()))))?;
+        Ok(first_value(rows))
     }
 
     /// Follow the schedule's path at conditions that are application
@@ -964,6 +1009,7 @@ impl<'p> Executor<'p> {
                     .fetched
                     .get(k)
                     .map_or_else(Val::null, |(_, v)| v.clone());
+                let v = self.as_declared(c, &var, v)?;
                 self.vars.insert(var, v);
             }
             Some(_) => {
@@ -1094,6 +1140,7 @@ impl<'p> Executor<'p> {
             && self.ret_values.contains_key(&label);
         if !after_call {
             let v = self.observe_eval(c, expr)?;
+            let v = self.as_declared(c, &var, v)?;
             self.unknown.remove(&var);
             self.vars.insert(var, v);
             return Ok(());
@@ -1285,8 +1332,10 @@ impl<'p> Executor<'p> {
                     let v = first
                         .and_then(|(_, r)| r.get(i).cloned())
                         .unwrap_or_else(|| retype::null_of(types.get(i)));
-                    self.unknown.remove(&var.to_lowercase());
-                    self.vars.insert(var.to_lowercase(), v);
+                    let var = var.to_lowercase();
+                    let v = self.as_declared(c, &var, v)?;
+                    self.unknown.remove(&var);
+                    self.vars.insert(var, v);
                 }
             }
         }

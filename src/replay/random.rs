@@ -211,6 +211,7 @@ pub fn replay_with(
     if programs == 0 {
         return Ok(report);
     }
+    let declared = declared_types(&mut scratch, sources, programs);
     let mut fresh = 1_000_000u64;
     for round in 0..cfg.rounds {
         // Every other round on row i = i (a predicate `a > :x` finds its
@@ -221,18 +222,13 @@ pub fn replay_with(
             let drawn = spread_rows(&scratch, &keys, cfg.keys, &mut rng);
             super::run::reset(&mut scratch, &drawn).unwrap_or_else(|_| base.clone())
         };
-        let focus = if opts.focus == 0 {
-            0
-        } else if round % 2 == 1 {
-            skewed(&mut rng, cfg.keys)
-        } else {
-            rng.below(cfg.keys.max(1)) + 1
-        };
+        let focus = round_focus(opts.focus, round, cfg.keys, &mut rng);
         let draw = Draw {
             cfg: &cfg,
             round,
             programs,
             params: &params,
+            declared: &declared,
             focus: (opts.focus, focus),
         };
         let txns = draw.txns(sources, w, &mut rng, &mut fresh);
@@ -464,12 +460,40 @@ fn param_uses(
     params
 }
 
+/// The value a round's parameters lean to (`Options::focus`): none,
+/// a skewed draw on drawn-row rounds, else a uniform one.
+fn round_focus(percent: u64, round: usize, keys: usize, rng: &mut Rng) -> usize {
+    if percent == 0 {
+        0
+    } else if round % 2 == 1 {
+        skewed(rng, keys)
+    } else {
+        rng.below(keys.max(1)) + 1
+    }
+}
+
+/// Per program, its routine's DECLAREd variables with their types (as
+/// witness replay converts them; empty for a program that is no routine).
+fn declared_types(
+    scratch: &mut super::scratch::Scratch,
+    sources: &Sources,
+    programs: usize,
+) -> Vec<Arc<BTreeMap<String, super::retype::Declared>>> {
+    (0..programs)
+        .map(|p| match sources.routines.get(p).and_then(Option::as_ref) {
+            Some(r) => Arc::new(super::retype::variable_types(scratch.admin(), r)),
+            None => Arc::default(),
+        })
+        .collect()
+}
+
 /// What one round draws its transactions from.
 struct Draw<'a> {
     cfg: &'a RandomConfig,
     round: usize,
     programs: usize,
     params: &'a [Vec<(String, Use)>],
+    declared: &'a [Arc<BTreeMap<String, super::retype::Declared>>],
     /// (percent, value): a parameter takes the round's value with that
     /// probability.
     focus: (u64, usize),
@@ -500,6 +524,7 @@ impl Draw<'_> {
                 params: bound,
                 observe_conditions: true,
                 choices,
+                declared: self.declared.get(p).cloned().unwrap_or_default(),
             });
         }
         txns

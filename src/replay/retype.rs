@@ -19,11 +19,17 @@
 //! Only a typing error (raised while the statement is analysed, before it
 //! runs) is retried; every other error leaves the transaction as
 //! PostgreSQL left it. A NULL's type changes no value the program sees.
+//!
+//! A routine program's own types come first (h23-replay3): its
+//! parameters' and DECLAREd variables' types, carried by the front-end
+//! (`ProgramRoutine`) and resolved here ([`routine_types`],
+//! [`variable_types`]); the guesses are for values of no declared type.
 
 use postgres::types::Type;
 use postgres::Client;
 
 use super::value::Val;
+use crate::model::btp::ProgramRoutine;
 
 /// SQLSTATEs of a statement PostgreSQL could not type: ambiguous
 /// function/operator, undefined function/operator, datatype mismatch,
@@ -191,6 +197,92 @@ pub fn declared_types(
     } else {
         std::collections::BTreeMap::new()
     }
+}
+
+/// A declared type resolved on the server: its oid, and how a cast
+/// names it (the type as declared, or `format_type` of a `%TYPE`'s
+/// column, typmod included).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Declared {
+    pub oid: u32,
+    pub sql: String,
+}
+
+/// A type as a routine declares it (`smallint`, `varchar(3)`, `mood`,
+/// `acct.bal%TYPE`), resolved on `c`'s search_path (the scratch schema,
+/// where the DDL's tables and types are). `None` when PostgreSQL does not
+/// know it, for `%ROWTYPE` (a record), and for a name it cannot parse
+/// (`c` is the admin connection: an error there aborts nothing).
+pub fn resolve_type(c: &mut Client, written: &str) -> Option<Declared> {
+    let w = written.trim();
+    let lower = w.to_ascii_lowercase();
+    if let Some(col) = lower.strip_suffix("%type") {
+        // `[schema.]table.column%TYPE`: the column's type and typmod.
+        let (table, column) = w[..col.len()].rsplit_once('.')?;
+        let column = match column.trim().strip_prefix('"') {
+            Some(q) => q.strip_suffix('"')?.replace("\"\"", "\""),
+            None => column.trim().to_lowercase(),
+        };
+        let sql = "SELECT a.atttypid, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a \
+                   WHERE a.attrelid = to_regclass($1) AND a.attname = $2 AND NOT a.attisdropped";
+        let row = c.query_opt(sql, &[&table.trim(), &column]).ok()??;
+        return Some(Declared {
+            oid: row.try_get(0).ok()?,
+            sql: row.try_get(1).ok()?,
+        });
+    }
+    if lower.contains('%') {
+        return None;
+    }
+    // A composite (`v pair`) is a record to the executor (one variable
+    // per field), a pseudo-type no value's: neither is converted.
+    let sql = "SELECT t.oid FROM pg_type t WHERE t.oid = to_regtype($1) AND t.typtype IN ('b', 'd', 'e', 'r', 'm')";
+    let row = c.query_opt(sql, &[&w]).ok()??;
+    let oid: u32 = row.try_get(0).ok()?;
+    Some(Declared {
+        oid,
+        sql: w.to_string(),
+    })
+}
+
+/// The declared types of the parameters of the routine a program runs,
+/// from its `CREATE` statement as the front-end read it
+/// (`ProgramRoutine`, not the program's name: an overload's name is its
+/// signature, a quoted name may hold `#`), by `$k` and by name, resolved
+/// on the server ([`resolve_type`]). PostgreSQL's own call converts its
+/// arguments to these types, so replay's made-up values take them. Only
+/// types the client library knows by oid: an enum or a domain is left
+/// to PostgreSQL's inference (which gives its labels and base type).
+pub fn routine_types(
+    c: &mut Client,
+    r: &ProgramRoutine,
+) -> std::collections::BTreeMap<String, Type> {
+    let mut out = std::collections::BTreeMap::new();
+    for (k, p) in r.params.iter().enumerate() {
+        let Some(ty) = resolve_type(c, &p.ty).and_then(|d| Type::from_oid(d.oid)) else {
+            continue;
+        };
+        out.insert(format!("${}", k + 1), ty.clone());
+        if let Some(n) = &p.name {
+            out.insert(n.clone(), ty);
+        }
+    }
+    out
+}
+
+/// The routine's DECLAREd scalar variables with their types resolved
+/// ([`resolve_type`]): what the executor converts every value assigned
+/// to one into, as PL/pgSQL does. A variable whose type does not resolve
+/// is left out (its values keep their own types, `retypings` guesses
+/// for an untyped one).
+pub fn variable_types(
+    c: &mut Client,
+    r: &ProgramRoutine,
+) -> std::collections::BTreeMap<String, Declared> {
+    r.variables
+        .iter()
+        .filter_map(|(v, t)| Some((v.clone(), resolve_type(c, t)?)))
+        .collect()
 }
 
 /// A NULL of `ty` (untyped when there is none).

@@ -42,6 +42,10 @@ pub struct Txn {
     /// Application-decided choices with the schedule's path (`choices:`
     /// of the manifest; witnesses only).
     pub choices: Option<Arc<super::executor::Choices>>,
+    /// The routine's DECLAREd variables with their types, resolved on
+    /// the server (`retype::variable_types`; empty for a program that is
+    /// no routine): the executor converts what they are assigned.
+    pub declared: Arc<BTreeMap<String, super::retype::Declared>>,
 }
 
 impl Txn {
@@ -481,6 +485,7 @@ fn start_sessions(scratch: &mut Scratch, txns: &[Txn], levels: &[Level]) -> Resu
             t.params.clone(),
             t.observe_conditions,
             t.choices.clone(),
+            t.declared.clone(),
             level,
         )?);
     }

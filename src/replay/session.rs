@@ -65,6 +65,7 @@ impl Session {
         params: BTreeMap<String, Val>,
         observe_conditions: bool,
         choices: Option<Arc<super::executor::Choices>>,
+        declared: Arc<BTreeMap<String, super::retype::Declared>>,
         level: Level,
     ) -> crate::model::error::Result<Session> {
         let pid: i32 = client
@@ -79,7 +80,8 @@ impl Session {
         let handle = std::thread::spawn(move || {
             let mut ex = Executor::new(&program, params)
                 .observing(observe_conditions)
-                .with_choices(choices);
+                .with_choices(choices)
+                .with_declared(declared);
             let mut begun = false;
             while let Ok(cmd) = cmd_rx.recv() {
                 let reply = match cmd {

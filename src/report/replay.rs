@@ -17,6 +17,9 @@ pub enum Item<'a> {
         cycle: String,
         /// The explorer's schedule, as `report::schedule::lines` prints it.
         schedule: Vec<String>,
+        /// Why the schedule is one of the BTP model only (not of the
+        /// programs with values), when it is (`Schedule::model_only`).
+        model_only: Option<String>,
         replay: &'a WitnessReplay,
     },
     Skipped {
@@ -177,6 +180,7 @@ pub fn text(items: &[Item], random: Option<&RandomReport>, server: &str) -> Stri
                 cycle,
                 schedule,
                 replay,
+                ..
             } => {
                 push(format!("witness {}: {cycle}", n + 1));
                 push("  the explorer's schedule:".into());
@@ -267,7 +271,12 @@ pub fn json(items: &[Item], random: Option<&RandomReport>, server: &str) -> Json
         .iter()
         .map(|it| match it {
             Item::Skipped { cycle, why } => json!({"cycle": cycle, "replayed": false, "why": why}),
-            Item::Replayed { cycle, replay, .. } => {
+            Item::Replayed {
+                cycle,
+                replay,
+                model_only,
+                ..
+            } => {
                 let (reproduced, why) = match &replay.verdict {
                     Verdict::Reproduced => (true, None),
                     Verdict::NotReproduced(w) => (false, Some(w.clone())),
@@ -287,6 +296,7 @@ pub fn json(items: &[Item], random: Option<&RandomReport>, server: &str) -> Json
                 json!({
                     "cycle": cycle,
                     "replayed": true,
+                    "model_only": model_only,
                     "level": replay.level_text(),
                     "levels": replay.levels.iter().map(|l| l.sql()).collect::<Vec<_>>(),
                     "server": replay.server_version,

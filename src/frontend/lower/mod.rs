@@ -141,6 +141,9 @@ pub struct Unit {
     /// A routine's body: its parameters have declared types (a cast of
     /// one may convert, `Lowerer::untyped_params`).
     pub typed: bool,
+    /// The routine it runs (a routine or `LANGUAGE sql` function under
+    /// `programs:`): its identity and declared types, for replay.
+    pub routine: Option<crate::model::btp::ProgramRoutine>,
 }
 
 /// Lower program files with the function definitions, foreign-key actions
@@ -165,6 +168,7 @@ pub fn lower_programs_with(
                 file: f.clone(),
                 nodes,
                 typed: false,
+                routine: None,
             });
         }
     }

@@ -43,6 +43,9 @@ pub struct PlEnv {
     pub(super) aliases: HashMap<String, String>,
     /// Declared (normalized) types of parameters and scalar variables.
     pub(super) types: HashMap<String, String>,
+    /// Scalar variables' declared types as written (typmods, `%TYPE`):
+    /// what replay binds them with (`model::btp::ProgramRoutine`).
+    pub(super) declared: HashMap<String, String>,
     /// The routine is a procedure (only procedures may COMMIT/ROLLBACK).
     pub(super) procedure: bool,
     /// Handlers being read belong to the routine's outermost block.
@@ -99,6 +102,7 @@ impl PlEnv {
             cursors: HashMap::new(),
             aliases: HashMap::new(),
             types: HashMap::new(),
+            declared: HashMap::new(),
             exec_count: 0,
             procedure: false,
             outer_handler: false,

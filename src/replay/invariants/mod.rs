@@ -610,6 +610,7 @@ impl Ctx<'_> {
                     params,
                     observe_conditions: true,
                     choices: None,
+                    declared: Default::default(),
                 }
             })
             .collect()

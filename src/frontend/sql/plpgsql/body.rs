@@ -490,7 +490,16 @@ impl Parser<'_> {
                 let def =
                     top_level_op(&text).or_else(|| find_word_in(&upper, "DEFAULT").map(|k| k + 7));
                 if kind == VarKind::Scalar {
-                    self.note_type(&name, &text, ne, def);
+                    self.note_type(&name, &text, ne, def, true);
+                } else if kind == VarKind::Record
+                    && !has("RECORD")
+                    && !upper.contains("%ROWTYPE")
+                    && !self.is_table_type(&words)
+                {
+                    // A type name that is no base type (`v mood`): an enum
+                    // or a domain as often as a composite; replay resolves
+                    // it on the server (`replay::retype::resolve_type`).
+                    self.note_type(&name, &text, ne, def, false);
                 }
                 let expr = match def {
                     Some(d) => self.expr(at + d, end)?,
@@ -542,9 +551,10 @@ impl Parser<'_> {
         Ok(())
     }
 
-    /// The declared type of a scalar variable: what follows its name up
-    /// to the default, without CONSTANT, NOT NULL and COLLATE.
-    fn note_type(&mut self, name: &str, text: &str, ne: usize, def: Option<usize>) {
+    /// The declared type of a variable: what follows its name up to the
+    /// default, without CONSTANT, NOT NULL and COLLATE. A scalar's also
+    /// normalized (`PlEnv::types`, for overload resolution).
+    fn note_type(&mut self, name: &str, text: &str, ne: usize, def: Option<usize>, scalar: bool) {
         let end = def.map_or(text.len(), |d| {
             // `def` points after `:=`/`=`/DEFAULT: back to its start.
             let head = text[..d].trim_end_matches([':', '=']);
@@ -576,8 +586,11 @@ impl Parser<'_> {
             words.truncate(k);
         }
         if let Some(pl) = &mut self.pl {
-            pl.types
-                .insert(name.to_string(), norm_type(&words.join(" ")));
+            if scalar {
+                pl.types
+                    .insert(name.to_string(), norm_type(&words.join(" ")));
+            }
+            pl.declared.insert(name.to_lowercase(), words.join(" "));
         }
     }
 

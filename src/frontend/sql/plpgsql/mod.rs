@@ -959,6 +959,8 @@ pub struct ParsedRoutine {
     /// Declared types of its parameters and scalar variables (normalized),
     /// for resolving calls of overloaded routines.
     pub types: std::collections::HashMap<String, String>,
+    /// Its scalar variables' declared types as written (`PlEnv::declared`).
+    pub declared: std::collections::HashMap<String, String>,
     /// The (shadow) file the positions of `nodes` refer to.
     pub file: SourceFile,
 }
@@ -1036,11 +1038,16 @@ pub fn parse_routine(
     let body = p.routine_body(e)?;
     pre.extend(body);
     let types = p.pl.as_ref().map(|pl| pl.types.clone()).unwrap_or_default();
+    let declared =
+        p.pl.as_ref()
+            .map(|pl| pl.declared.clone())
+            .unwrap_or_default();
     Ok(ParsedRoutine {
         routine: r.clone(),
         nodes: hoist_returns(pre),
         defaults,
         types,
+        declared,
         file: shadow.clone(),
     })
 }
