@@ -665,7 +665,7 @@ fn explore_with(
 /// What a search that left out the sets with a repeated program says
 /// (`Stats::more_txns`).
 pub fn more_txns_hint(n: usize) -> String {
-    format!("the cycle's programs with one of them twice (two instances of one program) were not searched: they need {n} transactions, raise --max-txns to {n} to search them")
+    format!("the sets of {n} transactions of the cycle's programs (more instances of one program) were not searched: raise --max-txns to {n} to search them")
 }
 
 /// The reason given when the search with values stopped at its budget:
