@@ -34,6 +34,7 @@ mod limits;
 mod mvrc;
 mod schedule;
 mod split;
+mod unevaluated;
 mod valuation;
 mod values;
 mod verify;

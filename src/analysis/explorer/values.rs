@@ -244,6 +244,7 @@ pub(super) fn valuations_where(
         }
     }
     p.check_loose(&cols)?;
+    super::unevaluated::check(w, g, prov, inst, &cols)?;
     if !p.cl.consistent() || !distinct(w, inst, &p.cl) {
         return Ok(vec![]);
     }
