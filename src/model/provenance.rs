@@ -131,6 +131,68 @@ pub struct Provenance {
     /// the explorer checks the extra pins on those versions instead of
     /// taking them as the row's values (docs/explorer.md).
     pub conditions: Vec<Vec<(usize, Vec<usize>, Role)>>,
+    /// Per program: the extra conjuncts of a keyed UPDATE/DELETE (its
+    /// write and no-match statements of `conditions`) when every one that
+    /// is not an equality to a value is a [`Test`] of one column against
+    /// a constant (`attempts < 3`, `locked_at IS NULL`): (statement, the
+    /// tests by attribute). The explorer evaluates them on the versions a
+    /// write with a constant SET makes (`explorer::unevaluated`).
+    pub tests: Vec<Vec<(usize, Vec<(usize, Test)>)>>,
+}
+
+/// A test of a column against a constant (`Provenance::tests`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Test {
+    /// `col op n`, a numeric literal `n` as written: NULL fails it (SQL's
+    /// unknown matches no row).
+    Cmp(Cmp, String),
+    /// `col IS NULL` (`true`) or `col IS NOT NULL` (`false`).
+    Null(bool),
+}
+
+/// The comparison of a [`Test::Cmp`], column on the left.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Cmp {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Ne,
+}
+
+/// A value a write gives a column, as far as [`Test::eval`] needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Written<'a> {
+    /// SQL NULL.
+    Null,
+    /// A literal, as written (`5`, `'x'`).
+    Literal(&'a str),
+    /// Not NULL, value unknown (`now()`).
+    NotNull,
+}
+
+impl Test {
+    /// Does a column with value `v` pass the test? `None` when the value
+    /// does not decide it (a non-numeric literal or an unknown value
+    /// against a comparison).
+    pub fn eval(&self, v: Written) -> Option<bool> {
+        match (self, v) {
+            (Test::Null(is), Written::Null) => Some(*is),
+            (Test::Null(is), _) => Some(!*is),
+            (Test::Cmp(..), Written::Null) => Some(false),
+            (Test::Cmp(op, n), Written::Literal(l)) => {
+                let (a, b) = (l.trim().parse::<f64>().ok()?, n.trim().parse::<f64>().ok()?);
+                Some(match op {
+                    Cmp::Lt => a < b,
+                    Cmp::Le => a <= b,
+                    Cmp::Gt => a > b,
+                    Cmp::Ge => a >= b,
+                    Cmp::Ne => a != b,
+                })
+            }
+            (Test::Cmp(..), Written::NotNull) => None,
+        }
+    }
 }
 
 /// What a statement of a keyed UPDATE/DELETE with extra conjuncts is
@@ -202,6 +264,13 @@ impl Provenance {
     pub fn condition(&self, program: usize, stmt: usize) -> Option<(&[usize], Role)> {
         let c = self.conditions.get(program)?.iter().find(|c| c.0 == stmt)?;
         Some((&c.1, c.2))
+    }
+
+    /// The tests of keyed UPDATE/DELETE statement `stmt` of `program`
+    /// (`Provenance::tests`).
+    pub fn tests(&self, program: usize, stmt: usize) -> Option<&[(usize, Test)]> {
+        let t = self.tests.get(program)?.iter().find(|t| t.0 == stmt)?;
+        Some(&t.1)
     }
 
     /// Is statement `stmt` of `program` an UPDATE/DELETE target's snapshot

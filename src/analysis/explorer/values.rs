@@ -244,7 +244,7 @@ pub(super) fn valuations_where(
         }
     }
     p.check_loose(&cols)?;
-    super::unevaluated::check(w, g, prov, inst, &cols)?;
+    let truths = super::unevaluated::check(w, g, prov, inst, &cols)?;
     if !p.cl.consistent() || !distinct(w, inst, &p.cl) {
         return Ok(vec![]);
     }
@@ -282,7 +282,9 @@ pub(super) fn valuations_where(
                 .collect();
             ordered(g, prov, inst, &cl, &mut base);
             newest(g, prov, inst, &cl, &mut base);
-            with_writes(w, g, inst, &base, &fixed, keep, &mut out);
+            for base in truths.apply(inst, &base) {
+                with_writes(w, g, inst, &base, &fixed, keep, &mut out);
+            }
             if out.len() >= MAX_VALUATIONS {
                 out.truncate(MAX_VALUATIONS);
                 return Ok(out);
@@ -849,7 +851,9 @@ fn condition(prov: &Provenance, program: usize, stmt: usize) -> Option<bool> {
         !prov.inexact(program, stmt) && extra.iter().all(|c| pins.iter().any(|(p, _)| p == c));
     match role {
         Role::Write => Some(false),
-        Role::NoMatch => exact.then_some(true),
+        // Tests of columns against constants are evaluated on versions
+        // (`unevaluated::Truths`).
+        Role::NoMatch => (exact || prov.tests(program, stmt).is_some()).then_some(true),
         Role::Scan => None,
     }
 }
@@ -1409,13 +1413,15 @@ pub(super) fn facts(inst: &Instance, v: &Valuation) -> super::schedule::ValueFac
         after: v.after.clone(),
         null: v.null,
         absent: v.absent.clone(),
+        // A condition with truth slots (`unevaluated`) is not re-checked:
+        // its truths are no column's value.
         conds: (v.conds.iter())
-            .map(|&(a, pos, miss)| {
+            .filter_map(|&(a, pos, miss)| {
                 let rel = inst.txns[a].steps[pos].rel;
                 let pins = (v.pins[a][pos].iter())
-                    .map(|&(slot, c)| (v.cols[rel][slot], c))
-                    .collect();
-                (a, pos, miss, pins)
+                    .map(|&(slot, c)| Some((*v.cols[rel].get(slot)?, c)))
+                    .collect::<Option<Vec<_>>>()?;
+                Some((a, pos, miss, pins))
             })
             .collect(),
     }

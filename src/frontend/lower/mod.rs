@@ -440,6 +440,9 @@ fn lower_transaction<'a>(
                 Some((q, cols, miss))
             })
             .collect(),
+        tests: (0..facts.len())
+            .filter_map(|q| Some((q, facts[q].tests.clone()?)))
+            .collect(),
     };
     let program = Program {
         name,
@@ -573,6 +576,7 @@ fn record(p: &mut Provenance, prov: ProgramProvenance) -> Vec<(usize, usize)> {
     p.inside.push(prov.inside);
     p.parts.push(prov.parts);
     p.conditions.push(prov.conditions);
+    p.tests.push(prov.tests);
     prov.joined
 }
 
@@ -596,6 +600,7 @@ struct ProgramProvenance {
     inside: Vec<(usize, String)>,
     parts: Vec<Option<crate::model::provenance::Part>>,
     conditions: Vec<(usize, Vec<usize>, crate::model::provenance::Role)>,
+    tests: Vec<(usize, Vec<(usize, crate::model::provenance::Test)>)>,
 }
 
 /// What FK and same-tuple inference needs to know about a statement.
@@ -670,6 +675,9 @@ struct Facts {
     /// A keyed UPDATE/DELETE with extra conjuncts, or its no-match key
     /// sel: (the extra columns, no-match branch) (`Provenance::conditions`).
     cond: Option<(Vec<usize>, crate::model::provenance::Role)>,
+    /// Its extra conjuncts as tests of columns against constants, when
+    /// all of them that are not equalities are such (`Provenance::tests`).
+    tests: Option<Vec<(usize, crate::model::provenance::Test)>>,
 }
 
 /// The state of lowering one transaction, in parts with one concern each:

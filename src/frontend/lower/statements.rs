@@ -1089,6 +1089,7 @@ impl Lowerer<'_> {
                 self.assign_into(into, q, true, returning_cols, &writes);
                 if !extra.is_empty() {
                     self.out.facts[q].cond = Some((extra.iter().copied().collect(), Role::Write));
+                    self.out.facts[q].tests = Self::tests_of(uses);
                 }
                 if extra.is_empty() || self.aborts_when_no_match(into, next) {
                     return Ok(Body::Stmt(q));
@@ -1101,6 +1102,7 @@ impl Lowerer<'_> {
                 self.bind_uses(s, uses);
                 self.out.facts[s].key = self.out.facts[q].key.clone();
                 self.out.facts[s].cond = Some((extra.iter().copied().collect(), Role::NoMatch));
+                self.out.facts[s].tests = Self::tests_of(uses);
                 Ok(Body::Branch(vec![Body::Stmt(q), Body::Stmt(s)]))
             }
             None => {
@@ -1123,6 +1125,20 @@ impl Lowerer<'_> {
                 Ok(Body::Stmt(q))
             }
         }
+    }
+
+    /// A keyed write's extra conjuncts as tests of columns against
+    /// constants (`Provenance::tests`): only when every one that is not an
+    /// equality to a value is such a test, on a column no equality pins
+    /// (else the values cannot say when the WHERE holds).
+    fn tests_of(uses: &ColumnUses) -> Option<Vec<(usize, crate::model::provenance::Test)>> {
+        let tested = |c: &usize| uses.tests.iter().any(|(a, _)| a == c);
+        let plain = !uses.opaque
+            && uses.join.is_empty()
+            && uses.untested.is_disjoint(&uses.extra)
+            && uses.extra.iter().all(tested)
+            && !uses.eq.iter().any(|(c, _)| uses.extra.contains(c));
+        (plain && !uses.tests.is_empty()).then(|| uses.tests.clone())
     }
 
     /// One read statement per table from `first` on (SELECT, and the FROM /
