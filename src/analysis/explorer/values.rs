@@ -1403,12 +1403,22 @@ pub(super) fn facts(inst: &Instance, v: &Valuation) -> super::schedule::ValueFac
                 .collect()
         })
         .collect();
+    // Truth slots (`unevaluated`) are no column's value: left out.
+    let real =
+        |t: usize, vals: &[u16]| vals[..vals.len().min(v.cols[inst.tuples[t].rel].len())].to_vec();
     super::schedule::ValueFacts {
         cols: v.cols.clone(),
-        init: v.init.clone(),
+        init: (v.init.iter().enumerate())
+            .map(|(t, x)| real(t, x))
+            .collect(),
         known: v.known.clone(),
         stmts,
-        writes: v.writes.clone(),
+        writes: (v.writes.iter())
+            .map(|(site, x)| {
+                let n = x.len().min(v.cols[inst.tuples[site.2].rel].len());
+                (*site, x[..n].to_vec())
+            })
+            .collect(),
         only: v.only.clone(),
         after: v.after.clone(),
         null: v.null,
