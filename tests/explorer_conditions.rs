@@ -300,3 +300,32 @@ fn the_tests_of_keyed_writes_are_recorded() {
         assert!(of(sql).iter().all(Option::is_none), "{sql}");
     }
 }
+
+/// The counter read first, then the UPDATE, after S2 made the condition
+/// true (`a = 2`, from 5) and committed. On PostgreSQL 15.20, t (2, a 5, v
+/// 0), u (3, 0):
+///
+/// ```text
+/// S1: BEGIN; SELECT v FROM u WHERE id = 3;                             -- 0
+/// S2: BEGIN; UPDATE u SET v = v + 1 WHERE id = 3; UPDATE t SET a = 2 WHERE id = 2;
+/// S2: COMMIT;
+/// S1: UPDATE t SET v = v + 1 WHERE id = 2 AND a < 3;              -- UPDATE 1
+/// S1: COMMIT;
+/// ```
+///
+/// S1 then S2 would find no match (a 5), S2 then S1 would read 1: a real
+/// anomaly, which needs `a` at least 3 at first — the schedule's values say
+/// so (`a = 3`). From a 1 the same interleaving has the outcome of S1 then
+/// S2 (S1 observed only that `a < 3` held, which S2 did not change): the
+/// UPDATE's evaluation of its condition is a predicate read of its row,
+/// not a read of `a` (which made that schedule a dependency cycle too).
+#[test]
+fn a_write_that_makes_the_condition_true_before_the_update_is_confirmed() {
+    let peek = "SELECT v FROM u WHERE id = :j;
+UPDATE t SET v = v + 1 WHERE id = :k AND a < 3;
+";
+    let l = pair(peek, &writer("a = 2"));
+    let s = confirmed_with_values(&l, &["S1", "S2"]);
+    let t = explorer::written(&s, "S1", "t");
+    assert_eq!(explorer::row_value(&s, t, "a").as_deref(), Some("3"));
+}

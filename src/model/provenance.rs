@@ -137,8 +137,18 @@ pub struct Provenance {
     /// a constant (`attempts < 3`, `locked_at IS NULL`): (statement, the
     /// tests by attribute). The explorer evaluates them on the versions a
     /// write with a constant SET makes (`explorer::unevaluated`).
-    pub tests: Vec<Vec<(usize, Vec<(usize, Test)>)>>,
+    pub tests: Vec<Vec<(usize, Tests)>>,
+    /// Per program: the keyed UPDATEs of `conditions` (`Role::Write`) and
+    /// the columns they read only to evaluate their extra conjuncts (not in
+    /// a SET or RETURNING expression): (statement, columns). Where the
+    /// explorer evaluates the condition on versions, that evaluation is a
+    /// predicate read of the row, not a read of those columns
+    /// (docs/explorer.md).
+    pub cond_only: Vec<Vec<(usize, Vec<usize>)>>,
 }
+
+/// A statement's tests by attribute (`Provenance::tests`).
+pub type Tests = Vec<(usize, Test)>;
 
 /// A test of a column against a constant (`Provenance::tests`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -271,6 +281,14 @@ impl Provenance {
     pub fn tests(&self, program: usize, stmt: usize) -> Option<&[(usize, Test)]> {
         let t = self.tests.get(program)?.iter().find(|t| t.0 == stmt)?;
         Some(&t.1)
+    }
+
+    /// The columns keyed UPDATE `stmt` of `program` reads only for its
+    /// extra conjuncts (`Provenance::cond_only`).
+    pub fn cond_only(&self, program: usize, stmt: usize) -> &[usize] {
+        (self.cond_only.get(program).into_iter().flatten())
+            .find(|c| c.0 == stmt)
+            .map_or(&[], |c| c.1.as_slice())
     }
 
     /// Is statement `stmt` of `program` an UPDATE/DELETE target's snapshot

@@ -716,6 +716,17 @@ impl<'a> Search<'a> {
             }
             let read_view = if s.ty == StmtType::KeySel { snap } else { view };
             let mut exec = Exec::new(self, st, i, pc, read_view);
+            if let Some(m) = s.cond_read {
+                // The condition's evaluation: a predicate read of its row
+                // (key and extra pins), a dependency only where a write
+                // changes whether the row matches — not a read of the
+                // columns, which a write keeping the match would make a
+                // dependency no outcome shows (PostgreSQL 15.20:
+                // tests/explorer_conditions.rs).
+                let mut p = s.clone();
+                p.acc.pread = Some(m);
+                exec.pred_read(&p, &[]);
+            }
             exec.key(s, t);
             return vec![exec.finish()];
         }

@@ -35,7 +35,7 @@ use super::instance::{Instance, Mask, TupleKind};
 use super::valuation::{Site, Valuation};
 use crate::analysis::graph::SummaryGraph;
 use crate::model::btp::{StmtType, Workload};
-use crate::model::provenance::{Provenance, Role, Test, Value, Written};
+use crate::model::provenance::{Provenance, Role, Test, Tests, Value, Written};
 
 /// A truth slot's class: the test holds of the version's value.
 pub(super) const TRUE: u16 = u16::MAX - 1;
@@ -44,7 +44,7 @@ pub(super) const FALSE: u16 = u16::MAX - 2;
 
 /// A step's condition beyond equalities: (program, statement, role, its
 /// columns as a mask, its tests when all are tests against constants).
-type Open = (usize, usize, Role, Mask, Option<Vec<(usize, Test)>>);
+type Open = (usize, usize, Role, Mask, Option<Tests>);
 
 /// The truth slots of an instance (see the module comment).
 #[derive(Debug, Default)]
@@ -65,11 +65,7 @@ pub(super) struct Truths {
 /// pins (all of them when its WHERE is inexact); a no-match branch's extra
 /// columns unless every one is pinned (then `values::condition` checks it
 /// on versions). With the tests, when they are all of them.
-fn open(
-    prov: &Provenance,
-    program: usize,
-    stmt: usize,
-) -> Option<(Role, Mask, Option<Vec<(usize, Test)>>)> {
+fn open(prov: &Provenance, program: usize, stmt: usize) -> Option<(Role, Mask, Option<Tests>)> {
     let (extra, role) = prov.condition(program, stmt)?;
     let pins = prov.pins(program, stmt);
     let inexact = prov.inexact(program, stmt);
@@ -332,11 +328,40 @@ impl Truths {
             let mut x = v.clone();
             for (i, &(t, k)) in self.free.iter().enumerate().take(8) {
                 let rel = inst.tuples[t].rel;
-                x.init[t][at(rel, k)] = if bits & (1 << i) != 0 { FALSE } else { TRUE };
+                let truth = bits & (1 << i) == 0;
+                x.init[t][at(rel, k)] = if truth { TRUE } else { FALSE };
+                // Printed: a value of the column with that truth.
+                let (col, test) = &self.slots[rel][k];
+                x.rows[t].push((*col, example(test, truth)));
             }
             out.push(x);
         }
         out
+    }
+}
+
+/// A value for which `test` gives `truth` (`a < 3` false: `3`), as the
+/// schedule's values print a row's initial values.
+fn example(test: &Test, truth: bool) -> String {
+    use crate::model::provenance::Cmp;
+    match test {
+        Test::Null(is) if *is == truth => "NULL".into(),
+        Test::Null(_) => "a value other than NULL".into(),
+        Test::Cmp(op, n) => {
+            let step = match (op, truth) {
+                (Cmp::Lt, true) | (Cmp::Ge, false) => -1,
+                (Cmp::Le, false) | (Cmp::Gt, true) | (Cmp::Ne, true) => 1,
+                _ => 0,
+            };
+            match n.trim().parse::<i64>() {
+                Ok(n) => (n + step).to_string(),
+                Err(_) => match step {
+                    0 => n.clone(),
+                    -1 => format!("a number below {n}"),
+                    _ => format!("a number above {n}"),
+                },
+            }
+        }
     }
 }
 

@@ -419,7 +419,9 @@ impl Pinned<'_> {
             let col = self.cl.id(Var::Col(t, c));
             self.cl.union(col, v);
         }
-        (got, cond)
+        // Its evaluation is a predicate read of its row too (key pins).
+        let all = got.iter().chain(&cond).copied().collect();
+        (got, all)
     }
 
     /// The written value of each plain SET (`Provenance::sets`) of a slot
@@ -834,8 +836,27 @@ pub(super) fn mark_key_share(g: &SummaryGraph, prov: &Provenance, inst: &mut Ins
             s.key_share = s.ty == StmtType::KeySel && prov.key_share(ltp.program, stmt);
             s.scan = prov.scan(ltp.program, stmt);
             s.cond = condition(prov, ltp.program, stmt).filter(|_| s.tuple.is_some());
+            let only = prov.cond_only(ltp.program, stmt);
+            if s.cond == Some(false) && evaluated(prov, ltp.program, stmt) && !only.is_empty() {
+                let m = (only.iter().filter(|&&c| c < 128)).fold(0, |m, &c| m | 1 << c);
+                s.acc.read = s.acc.read.map(|r| r & !m);
+                s.cond_read = Some(m);
+            }
         }
     }
+}
+
+/// Is the keyed write `stmt` of `program`'s condition evaluated on the
+/// versions: every extra conjunct an equality to a value or a test
+/// against a constant (`Provenance::tests`)?
+fn evaluated(prov: &Provenance, program: usize, stmt: usize) -> bool {
+    let Some((extra, _)) = prov.condition(program, stmt) else {
+        return false;
+    };
+    let pins = prov.pins(program, stmt);
+    let exact =
+        !prov.inexact(program, stmt) && extra.iter().all(|c| pins.iter().any(|(p, _)| p == c));
+    exact || prov.tests(program, stmt).is_some()
 }
 
 /// A keyed UPDATE/DELETE with extra conjuncts (`Some(false)`) or its

@@ -443,6 +443,10 @@ fn lower_transaction<'a>(
         tests: (0..facts.len())
             .filter_map(|q| Some((q, facts[q].tests.clone()?)))
             .collect(),
+        cond_only: (0..facts.len())
+            .filter(|&q| !facts[q].cond_only.is_empty())
+            .map(|q| (q, facts[q].cond_only.clone()))
+            .collect(),
     };
     let program = Program {
         name,
@@ -577,6 +581,7 @@ fn record(p: &mut Provenance, prov: ProgramProvenance) -> Vec<(usize, usize)> {
     p.parts.push(prov.parts);
     p.conditions.push(prov.conditions);
     p.tests.push(prov.tests);
+    p.cond_only.push(prov.cond_only);
     prov.joined
 }
 
@@ -601,6 +606,7 @@ struct ProgramProvenance {
     parts: Vec<Option<crate::model::provenance::Part>>,
     conditions: Vec<(usize, Vec<usize>, crate::model::provenance::Role)>,
     tests: Vec<(usize, Vec<(usize, crate::model::provenance::Test)>)>,
+    cond_only: Vec<(usize, Vec<usize>)>,
 }
 
 /// What FK and same-tuple inference needs to know about a statement.
@@ -678,6 +684,9 @@ struct Facts {
     /// Its extra conjuncts as tests of columns against constants, when
     /// all of them that are not equalities are such (`Provenance::tests`).
     tests: Option<Vec<(usize, crate::model::provenance::Test)>>,
+    /// A keyed UPDATE's columns read only for its extra conjuncts
+    /// (`Provenance::cond_only`).
+    cond_only: Vec<usize>,
 }
 
 /// The state of lowering one transaction, in parts with one concern each:

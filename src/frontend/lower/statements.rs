@@ -1090,6 +1090,9 @@ impl Lowerer<'_> {
                 if !extra.is_empty() {
                     self.out.facts[q].cond = Some((extra.iter().copied().collect(), Role::Write));
                     self.out.facts[q].tests = Self::tests_of(uses);
+                    if kind == WriteKind::Update {
+                        self.out.facts[q].cond_only = extra.difference(&read).copied().collect();
+                    }
                 }
                 if extra.is_empty() || self.aborts_when_no_match(into, next) {
                     return Ok(Body::Stmt(q));
