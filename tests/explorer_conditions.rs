@@ -221,19 +221,48 @@ SELECT v FROM u WHERE id = :j;
     assert!(why.contains("deletes the row"), "{why}");
 }
 
-/// Writes the values cannot evaluate against the test stay in the model:
+/// A write the values cannot evaluate against the test stays in the model:
 /// `a = a + 1` against `a < 3` (on PostgreSQL 15.20 S1 waits for S2's
 /// increment and re-checks: from a 2, UPDATE 0, S2 then S1; a no-match on
-/// the snapshot stays one after the increment), `lk = now()` against `lk
-/// IS NULL` (S1 waits, UPDATE 0: the table above). Before, both were
+/// the snapshot stays one after the increment). Before, "confirmed".
+#[test]
+fn a_write_the_test_cannot_evaluate_stays_in_the_model() {
+    let l = pair(BUMP_LT, &writer("a = a + 1"));
+    let why = model_only(&l, &["S1", "S2"]);
+    assert!(why.contains("cannot evaluate"), "{why}");
+}
+
+/// `now()` and `CURRENT_TIMESTAMP` are never NULL: against `lk IS NULL`
+/// they make it false. On PostgreSQL 15.20 (t (2, lk NULL), u (3, 0)) S1's
+/// UPDATE waits for S2's `SET lk = now()`, re-checks, UPDATE 0, then reads
+/// 1: S2 then S1 (with lk set at first: no match in either order). Before,
 /// "confirmed".
 #[test]
-fn writes_the_test_cannot_evaluate_stay_in_the_model() {
-    for (first, set) in [(BUMP_LT, "a = a + 1"), (BUMP_FREE, "lk = now()")] {
-        let l = pair(first, &writer(set));
-        let why = model_only(&l, &["S1", "S2"]);
-        assert!(why.contains("cannot evaluate"), "{set}: {why}");
+fn is_null_beside_a_lock_at_now_is_not_confirmed() {
+    for set in ["lk = now()", "lk = CURRENT_TIMESTAMP"] {
+        not_confirmed(&pair(BUMP_FREE, &writer(set)));
     }
+}
+
+/// The control: `lk IS NOT NULL` made true by `SET lk = now()`. On
+/// PostgreSQL 15.20, t (2, lk NULL), u (3, 0):
+///
+/// ```text
+/// S2: BEGIN; UPDATE u SET v = v + 1 WHERE id = 3; UPDATE t SET lk = now() WHERE id = 2;
+/// S1: BEGIN; DELETE FROM t WHERE id = 2 AND lk IS NOT NULL;
+///            -- DELETE 0 at once (lk NULL on its snapshot)
+/// S2: COMMIT;
+/// S1: SELECT v FROM u WHERE id = 3;                                    -- 1
+/// ```
+///
+/// S2 then S1 would delete the row, S1 then S2 would read 0.
+#[test]
+fn is_not_null_beside_a_lock_at_now_is_confirmed() {
+    let del_locked = "DELETE FROM t WHERE id = :k AND lk IS NOT NULL;
+SELECT v FROM u WHERE id = :j;
+";
+    let l = pair(del_locked, &writer("lk = now()"));
+    confirmed_with_values(&l, &["S1", "S2"]);
 }
 
 /// A condition with a parameter (`a <> :x`) is not evaluated; where no

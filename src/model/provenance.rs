@@ -145,6 +145,10 @@ pub struct Provenance {
     /// predicate read of the row, not a read of those columns
     /// (docs/explorer.md).
     pub cond_only: Vec<Vec<(usize, Vec<usize>)>>,
+    /// Per program: an UPDATE's SET columns whose value is never NULL but
+    /// no constant (`now()`, `CURRENT_TIMESTAMP`, `nextval(…)`):
+    /// (statement, attribute). `IS [NOT] NULL` tests evaluate them.
+    pub not_null: Vec<Vec<(usize, usize)>>,
 }
 
 /// A statement's tests by attribute (`Provenance::tests`).
@@ -289,6 +293,14 @@ impl Provenance {
         (self.cond_only.get(program).into_iter().flatten())
             .find(|c| c.0 == stmt)
             .map_or(&[], |c| c.1.as_slice())
+    }
+
+    /// Does UPDATE `stmt` of `program` set `attr` to a value never NULL
+    /// (`Provenance::not_null`)?
+    pub fn sets_not_null(&self, program: usize, stmt: usize, attr: usize) -> bool {
+        self.not_null
+            .get(program)
+            .is_some_and(|v| v.contains(&(stmt, attr)))
     }
 
     /// Is statement `stmt` of `program` an UPDATE/DELETE target's snapshot

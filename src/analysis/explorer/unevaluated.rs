@@ -268,6 +268,7 @@ impl Truths {
                             Some(Written::Null)
                         }
                         Some(Value::Literal(l)) => Some(Written::Literal(l)),
+                        _ if prov.sets_not_null(ltp.program, stmt, col) => Some(Written::NotNull),
                         _ => None,
                     };
                     match value.and_then(|v| test.eval(v)) {

@@ -443,6 +443,9 @@ fn lower_transaction<'a>(
         tests: (0..facts.len())
             .filter_map(|q| Some((q, facts[q].tests.clone()?)))
             .collect(),
+        not_null: (0..facts.len())
+            .flat_map(|q| facts[q].not_null.iter().map(move |&c| (q, c)))
+            .collect(),
         cond_only: (0..facts.len())
             .filter(|&q| !facts[q].cond_only.is_empty())
             .map(|q| (q, facts[q].cond_only.clone()))
@@ -582,6 +585,7 @@ fn record(p: &mut Provenance, prov: ProgramProvenance) -> Vec<(usize, usize)> {
     p.conditions.push(prov.conditions);
     p.tests.push(prov.tests);
     p.cond_only.push(prov.cond_only);
+    p.not_null.push(prov.not_null);
     prov.joined
 }
 
@@ -607,6 +611,7 @@ struct ProgramProvenance {
     conditions: Vec<(usize, Vec<usize>, crate::model::provenance::Role)>,
     tests: Vec<(usize, Vec<(usize, crate::model::provenance::Test)>)>,
     cond_only: Vec<(usize, Vec<usize>)>,
+    not_null: Vec<(usize, usize)>,
 }
 
 /// What FK and same-tuple inference needs to know about a statement.
@@ -687,6 +692,8 @@ struct Facts {
     /// A keyed UPDATE's columns read only for its extra conjuncts
     /// (`Provenance::cond_only`).
     cond_only: Vec<usize>,
+    /// SET columns whose value is never NULL (`Provenance::not_null`).
+    not_null: Vec<usize>,
 }
 
 /// The state of lowering one transaction, in parts with one concern each:

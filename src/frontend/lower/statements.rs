@@ -157,6 +157,7 @@ impl Lowerer<'_> {
         correlate(&mut uses, &hits);
         let mut writes = BTreeSet::new();
         let mut sets = vec![];
+        let mut not_null = vec![];
         for a in &u.assignments {
             let cols = assignment_columns(&a.target);
             for col in &cols {
@@ -165,6 +166,8 @@ impl Lowerer<'_> {
                 if cols.len() == 1 {
                     if let Some(t) = self.plain_value(&a.value) {
                         sets.push((c, t));
+                    } else if never_null(&a.value) {
+                        not_null.push(c);
                     }
                 }
             }
@@ -233,6 +236,7 @@ impl Lowerer<'_> {
             let st = &self.out.statements[q];
             if st.rel == rel && matches!(st.ty, StmtType::KeyUpd | StmtType::PredUpd) {
                 self.out.facts[q].sets = sets.clone();
+                self.out.facts[q].not_null = not_null.clone();
             }
         }
         Ok(b)
@@ -1938,5 +1942,31 @@ fn select_order(
             key(column_of(a, rel)?).map(|c| (c, desc))
         }
         _ => None,
+    }
+}
+
+/// A SET value that is never NULL though no constant: the current time
+/// (`now()`, `CURRENT_TIMESTAMP`, …), `nextval(…)`, `gen_random_uuid()`
+/// (`Provenance::not_null`).
+fn never_null(e: &Expr) -> bool {
+    match super::clauses::strip_nested(e) {
+        Expr::Cast { expr, .. } => never_null(expr),
+        Expr::Function(f) => {
+            let name = f.name.to_string().to_ascii_lowercase();
+            let name = name.trim_start_matches("pg_catalog.");
+            matches!(
+                name,
+                "now"
+                    | "current_timestamp"
+                    | "current_date"
+                    | "localtimestamp"
+                    | "clock_timestamp"
+                    | "statement_timestamp"
+                    | "transaction_timestamp"
+                    | "nextval"
+                    | "gen_random_uuid"
+            )
+        }
+        _ => false,
     }
 }
