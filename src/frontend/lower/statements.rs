@@ -1091,13 +1091,8 @@ impl Lowerer<'_> {
                 self.out.facts[q].key = Some(key);
                 self.out.facts[q].assigns = writes.clone();
                 self.assign_into(into, q, true, returning_cols, &writes);
-                if !extra.is_empty() {
-                    self.out.facts[q].cond = Some((extra.iter().copied().collect(), Role::Write));
-                    self.out.facts[q].tests = Self::tests_of(uses);
-                    if kind == WriteKind::Update {
-                        self.out.facts[q].cond_only = extra.difference(&read).copied().collect();
-                    }
-                }
+                let own_read = (kind == WriteKind::Update).then_some(&read);
+                self.condition_facts(q, uses, &extra, own_read);
                 if extra.is_empty() || self.aborts_when_no_match(into, next) {
                     return Ok(Body::Stmt(q));
                 }
@@ -1107,9 +1102,7 @@ impl Lowerer<'_> {
                 let s = self.new_statement(StmtType::KeySel, rel, snip);
                 self.out.statements[s].read = self.attrs(rel, &extra);
                 self.bind_uses(s, uses);
-                self.out.facts[s].key = self.out.facts[q].key.clone();
-                self.out.facts[s].cond = Some((extra.iter().copied().collect(), Role::NoMatch));
-                self.out.facts[s].tests = Self::tests_of(uses);
+                self.no_match_facts(s, q, uses, &extra);
                 Ok(Body::Branch(vec![Body::Stmt(q), Body::Stmt(s)]))
             }
             None => {
@@ -1132,6 +1125,35 @@ impl Lowerer<'_> {
                 Ok(Body::Stmt(q))
             }
         }
+    }
+
+    /// The provenance of keyed write `q`'s extra conjuncts `extra`
+    /// (`Provenance::conditions`, `tests`, and for an UPDATE reading
+    /// `read` otherwise, `cond_only`).
+    fn condition_facts(
+        &mut self,
+        q: usize,
+        uses: &ColumnUses,
+        extra: &BTreeSet<usize>,
+        read: Option<&BTreeSet<usize>>,
+    ) {
+        if extra.is_empty() {
+            return;
+        }
+        let f = &mut self.out.facts[q];
+        f.cond = Some((extra.iter().copied().collect(), Role::Write));
+        f.tests = Self::tests_of(uses);
+        if let Some(read) = read {
+            f.cond_only = extra.difference(read).copied().collect();
+        }
+    }
+
+    /// The provenance of `s`, the no-match key sel of keyed write `q`
+    /// with extra conjuncts `extra` (`Provenance::conditions`, `tests`).
+    fn no_match_facts(&mut self, s: usize, q: usize, uses: &ColumnUses, extra: &BTreeSet<usize>) {
+        self.out.facts[s].key = self.out.facts[q].key.clone();
+        self.out.facts[s].cond = Some((extra.iter().copied().collect(), Role::NoMatch));
+        self.out.facts[s].tests = Self::tests_of(uses);
     }
 
     /// A keyed write's extra conjuncts as tests of columns against
