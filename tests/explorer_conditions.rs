@@ -358,3 +358,43 @@ UPDATE t SET v = v + 1 WHERE id = :k AND a < 3;
     let t = explorer::written(&s, "S1", "t");
     assert_eq!(explorer::row_value(&s, t, "a").as_deref(), Some("3"));
 }
+
+/// Item 2's shape: S1's WITH updates the row if `a < 3` and reads the
+/// counter in the same statement (one snapshot). On PostgreSQL 15.20, t (2,
+/// a 1), u (3, 0):
+///
+/// ```text
+/// S2: BEGIN; UPDATE u SET v = v + 1 WHERE id = 3; UPDATE t SET a = 5 WHERE id = 2;
+/// S1: BEGIN; WITH j AS (UPDATE t SET v = v + 1 WHERE id = 2 AND a < 3 RETURNING id)
+///            SELECT v, (SELECT count(*) FROM j) FROM u WHERE id = 3;    -- waits
+/// S2: COMMIT;
+/// S1: 0 | 0 (the snapshot's counter; the re-check of row 2: a 5, no row)
+/// ```
+///
+/// S1 then S2 would give 0 | 1, S2 then S1 1 | 0: a real anomaly of two
+/// transactions, which needs the later part's re-check on the latest
+/// version (before, neither branch was enabled there: found only through
+/// three transactions). With `SET a = 2` (the condition stays true) S1
+/// waits and updates the row: the outcome of S1 then S2, not confirmed.
+#[test]
+fn a_later_part_that_stops_matching_is_rechecked() {
+    use isolint::analysis::explorer::Bounds;
+    use isolint::model::isolation::Level;
+    let with = "WITH j AS (UPDATE t SET v = v + 1 WHERE id = :k AND a < 3 RETURNING id)
+SELECT v FROM u WHERE id = :j;
+";
+    let two = Bounds {
+        max_txns: 2,
+        ..Bounds::default()
+    };
+    let at_two = |set: &str| {
+        let l = pair(with, &writer(set));
+        let s = explorer::search_at(&l, &l.provenance, &["S1", "S2"], Level::ReadCommitted, two);
+        confirmed(&s)
+    };
+    assert!(at_two("a = 5"), "not confirmed with two transactions");
+    assert!(
+        !at_two("a = 2"),
+        "confirmed: PostgreSQL's outcome is S1 then S2"
+    );
+}
