@@ -131,6 +131,82 @@ pub struct Provenance {
     /// the explorer checks the extra pins on those versions instead of
     /// taking them as the row's values (docs/explorer.md).
     pub conditions: Vec<Vec<(usize, Vec<usize>, Role)>>,
+    /// Per program: the extra conjuncts of a keyed UPDATE/DELETE (its
+    /// write and no-match statements of `conditions`) when every one that
+    /// is not an equality to a value is a [`Test`] of one column against
+    /// a constant (`attempts < 3`, `locked_at IS NULL`): (statement, the
+    /// tests by attribute). The explorer evaluates them on the versions a
+    /// write with a constant SET makes (`explorer::unevaluated`).
+    pub tests: Vec<Vec<(usize, Tests)>>,
+    /// Per program: the keyed UPDATEs of `conditions` (`Role::Write`) and
+    /// the columns they read only to evaluate their extra conjuncts (not in
+    /// a SET or RETURNING expression): (statement, columns). Where the
+    /// explorer evaluates the condition on versions, that evaluation is a
+    /// predicate read of the row, not a read of those columns
+    /// (docs/explorer.md).
+    pub cond_only: Vec<Vec<(usize, Vec<usize>)>>,
+    /// Per program: an UPDATE's SET columns whose value is never NULL but
+    /// no constant (`now()`, `CURRENT_TIMESTAMP`, `nextval(…)`):
+    /// (statement, attribute). `IS [NOT] NULL` tests evaluate them.
+    pub not_null: Vec<Vec<(usize, usize)>>,
+}
+
+/// A statement's tests by attribute (`Provenance::tests`).
+pub type Tests = Vec<(usize, Test)>;
+
+/// A test of a column against a constant (`Provenance::tests`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Test {
+    /// `col op n`, a numeric literal `n` as written: NULL fails it (SQL's
+    /// unknown matches no row).
+    Cmp(Cmp, String),
+    /// `col IS NULL` (`true`) or `col IS NOT NULL` (`false`).
+    Null(bool),
+}
+
+/// The comparison of a [`Test::Cmp`], column on the left.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Cmp {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Ne,
+}
+
+/// A value a write gives a column, as far as [`Test::eval`] needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Written<'a> {
+    /// SQL NULL.
+    Null,
+    /// A literal, as written (`5`, `'x'`).
+    Literal(&'a str),
+    /// Not NULL, value unknown (`now()`).
+    NotNull,
+}
+
+impl Test {
+    /// Does a column with value `v` pass the test? `None` when the value
+    /// does not decide it (a non-numeric literal or an unknown value
+    /// against a comparison).
+    pub fn eval(&self, v: Written) -> Option<bool> {
+        match (self, v) {
+            (Test::Null(is), Written::Null) => Some(*is),
+            (Test::Null(is), _) => Some(!*is),
+            (Test::Cmp(..), Written::Null) => Some(false),
+            (Test::Cmp(op, n), Written::Literal(l)) => {
+                let (a, b) = (l.trim().parse::<f64>().ok()?, n.trim().parse::<f64>().ok()?);
+                Some(match op {
+                    Cmp::Lt => a < b,
+                    Cmp::Le => a <= b,
+                    Cmp::Gt => a > b,
+                    Cmp::Ge => a >= b,
+                    Cmp::Ne => a != b,
+                })
+            }
+            (Test::Cmp(..), Written::NotNull) => None,
+        }
+    }
 }
 
 /// What a statement of a keyed UPDATE/DELETE with extra conjuncts is
@@ -202,6 +278,29 @@ impl Provenance {
     pub fn condition(&self, program: usize, stmt: usize) -> Option<(&[usize], Role)> {
         let c = self.conditions.get(program)?.iter().find(|c| c.0 == stmt)?;
         Some((&c.1, c.2))
+    }
+
+    /// The tests of keyed UPDATE/DELETE statement `stmt` of `program`
+    /// (`Provenance::tests`).
+    pub fn tests(&self, program: usize, stmt: usize) -> Option<&[(usize, Test)]> {
+        let t = self.tests.get(program)?.iter().find(|t| t.0 == stmt)?;
+        Some(&t.1)
+    }
+
+    /// The columns keyed UPDATE `stmt` of `program` reads only for its
+    /// extra conjuncts (`Provenance::cond_only`).
+    pub fn cond_only(&self, program: usize, stmt: usize) -> &[usize] {
+        (self.cond_only.get(program).into_iter().flatten())
+            .find(|c| c.0 == stmt)
+            .map_or(&[], |c| c.1.as_slice())
+    }
+
+    /// Does UPDATE `stmt` of `program` set `attr` to a value never NULL
+    /// (`Provenance::not_null`)?
+    pub fn sets_not_null(&self, program: usize, stmt: usize, attr: usize) -> bool {
+        self.not_null
+            .get(program)
+            .is_some_and(|v| v.contains(&(stmt, attr)))
     }
 
     /// Is statement `stmt` of `program` an UPDATE/DELETE target's snapshot

@@ -112,6 +112,11 @@ pub(super) struct StepSpec {
     /// checked on the row's snapshot version (`Provenance::conditions`,
     /// `mvrc::Search::condition_holds`).
     pub cond: Option<bool>,
+    /// With values, a keyed UPDATE whose extra conjuncts are evaluated on
+    /// versions (`StepSpec::cond` `Some(false)`): the columns it read only
+    /// for them, taken out of its ReadSet: their evaluation is a predicate
+    /// read of its row (`mvrc::Search::run_statement`).
+    pub cond_read: Option<Mask>,
 }
 
 #[derive(Debug, Clone)]
@@ -212,6 +217,7 @@ fn skeleton(w: &Workload, g: &SummaryGraph, v: usize, alloc: &Allocation) -> Txn
                 key_share: false,
                 scan: false,
                 cond: None,
+                cond_read: None,
                 limited: false,
                 writes_key: matches!(s.ty, StmtType::KeyDel | StmtType::PredDel)
                     || (matches!(s.ty, StmtType::KeyUpd | StmtType::PredUpd)

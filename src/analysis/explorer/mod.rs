@@ -34,6 +34,7 @@ mod limits;
 mod mvrc;
 mod schedule;
 mod split;
+mod unevaluated;
 mod valuation;
 mod values;
 mod verify;
@@ -1474,7 +1475,11 @@ fn shown_values(
         let rel = inst.tuples[*t].rel;
         for (slot, c) in slots.iter().enumerate() {
             let Some(c) = c else { continue };
-            let col = &w.schema.rel(rel).attributes[v.cols[rel][slot]];
+            // Truth slots (`unevaluated`) are no column.
+            let Some(&col) = v.cols[rel].get(slot) else {
+                continue;
+            };
+            let col = &w.schema.rel(rel).attributes[col];
             let value = if *c == values::FRESH {
                 "a value no predicate pins".to_string()
             } else {

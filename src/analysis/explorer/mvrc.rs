@@ -716,6 +716,17 @@ impl<'a> Search<'a> {
             }
             let read_view = if s.ty == StmtType::KeySel { snap } else { view };
             let mut exec = Exec::new(self, st, i, pc, read_view);
+            if let Some(m) = s.cond_read {
+                // The condition's evaluation: a predicate read of its row
+                // (key and extra pins), a dependency only where a write
+                // changes whether the row matches — not a read of the
+                // columns, which a write keeping the match would make a
+                // dependency no outcome shows (PostgreSQL 15.20:
+                // tests/explorer_conditions.rs).
+                let mut p = s.clone();
+                p.acc.pread = Some(m);
+                exec.pred_read(&p, &[]);
+            }
             exec.key(s, t);
             return vec![exec.finish()];
         }
@@ -775,15 +786,49 @@ impl<'a> Search<'a> {
         t: usize,
         views: (u8, u8),
     ) -> Vec<(State, Step)> {
-        if !self.condition_holds(st, i, s, t, views) {
-            return vec![];
-        }
         // Its PReadSet: the extra columns the key sel reads.
         let mut p = s.clone();
         p.acc.pread = s.acc.read;
         let mut exec = Exec::new(self, st, i, st.pc[i] as usize, views.0);
-        exec.pred_read(&p, &[]);
-        vec![exec.finish()]
+        if self.condition_holds(st, i, s, t, views) {
+            exec.pred_read(&p, &[]);
+            return vec![exec.finish()];
+        }
+        if !self.rechecked(st, i, s, t, views) {
+            return vec![];
+        }
+        // Waits, then re-checks the latest version (`resume`).
+        exec.pred_read(&p, &[t]);
+        vec![exec.wait(&[t])]
+    }
+
+    /// The no-match branch of a later part of a SQL statement (a WITH's
+    /// UPDATE/DELETE after its snapshot scan) whose row matched on the
+    /// statement's snapshot and has been written since (committed, or held
+    /// by another transaction): PostgreSQL waits for the writer and
+    /// re-checks the latest version (EvalPlanQual); no longer matching, it
+    /// writes nothing — the no-match branch, reading that version
+    /// (`resume`; checked on PG 15.20: `WITH j AS (UPDATE t … WHERE id = 2
+    /// AND a < 3 RETURNING id) SELECT v, (SELECT count(*) FROM j) FROM u …`
+    /// beside a pending `SET a = 5` waits, then gives the snapshot's `u`
+    /// and no row). A first part takes its snapshot after the writer
+    /// committed instead.
+    fn rechecked(
+        &self,
+        st: &State,
+        i: usize,
+        s: &StepSpec,
+        t: usize,
+        (snap, view): (u8, u8),
+    ) -> bool {
+        let held = st.tuples[t].pending.is_some_and(|(w, _)| w as usize != i);
+        if !s.cont || (snap == view && !held) {
+            return false;
+        }
+        let pc = st.pc[i] as usize;
+        let (life, v) = Self::seen_vals(st, i, t, snap);
+        let (now_life, now) = Self::seen_vals(st, i, t, view);
+        self.vmatch(i, pc, life, v) && (held || (now_life, now) != (life, v))
     }
 
     /// A predicate statement: PR[R], then reads of every eligible visible
@@ -999,7 +1044,12 @@ impl<'a> Search<'a> {
                 let mut exec = Exec::new(self, st, i, pc, view);
                 exec.step.resumed = true;
                 for (b, &(t, _)) in waits.iter().enumerate() {
-                    exec.recheck(s, t);
+                    // A no-match branch's PReadSet is its ReadSet (`no_match`).
+                    let mut p = s.clone();
+                    if s.cond == Some(true) {
+                        p.acc.pread = s.acc.read;
+                    }
+                    exec.recheck(&p, t);
                     let dropped = choices
                         .iter()
                         .position(|&c| c == b)
@@ -1012,7 +1062,11 @@ impl<'a> Search<'a> {
                         }
                         None => Search::visible(&exec.st, i, t, view) && !dropped,
                     };
-                    if keep {
+                    // A no-match branch (`Search::rechecked`) whose row
+                    // matches again is the write branch's schedule.
+                    if keep && s.cond == Some(true) {
+                        exec.st.dead = true;
+                    } else if keep {
                         exec.read(t, s.acc.read);
                         exec.write(s, t);
                     }

@@ -244,6 +244,7 @@ pub(super) fn valuations_where(
         }
     }
     p.check_loose(&cols)?;
+    let truths = super::unevaluated::check(w, g, prov, inst, &cols)?;
     if !p.cl.consistent() || !distinct(w, inst, &p.cl) {
         return Ok(vec![]);
     }
@@ -281,7 +282,9 @@ pub(super) fn valuations_where(
                 .collect();
             ordered(g, prov, inst, &cl, &mut base);
             newest(g, prov, inst, &cl, &mut base);
-            with_writes(w, g, inst, &base, &fixed, keep, &mut out);
+            for base in truths.apply(inst, &base) {
+                with_writes(w, g, inst, &base, &fixed, keep, &mut out);
+            }
             if out.len() >= MAX_VALUATIONS {
                 out.truncate(MAX_VALUATIONS);
                 return Ok(out);
@@ -416,7 +419,9 @@ impl Pinned<'_> {
             let col = self.cl.id(Var::Col(t, c));
             self.cl.union(col, v);
         }
-        (got, cond)
+        // Its evaluation is a predicate read of its row too (key pins).
+        let all = got.iter().chain(&cond).copied().collect();
+        (got, all)
     }
 
     /// The written value of each plain SET (`Provenance::sets`) of a slot
@@ -831,8 +836,27 @@ pub(super) fn mark_key_share(g: &SummaryGraph, prov: &Provenance, inst: &mut Ins
             s.key_share = s.ty == StmtType::KeySel && prov.key_share(ltp.program, stmt);
             s.scan = prov.scan(ltp.program, stmt);
             s.cond = condition(prov, ltp.program, stmt).filter(|_| s.tuple.is_some());
+            let only = prov.cond_only(ltp.program, stmt);
+            if s.cond == Some(false) && evaluated(prov, ltp.program, stmt) && !only.is_empty() {
+                let m = (only.iter().filter(|&&c| c < 128)).fold(0, |m, &c| m | 1 << c);
+                s.acc.read = s.acc.read.map(|r| r & !m);
+                s.cond_read = Some(m);
+            }
         }
     }
+}
+
+/// Is the keyed write `stmt` of `program`'s condition evaluated on the
+/// versions: every extra conjunct an equality to a value or a test
+/// against a constant (`Provenance::tests`)?
+fn evaluated(prov: &Provenance, program: usize, stmt: usize) -> bool {
+    let Some((extra, _)) = prov.condition(program, stmt) else {
+        return false;
+    };
+    let pins = prov.pins(program, stmt);
+    let exact =
+        !prov.inexact(program, stmt) && extra.iter().all(|c| pins.iter().any(|(p, _)| p == c));
+    exact || prov.tests(program, stmt).is_some()
 }
 
 /// A keyed UPDATE/DELETE with extra conjuncts (`Some(false)`) or its
@@ -848,7 +872,9 @@ fn condition(prov: &Provenance, program: usize, stmt: usize) -> Option<bool> {
         !prov.inexact(program, stmt) && extra.iter().all(|c| pins.iter().any(|(p, _)| p == c));
     match role {
         Role::Write => Some(false),
-        Role::NoMatch => exact.then_some(true),
+        // Tests of columns against constants are evaluated on versions
+        // (`unevaluated::Truths`).
+        Role::NoMatch => (exact || prov.tests(program, stmt).is_some()).then_some(true),
         Role::Scan => None,
     }
 }
@@ -1398,23 +1424,35 @@ pub(super) fn facts(inst: &Instance, v: &Valuation) -> super::schedule::ValueFac
                 .collect()
         })
         .collect();
+    // Truth slots (`unevaluated`) are no column's value: left out.
+    let real =
+        |t: usize, vals: &[u16]| vals[..vals.len().min(v.cols[inst.tuples[t].rel].len())].to_vec();
     super::schedule::ValueFacts {
         cols: v.cols.clone(),
-        init: v.init.clone(),
+        init: (v.init.iter().enumerate())
+            .map(|(t, x)| real(t, x))
+            .collect(),
         known: v.known.clone(),
         stmts,
-        writes: v.writes.clone(),
+        writes: (v.writes.iter())
+            .map(|(site, x)| {
+                let n = x.len().min(v.cols[inst.tuples[site.2].rel].len());
+                (*site, x[..n].to_vec())
+            })
+            .collect(),
         only: v.only.clone(),
         after: v.after.clone(),
         null: v.null,
         absent: v.absent.clone(),
+        // A condition with truth slots (`unevaluated`) is not re-checked:
+        // its truths are no column's value.
         conds: (v.conds.iter())
-            .map(|&(a, pos, miss)| {
+            .filter_map(|&(a, pos, miss)| {
                 let rel = inst.txns[a].steps[pos].rel;
                 let pins = (v.pins[a][pos].iter())
-                    .map(|&(slot, c)| (v.cols[rel][slot], c))
-                    .collect();
-                (a, pos, miss, pins)
+                    .map(|&(slot, c)| Some((*v.cols[rel].get(slot)?, c)))
+                    .collect::<Option<Vec<_>>>()?;
+                Some((a, pos, miss, pins))
             })
             .collect(),
     }

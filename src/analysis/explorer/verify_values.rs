@@ -143,7 +143,11 @@ pub fn verify_values(s: &Schedule) -> Result<(), String> {
         };
         let view = r.view(step, pos);
         let at = format!("T{} {}", step.txn + 1, label(s, step.txn, pos));
-        if step.resumed {
+        if step.resumed && *kind == StmtKind::Key {
+            // A later part's no-match branch re-checking its row after a
+            // lock wait (`mvrc::Search::rechecked`): on the latest version.
+            condition(&r, step, pos, None).map_err(|e| format!("{at}: {e}"))?;
+        } else if step.resumed {
             recheck(&r, step, pins).map_err(|e| format!("{at}: {e}"))?;
         } else {
             match kind {
@@ -218,7 +222,13 @@ fn condition(r: &Replay, step: &Step, pos: usize, view: Option<&[bool]>) -> Resu
     else {
         return Ok(());
     };
-    for t in tuples_of(step, &[OpKind::Read, OpKind::Write, OpKind::Delete]) {
+    let kinds = [
+        OpKind::Read,
+        OpKind::Write,
+        OpKind::Delete,
+        OpKind::PredRead,
+    ];
+    for t in tuples_of(step, &kinds) {
         let holds = |v: Option<&[bool]>| {
             let (alive, vals) = r.version(step.txn, t, v);
             alive && r.holds(t, pins, &vals)

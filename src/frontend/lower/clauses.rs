@@ -7,6 +7,7 @@ use super::Lowerer;
 use crate::frontend::sql::{same_name, Snippet};
 use crate::model::btp::Body;
 use crate::model::error::Result;
+use crate::model::provenance::{Cmp, Test};
 use crate::model::schema::{RelId, Schema};
 use sqlparser::ast::{BinaryOperator, Expr, Ident, Query, SelectItem, Spanned};
 use std::collections::{BTreeSet, HashSet};
@@ -266,10 +267,21 @@ impl Lowerer<'_> {
                 uses[t].any_of.push((a, terms));
             }
             let ranged = n_cols == 1 && self.range_bounds(tables, c, snip, uses)?;
+            let test = match n_cols {
+                1 => self.column_test(tables, c, snip)?,
+                _ => None,
+            };
+            let tested = test.is_some();
+            if let Some((t, a, x)) = test {
+                uses[t].tests.push((a, x));
+            }
             for (t, u) in cols.iter().enumerate() {
                 uses[t].extra.extend(u.pred.iter().copied());
                 if !ranged {
                     uses[t].unranged.extend(u.pred.iter().copied());
+                }
+                if !tested {
+                    uses[t].untested.extend(u.pred.iter().copied());
                 }
             }
             if n_cols == 0 {
@@ -277,6 +289,75 @@ impl Lowerer<'_> {
             }
         }
         Ok(())
+    }
+
+    /// A conjunct testing one column against a constant: `col < 3` (`<`,
+    /// `<=`, `>`, `>=`, `<>` with a number on either side), `col IS NULL`,
+    /// `col IS NOT NULL` (`Provenance::tests`): (table, column, test).
+    fn column_test(
+        &mut self,
+        tables: &[TableRef],
+        c: &Expr,
+        snip: &Snippet,
+    ) -> Result<Option<(usize, usize, Test)>> {
+        let column = |e: &Expr| match strip_nested(e) {
+            Expr::Identifier(i) => Some((None, i.clone())),
+            Expr::CompoundIdentifier(v) if v.len() >= 2 => {
+                Some((Some(v[v.len() - 2].clone()), v[v.len() - 1].clone()))
+            }
+            _ => None,
+        };
+        let number = |e: &Expr| match strip_nested(e) {
+            Expr::Value(v) => match &v.value {
+                sqlparser::ast::Value::Number(n, _) => Some(n.clone()),
+                _ => None,
+            },
+            Expr::UnaryOp {
+                op: sqlparser::ast::UnaryOperator::Minus,
+                expr,
+            } => match strip_nested(expr) {
+                Expr::Value(v) => match &v.value {
+                    sqlparser::ast::Value::Number(n, _) => Some(format!("-{n}")),
+                    _ => None,
+                },
+                _ => None,
+            },
+            _ => None,
+        };
+        let (col, test) = match strip_nested(c) {
+            Expr::IsNull(e) => (e.as_ref(), Test::Null(true)),
+            Expr::IsNotNull(e) => (e.as_ref(), Test::Null(false)),
+            Expr::BinaryOp { left, op, right } => {
+                let op = match op {
+                    BinaryOperator::Lt => Cmp::Lt,
+                    BinaryOperator::LtEq => Cmp::Le,
+                    BinaryOperator::Gt => Cmp::Gt,
+                    BinaryOperator::GtEq => Cmp::Ge,
+                    BinaryOperator::NotEq => Cmp::Ne,
+                    _ => return Ok(None),
+                };
+                let flip = |op| match op {
+                    Cmp::Lt => Cmp::Gt,
+                    Cmp::Le => Cmp::Ge,
+                    Cmp::Gt => Cmp::Lt,
+                    Cmp::Ge => Cmp::Le,
+                    Cmp::Ne => Cmp::Ne,
+                };
+                match (number(left), number(right)) {
+                    (None, Some(n)) => (left.as_ref(), Test::Cmp(op, n)),
+                    (Some(n), None) => (right.as_ref(), Test::Cmp(flip(op), n)),
+                    _ => return Ok(None),
+                }
+            }
+            _ => return Ok(None),
+        };
+        let Some((q, id)) = column(col) else {
+            return Ok(None);
+        };
+        let Some((t, a)) = self.resolve_column(tables, q.as_ref(), &id, snip)? else {
+            return Ok(None);
+        };
+        Ok(Some((t, a, test)))
     }
 
     /// A range conjunct on one column with values as bounds (`col BETWEEN

@@ -444,6 +444,16 @@ fn lower_transaction<'a>(
                 Some((q, cols, miss))
             })
             .collect(),
+        tests: (0..facts.len())
+            .filter_map(|q| Some((q, facts[q].tests.clone()?)))
+            .collect(),
+        not_null: (0..facts.len())
+            .flat_map(|q| facts[q].not_null.iter().map(move |&c| (q, c)))
+            .collect(),
+        cond_only: (0..facts.len())
+            .filter(|&q| !facts[q].cond_only.is_empty())
+            .map(|q| (q, facts[q].cond_only.clone()))
+            .collect(),
     };
     let program = Program {
         name,
@@ -577,6 +587,9 @@ fn record(p: &mut Provenance, prov: ProgramProvenance) -> Vec<(usize, usize)> {
     p.inside.push(prov.inside);
     p.parts.push(prov.parts);
     p.conditions.push(prov.conditions);
+    p.tests.push(prov.tests);
+    p.cond_only.push(prov.cond_only);
+    p.not_null.push(prov.not_null);
     prov.joined
 }
 
@@ -600,6 +613,9 @@ struct ProgramProvenance {
     inside: Vec<(usize, String)>,
     parts: Vec<Option<crate::model::provenance::Part>>,
     conditions: Vec<(usize, Vec<usize>, crate::model::provenance::Role)>,
+    tests: Vec<(usize, Vec<(usize, crate::model::provenance::Test)>)>,
+    cond_only: Vec<(usize, Vec<usize>)>,
+    not_null: Vec<(usize, usize)>,
 }
 
 /// What FK and same-tuple inference needs to know about a statement.
@@ -674,6 +690,14 @@ struct Facts {
     /// A keyed UPDATE/DELETE with extra conjuncts, or its no-match key
     /// sel: (the extra columns, no-match branch) (`Provenance::conditions`).
     cond: Option<(Vec<usize>, crate::model::provenance::Role)>,
+    /// Its extra conjuncts as tests of columns against constants, when
+    /// all of them that are not equalities are such (`Provenance::tests`).
+    tests: Option<Vec<(usize, crate::model::provenance::Test)>>,
+    /// A keyed UPDATE's columns read only for its extra conjuncts
+    /// (`Provenance::cond_only`).
+    cond_only: Vec<usize>,
+    /// SET columns whose value is never NULL (`Provenance::not_null`).
+    not_null: Vec<usize>,
 }
 
 /// The state of lowering one transaction, in parts with one concern each:

@@ -157,6 +157,7 @@ impl Lowerer<'_> {
         correlate(&mut uses, &hits);
         let mut writes = BTreeSet::new();
         let mut sets = vec![];
+        let mut not_null = vec![];
         for a in &u.assignments {
             let cols = assignment_columns(&a.target);
             for col in &cols {
@@ -165,6 +166,8 @@ impl Lowerer<'_> {
                 if cols.len() == 1 {
                     if let Some(t) = self.plain_value(&a.value) {
                         sets.push((c, t));
+                    } else if never_null(&a.value) {
+                        not_null.push(c);
                     }
                 }
             }
@@ -233,6 +236,7 @@ impl Lowerer<'_> {
             let st = &self.out.statements[q];
             if st.rel == rel && matches!(st.ty, StmtType::KeyUpd | StmtType::PredUpd) {
                 self.out.facts[q].sets = sets.clone();
+                self.out.facts[q].not_null = not_null.clone();
             }
         }
         Ok(b)
@@ -1087,9 +1091,8 @@ impl Lowerer<'_> {
                 self.out.facts[q].key = Some(key);
                 self.out.facts[q].assigns = writes.clone();
                 self.assign_into(into, q, true, returning_cols, &writes);
-                if !extra.is_empty() {
-                    self.out.facts[q].cond = Some((extra.iter().copied().collect(), Role::Write));
-                }
+                let own_read = (kind == WriteKind::Update).then_some(&read);
+                self.condition_facts(q, uses, &extra, own_read);
                 if extra.is_empty() || self.aborts_when_no_match(into, next) {
                     return Ok(Body::Stmt(q));
                 }
@@ -1099,8 +1102,7 @@ impl Lowerer<'_> {
                 let s = self.new_statement(StmtType::KeySel, rel, snip);
                 self.out.statements[s].read = self.attrs(rel, &extra);
                 self.bind_uses(s, uses);
-                self.out.facts[s].key = self.out.facts[q].key.clone();
-                self.out.facts[s].cond = Some((extra.iter().copied().collect(), Role::NoMatch));
+                self.no_match_facts(s, q, uses, &extra);
                 Ok(Body::Branch(vec![Body::Stmt(q), Body::Stmt(s)]))
             }
             None => {
@@ -1123,6 +1125,49 @@ impl Lowerer<'_> {
                 Ok(Body::Stmt(q))
             }
         }
+    }
+
+    /// The provenance of keyed write `q`'s extra conjuncts `extra`
+    /// (`Provenance::conditions`, `tests`, and for an UPDATE reading
+    /// `read` otherwise, `cond_only`).
+    fn condition_facts(
+        &mut self,
+        q: usize,
+        uses: &ColumnUses,
+        extra: &BTreeSet<usize>,
+        read: Option<&BTreeSet<usize>>,
+    ) {
+        if extra.is_empty() {
+            return;
+        }
+        let f = &mut self.out.facts[q];
+        f.cond = Some((extra.iter().copied().collect(), Role::Write));
+        f.tests = Self::tests_of(uses);
+        if let Some(read) = read {
+            f.cond_only = extra.difference(read).copied().collect();
+        }
+    }
+
+    /// The provenance of `s`, the no-match key sel of keyed write `q`
+    /// with extra conjuncts `extra` (`Provenance::conditions`, `tests`).
+    fn no_match_facts(&mut self, s: usize, q: usize, uses: &ColumnUses, extra: &BTreeSet<usize>) {
+        self.out.facts[s].key = self.out.facts[q].key.clone();
+        self.out.facts[s].cond = Some((extra.iter().copied().collect(), Role::NoMatch));
+        self.out.facts[s].tests = Self::tests_of(uses);
+    }
+
+    /// A keyed write's extra conjuncts as tests of columns against
+    /// constants (`Provenance::tests`): only when every one that is not an
+    /// equality to a value is such a test, on a column no equality pins
+    /// (else the values cannot say when the WHERE holds).
+    fn tests_of(uses: &ColumnUses) -> Option<Vec<(usize, crate::model::provenance::Test)>> {
+        let tested = |c: &usize| uses.tests.iter().any(|(a, _)| a == c);
+        let plain = !uses.opaque
+            && uses.join.is_empty()
+            && uses.untested.is_disjoint(&uses.extra)
+            && uses.extra.iter().all(tested)
+            && !uses.eq.iter().any(|(c, _)| uses.extra.contains(c));
+        (plain && !uses.tests.is_empty()).then(|| uses.tests.clone())
     }
 
     /// One read statement per table from `first` on (SELECT, and the FROM /
@@ -1919,5 +1964,31 @@ fn select_order(
             key(column_of(a, rel)?).map(|c| (c, desc))
         }
         _ => None,
+    }
+}
+
+/// A SET value that is never NULL though no constant: the current time
+/// (`now()`, `CURRENT_TIMESTAMP`, …), `nextval(…)`, `gen_random_uuid()`
+/// (`Provenance::not_null`).
+fn never_null(e: &Expr) -> bool {
+    match super::clauses::strip_nested(e) {
+        Expr::Cast { expr, .. } => never_null(expr),
+        Expr::Function(f) => {
+            let name = f.name.to_string().to_ascii_lowercase();
+            let name = name.trim_start_matches("pg_catalog.");
+            matches!(
+                name,
+                "now"
+                    | "current_timestamp"
+                    | "current_date"
+                    | "localtimestamp"
+                    | "clock_timestamp"
+                    | "statement_timestamp"
+                    | "transaction_timestamp"
+                    | "nextval"
+                    | "gen_random_uuid"
+            )
+        }
+        _ => false,
     }
 }

@@ -108,6 +108,11 @@ pub(super) struct ColumnUses {
     pub(super) ranges: Vec<(usize, Term, bool)>,
     /// Columns of `extra` conjuncts that are not such ranges.
     pub(super) unranged: BTreeSet<usize>,
+    /// Top-level conjuncts testing one column against a constant (`col <
+    /// 3`, `col IS NULL`: `Provenance::tests`). Also in `extra`.
+    pub(super) tests: Vec<(usize, crate::model::provenance::Test)>,
+    /// Columns of `extra` conjuncts that are not such tests.
+    pub(super) untested: BTreeSet<usize>,
 }
 
 impl ColumnUses {
