@@ -106,7 +106,11 @@ fn is_not_null_beside_a_lock_at_now_is_reproduced() {
     );
     // The no-match DELETE and S2's write meet on one row: one key.
     let txns = replay::strings(&pg, "transactions");
-    let key = |t: &str| t.split("k = ").nth(1).map(|k| k.trim_end_matches(')').to_string());
+    let key = |t: &str| {
+        t.split("k = ")
+            .nth(1)
+            .map(|k| k.trim_end_matches(')').to_string())
+    };
     assert_eq!(txns.len(), 2, "{txns:?}");
     assert_eq!(key(txns[0]), key(txns[1]), "{txns:?}");
 }
