@@ -857,13 +857,13 @@ pub fn plan_with(
         }
     }
     let tested = tested_values(w, prov, g, s);
-    let seed = seed_rows(
-        w,
-        s,
-        scratch,
-        (&mut cls, &value, &over, &tested),
-        &mut fresh,
-    )?;
+    let known = Known {
+        cls: &mut cls,
+        value: &value,
+        over: &over,
+        tested: &tested,
+    };
+    let seed = seed_rows(w, s, scratch, known, &mut fresh)?;
     let elems = array_elements(w, prov, g, s);
     let txns = transactions(
         (w, sources, prov),
@@ -896,20 +896,30 @@ pub fn plan_with(
     })
 }
 
+/// What the seed rows' values come from: the classes of equal cells and
+/// their values, offsets (`over`), tested columns (`tested_values`).
+struct Known<'a> {
+    cls: &'a mut Classes,
+    value: &'a HashMap<usize, Val>,
+    over: &'a HashMap<(usize, usize), Val>,
+    tested: &'a HashMap<(usize, usize), Tested>,
+}
+
 /// Seed rows: every tuple of the initial database, with a parent row for
 /// any foreign key no seeded row satisfies; parents first.
 fn seed_rows(
     w: &Workload,
     s: &Schedule,
     scratch: &Scratch,
-    (cls, value, over, tested): (
-        &mut Classes,
-        &HashMap<usize, Val>,
-        &HashMap<(usize, usize), Val>,
-        &HashMap<(usize, usize), Tested>,
-    ),
+    known: Known,
     fresh: &mut Fresh,
 ) -> std::result::Result<Vec<SeedRow>, String> {
+    let Known {
+        cls,
+        value,
+        over,
+        tested,
+    } = known;
     let mut seed: Vec<(usize, SeedRow)> = vec![];
     // The schedule's tuple each row stands for (before the parents).
     let mut names: Vec<&str> = vec![];
@@ -1634,7 +1644,20 @@ fn attr_of(rel: &crate::model::schema::Relation, column: &str) -> Option<usize> 
 
 #[cfg(test)]
 mod tests {
-    use super::{key_clash, unnested_param, SeedRow, Val};
+    use super::{key_clash, tested, unnested_param, SeedRow, Tested, Val};
+
+    /// The values `explorer::unevaluated::example` prints, read back.
+    #[test]
+    fn the_printed_example_values_are_read_back() {
+        let text = |t: &str| Some(Tested::Text(t.into()));
+        assert_eq!(tested("NULL"), Some(Tested::Null));
+        assert_eq!(tested("a value other than NULL"), Some(Tested::NotNull));
+        assert_eq!(tested("3"), text("3"));
+        assert_eq!(tested("-1"), text("-1"));
+        assert_eq!(tested("a number below 2.5"), text("1"));
+        assert_eq!(tested("a number above 2.5"), text("4"));
+        assert_eq!(tested("'abc'"), None);
+    }
 
     fn row(table: &str, cells: &[(&str, Option<&str>)]) -> SeedRow {
         SeedRow {
