@@ -520,6 +520,35 @@ fn tuple_of(s: &Schedule, t: usize, pos: usize) -> Option<usize> {
         .and_then(|o| o.tuple)
 }
 
+/// The tuple a keyed statement that touched no row stands for (the
+/// no-match branch of `UPDATE … WHERE id = :k AND lk IS NOT NULL`: a
+/// predicate read of its row, no tuple in its operations): the one row of
+/// its relation whose values in the explorer's instance equal the
+/// statement's pins (`ValueFacts`). Without it the statement's key got a
+/// fresh value and met no row the other transactions write.
+fn keyed_tuple(s: &Schedule, t: usize, pos: usize, rel: usize) -> Option<usize> {
+    use crate::analysis::explorer::{StmtKind, FRESH_VALUE};
+    let f = s.values.as_ref()?.facts.as_deref()?;
+    let (kind, pins) = f.stmts.get(t)?.get(pos)?;
+    if *kind != StmtKind::Key || pins.is_empty() || pins.iter().any(|p| p.1 == FRESH_VALUE) {
+        return None;
+    }
+    let value = |k: usize, c: usize| -> Option<u16> {
+        let slot = f.cols.get(rel)?.iter().position(|&x| x == c);
+        match slot {
+            Some(i) => f.init.get(k)?.get(i).copied(),
+            None => f.known.get(k)?.iter().find(|x| x.0 == c).map(|x| x.1),
+        }
+    };
+    let mut found = (0..s.tuples.len()).filter(|&k| {
+        s.tuples[k].rel == rel
+            && !matches!(s.tuples[k].kind, TupleKind::Inserted(_))
+            && pins.iter().all(|&(c, v)| value(k, c) == Some(v))
+    });
+    let k = found.next()?;
+    found.next().is_none().then_some(k)
+}
+
 /// Fresh values: a counter, shaped to the column's type.
 struct Fresh(u64);
 
@@ -632,7 +661,7 @@ fn equations(
             if !(st.ty.is_key_based() || st.ty == StmtType::Ins) {
                 continue;
             }
-            let Some(tuple) = tuple_of(s, t, pos) else {
+            let Some(tuple) = tuple_of(s, t, pos).or_else(|| keyed_tuple(s, t, pos, st.rel)) else {
                 continue;
             };
             let rel = w.schema.rel(st.rel);
@@ -827,7 +856,14 @@ pub fn plan_with(
             over.insert((tuple, attr), Val::untyped((n + delta).to_string()));
         }
     }
-    let seed = seed_rows(w, s, scratch, &mut cls, &value, &over, &mut fresh)?;
+    let tested = tested_values(w, prov, g, s);
+    let known = Known {
+        cls: &mut cls,
+        value: &value,
+        over: &over,
+        tested: &tested,
+    };
+    let seed = seed_rows(w, s, scratch, known, &mut fresh)?;
     let elems = array_elements(w, prov, g, s);
     let txns = transactions(
         (w, sources, prov),
@@ -860,17 +896,30 @@ pub fn plan_with(
     })
 }
 
+/// What the seed rows' values come from: the classes of equal cells and
+/// their values, offsets (`over`), tested columns (`tested_values`).
+struct Known<'a> {
+    cls: &'a mut Classes,
+    value: &'a HashMap<usize, Val>,
+    over: &'a HashMap<(usize, usize), Val>,
+    tested: &'a HashMap<(usize, usize), Tested>,
+}
+
 /// Seed rows: every tuple of the initial database, with a parent row for
 /// any foreign key no seeded row satisfies; parents first.
 fn seed_rows(
     w: &Workload,
     s: &Schedule,
     scratch: &Scratch,
-    cls: &mut Classes,
-    value: &HashMap<usize, Val>,
-    over: &HashMap<(usize, usize), Val>,
+    known: Known,
     fresh: &mut Fresh,
 ) -> std::result::Result<Vec<SeedRow>, String> {
+    let Known {
+        cls,
+        value,
+        over,
+        tested,
+    } = known;
     let mut seed: Vec<(usize, SeedRow)> = vec![];
     // The schedule's tuple each row stands for (before the parents).
     let mut names: Vec<&str> = vec![];
@@ -891,9 +940,27 @@ fn seed_rows(
                 }),
                 None => None,
             };
-            match pinned {
-                Some(v) => values.push((c.name.clone(), Val { oid: c.oid, ..v })),
-                None => {
+            let test = attr.and_then(|a| tested.get(&(k, a)));
+            match (pinned, test) {
+                (Some(v), _) => values.push((c.name.clone(), Val { oid: c.oid, ..v })),
+                (None, Some(Tested::Null)) => values.push((
+                    c.name.clone(),
+                    Val {
+                        oid: c.oid,
+                        ..Val::null()
+                    },
+                )),
+                (None, Some(Tested::NotNull)) => {
+                    values.push((c.name.clone(), fresh.value(Some(c))?));
+                }
+                (None, Some(Tested::Text(n))) => values.push((
+                    c.name.clone(),
+                    Val {
+                        text: Some(n.clone()),
+                        oid: c.oid,
+                    },
+                )),
+                (None, None) => {
                     if let Some(v) = unpinned(w, tu.rel, c, attr, fresh)? {
                         values.push((c.name.clone(), v));
                     }
@@ -915,6 +982,81 @@ fn seed_rows(
     let depth = fk_depth(w);
     seed.sort_by_key(|(rel, _)| depth[*rel]);
     Ok(seed.into_iter().map(|(_, r)| r).collect())
+}
+
+/// A tested column's initial value (`Provenance::tests`: `lk IS NULL`,
+/// `a < 3` of a keyed UPDATE/DELETE), as the explorer's values print it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Tested {
+    Null,
+    NotNull,
+    Text(String),
+}
+
+/// Per (tuple, attribute) of a column the schedule's keyed writes test
+/// against a constant, the initial value the explorer's schedule needs:
+/// its `values:` line for the row (`lk = NULL`, `a = 3`; made from the
+/// truth the explorer chose, `explorer::unevaluated`), read back rather
+/// than recomputed. Without it the seed's fresh value gave the test
+/// whatever truth it happened to have (a timestamp for `lk IS NOT NULL`
+/// where the schedule needs NULL: not reproduced).
+fn tested_values(
+    w: &Workload,
+    prov: &Provenance,
+    g: &SummaryGraph,
+    s: &Schedule,
+) -> HashMap<(usize, usize), Tested> {
+    let mut out = HashMap::new();
+    let Some(values) = &s.values else { return out };
+    let mut cols: HashSet<(usize, usize)> = HashSet::new();
+    for tr in &s.transactions {
+        let ltp = &g.nodes[tr.node].ltp;
+        for occ in &ltp.occurrences {
+            let rel = w.programs[ltp.program].statements[occ.stmt].rel;
+            for (a, _) in prov.tests(ltp.program, occ.stmt).unwrap_or_default() {
+                cols.insert((rel, *a));
+            }
+        }
+    }
+    for (k, row) in values.rows.iter().enumerate() {
+        let Some(tu) = s.tuples.get(k) else { continue };
+        let rel = w.schema.rel(tu.rel);
+        for (name, text) in row {
+            let Some(a) = attr_of(rel, name.trim_matches('"')) else {
+                continue;
+            };
+            if !cols.contains(&(tu.rel, a)) {
+                continue;
+            }
+            if let Some(v) = tested(text) {
+                out.insert((k, a), v);
+            }
+        }
+    }
+    out
+}
+
+/// The printed example value (`explorer::unevaluated::example`) as a seed
+/// value: `NULL`, `a value other than NULL`, a number, `a number below
+/// 2.5`.
+fn tested(text: &str) -> Option<Tested> {
+    let near = |n: &str, d: f64| -> Option<Tested> {
+        let x: f64 = n.trim().parse().ok()?;
+        let y = if d < 0.0 { x.floor() + d } else { x.ceil() + d };
+        Some(Tested::Text(format!("{y}")))
+    };
+    match text {
+        "NULL" => Some(Tested::Null),
+        "a value other than NULL" => Some(Tested::NotNull),
+        _ => match (
+            text.strip_prefix("a number below "),
+            text.strip_prefix("a number above "),
+        ) {
+            (Some(n), _) => near(n, -1.0),
+            (_, Some(n)) => near(n, 1.0),
+            _ => text.parse::<f64>().ok().map(|_| Tested::Text(text.into())),
+        },
+    }
 }
 
 /// Two of the schedule's tuples of one relation that the values make
@@ -1502,7 +1644,20 @@ fn attr_of(rel: &crate::model::schema::Relation, column: &str) -> Option<usize> 
 
 #[cfg(test)]
 mod tests {
-    use super::{key_clash, unnested_param, SeedRow, Val};
+    use super::{key_clash, tested, unnested_param, SeedRow, Tested, Val};
+
+    /// The values `explorer::unevaluated::example` prints, read back.
+    #[test]
+    fn the_printed_example_values_are_read_back() {
+        let text = |t: &str| Some(Tested::Text(t.into()));
+        assert_eq!(tested("NULL"), Some(Tested::Null));
+        assert_eq!(tested("a value other than NULL"), Some(Tested::NotNull));
+        assert_eq!(tested("3"), text("3"));
+        assert_eq!(tested("-1"), text("-1"));
+        assert_eq!(tested("a number below 2.5"), text("1"));
+        assert_eq!(tested("a number above 2.5"), text("4"));
+        assert_eq!(tested("'abc'"), None);
+    }
 
     fn row(table: &str, cells: &[(&str, Option<&str>)]) -> SeedRow {
         SeedRow {
