@@ -523,7 +523,7 @@ fn spread(
             // Only valuations whose transactions can all meet on one
             // cycle count against the cap (`guide`).
             let meets = |v: &valuation::Valuation| guide::meets_all_with(&x, v);
-            match values::valuations_where(w, g, prov, &x, &meets) {
+            match values::valuations_where(w, g, prov, &x, &meets, &mut 0) {
                 Ok(vs) => {
                     values::mark_key_share(g, prov, &mut x);
                     limits::mark_limited(g, prov, &mut x);
@@ -1087,11 +1087,10 @@ fn search_runs(
         let collect = valued_pass && set.len() >= 3;
         let mut work: Vec<instance::Instance> = vec![];
         let mut items = 0;
-        values::take_made(); // the count starts with this set
-                             // Making the instances costs too (a canonical form each): at most
-                             // the set's share of assignments, and with values each counts as a
-                             // state of the budget (issue 23: before, generated workloads whose
-                             // instances had no valuation enumerated for minutes).
+        // Making the instances costs too (a canonical form each): at most
+        // the set's share of assignments, and with values each counts as a
+        // state of the budget (issue 23: before, generated workloads whose
+        // instances had no valuation enumerated for minutes).
         let walk = instance::instances(
             w,
             g,
@@ -1106,10 +1105,11 @@ fn search_runs(
                         .iter_mut()
                         .for_each(|t| t.steps.iter_mut().for_each(|s| s.cont = false));
                 }
-                let vals = valuations_of(w, g, &mut x, &mut valued, one_snapshot);
+                let mut made = 0;
+                let vals = valuations_of(w, g, &mut x, &mut valued, one_snapshot, &mut made);
                 // Making the valuations counts too (each candidate a state).
                 if valued_pass && collect {
-                    out.explored.states += values::take_made();
+                    out.explored.states += made;
                     if out.explored.states >= cap {
                         capped = true;
                         return ControlFlow::Break(());
@@ -1295,13 +1295,15 @@ fn full_search(
 /// values those that let its transactions meet on one cycle (`guide`),
 /// after marking the instance's key-share locks, limited reads and (for
 /// one snapshot per statement) statement parts. Why there are none is
-/// kept in `valued`'s reason.
+/// kept in `valued`'s reason. `made` counts the candidate valuations
+/// made (`values::valuations_where`).
 fn valuations_of(
     w: &Workload,
     g: &SummaryGraph,
     x: &mut instance::Instance,
     valued: &mut Option<(&Provenance, &mut Option<String>)>,
     one_snapshot: bool,
+    made: &mut u64,
 ) -> Vec<Option<valuation::Valuation>> {
     let Some((prov, why)) = valued else {
         return vec![None];
@@ -1316,7 +1318,7 @@ fn valuations_of(
     if x.txns.len() >= 3 && !guide::meets_all(x) {
         return vec![];
     }
-    match values::valuations_where(w, g, prov, x, &|v| guide::meets_all_with(x, v)) {
+    match values::valuations_where(w, g, prov, x, &|v| guide::meets_all_with(x, v), made) {
         Ok(vs) if !vs.is_empty() => {
             values::mark_key_share(g, prov, x);
             limits::mark_limited(g, prov, x);

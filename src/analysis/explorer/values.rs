@@ -179,20 +179,6 @@ struct Pinned<'a> {
     conds: Vec<(usize, usize, bool)>,
 }
 
-thread_local! {
-    /// Candidate valuations made by `valuations_where` since the last
-    /// [`take_made`] (the search counts them against its budget).
-    static MADE: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
-}
-
-/// The candidate valuations made since the last call: making them is
-/// work outside any search (issue 23, item 3: on TPC-C's sets with the
-/// two-iteration Delivery, most of the time), so the search with values
-/// counts each as a state.
-pub(super) fn take_made() -> u64 {
-    MADE.with(|m| m.replace(0))
-}
-
 /// (transaction, predicate step, tuple) triples of `Valuation::only`.
 type Only = Vec<(usize, usize, usize)>;
 
@@ -202,12 +188,17 @@ type Only = Vec<(usize, usize, usize)>;
 /// (`MAX_VALUATIONS`) counts only kept ones (issue 23, item 3: with the
 /// `guide` test as `keep`, TPC-C's four-transaction valuation was among
 /// those the cap cut before the guide dropped most of the others).
+/// `made` counts the candidate valuations made: making them is work
+/// outside any search (issue 23, item 3: on TPC-C's sets with the
+/// two-iteration Delivery, most of the time), so the search with values
+/// counts each as a state.
 pub(super) fn valuations_where(
     w: &Workload,
     g: &SummaryGraph,
     prov: &Provenance,
     inst: &Instance,
     keep: &dyn Fn(&Valuation) -> bool,
+    made: &mut u64,
 ) -> Result<Vec<Valuation>, String> {
     let mut p = Pinned {
         w,
@@ -268,7 +259,7 @@ pub(super) fn valuations_where(
         let groups = groups(inst, &cl, &cols, &p.pins);
         merged.clear();
         merge(w, inst, &groups, 0, cl, &mut merged);
-        MADE.with(|m| m.set(m.get() + merged.len() as u64));
+        *made += merged.len() as u64;
         for cl in merged.drain(..) {
             let mut base = finish(inst, &cl, &cols, &p.pins);
             base.only = only.clone();
