@@ -637,6 +637,46 @@ fn cell_of(
     }
 }
 
+/// The values of statements the explorer's valuation makes equal
+/// (`ValueFacts::stmts`: one number per value) equated, also where no
+/// tuple joins them: a predicate that matched no row in the schedule
+/// (TPC-C's Delivery, whose second iteration's `MIN` finds no NewOrder in
+/// the district a concurrent NewOrder inserts into, after its snapshot)
+/// must still be on the other's value, or the run never meets it.
+fn same_values(prov: &Provenance, g: &SummaryGraph, s: &Schedule, cls: &mut Classes) {
+    use crate::analysis::explorer::FRESH_VALUE;
+    let Some(f) = s.values.as_ref().and_then(|v| v.facts.as_deref()) else {
+        return;
+    };
+    let mut first: HashMap<u16, Cell> = HashMap::new();
+    for (t, tr) in s.transactions.iter().enumerate() {
+        let ltp = &g.nodes[tr.node].ltp;
+        for pos in 0..ltp.occurrences.len() {
+            let Some((_, pins)) = f.stmts.get(t).and_then(|x| x.get(pos)) else {
+                continue;
+            };
+            let stmt = ltp.occurrences[pos].stmt;
+            for (attr, value) in prov.pins(ltp.program, stmt) {
+                let Some(&(_, v)) = pins.iter().find(|p| p.0 == *attr) else {
+                    continue;
+                };
+                if v == FRESH_VALUE || Some(v) == f.null {
+                    continue;
+                }
+                let Some(cell) = cell_of(s, &ltp.occurrences, t, pos, value) else {
+                    continue;
+                };
+                match first.get(&v) {
+                    Some(c) => cls.union(c.clone(), cell),
+                    None => {
+                        first.insert(v, cell);
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// What key-based statements and inserts pin, equated with the tuple the
 /// schedule says they touch (always), and what predicate-based statements
 /// pin, equated with the tuples `choice` makes them match. Offsets (a
@@ -756,6 +796,7 @@ fn class_values(
         let col = members.iter().find_map(column);
         let computed = members.iter().any(|c| matches!(c, Cell::Unk(..)))
             && !members.iter().any(|c| matches!(c, Cell::Param(..)));
+        let iteration = members.iter().find_map(loop_iter);
         let v = match lits.into_iter().next() {
             Some(l) => {
                 let text = l
@@ -767,21 +808,23 @@ fn class_values(
                     oid: col.as_ref().map_or(0, |c| c.oid),
                 }
             }
+            // `FOR d IN 1..10` meets the schedule's k-th unfolded
+            // iteration at d = k (TPC-C's Delivery: its first iteration
+            // finds the seeded new order only when the district is 1; 1,
+            // 2, … in the order the classes come gave it 2, and the
+            // interleaving met another district). Also when a parameter
+            // is in the class (a NewOrder's `:d` equal to the second
+            // iteration's district, TPC-C's four-transaction anomaly
+            // under snapshot isolation): a fresh value there is one the
+            // loop never visits.
+            None if iteration.is_some() && col.as_ref().is_none_or(|c| is_number(c.oid)) => Val {
+                text: iteration.map(|k| k.to_string()),
+                oid: col.as_ref().map_or(0, |c| c.oid),
+            },
             None if small && computed && col.as_ref().is_none_or(|c| is_number(c.oid)) => {
-                // `FOR d IN 1..10` meets the schedule's k-th unfolded
-                // iteration at d = k (TPC-C's Delivery: its first
-                // iteration finds the seeded new order only when the
-                // district is 1; 1, 2, … in the order the classes come
-                // gave it 2, and the interleaving met another district).
-                let n = match members.iter().find_map(loop_iter) {
-                    Some(k) => u64::from(k),
-                    None => {
-                        next_small += 1;
-                        next_small
-                    }
-                };
+                next_small += 1;
                 Val {
-                    text: Some(n.to_string()),
+                    text: Some(next_small.to_string()),
                     oid: col.as_ref().map_or(0, |c| c.oid),
                 }
             }
@@ -813,6 +856,7 @@ pub fn plan_with(
         }
     }
     let offsets = equations(w, prov, g, s, space, choice, &mut cls, &mut notes);
+    same_values(prov, g, s, &mut cls);
     let column = |c: &Cell| -> Option<Column> {
         let Cell::Col(t, attr) = c else { return None };
         let r = w.schema.rel(s.tuples[*t].rel);
@@ -923,8 +967,14 @@ fn seed_rows(
     let mut seed: Vec<(usize, SeedRow)> = vec![];
     // The schedule's tuple each row stands for (before the parents).
     let mut names: Vec<&str> = vec![];
+    // A tuple the explorer's valuation leaves absent (a key read as NULL:
+    // TPC-C Delivery's second iteration finds no NewOrder) is no row.
+    let absent = |k: usize| {
+        let f = s.values.as_ref().and_then(|v| v.facts.as_deref());
+        f.is_some_and(|f| f.absent.get(k) == Some(&true))
+    };
     for (k, tu) in s.tuples.iter().enumerate() {
-        if matches!(tu.kind, TupleKind::Inserted(_)) {
+        if matches!(tu.kind, TupleKind::Inserted(_)) || absent(k) {
             continue;
         }
         names.push(&tu.name);
